@@ -1,0 +1,135 @@
+// Scaled dot-product attention of one head, two paths over the same tiles:
+//   exact: per block of query rows, logits for all keys → masked softmax → weights · V; writes the weights.
+//   online: per block of query rows and tile of keys, a running max and sum per row (flash-style); never holds
+//           more than a (rows, tile) block of logits, so extra memory is O(Lq·dv + dk·Lk), not O(Lq·Lk).
+// Per-target code: include after hwy/highway.h, inside the foreach_target unit.
+
+#if defined(ATTNLAB_SRC_ATTENTION_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_ATTENTION_INL_H_
+#undef ATTNLAB_SRC_ATTENTION_INL_H_
+#else
+#define ATTNLAB_SRC_ATTENTION_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "cpp/src/gemm-inl.h"
+#include "cpp/src/softmax-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace attnlab {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+constexpr size_t kQueryBlock = 16;  // query rows per block (a multiple of the 4-row GEMM tile)
+constexpr size_t kKeyTile = 128;    // keys per tile of the online path
+
+// One head. Rows are strided so that MHA can point into (tokens, embed) buffers without copies:
+// q (lq, dk) row stride q_stride, kt = kᵀ (dk, lk) contiguous, v (lk, dv) row stride v_stride,
+// out (lq, dv) row stride out_stride, weights (lq, lk) row stride lk or null.
+// row_bias (lq, mask_cols) and key_bias (mask_cols) are additive and may be null.
+struct HeadProblem {
+  const float* q;
+  size_t q_stride;
+  const float* kt;
+  const float* v;
+  size_t v_stride;
+  float* out;
+  size_t out_stride;
+  float* weights;
+  size_t lq, lk, dk, dv;
+  float scale;
+  bool causal;
+  const float* row_bias;
+  const float* key_bias;
+  size_t mask_cols;
+};
+
+// Keys query i may see: all, or j <= i when causal.
+HWY_INLINE size_t VisibleKeys(const HeadProblem& p, size_t i) { return p.causal ? std::min(p.lk, i + 1) : p.lk; }
+
+HWY_INLINE const float* RowBias(const HeadProblem& p, size_t i) {
+  return p.row_bias ? p.row_bias + i * p.mask_cols : nullptr;
+}
+
+// Exact path; the logits are computed in place in p.weights.
+HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
+  for (size_t i0 = 0; i0 < p.lq; i0 += kQueryBlock) {
+    const size_t rows = std::min(kQueryBlock, p.lq - i0);
+    const size_t key_end = p.causal ? std::min(p.lk, i0 + rows) : p.lk;  // no row of the block sees beyond
+    float* logits = p.weights + i0 * p.lk;
+    const size_t ld = p.lk;
+    Gemm(rows, key_end, p.dk, p.q + i0 * p.q_stride, p.q_stride, p.kt, p.lk, logits, ld, nullptr, false);
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t i = i0 + r;
+      float* row = logits + r * ld;
+      MaskedSoftmaxRow(row, key_end, std::min(key_end, VisibleKeys(p, i)), p.scale, RowBias(p, i), p.key_bias,
+                       p.mask_cols);
+      ZeroRow(row + key_end, p.lk - key_end);
+    }
+    Gemm(rows, p.dv, key_end, logits, ld, p.v, p.v_stride, p.out + i0 * p.out_stride, p.out_stride, nullptr,
+         false);
+  }
+}
+
+// Online path. scratch holds kQueryBlock * kKeyTile floats.
+HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scratch) {
+  OnlineRowState state[kQueryBlock];
+  for (size_t i0 = 0; i0 < p.lq; i0 += kQueryBlock) {
+    const size_t rows = std::min(kQueryBlock, p.lq - i0);
+    const size_t key_end = p.causal ? std::min(p.lk, i0 + rows) : p.lk;
+    float* out = p.out + i0 * p.out_stride;
+    for (size_t r = 0; r < rows; ++r) {
+      state[r] = OnlineRowState();
+      ZeroRow(out + r * p.out_stride, p.dv);
+    }
+    for (size_t j0 = 0; j0 < key_end; j0 += kKeyTile) {  // tiles past key_end are fully masked: skipped
+      const size_t cols = std::min(kKeyTile, key_end - j0);
+      Gemm(rows, cols, p.dk, p.q + i0 * p.q_stride, p.q_stride, p.kt + j0, p.lk, scratch, cols, nullptr, false);
+      for (size_t r = 0; r < rows; ++r) {
+        const size_t i = i0 + r;
+        const size_t visible = VisibleKeys(p, i);
+        const size_t valid = visible > j0 ? std::min(cols, visible - j0) : 0;
+        const float* row_bias = RowBias(p, i);
+        const size_t tile_mask_cols = p.mask_cols > j0 ? p.mask_cols - j0 : 0;
+        const float rescale =
+            OnlineSoftmaxTile(scratch + r * cols, cols, valid, p.scale, row_bias ? row_bias + j0 : nullptr,
+                              p.key_bias ? p.key_bias + j0 : nullptr, tile_mask_cols, state[r]);
+        if (rescale != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale);
+      }
+      Gemm(rows, p.dv, cols, scratch, cols, p.v + j0 * p.v_stride, p.v_stride, out, p.out_stride, nullptr, true);
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      float* row = out + r * p.out_stride;
+      if (state[r].sum == 0.0f) {
+        ZeroRow(row, p.dv);  // fully masked row
+      } else {
+        ScaleRow(row, p.dv, 1.0f / state[r].sum);
+      }
+    }
+  }
+}
+
+// Runs one head; `k` (lk, dk) with row stride k_stride is transposed into kt_buffer first.
+HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_stride,
+                           std::vector<float>& kt_buffer, std::vector<float>& scratch) {
+  kt_buffer.resize(p.dk * p.lk);
+  Transpose(p.lk, p.dk, k, k_stride, kt_buffer.data());
+  p.kt = kt_buffer.data();
+  if (p.weights) {
+    AttendHeadExact(p);
+  } else {
+    scratch.resize(kQueryBlock * kKeyTile);
+    AttendHeadOnline(p, scratch.data());
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace attnlab
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNLAB_SRC_ATTENTION_INL_H_ toggle

@@ -1,0 +1,106 @@
+// ScaledDotProductAttention: validation, mask normalisation, one dispatched kernel call.
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "attnlab/attention.h"
+#include "cpp/src/checks.h"
+#include "cpp/src/kernels.h"
+
+namespace attnlab {
+namespace {
+
+Shape BatchDims(const Shape& shape) { return Shape(shape.begin(), shape.end() - 2); }
+
+}  // namespace
+
+AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorView& key, const TensorView& value,
+                                          const SdpaOptions& options) {
+  const size_t rank = query.shape.size();
+  if (rank < 2) {
+    Fail("query", "a tensor of rank >= 2 (*batch, Lq, dk)", "rank " + std::to_string(rank));
+  }
+  CheckTensor("query", query);
+  for (const auto& [name, tensor, rows, cols] :
+       {std::tuple<const char*, const TensorView&, const char*, const char*>{"key", key, "Lk", "dk"},
+        {"value", value, "Lk", "dv"}}) {
+    if (tensor.shape.size() != rank) {
+      Fail(name, "rank " + std::to_string(rank) + " (*batch, " + rows + ", " + cols + ") like query",
+           "rank " + std::to_string(tensor.shape.size()) + " " + ShapeString(tensor.shape));
+    }
+    CheckTensor(name, tensor);
+    if (BatchDims(tensor.shape) != BatchDims(query.shape)) {
+      Fail(name, "batch dimensions " + ShapeString(BatchDims(query.shape)) + " (those of query)",
+           ShapeString(BatchDims(tensor.shape)));
+    }
+  }
+  const int64_t lq = query.shape[rank - 2], dk = query.shape[rank - 1];
+  const int64_t lk = key.shape[rank - 2], dv = value.shape[rank - 1];
+  if (key.shape[rank - 1] != dk) {
+    Fail("key", "last dimension dk = " + std::to_string(dk) + " (that of query)",
+         std::to_string(key.shape[rank - 1]) + " in shape " + ShapeString(key.shape));
+  }
+  if (value.shape[rank - 2] != lk) {
+    Fail("value", "Lk = " + std::to_string(lk) + " rows (those of key)",
+         std::to_string(value.shape[rank - 2]) + " in shape " + ShapeString(value.shape));
+  }
+  if (options.has_scale && !std::isfinite(options.scale)) {
+    Fail("scale", "a finite number", std::to_string(options.scale));
+  }
+
+  const Shape batch_dims = BatchDims(query.shape);
+  const size_t batch = CheckedNumel("query", batch_dims);
+  SdpaArgs args;
+  args.q = query.data;
+  args.k = key.data;
+  args.v = value.data;
+  args.batch = batch;
+  args.lq = static_cast<size_t>(lq);
+  args.lk = static_cast<size_t>(lk);
+  args.dk = static_cast<size_t>(dk);
+  args.dv = static_cast<size_t>(dv);
+  // dk = 0 makes every logit 0; 1/sqrt(0) would turn them into NaN.
+  args.scale = options.has_scale ? options.scale : dk > 0 ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;
+  args.causal = options.is_causal;
+
+  std::vector<float> mask_storage;
+  const Mask& mask = options.attn_mask;
+  const size_t mask_numel = CheckMask("attn_mask", mask);
+  if (mask.kind != Mask::Kind::kNone) {
+    Shape full = batch_dims;
+    full.push_back(lq);
+    full.push_back(lk);
+    const Shape broadcast{lq, lk};
+    if (mask.shape != broadcast && mask.shape != full) {
+      Fail("attn_mask", "shape (Lq, Lk) = " + ShapeString(broadcast) + " or (*batch, Lq, Lk) = " + ShapeString(full),
+           ShapeString(mask.shape));
+    }
+    // SDPA bool masks: true = may attend.
+    args.bias.row_bias = AdditiveMask(mask, mask_numel, /*masked_when=*/false, mask_storage);
+    args.bias.row_bias_batch_stride = mask.shape == broadcast ? 0 : args.lq * args.lk;
+    args.bias.mask_cols = args.lk;
+  }
+
+  AttentionResult result;
+  Shape out_shape = batch_dims;
+  out_shape.push_back(lq);
+  out_shape.push_back(dv);
+  result.output.data.resize(CheckedNumel("output", out_shape));
+  result.output.shape = out_shape;
+  args.out = result.output.data.data();
+  if (options.need_weights) {
+    Shape w_shape = batch_dims;
+    w_shape.push_back(lq);
+    w_shape.push_back(lk);
+    result.weights.data.resize(CheckedNumel("weights", w_shape));
+    result.weights.shape = w_shape;
+    args.weights = result.weights.data.data();
+  }
+  SdpaForward(args);
+  return result;
+}
+
+const char* ActiveTargetName() { return ChosenTargetName(); }
+
+}  // namespace attnlab

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what attnlab needs from Debian 12's apt and the npm registry. Idempotent: installs only what is
+# missing. Not root: prints the exact apt-get line and exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev emscripten libhwy-dev libeigen3-dev catch2
+  nlohmann-json3-dev nodejs npm chromium python3-torch python3-numpy)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" != 0 ]; then
+    echo "attnlab setup: missing Debian packages. Run as root:" >&2
+    echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "attnlab setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm dev tools (playwright-core, typescript, vite), exactly as the lock file says.
+if [ -f package-lock.json ] && { [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
+  echo "attnlab setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# npm test: set-up, build everything, then every test suite. Stops at the first failing suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+bash scripts/build.sh --tests
+
+run_ctest() {  # build dir, label: full log in build/<label>-ctest.log, summary on stdout
+  local log="build/$2-ctest.log"
+  if ! ctest --test-dir "$1" --output-on-failure -V -j "$(nproc)" >"$log" 2>&1; then
+    grep -vE "^[0-9]+: *$" "$log" | tail -n 80 | cut -c1-400
+    echo "$2: FAILED (full log: $log)"
+    exit 1
+  fi
+  grep -hE "targets:|fixtures:|All tests passed|tests passed|test cases" "$log" | sed 's/^[0-9]*: //' | sort | uniq -c | cut -c1-300
+  tail -n 3 "$log"
+}
+echo "== native Catch2 suite (ctest)"
+run_ctest build/native native
+for variant in simd scalar; do
+  echo "== wasm-$variant Catch2 suite under node (ctest)"
+  run_ctest build/wasm-$variant wasm-$variant
+done
+
+echo "== JavaScript API (node --test)"
+node --test tests/js/
+
+for extra in scripts/test-package.sh scripts/test-e2e.sh; do
+  if [ -f "$extra" ]; then
+    echo "== $extra"
+    bash "$extra"
+  fi
+done
+echo "npm test: all suites passed"

@@ -62,7 +62,7 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
     const size_t key_end = p.causal ? std::min(p.lk, i0 + rows) : p.lk;  // no row of the block sees beyond
     float* logits = p.weights + i0 * p.lk;
     const size_t ld = p.lk;
-    Gemm(rows, key_end, p.dk, p.q + i0 * p.q_stride, p.q_stride, p.kt, p.lk, logits, ld, nullptr, false);
+    Gemm(rows, key_end, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt, p.lk, logits, ld, nullptr, false);
     for (size_t r = 0; r < rows; ++r) {
       const size_t i = i0 + r;
       float* row = logits + r * ld;
@@ -70,7 +70,7 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
                        p.mask_cols);
       ZeroRow(row + key_end, p.lk - key_end);
     }
-    Gemm(rows, p.dv, key_end, logits, ld, p.v, p.v_stride, p.out + i0 * p.out_stride, p.out_stride, nullptr,
+    Gemm(rows, p.dv, key_end, logits, ld, 1, p.v, p.v_stride, p.out + i0 * p.out_stride, p.out_stride, nullptr,
          false);
   }
 }
@@ -88,7 +88,7 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
     }
     for (size_t j0 = 0; j0 < key_end; j0 += kKeyTile) {  // tiles past key_end are fully masked: skipped
       const size_t cols = std::min(kKeyTile, key_end - j0);
-      Gemm(rows, cols, p.dk, p.q + i0 * p.q_stride, p.q_stride, p.kt + j0, p.lk, scratch, cols, nullptr, false);
+      Gemm(rows, cols, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt + j0, p.lk, scratch, cols, nullptr, false);
       for (size_t r = 0; r < rows; ++r) {
         const size_t i = i0 + r;
         const size_t visible = VisibleKeys(p, i);
@@ -100,7 +100,7 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
                               p.key_bias ? p.key_bias + j0 : nullptr, tile_mask_cols, state[r]);
         if (rescale != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale);
       }
-      Gemm(rows, p.dv, cols, scratch, cols, p.v + j0 * p.v_stride, p.v_stride, out, p.out_stride, nullptr, true);
+      Gemm(rows, p.dv, cols, scratch, cols, 1, p.v + j0 * p.v_stride, p.v_stride, out, p.out_stride, nullptr, true);
     }
     for (size_t r = 0; r < rows; ++r) {
       float* row = out + r * p.out_stride;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpp/src/attention-inl.h"
+#include "cpp/src/attention_backward-inl.h"
 #include "cpp/src/gemm-inl.h"
 #include "cpp/src/kernels.h"
 #include "hwy/highway.h"
@@ -17,50 +18,107 @@ HWY_BEFORE_NAMESPACE();
 namespace attnlab {
 namespace HWY_NAMESPACE {
 
+// Problem b of an SdpaArgs batch, with the caller's output and weights pointers.
+HeadProblem SdpaHead(const SdpaArgs& a, size_t b, float* out, float* weights) {
+  HeadProblem p;
+  p.q = a.q + b * a.lq * a.dk;
+  p.q_stride = a.dk;
+  p.v = a.v + b * a.lk * a.dv;
+  p.v_stride = a.dv;
+  p.out = out;
+  p.out_stride = a.dv;
+  p.weights = weights;
+  p.lq = a.lq;
+  p.lk = a.lk;
+  p.dk = a.dk;
+  p.dv = a.dv;
+  p.scale = a.scale;
+  p.causal = a.causal;
+  p.row_bias = a.bias.row_bias ? a.bias.row_bias + b * a.bias.row_bias_batch_stride : nullptr;
+  p.key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
+  p.mask_cols = a.bias.mask_cols;
+  return p;
+}
+
 // q (batch, lq, dk), k (batch, lk, dk), v (batch, lk, dv) → out (batch, lq, dv), weights (batch, lq, lk).
 void SdpaForwardImpl(const SdpaArgs& a) {
   std::vector<float> kt, scratch;
   for (size_t b = 0; b < a.batch; ++b) {
-    HeadProblem p;
-    p.q = a.q + b * a.lq * a.dk;
-    p.q_stride = a.dk;
-    p.v = a.v + b * a.lk * a.dv;
-    p.v_stride = a.dv;
-    p.out = a.out + b * a.lq * a.dv;
-    p.out_stride = a.dv;
-    p.weights = a.weights ? a.weights + b * a.lq * a.lk : nullptr;
-    p.lq = a.lq;
-    p.lk = a.lk;
-    p.dk = a.dk;
-    p.dv = a.dv;
-    p.scale = a.scale;
-    p.causal = a.causal;
-    p.row_bias = a.bias.row_bias ? a.bias.row_bias + b * a.bias.row_bias_batch_stride : nullptr;
-    p.key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
-    p.mask_cols = a.bias.mask_cols;
+    const HeadProblem p =
+        SdpaHead(a, b, a.out + b * a.lq * a.dv, a.weights ? a.weights + b * a.lq * a.lk : nullptr);
     AttendHead(p, a.k + b * a.lk * a.dk, a.dk, kt, scratch);
   }
 }
+
+// Per problem: recompute the weights (exact path), then the head backward.
+void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
+  const SdpaArgs& a = *g.forward;
+  std::vector<float> kt, scratch, weights(a.lq * a.lk), out(a.lq * a.dv), vt, ds;
+  for (size_t b = 0; b < a.batch; ++b) {
+    const float* k = a.k + b * a.lk * a.dk;
+    const HeadProblem p = SdpaHead(a, b, out.data(), weights.data());
+    AttendHead(p, k, a.dk, kt, scratch);
+    HeadGradProblem gp;
+    gp.q = p.q;
+    gp.q_stride = a.dk;
+    gp.k = k;
+    gp.k_stride = a.dk;
+    gp.v = p.v;
+    gp.v_stride = a.dv;
+    gp.weights = weights.data();
+    gp.d_out = g.grad_out + b * a.lq * a.dv;
+    gp.d_out_stride = a.dv;
+    gp.d_q = g.grad_q + b * a.lq * a.dk;
+    gp.d_q_stride = a.dk;
+    gp.d_k = g.grad_k + b * a.lk * a.dk;
+    gp.d_k_stride = a.dk;
+    gp.d_v = g.grad_v + b * a.lk * a.dv;
+    gp.d_v_stride = a.dv;
+    gp.lq = a.lq;
+    gp.lk = a.lk;
+    gp.dk = a.dk;
+    gp.dv = a.dv;
+    gp.scale = a.scale;
+    AttendHeadBackward(gp, vt, ds);
+  }
+}
+
+// Token (item b, position 0) of a sequence of length len is row first_row; positions are pos_stride rows apart.
+struct MhaLayout {
+  const MhaArgs& a;
+  size_t FirstRow(size_t b, size_t len) const { return a.batch_first ? b * len : b; }
+  size_t PosStride() const { return a.batch_first ? 1 : a.n; }
+  size_t SAll() const { return a.s + (a.bias_k ? 1 : 0) + (a.add_zero_attn ? 1 : 0); }
+  size_t HeadDim() const { return a.e / a.heads; }
+};
 
 // Projections x Wᵀ + b into batch-first buffers q (n, l, e), k and v (n, s', e) (bias_k / zero-attention rows
 // appended at positions s, s+1), heads of hd = e / heads consecutive features, out-projection of the
 // batch-first context (n, l, e) back into query's layout.
 void MhaForwardImpl(const MhaArgs& a) {
-  const size_t e = a.e, hd = a.e / a.heads;
-  const size_t extra = (a.bias_k ? 1 : 0) + (a.add_zero_attn ? 1 : 0);
-  const size_t s_all = a.s + extra;
-  // Item b, position 0 of a sequence of length len, and the stride between its positions (in rows).
-  auto first_row = [&](size_t b, size_t len) { return a.batch_first ? b * len : b; };
-  const size_t pos_stride = a.batch_first ? 1 : a.n;
+  const MhaLayout layout{a};
+  const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
 
-  std::vector<float> q(a.n * a.l * e), k(a.n * s_all * e), v(a.n * s_all * e), ctx(a.n * a.l * e);
+  std::vector<float> q_own, k_own, v_own, ctx_own, weights_own;
+  auto buffer = [](float* saved, std::vector<float>& own, size_t n) {
+    if (saved) return saved;
+    own.resize(n);
+    return own.data();
+  };
+  MhaSaved none;
+  const MhaSaved& saved = a.saved ? *a.saved : none;
+  float* q = buffer(saved.q, q_own, a.n * a.l * e);
+  float* k = buffer(saved.k, k_own, a.n * s_all * e);
+  float* v = buffer(saved.v, v_own, a.n * s_all * e);
+  float* ctx = buffer(saved.ctx, ctx_own, a.n * a.l * e);
   for (size_t b = 0; b < a.n; ++b) {
-    Gemm(a.l, e, e, a.query + first_row(b, a.l) * e, pos_stride * e, a.wq_t, e, q.data() + b * a.l * e, e, a.bq,
+    Gemm(a.l, e, e, a.query + layout.FirstRow(b, a.l) * e, pos * e, 1, a.wq_t, e, q + b * a.l * e, e, a.bq,
          false);
-    float* kb = k.data() + b * s_all * e;
-    float* vb = v.data() + b * s_all * e;
-    Gemm(a.s, e, a.kdim, a.key + first_row(b, a.s) * a.kdim, pos_stride * a.kdim, a.wk_t, e, kb, e, a.bk, false);
-    Gemm(a.s, e, a.vdim, a.value + first_row(b, a.s) * a.vdim, pos_stride * a.vdim, a.wv_t, e, vb, e, a.bv,
+    float* kb = k + b * s_all * e;
+    float* vb = v + b * s_all * e;
+    Gemm(a.s, e, a.kdim, a.key + layout.FirstRow(b, a.s) * a.kdim, pos * a.kdim, 1, a.wk_t, e, kb, e, a.bk,
+         false);
+    Gemm(a.s, e, a.vdim, a.value + layout.FirstRow(b, a.s) * a.vdim, pos * a.vdim, 1, a.wv_t, e, vb, e, a.bv,
          false);
     size_t row = a.s;
     if (a.bias_k) {
@@ -74,8 +132,11 @@ void MhaForwardImpl(const MhaArgs& a) {
     }
   }
 
+  // Per-head weights go to: the saved buffer (backward needs them), the caller's per-head output, or one
+  // head's scratch that is summed into the caller's average.
+  const bool average = a.weights && a.average_weights;
   std::vector<float> kt, scratch, head_weights;
-  if (a.weights && a.average_weights) {
+  if (average) {
     head_weights.resize(a.l * s_all);
     std::fill(a.weights, a.weights + a.n * a.l * s_all, 0.0f);
   }
@@ -84,13 +145,19 @@ void MhaForwardImpl(const MhaArgs& a) {
     for (size_t h = 0; h < a.heads; ++h) {
       const size_t bh = b * a.heads + h;
       HeadProblem p;
-      p.q = q.data() + b * a.l * e + h * hd;
+      p.q = q + b * a.l * e + h * hd;
       p.q_stride = e;
-      p.v = v.data() + b * s_all * e + h * hd;
+      p.v = v + b * s_all * e + h * hd;
       p.v_stride = e;
-      p.out = ctx.data() + b * a.l * e + h * hd;
+      p.out = ctx + b * a.l * e + h * hd;
       p.out_stride = e;
-      p.weights = !a.weights ? nullptr : a.average_weights ? head_weights.data() : a.weights + bh * a.l * s_all;
+      // Where this head's weights go: straight into the caller's per-head output, or first into the saved
+      // buffer or the averaging scratch (then copied or summed below).
+      const bool direct = a.weights && !average && !saved.weights;
+      p.weights = saved.weights ? saved.weights + bh * a.l * s_all
+                  : direct      ? a.weights + bh * a.l * s_all
+                  : average     ? head_weights.data()
+                                : nullptr;
       p.lq = a.l;
       p.lk = s_all;
       p.dk = hd;
@@ -100,18 +167,100 @@ void MhaForwardImpl(const MhaArgs& a) {
       p.row_bias = a.bias.row_bias ? a.bias.row_bias + bh * a.bias.row_bias_batch_stride : nullptr;
       p.key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
       p.mask_cols = a.s;
-      AttendHead(p, k.data() + b * s_all * e + h * hd, e, kt, scratch);
-      if (a.weights && a.average_weights) {
-        float* avg = a.weights + b * a.l * s_all;
-        for (size_t i = 0; i < a.l * s_all; ++i) avg[i] += head_weights[i];
+      AttendHead(p, k + b * s_all * e + h * hd, e, kt, scratch);
+      if (a.weights && !direct) {
+        float* dst = average ? a.weights + b * a.l * s_all : a.weights + bh * a.l * s_all;
+        for (size_t i = 0; i < a.l * s_all; ++i) dst[i] = average ? dst[i] + p.weights[i] : p.weights[i];
       }
     }
   }
-  if (a.weights && a.average_weights) ScaleRow(a.weights, a.n * a.l * s_all, 1.0f / static_cast<float>(a.heads));
+  if (average) ScaleRow(a.weights, a.n * a.l * s_all, 1.0f / static_cast<float>(a.heads));
 
   for (size_t b = 0; b < a.n; ++b) {
-    Gemm(a.l, e, e, ctx.data() + b * a.l * e, e, a.wo_t, e, a.out + first_row(b, a.l) * e, pos_stride * e, a.bo,
-         false);
+    Gemm(a.l, e, e, ctx + b * a.l * e, e, 1, a.wo_t, e, a.out + layout.FirstRow(b, a.l) * e, pos * e, a.bo, false);
+  }
+}
+
+// dst (n) += Σ rows of src (rows, n) with row stride.
+void AddColumnSums(const float* src, size_t rows, size_t n, size_t stride, float* dst) {
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t j = 0; j < n; ++j) dst[j] += src[r * stride + j];
+  }
+}
+
+// Reverse of MhaForwardImpl, from its saved intermediates; every gradient is accumulated.
+void MhaBackwardImpl(const MhaBackwardArgs& g) {
+  const MhaArgs& a = *g.forward;
+  const MhaSaved& saved = *a.saved;
+  const MhaLayout layout{a};
+  const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
+
+  // Out-projection: d ctx = dO W_o; dW_o += dOᵀ ctx; db_o += Σ dO.
+  std::vector<float> d_ctx(a.n * a.l * e), d_q(a.n * a.l * e), d_k(a.n * s_all * e), d_v(a.n * s_all * e);
+  for (size_t b = 0; b < a.n; ++b) {
+    const float* d_out = g.grad_out + layout.FirstRow(b, a.l) * e;
+    Gemm(a.l, e, e, d_out, pos * e, 1, g.w_o, e, d_ctx.data() + b * a.l * e, e, nullptr, false);
+    Gemm(e, e, a.l, d_out, 1, pos * e, saved.ctx + b * a.l * e, e, g.grad_w_o, e, nullptr, true);
+    if (g.grad_b_o) AddColumnSums(d_out, a.l, e, pos * e, g.grad_b_o);
+  }
+
+  // Heads.
+  std::vector<float> vt, ds;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (size_t b = 0; b < a.n; ++b) {
+    for (size_t h = 0; h < a.heads; ++h) {
+      const size_t q_off = b * a.l * e + h * hd, kv_off = b * s_all * e + h * hd;
+      HeadGradProblem p;
+      p.q = saved.q + q_off;
+      p.q_stride = e;
+      p.k = saved.k + kv_off;
+      p.k_stride = e;
+      p.v = saved.v + kv_off;
+      p.v_stride = e;
+      p.weights = saved.weights + (b * a.heads + h) * a.l * s_all;
+      p.d_out = d_ctx.data() + q_off;
+      p.d_out_stride = e;
+      p.d_q = d_q.data() + q_off;
+      p.d_q_stride = e;
+      p.d_k = d_k.data() + kv_off;
+      p.d_k_stride = e;
+      p.d_v = d_v.data() + kv_off;
+      p.d_v_stride = e;
+      p.lq = a.l;
+      p.lk = s_all;
+      p.dk = hd;
+      p.dv = hd;
+      p.scale = scale;
+      AttendHeadBackward(p, vt, ds);
+    }
+  }
+
+  // bias_k / bias_v: the gradient at the appended position, summed over the batch; zero-attention rows have
+  // no parameters. Projections: grad_x = dY W; dW += dYᵀ x; db += Σ dY (key and value: first s positions).
+  for (size_t b = 0; b < a.n; ++b) {
+    if (g.grad_bias_k) {
+      AddColumnSums(d_k.data() + (b * s_all + a.s) * e, 1, e, e, g.grad_bias_k);
+      AddColumnSums(d_v.data() + (b * s_all + a.s) * e, 1, e, e, g.grad_bias_v);
+    }
+    struct Projection {
+      const float* d_y;
+      size_t rows, in;
+      const float* x;
+      const float* w;
+      float* grad_x;
+      float* grad_w;
+      float* grad_b;
+    };
+    const Projection projections[3] = {
+        {d_q.data() + b * a.l * e, a.l, e, a.query, g.w_q, g.grad_query, g.grad_w_q, g.grad_b_q},
+        {d_k.data() + b * s_all * e, a.s, a.kdim, a.key, g.w_k, g.grad_key, g.grad_w_k, g.grad_b_k},
+        {d_v.data() + b * s_all * e, a.s, a.vdim, a.value, g.w_v, g.grad_value, g.grad_w_v, g.grad_b_v}};
+    for (const Projection& pr : projections) {
+      const size_t first = layout.FirstRow(b, pr.rows) * pr.in;
+      Gemm(pr.rows, pr.in, e, pr.d_y, e, 1, pr.w, pr.in, pr.grad_x + first, pos * pr.in, nullptr, true);
+      Gemm(e, pr.in, pr.rows, pr.d_y, 1, e, pr.x + first, pos * pr.in, pr.grad_w, pr.in, nullptr, true);
+      if (pr.grad_b) AddColumnSums(pr.d_y, pr.rows, e, e, pr.grad_b);
+    }
   }
 }
 
@@ -126,11 +275,15 @@ HWY_AFTER_NAMESPACE();
 namespace attnlab {
 
 HWY_EXPORT(SdpaForwardImpl);
+HWY_EXPORT(SdpaBackwardImpl);
 HWY_EXPORT(MhaForwardImpl);
+HWY_EXPORT(MhaBackwardImpl);
 HWY_EXPORT(TargetNameImpl);
 
 void SdpaForward(const SdpaArgs& args) { HWY_DYNAMIC_DISPATCH(SdpaForwardImpl)(args); }
+void SdpaBackward(const SdpaBackwardArgs& args) { HWY_DYNAMIC_DISPATCH(SdpaBackwardImpl)(args); }
 void MhaForward(const MhaArgs& args) { HWY_DYNAMIC_DISPATCH(MhaForwardImpl)(args); }
+void MhaBackward(const MhaBackwardArgs& args) { HWY_DYNAMIC_DISPATCH(MhaBackwardImpl)(args); }
 const char* ChosenTargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 
 }  // namespace attnlab

@@ -33,6 +33,17 @@ struct SdpaArgs {
   BiasArgs bias;
 };
 
+// Forward intermediates that MhaBackward needs, batch-first: q (n, l, e), k and v (n, s', e) after projection
+// (bias_k / zero-attention rows at positions s, s+1), ctx (n, l, e) the concatenated heads before the
+// out-projection, weights (n, heads, l, s') per head.
+struct MhaSaved {
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+  float* ctx = nullptr;
+  float* weights = nullptr;
+};
+
 // torch.nn.MultiheadAttention forward for n items with l queries and s keys:
 // query rows (tokens) of e floats, key rows of kdim, value rows of vdim. Token (item b, position t) of the
 // query is row b * l + t when batch_first, else t * n + b (likewise key and value with s). Weights are
@@ -61,11 +72,50 @@ struct MhaArgs {
   float* out = nullptr;
   float* weights = nullptr;  // null when weights are not requested
   bool average_weights = true;
+  MhaSaved* saved = nullptr;  // non-null: keep the intermediates there (requires_grad)
+};
+
+// Gradients of sum(grad_out ⊙ MHA(query, key, value)) for the forward described by `forward` (with saved
+// intermediates). Weights in PyTorch's layout (out_features, in_features): w_q (e, e), w_k (e, kdim),
+// w_v (e, vdim), w_o (e, e). Every grad_* buffer must be zero-filled by the caller (gradients are accumulated);
+// grad_query/key/value have the layouts of query/key/value. Bias gradients may be null when there is no bias.
+struct MhaBackwardArgs {
+  const MhaArgs* forward = nullptr;
+  const float* w_q = nullptr;
+  const float* w_k = nullptr;
+  const float* w_v = nullptr;
+  const float* w_o = nullptr;
+  const float* grad_out = nullptr;
+  float* grad_query = nullptr;
+  float* grad_key = nullptr;
+  float* grad_value = nullptr;
+  float* grad_w_q = nullptr;
+  float* grad_w_k = nullptr;
+  float* grad_w_v = nullptr;
+  float* grad_w_o = nullptr;
+  float* grad_b_q = nullptr;
+  float* grad_b_k = nullptr;
+  float* grad_b_v = nullptr;
+  float* grad_b_o = nullptr;
+  float* grad_bias_k = nullptr;
+  float* grad_bias_v = nullptr;
+};
+
+// Gradients of sum(grad_out ⊙ SDPA(q, k, v)) for the problem in `forward` (its out/weights are ignored):
+// grad_out (batch, lq, dv) → grad_q (batch, lq, dk), grad_k (batch, lk, dk), grad_v (batch, lk, dv).
+struct SdpaBackwardArgs {
+  const SdpaArgs* forward = nullptr;
+  const float* grad_out = nullptr;
+  float* grad_q = nullptr;
+  float* grad_k = nullptr;
+  float* grad_v = nullptr;
 };
 
 // Dispatched entry points (defined in kernels.cc).
 void SdpaForward(const SdpaArgs& args);
 void MhaForward(const MhaArgs& args);
+void SdpaBackward(const SdpaBackwardArgs& args);
+void MhaBackward(const MhaBackwardArgs& args);
 const char* ChosenTargetName();
 
 }  // namespace attnlab

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <tuple>
 #include <string>
 #include <utility>
@@ -10,30 +11,10 @@
 #include "attnlab/attention.h"
 #include "cpp/src/checks.h"
 #include "cpp/src/kernels.h"
+#include "cpp/src/rng.h"
 
 namespace attnlab {
 namespace {
-
-// splitmix64: a small deterministic generator for PyTorch-style default initialisation.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double Uniform01() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-  float Uniform(double bound) { return static_cast<float>((2.0 * Uniform01() - 1.0) * bound); }
-  float Normal(double stddev) {
-    const double u1 = 1.0 - Uniform01(), u2 = Uniform01();
-    return static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-  }
-
- private:
-  uint64_t state_;
-};
 
 // (rows, cols) → (cols, rows).
 std::vector<float> Transposed(const std::vector<float>& w, size_t rows, size_t cols) {
@@ -54,6 +35,17 @@ struct MultiHeadAttention::Impl {
   std::vector<float> w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, bias_k, bias_v;
   // Transposed once per load for the kernels: (in_features, E).
   std::vector<float> w_q_t, w_k_t, w_v_t, w_o_t;
+
+  // What the last Forward with requires_grad left for Backward: copies of its inputs, its intermediates and
+  // its arguments (pointing at those copies).
+  struct Saved {
+    bool valid = false;
+    std::vector<float> query, key, value, q, k, v, ctx, weights;
+    MhaSaved buffers;
+    MhaArgs args;
+    Shape output_shape;
+    Shape query_shape, key_shape, value_shape;
+  } saved;
 
   void Pack() {
     w_q_t = Transposed(w_q, e, e);
@@ -200,6 +192,7 @@ void MultiHeadAttention::LoadStateDict(const std::map<std::string, TensorView>& 
   }
   m.w_o = get("out_proj.weight", 0, e * e);
   m.Pack();
+  m.saved.valid = false;  // its intermediates belong to the old parameters
 }
 
 std::map<std::string, Tensor> MultiHeadAttention::StateDict() const {
@@ -233,7 +226,7 @@ std::map<std::string, Tensor> MultiHeadAttention::StateDict() const {
 
 AttentionResult MultiHeadAttention::Forward(const TensorView& query, const TensorView& key, const TensorView& value,
                                             const MhaForwardOptions& options) {
-  const Impl& m = *impl_;
+  Impl& m = *impl_;
   const MhaConfig& c = m.config;
   const size_t rank = query.shape.size();
   if (rank != 3 && rank != 2) {
@@ -346,8 +339,114 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
   args.add_zero_attn = c.add_zero_attn;
   args.out = result.output.data.data();
   args.average_weights = options.average_attn_weights;
+  if (!options.requires_grad) {
+    MhaForward(args);
+    return result;
+  }
+  Impl::Saved& saved = m.saved;
+  saved.valid = false;
+  saved.query.assign(query.data, query.data + result.output.data.size());
+  saved.key.assign(key.data, key.data + CheckedNumel("key", key.shape));
+  saved.value.assign(value.data, value.data + CheckedNumel("value", value.shape));
+  const size_t s_rows = static_cast<size_t>(n * s_all) * m.e, l_rows = static_cast<size_t>(n * l) * m.e;
+  saved.q.resize(l_rows);
+  saved.k.resize(s_rows);
+  saved.v.resize(s_rows);
+  saved.ctx.resize(l_rows);
+  saved.weights.resize(CheckedNumel("weights", {n, h, l, s_all}));
+  saved.buffers = MhaSaved{saved.q.data(), saved.k.data(), saved.v.data(), saved.ctx.data(), saved.weights.data()};
+  args.query = saved.query.data();
+  args.key = saved.key.data();
+  args.value = saved.value.data();
+  args.saved = &saved.buffers;
   MhaForward(args);
+  saved.args = args;
+  saved.args.out = nullptr;
+  saved.args.weights = nullptr;
+  saved.args.bias = BiasArgs();  // masks are only needed forward: the saved weights hold their effect
+  saved.output_shape = result.output.shape;
+  saved.query_shape = query.shape;
+  saved.key_shape = key.shape;
+  saved.value_shape = value.shape;
+  saved.valid = true;
   return result;
+}
+
+MhaGradients MultiHeadAttention::Backward(const TensorView& grad_output) {
+  Impl& m = *impl_;
+  const Impl::Saved& saved = m.saved;
+  if (!saved.valid) {
+    throw std::logic_error(
+        "backward: expected a preceding forward with requires_grad = true (after the last load_state_dict), got "
+        "none");
+  }
+  if (grad_output.shape != saved.output_shape) {
+    Fail("grad_output", "the output's shape " + ShapeString(saved.output_shape), ShapeString(grad_output.shape));
+  }
+  CheckTensor("grad_output", grad_output);
+  const size_t e = m.e;
+  MhaGradients grads;
+  grads.grad_query = Tensor{std::vector<float>(saved.query.size()), saved.query_shape};
+  grads.grad_key = Tensor{std::vector<float>(saved.key.size()), saved.key_shape};
+  grads.grad_value = Tensor{std::vector<float>(saved.value.size()), saved.value_shape};
+  std::vector<float> g_wq(e * e), g_wk(e * m.kdim), g_wv(e * m.vdim), g_wo(e * e), g_bq, g_bk, g_bv, g_bo, g_bias_k,
+      g_bias_v;
+  MhaArgs forward = saved.args;
+  forward.saved = const_cast<MhaSaved*>(&saved.buffers);
+  MhaBackwardArgs args;
+  args.forward = &forward;
+  args.w_q = m.w_q.data();
+  args.w_k = m.w_k.data();
+  args.w_v = m.w_v.data();
+  args.w_o = m.w_o.data();
+  args.grad_out = grad_output.data;
+  args.grad_query = grads.grad_query.data.data();
+  args.grad_key = grads.grad_key.data.data();
+  args.grad_value = grads.grad_value.data.data();
+  args.grad_w_q = g_wq.data();
+  args.grad_w_k = g_wk.data();
+  args.grad_w_v = g_wv.data();
+  args.grad_w_o = g_wo.data();
+  if (m.config.bias) {
+    for (auto* g : {&g_bq, &g_bk, &g_bv, &g_bo}) g->assign(e, 0.0f);
+    args.grad_b_q = g_bq.data();
+    args.grad_b_k = g_bk.data();
+    args.grad_b_v = g_bv.data();
+    args.grad_b_o = g_bo.data();
+  }
+  if (m.config.add_bias_kv) {
+    g_bias_k.assign(e, 0.0f);
+    g_bias_v.assign(e, 0.0f);
+    args.grad_bias_k = g_bias_k.data();
+    args.grad_bias_v = g_bias_v.data();
+  }
+  MhaBackward(args);
+
+  std::map<std::string, std::vector<float>> data;
+  if (m.packed_in_proj) {
+    std::vector<float> packed = g_wq;
+    packed.insert(packed.end(), g_wk.begin(), g_wk.end());
+    packed.insert(packed.end(), g_wv.begin(), g_wv.end());
+    data["in_proj_weight"] = std::move(packed);
+  } else {
+    data["q_proj_weight"] = std::move(g_wq);
+    data["k_proj_weight"] = std::move(g_wk);
+    data["v_proj_weight"] = std::move(g_wv);
+  }
+  if (m.config.bias) {
+    std::vector<float> packed = g_bq;
+    packed.insert(packed.end(), g_bk.begin(), g_bk.end());
+    packed.insert(packed.end(), g_bv.begin(), g_bv.end());
+    data["in_proj_bias"] = std::move(packed);
+    data["out_proj.bias"] = std::move(g_bo);
+  }
+  if (m.config.add_bias_kv) {
+    data["bias_k"] = std::move(g_bias_k);
+    data["bias_v"] = std::move(g_bias_v);
+  }
+  data["out_proj.weight"] = std::move(g_wo);
+  for (const auto& [name, shape] : ParameterShapes()) grads.grad_params[name] = Tensor{std::move(data[name]), shape};
+  return grads;
 }
 
 }  // namespace attnlab

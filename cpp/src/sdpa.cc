@@ -13,10 +13,10 @@ namespace {
 
 Shape BatchDims(const Shape& shape) { return Shape(shape.begin(), shape.end() - 2); }
 
-}  // namespace
-
-AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorView& key, const TensorView& value,
-                                          const SdpaOptions& options) {
+// Validates the arguments and fills in everything of SdpaArgs but out and weights. mask_storage holds a bool
+// mask's additive form.
+SdpaArgs PrepareSdpa(const TensorView& query, const TensorView& key, const TensorView& value,
+                     const SdpaOptions& options, std::vector<float>& mask_storage) {
   const size_t rank = query.shape.size();
   if (rank < 2) {
     Fail("query", "a tensor of rank >= 2 (*batch, Lq, dk)", "rank " + std::to_string(rank));
@@ -64,7 +64,6 @@ AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorV
   args.scale = options.has_scale ? options.scale : dk > 0 ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;
   args.causal = options.is_causal;
 
-  std::vector<float> mask_storage;
   const Mask& mask = options.attn_mask;
   const size_t mask_numel = CheckMask("attn_mask", mask);
   if (mask.kind != Mask::Kind::kNone) {
@@ -81,7 +80,17 @@ AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorV
     args.bias.row_bias_batch_stride = mask.shape == broadcast ? 0 : args.lq * args.lk;
     args.bias.mask_cols = args.lk;
   }
+  return args;
+}
 
+}  // namespace
+
+AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorView& key, const TensorView& value,
+                                          const SdpaOptions& options) {
+  std::vector<float> mask_storage;
+  SdpaArgs args = PrepareSdpa(query, key, value, options, mask_storage);
+  const Shape batch_dims = BatchDims(query.shape);
+  const int64_t lq = query.shape.end()[-2], lk = key.shape.end()[-2], dv = value.shape.back();
   AttentionResult result;
   Shape out_shape = batch_dims;
   out_shape.push_back(lq);
@@ -99,6 +108,32 @@ AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorV
   }
   SdpaForward(args);
   return result;
+}
+
+SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const TensorView& key,
+                                                const TensorView& value, const TensorView& grad_output,
+                                                const SdpaOptions& options) {
+  std::vector<float> mask_storage;
+  SdpaArgs args = PrepareSdpa(query, key, value, options, mask_storage);
+  Shape out_shape = BatchDims(query.shape);
+  out_shape.push_back(query.shape.end()[-2]);
+  out_shape.push_back(value.shape.back());
+  if (grad_output.shape != out_shape) {
+    Fail("grad_output", "the output's shape (*batch, Lq, dv) = " + ShapeString(out_shape), ShapeString(grad_output.shape));
+  }
+  CheckTensor("grad_output", grad_output);
+  SdpaGradients grads;
+  grads.grad_query = Tensor{std::vector<float>(CheckedNumel("query", query.shape)), query.shape};
+  grads.grad_key = Tensor{std::vector<float>(CheckedNumel("key", key.shape)), key.shape};
+  grads.grad_value = Tensor{std::vector<float>(CheckedNumel("value", value.shape)), value.shape};
+  SdpaBackwardArgs backward;
+  backward.forward = &args;
+  backward.grad_out = grad_output.data;
+  backward.grad_q = grads.grad_query.data.data();
+  backward.grad_k = grads.grad_key.data.data();
+  backward.grad_v = grads.grad_value.data.data();
+  SdpaBackward(backward);
+  return grads;
 }
 
 const char* ActiveTargetName() { return ChosenTargetName(); }

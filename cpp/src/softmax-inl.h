@@ -34,6 +34,24 @@ HWY_INLINE void ForEachLane(size_t begin, size_t end, const Body& body) {
   for (; i < end; ++i) body(d1, i);
 }
 
+// Largest lane of v. (MaxOfLanes of Highway 1.0.3's EMU128 starts from the lowest finite float, not -inf,
+// which would hide fully masked rows.)
+template <class D>
+HWY_INLINE float MaxLane(D d, hn::Vec<D> v) {
+  HWY_ALIGN float lanes[hn::MaxLanes(D())];
+  hn::Store(v, d, lanes);
+  float max = lanes[0];
+  for (size_t i = 1; i < hn::Lanes(d); ++i) max = std::max(max, lanes[i]);
+  return max;
+}
+
+HWY_INLINE bool HasNaN(const float* HWY_RESTRICT x, size_t n) {
+  for (size_t j = 0; j < n; ++j) {
+    if (std::isnan(x[j])) return true;
+  }
+  return false;
+}
+
 // x[j] = x[j] * scale + row_bias[j] + key_bias[j] for j in [0, n) (biases only on j < mask_cols; either may be
 // null). Returns max_j x[j] (-inf when n == 0).
 HWY_INLINE float ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, const float* HWY_RESTRICT row_bias,
@@ -57,7 +75,7 @@ HWY_INLINE float ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, cons
   };
   ForEachLane(0, biased, [&](auto dd, size_t j) HWY_ATTR { step(dd, j, true); });
   ForEachLane(biased, n, [&](auto dd, size_t j) HWY_ATTR { step(dd, j, false); });
-  return std::max(smax, hn::GetLane(hn::MaxOfLanes(d, vmax)));
+  return std::max(smax, MaxLane(d, vmax));
 }
 
 // x[j] = exp(x[j] - max) for j in [0, n); returns the sum.
@@ -87,14 +105,15 @@ HWY_INLINE void ScaleRow(float* HWY_RESTRICT x, size_t n, float factor) {
 HWY_INLINE void ZeroRow(float* HWY_RESTRICT x, size_t n) { std::fill(x, x + n, 0.0f); }
 
 // Softmax of one row of raw logits q·k in place: x (n) → softmax(x · scale + biases) over the first `valid`
-// entries, 0 for entries [valid, n) (causally hidden keys). A row with no attendable key (all -inf) becomes 0.
+// entries, 0 for entries [valid, n) (causally hidden keys). A row with no attendable key (all -inf) becomes 0;
+// a NaN anywhere in the row makes the whole row NaN (IEEE propagation, never hidden as "masked").
 HWY_INLINE void MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t valid, float scale,
                                  const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
                                  size_t mask_cols) {
   ZeroRow(x + valid, n - valid);
   const float max = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
-  if (max == kNegInf) {
-    ZeroRow(x, valid);
+  if (max == kNegInf) {  // NaN compares false everywhere, so it can hide behind a -inf maximum
+    std::fill(x, x + valid, HasNaN(x, valid) ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     return;
   }
   const float sum = ExpSubtractSum(x, valid, max);
@@ -117,7 +136,8 @@ HWY_INLINE float OnlineSoftmaxTile(float* HWY_RESTRICT x, size_t n, size_t valid
   ZeroRow(x + valid, n - valid);
   const float tile_max = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
   const float new_max = std::max(state.max, tile_max);
-  if (new_max == kNegInf) {  // nothing attendable yet
+  if (new_max == kNegInf) {  // nothing attendable yet; a hidden NaN poisons the row's sum
+    if (HasNaN(x, valid)) state.sum = std::numeric_limits<float>::quiet_NaN();
     ZeroRow(x, valid);
     return 1.0f;
   }

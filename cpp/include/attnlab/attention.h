@@ -61,6 +61,17 @@ struct SdpaOptions {
 AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorView& key, const TensorView& value,
                                           const SdpaOptions& options = {});
 
+struct SdpaGradients {
+  Tensor grad_query, grad_key, grad_value;
+};
+
+// Gradients of sum(grad_output ⊙ ScaledDotProductAttention(query, key, value, options).output) with respect to
+// query, key and value: grad_output (*batch, Lq, dv) → shapes of query, key, value. options.need_weights is
+// ignored. Masked keys and fully masked rows pass no gradient.
+SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const TensorView& key,
+                                                const TensorView& value, const TensorView& grad_output,
+                                                const SdpaOptions& options = {});
+
 // Constructor arguments of torch.nn.MultiheadAttention (dropout is always 0: eval mode).
 struct MhaConfig {
   int64_t embed_dim = 0;
@@ -78,6 +89,12 @@ struct MhaForwardOptions {
   bool need_weights = true;
   Mask attn_mask;  // (L, S) or (N * num_heads, L, S); bool true = masked out, float is added
   bool average_attn_weights = true;
+  bool requires_grad = false;  // keep the intermediates (and a copy of the inputs) that Backward needs
+};
+
+struct MhaGradients {
+  Tensor grad_query, grad_key, grad_value;
+  std::map<std::string, Tensor> grad_params;  // by state-dict name, shapes of ParameterShapes()
 };
 
 class MultiHeadAttention {
@@ -104,6 +121,11 @@ class MultiHeadAttention {
   // S' = S + add_bias_kv + add_zero_attn ((L, S') / (H, L, S') when unbatched).
   AttentionResult Forward(const TensorView& query, const TensorView& key, const TensorView& value,
                           const MhaForwardOptions& options = {});
+
+  // Gradients of sum(grad_output ⊙ output) for the most recent Forward with requires_grad (parameters as they
+  // were then). grad_output has the output's shape. Throws std::logic_error when no such Forward came after
+  // the last LoadStateDict.
+  MhaGradients Backward(const TensorView& grad_output);
 
  private:
   struct Impl;

@@ -1,0 +1,90 @@
+// Backward pass of one attention head, given its softmax weights W (lq, lk) from the forward pass:
+//   dV = Wᵀ dO;  dW = dO Vᵀ;  dS = W ⊙ (dW − rowsum(W ⊙ dW));  dQ = scale · dS K;  dK = scale · dSᵀ Q.
+// Masked keys and fully masked rows have W = 0, so they pass no gradient (zeros, never NaN).
+// Per-target code: include after hwy/highway.h, inside the foreach_target unit.
+
+#if defined(ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_
+#undef ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_
+#else
+#define ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_
+#endif
+
+#include <cstddef>
+#include <vector>
+
+#include "cpp/src/gemm-inl.h"
+#include "cpp/src/softmax-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace attnlab {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// One head's backward problem; every matrix is row-major with its own row stride.
+// q (lq, dk), k (lk, dk), v (lk, dv), weights (lq, lk) contiguous, d_out (lq, dv) →
+// d_q (lq, dk), d_k (lk, dk), d_v (lk, dv), overwritten.
+struct HeadGradProblem {
+  const float* q;
+  size_t q_stride;
+  const float* k;
+  size_t k_stride;
+  const float* v;
+  size_t v_stride;
+  const float* weights;
+  const float* d_out;
+  size_t d_out_stride;
+  float* d_q;
+  size_t d_q_stride;
+  float* d_k;
+  size_t d_k_stride;
+  float* d_v;
+  size_t d_v_stride;
+  size_t lq, lk, dk, dv;
+  float scale;
+};
+
+// dS row in place: ds = scale · w ⊙ (ds − Σ w ⊙ ds) over n entries.
+HWY_INLINE void SoftmaxGradRow(const float* HWY_RESTRICT w, float* HWY_RESTRICT ds, size_t n, float scale) {
+  const hn::ScalableTag<float> d;
+  auto vdot = hn::Zero(d);
+  float sdot = 0.0f;
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto prod = hn::Mul(hn::LoadU(dd, w + j), hn::LoadU(dd, ds + j));
+    if constexpr (hn::MaxLanes(decltype(dd)()) == 1) {
+      sdot += hn::GetLane(prod);
+    } else {
+      vdot = hn::Add(vdot, prod);
+    }
+  });
+  const float dot = sdot + hn::GetLane(hn::SumOfLanes(d, vdot));
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto centered = hn::Sub(hn::LoadU(dd, ds + j), hn::Set(dd, dot));
+    hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(dd, w + j), centered), hn::Set(dd, scale)), dd, ds + j);
+  });
+}
+
+// vt_buffer and ds_buffer are resized scratch for Vᵀ (dv, lk) and dS (lq, lk).
+HWY_INLINE void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>& vt_buffer,
+                                   std::vector<float>& ds_buffer) {
+  // dV (lk, dv) = Wᵀ (lk, lq) · dO (lq, dv): Wᵀ read in place.
+  Gemm(p.lk, p.dv, p.lq, p.weights, 1, p.lk, p.d_out, p.d_out_stride, p.d_v, p.d_v_stride, nullptr, false);
+  // dW (lq, lk) = dO (lq, dv) · Vᵀ (dv, lk).
+  vt_buffer.resize(p.dv * p.lk);
+  Transpose(p.lk, p.dv, p.v, p.v_stride, vt_buffer.data());
+  ds_buffer.resize(p.lq * p.lk);
+  float* ds = ds_buffer.data();
+  Gemm(p.lq, p.lk, p.dv, p.d_out, p.d_out_stride, 1, vt_buffer.data(), p.lk, ds, p.lk, nullptr, false);
+  for (size_t i = 0; i < p.lq; ++i) SoftmaxGradRow(p.weights + i * p.lk, ds + i * p.lk, p.lk, p.scale);
+  // dQ (lq, dk) = dS · K;  dK (lk, dk) = dSᵀ · Q.
+  Gemm(p.lq, p.dk, p.lk, ds, p.lk, 1, p.k, p.k_stride, p.d_q, p.d_q_stride, nullptr, false);
+  Gemm(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, p.d_k, p.d_k_stride, nullptr, false);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace attnlab
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_ toggle

@@ -1,0 +1,220 @@
+// Shared helpers of the JS tests: fixtures, comparison, a float64 reference, seeded random tensors.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const root = join(here, '..', '..');
+export const distDir = join(root, 'dist');
+export const fixtureDir = join(root, 'tests', 'fixtures', 'torch');
+export const VARIANTS = ['simd', 'scalar'];
+
+/** Fixture JSON numbers, with "NaN" / "Infinity" / "-Infinity" strings, as a Float32Array. */
+export function f32(values) {
+  return Float32Array.from(values, (x) => (typeof x === 'string' ? Number(x) : x));
+}
+
+export function loadFixtures() {
+  return readdirSync(fixtureDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(fixtureDir, f), 'utf8')));
+}
+
+/**
+ * numpy.allclose, element by element: |a - e| <= atol + rtol |e|; NaN only where NaN is expected; finite where
+ * finite is expected. Throws an AssertionError naming the first bad index and the worst error.
+ */
+export function assertClose(actual, expected, { atol = 1e-5, rtol = 1e-4 } = {}, what = 'tensor') {
+  assert.deepEqual(actual.shape, expected.shape, `${what}: shape`);
+  assert.equal(actual.data.length, expected.data.length, `${what}: length`);
+  let worst = 0;
+  let firstBad = -1;
+  for (let i = 0; i < expected.data.length; ++i) {
+    const a = actual.data[i];
+    const e = expected.data[i];
+    let ok;
+    if (Number.isNaN(e)) ok = Number.isNaN(a);
+    else if (!Number.isFinite(e)) ok = a === e;
+    else {
+      const err = Math.abs(a - e);
+      ok = Number.isFinite(a) && err <= atol + rtol * Math.abs(e);
+      if (Number.isFinite(err)) worst = Math.max(worst, err);
+    }
+    if (!ok && firstBad < 0) firstBad = i;
+  }
+  if (firstBad >= 0) {
+    assert.fail(
+      `${what}: element ${firstBad} is ${actual.data[firstBad]}, expected ${expected.data[firstBad]} ` +
+        `(atol ${atol}, rtol ${rtol}; max abs error ${worst})`,
+    );
+  }
+  return worst;
+}
+
+/** Deterministic pseudo-random floats in [-1, 1) (an LCG, so tests need no seed library). */
+export function random(n, seed = 1) {
+  let s = seed >>> 0 || 1;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; ++i) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = Math.fround((s / 2 ** 32) * 2 - 1);
+  }
+  return out;
+}
+
+export function tensor(shape, seed = 1) {
+  return { data: random(shape.reduce((a, b) => a * b, 1), seed), shape };
+}
+
+/**
+ * float64 reference SDPA for (*batch, Lq, dk) / (*batch, Lk, dk) / (*batch, Lk, dv), no mask, default scale
+ * unless given; bool masks (Uint8Array, 1 = may attend) of shape (Lq, Lk) only.
+ */
+export function sdpaReference(q, k, v, { scale, isCausal = false, mask } = {}) {
+  const r = q.shape.length;
+  const lq = q.shape[r - 2];
+  const dk = q.shape[r - 1];
+  const lk = k.shape[r - 2];
+  const dv = v.shape[r - 1];
+  const batch = q.data.length / (lq * dk);
+  const s = scale ?? 1 / Math.sqrt(dk);
+  const out = new Float32Array(batch * lq * dv);
+  const weights = new Float32Array(batch * lq * lk);
+  for (let b = 0; b < batch; ++b) {
+    for (let i = 0; i < lq; ++i) {
+      const logits = new Float64Array(lk);
+      let max = -Infinity;
+      for (let j = 0; j < lk; ++j) {
+        let dot = 0;
+        for (let d = 0; d < dk; ++d) dot += q.data[(b * lq + i) * dk + d] * k.data[(b * lk + j) * dk + d];
+        let x = dot * s;
+        if ((isCausal && j > i) || (mask && !mask[i * lk + j])) x = -Infinity;
+        logits[j] = x;
+        max = Math.max(max, x);
+      }
+      let sum = 0;
+      for (let j = 0; j < lk; ++j) {
+        logits[j] = max === -Infinity ? 0 : Math.exp(logits[j] - max);
+        sum += logits[j];
+      }
+      for (let j = 0; j < lk; ++j) {
+        const w = sum > 0 ? logits[j] / sum : 0;
+        weights[(b * lq + i) * lk + j] = w;
+        for (let d = 0; d < dv; ++d) out[(b * lq + i) * dv + d] += w * v.data[(b * lk + j) * dv + d];
+      }
+    }
+  }
+  const bs = q.shape.slice(0, r - 2);
+  return { output: { data: out, shape: [...bs, lq, dv] }, weights: { data: weights, shape: [...bs, lq, lk] } };
+}
+
+/**
+ * float64 reference nn.MultiheadAttention forward: batch_first (N, L, E) self/cross attention, kdim = vdim = E,
+ * with bias, no masks, head-averaged weights.
+ */
+export function mhaReference(params, E, H, q, k, v) {
+  const [N, L] = q.shape;
+  const S = k.shape[1];
+  const hd = E / H;
+  const W = params.in_proj_weight.data;
+  const B = params.in_proj_bias.data;
+  const Wo = params['out_proj.weight'].data;
+  const Bo = params['out_proj.bias'].data;
+  const proj = (x, rows, part) => {
+    const out = new Float64Array(rows * E);
+    for (let r = 0; r < rows; ++r) {
+      for (let o = 0; o < E; ++o) {
+        let acc = B[part * E + o];
+        for (let i = 0; i < E; ++i) acc += x[r * E + i] * W[(part * E + o) * E + i];
+        out[r * E + o] = acc;
+      }
+    }
+    return out;
+  };
+  const output = new Float32Array(N * L * E);
+  const weights = new Float32Array(N * L * S);
+  for (let n = 0; n < N; ++n) {
+    const qp = proj(q.data.subarray(n * L * E), L, 0);
+    const kp = proj(k.data.subarray(n * S * E), S, 1);
+    const vp = proj(v.data.subarray(n * S * E), S, 2);
+    const concat = new Float64Array(L * E);
+    for (let h = 0; h < H; ++h) {
+      for (let i = 0; i < L; ++i) {
+        const logits = new Float64Array(S);
+        let max = -Infinity;
+        for (let j = 0; j < S; ++j) {
+          let dot = 0;
+          for (let d = 0; d < hd; ++d) dot += qp[i * E + h * hd + d] * kp[j * E + h * hd + d];
+          logits[j] = dot / Math.sqrt(hd);
+          max = Math.max(max, logits[j]);
+        }
+        let sum = 0;
+        for (let j = 0; j < S; ++j) sum += logits[j] = Math.exp(logits[j] - max);
+        for (let j = 0; j < S; ++j) {
+          const w = logits[j] / sum;
+          weights[(n * L + i) * S + j] += w / H;
+          for (let d = 0; d < hd; ++d) concat[i * E + h * hd + d] += w * vp[j * E + h * hd + d];
+        }
+      }
+    }
+    for (let i = 0; i < L; ++i) {
+      for (let o = 0; o < E; ++o) {
+        let acc = Bo[o];
+        for (let c = 0; c < E; ++c) acc += concat[i * E + c] * Wo[o * E + c];
+        output[(n * L + i) * E + o] = acc;
+      }
+    }
+  }
+  return { output: { data: output, shape: [N, L, E] }, weights: { data: weights, shape: [N, L, S] } };
+}
+
+/** A random state dict for (E, bias) with in_proj_weight. */
+export function randomStateDict(E, seed = 7) {
+  const scale = (t, s) => ({ data: t.data.map((x) => Math.fround(x * s)), shape: t.shape });
+  return {
+    in_proj_weight: scale(tensor([3 * E, E], seed), 0.5),
+    in_proj_bias: scale(tensor([3 * E], seed + 1), 0.1),
+    'out_proj.weight': scale(tensor([E, E], seed + 2), 0.5),
+    'out_proj.bias': scale(tensor([E], seed + 3), 0.1),
+  };
+}
+
+// Q = K = V of sdpa_tiny_exact, and its known weights row 0.
+export const kTiny = {
+  q: { data: new Float32Array([1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0]), shape: [3, 4] },
+  weightsRow0: [0.50648, 0.18632, 0.3072],
+};
+
+/**
+ * Checks that `attn` still computes correctly: the tiny SDPA, a causal SDPA against the reference, and an MHA
+ * forward (created, loaded, disposed here) against the reference.
+ */
+export function assertStillWorks(attn) {
+  const { q } = kTiny;
+  const r = attn.scaledDotProductAttention(q, q, q);
+  for (let j = 0; j < 3; ++j) assert.ok(Math.abs(r.weights.data[j] - kTiny.weightsRow0[j]) < 1e-4, 'tiny SDPA weights');
+  const qq = tensor([2, 5, 8], 11);
+  const kk = tensor([2, 5, 8], 12);
+  const vv = tensor([2, 5, 8], 13);
+  const got = attn.scaledDotProductAttention(qq, kk, vv, { isCausal: true });
+  const want = sdpaReference(qq, kk, vv, { isCausal: true });
+  assertClose(got.output, want.output, {}, 'causal SDPA output');
+  assertClose(got.weights, want.weights, {}, 'causal SDPA weights');
+  const E = 8;
+  const H = 2;
+  const mha = attn.createMultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true });
+  try {
+    const params = randomStateDict(E);
+    mha.loadStateDict(params);
+    const x = tensor([2, 3, E], 21);
+    const y = tensor([2, 4, E], 22);
+    const out = mha.forward(x, y, y);
+    const ref = mhaReference(params, E, H, x, y, y);
+    assertClose(out.output, ref.output, {}, 'MHA output');
+    assertClose(out.weights, ref.weights, {}, 'MHA weights');
+  } finally {
+    mha.dispose();
+  }
+}

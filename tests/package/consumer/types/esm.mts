@@ -1,0 +1,40 @@
+// Type-checks the ESM typings (index.d.ts) as a `"type": "module"` consumer under moduleResolution nodenext.
+import { init, type Attnlab, type AttentionResult, type Mask, type MultiHeadAttention, type Tensor } from 'attnlab';
+
+const attn: Attnlab = await init({ variant: 'auto', wasmPaths: '/assets/' });
+const variant: 'simd' | 'scalar' = attn.variant;
+const version: string = attn.version;
+const bytes: number = attn.memoryBytes();
+
+const q: Tensor = { data: new Float32Array(12), shape: [3, 4] };
+const boolMask: Mask = { data: new Uint8Array(9), shape: [3, 3] };
+const floatMask: Mask = { data: new Float32Array(9), shape: [3, 3] };
+const r: AttentionResult = attn.scaledDotProductAttention(q, q, q, { attnMask: boolMask, isCausal: true, scale: 0.5, needWeights: true });
+const out: Float32Array = r.output.data;
+const w: Float32Array | undefined = r.weights?.data;
+attn.scaledDotProductAttention(q, q, q, { attnMask: floatMask });
+attn.scaledDotProductAttention(q, q, q);
+
+const mha: MultiHeadAttention = attn.createMultiHeadAttention({
+  embedDim: 8, numHeads: 2, bias: true, addBiasKV: false, addZeroAttn: false, kdim: 8, vdim: 8, batchFirst: true,
+});
+mha.loadStateDict({ in_proj_weight: new Float32Array(192), 'out_proj.weight': { data: new Float32Array(64), shape: [8, 8] } });
+const dict: Record<string, Tensor> = mha.stateDict();
+const f = mha.forward(q, q, q, { keyPaddingMask: boolMask, attnMask: floatMask, needWeights: false, averageAttnWeights: false });
+const fo: Tensor = f.output;
+mha[Symbol.dispose]();
+mha.dispose();
+await init({ wasmPaths: { 'attnlab-simd.wasm': 'https://example.com/a.wasm' } });
+
+// @ts-expect-error data must be a Float32Array
+attn.scaledDotProductAttention({ data: [1, 2, 3], shape: [3] }, q, q);
+// @ts-expect-error mask data is Uint8Array | Float32Array
+attn.scaledDotProductAttention(q, q, q, { attnMask: { data: new Float64Array(9), shape: [3, 3] } });
+// @ts-expect-error unknown variant
+await init({ variant: 'gpu' });
+// @ts-expect-error embedDim is required
+attn.createMultiHeadAttention({ numHeads: 2 });
+// @ts-expect-error isCausal is a boolean
+attn.scaledDotProductAttention(q, q, q, { isCausal: 1 });
+
+export { bytes, dict, fo, out, variant, version, w };

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev emscripten libhwy-dev libeigen3-dev catch2
-  nlohmann-json3-dev nodejs npm chromium python3-torch python3-numpy)
+  nlohmann-json3-dev nodejs npm chromium fonts-wqy-zenhei python3-torch python3-numpy)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

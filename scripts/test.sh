@@ -23,6 +23,19 @@ for variant in simd scalar; do
   run_ctest build/wasm-$variant wasm-$variant
 done
 
+echo "== native Catch2 suite with AddressSanitizer + UndefinedBehaviorSanitizer (ctest)"
+if [ ! -f build/asan/build.ninja ]; then
+  cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_SANITIZE=ON >build/asan.configure.log 2>&1 ||
+    { cat build/asan.configure.log; exit 1; }
+fi
+cmake --build build/asan -j "$(nproc)" --target attnlab_tests
+run_ctest build/asan native-asan
+
+if [ -f scripts/fuzz.sh ]; then
+  echo "== libFuzzer (${ATTNLAB_FUZZ_SECONDS:-60} s)"
+  bash scripts/fuzz.sh "${ATTNLAB_FUZZ_SECONDS:-60}"
+fi
+
 echo "== JavaScript API (node --test)"
 node --test tests/js/
 

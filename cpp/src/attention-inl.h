@@ -28,15 +28,16 @@ constexpr size_t kQueryBlock = 16;  // query rows per block (a multiple of the 4
 constexpr size_t kKeyTile = 128;    // keys per tile of the online path
 
 // One head. Rows are strided so that MHA can point into (tokens, embed) buffers without copies:
-// q (lq, dk) row stride q_stride, kt = kᵀ (dk, lk) contiguous, v (lk, dv) row stride v_stride,
-// out (lq, dv) row stride out_stride, weights (lq, lk) row stride lk or null.
-// row_bias (lq, mask_cols) and key_bias (mask_cols) are additive and may be null.
+// q (lq, dk) row stride q_stride, v (lk, dv) row stride v_stride, out (lq, dv) row stride out_stride,
+// weights (lq, lk) row stride lk or null. row_bias (lq, mask_cols) and key_bias (mask_cols) are additive and
+// may be null. AttendHead fills in kt = kᵀ (dk, lk) and v_packed (lk, dv), packed for the GEMM.
 struct HeadProblem {
   const float* q;
   size_t q_stride;
-  const float* kt;
+  PackedB kt;
   const float* v;
   size_t v_stride;
+  PackedB v_packed;
   float* out;
   size_t out_stride;
   float* weights;
@@ -62,7 +63,7 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
     const size_t key_end = p.causal ? std::min(p.lk, i0 + rows) : p.lk;  // no row of the block sees beyond
     float* logits = p.weights + i0 * p.lk;
     const size_t ld = p.lk;
-    Gemm(rows, key_end, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt, p.lk, logits, ld, nullptr, false);
+    Gemm(rows, key_end, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt, logits, ld, nullptr, false);
     for (size_t r = 0; r < rows; ++r) {
       const size_t i = i0 + r;
       float* row = logits + r * ld;
@@ -70,8 +71,7 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
                        p.mask_cols);
       ZeroRow(row + key_end, p.lk - key_end);
     }
-    Gemm(rows, p.dv, key_end, logits, ld, 1, p.v, p.v_stride, p.out + i0 * p.out_stride, p.out_stride, nullptr,
-         false);
+    Gemm(rows, p.dv, key_end, logits, ld, 1, p.v_packed, p.out + i0 * p.out_stride, p.out_stride, nullptr, false);
   }
 }
 
@@ -88,7 +88,7 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
     }
     for (size_t j0 = 0; j0 < key_end; j0 += kKeyTile) {  // tiles past key_end are fully masked: skipped
       const size_t cols = std::min(kKeyTile, key_end - j0);
-      Gemm(rows, cols, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt + j0, p.lk, scratch, cols, nullptr, false);
+      Gemm(rows, cols, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt.At(0, j0), scratch, cols, nullptr, false);
       for (size_t r = 0; r < rows; ++r) {
         const size_t i = i0 + r;
         const size_t visible = VisibleKeys(p, i);
@@ -100,7 +100,7 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
                               p.key_bias ? p.key_bias + j0 : nullptr, tile_mask_cols, state[r]);
         if (rescale != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale);
       }
-      Gemm(rows, p.dv, cols, scratch, cols, 1, p.v + j0 * p.v_stride, p.v_stride, out, p.out_stride, nullptr, true);
+      Gemm(rows, p.dv, cols, scratch, cols, 1, p.v_packed.At(j0, 0), out, p.out_stride, nullptr, true);
     }
     for (size_t r = 0; r < rows; ++r) {
       float* row = out + r * p.out_stride;
@@ -113,17 +113,21 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
   }
 }
 
-// Runs one head; `k` (lk, dk) with row stride k_stride is transposed into kt_buffer first.
-HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_stride,
-                           std::vector<float>& kt_buffer, std::vector<float>& scratch) {
-  kt_buffer.resize(p.dk * p.lk);
-  Transpose(p.lk, p.dk, k, k_stride, kt_buffer.data());
-  p.kt = kt_buffer.data();
+// Reusable buffers of AttendHead.
+struct HeadScratch {
+  std::vector<float> kt, v, logits;
+};
+
+// Runs one head; `k` (lk, dk) with row stride k_stride is packed transposed first, and v packed.
+HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_stride, HeadScratch& scratch) {
+  static_assert(kKeyTile % kPanel == 0, "key tiles start at panel boundaries");
+  p.kt = PackB(k, k_stride, p.dk, p.lk, /*transposed=*/true, scratch.kt);
+  p.v_packed = PackB(p.v, p.v_stride, p.lk, p.dv, /*transposed=*/false, scratch.v);
   if (p.weights) {
     AttendHeadExact(p);
   } else {
-    scratch.resize(kQueryBlock * kKeyTile);
-    AttendHeadOnline(p, scratch.data());
+    scratch.logits.resize(kQueryBlock * kKeyTile);
+    AttendHeadOnline(p, scratch.logits.data());
   }
 }
 

@@ -65,21 +65,23 @@ HWY_INLINE void SoftmaxGradRow(const float* HWY_RESTRICT w, float* HWY_RESTRICT 
   });
 }
 
-// vt_buffer and ds_buffer are resized scratch for Vᵀ (dv, lk) and dS (lq, lk).
-HWY_INLINE void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>& vt_buffer,
+// pack_buffer and ds_buffer are resized scratch.
+HWY_INLINE void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>& pack_buffer,
                                    std::vector<float>& ds_buffer) {
   // dV (lk, dv) = Wᵀ (lk, lq) · dO (lq, dv): Wᵀ read in place.
-  Gemm(p.lk, p.dv, p.lq, p.weights, 1, p.lk, p.d_out, p.d_out_stride, p.d_v, p.d_v_stride, nullptr, false);
+  GemmUnpacked(p.lk, p.dv, p.lq, p.weights, 1, p.lk, p.d_out, p.d_out_stride, false, p.d_v, p.d_v_stride, nullptr,
+               false, pack_buffer);
   // dW (lq, lk) = dO (lq, dv) · Vᵀ (dv, lk).
-  vt_buffer.resize(p.dv * p.lk);
-  Transpose(p.lk, p.dv, p.v, p.v_stride, vt_buffer.data());
   ds_buffer.resize(p.lq * p.lk);
   float* ds = ds_buffer.data();
-  Gemm(p.lq, p.lk, p.dv, p.d_out, p.d_out_stride, 1, vt_buffer.data(), p.lk, ds, p.lk, nullptr, false);
+  GemmUnpacked(p.lq, p.lk, p.dv, p.d_out, p.d_out_stride, 1, p.v, p.v_stride, true, ds, p.lk, nullptr, false,
+               pack_buffer);
   for (size_t i = 0; i < p.lq; ++i) SoftmaxGradRow(p.weights + i * p.lk, ds + i * p.lk, p.lk, p.scale);
   // dQ (lq, dk) = dS · K;  dK (lk, dk) = dSᵀ · Q.
-  Gemm(p.lq, p.dk, p.lk, ds, p.lk, 1, p.k, p.k_stride, p.d_q, p.d_q_stride, nullptr, false);
-  Gemm(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, p.d_k, p.d_k_stride, nullptr, false);
+  GemmUnpacked(p.lq, p.dk, p.lk, ds, p.lk, 1, p.k, p.k_stride, false, p.d_q, p.d_q_stride, nullptr, false,
+               pack_buffer);
+  GemmUnpacked(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, false, p.d_k, p.d_k_stride, nullptr, false,
+               pack_buffer);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

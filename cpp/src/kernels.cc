@@ -42,22 +42,23 @@ HeadProblem SdpaHead(const SdpaArgs& a, size_t b, float* out, float* weights) {
 
 // q (batch, lq, dk), k (batch, lk, dk), v (batch, lk, dv) → out (batch, lq, dv), weights (batch, lq, lk).
 void SdpaForwardImpl(const SdpaArgs& a) {
-  std::vector<float> kt, scratch;
+  HeadScratch scratch;
   for (size_t b = 0; b < a.batch; ++b) {
     const HeadProblem p =
         SdpaHead(a, b, a.out + b * a.lq * a.dv, a.weights ? a.weights + b * a.lq * a.lk : nullptr);
-    AttendHead(p, a.k + b * a.lk * a.dk, a.dk, kt, scratch);
+    AttendHead(p, a.k + b * a.lk * a.dk, a.dk, scratch);
   }
 }
 
 // Per problem: recompute the weights (exact path), then the head backward.
 void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
   const SdpaArgs& a = *g.forward;
-  std::vector<float> kt, scratch, weights(a.lq * a.lk), out(a.lq * a.dv), vt, ds;
+  HeadScratch scratch;
+  std::vector<float> weights(a.lq * a.lk), out(a.lq * a.dv), pack, ds;
   for (size_t b = 0; b < a.batch; ++b) {
     const float* k = a.k + b * a.lk * a.dk;
     const HeadProblem p = SdpaHead(a, b, out.data(), weights.data());
-    AttendHead(p, k, a.dk, kt, scratch);
+    AttendHead(p, k, a.dk, scratch);
     HeadGradProblem gp;
     gp.q = p.q;
     gp.q_stride = a.dk;
@@ -79,7 +80,7 @@ void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
     gp.dk = a.dk;
     gp.dv = a.dv;
     gp.scale = a.scale;
-    AttendHeadBackward(gp, vt, ds);
+    AttendHeadBackward(gp, pack, ds);
   }
 }
 
@@ -112,13 +113,13 @@ void MhaForwardImpl(const MhaArgs& a) {
   float* v = buffer(saved.v, v_own, a.n * s_all * e);
   float* ctx = buffer(saved.ctx, ctx_own, a.n * a.l * e);
   for (size_t b = 0; b < a.n; ++b) {
-    Gemm(a.l, e, e, a.query + layout.FirstRow(b, a.l) * e, pos * e, 1, a.wq_t, e, q + b * a.l * e, e, a.bq,
+    Gemm(a.l, e, e, a.query + layout.FirstRow(b, a.l) * e, pos * e, 1, a.wq_t, q + b * a.l * e, e, a.bq,
          false);
     float* kb = k + b * s_all * e;
     float* vb = v + b * s_all * e;
-    Gemm(a.s, e, a.kdim, a.key + layout.FirstRow(b, a.s) * a.kdim, pos * a.kdim, 1, a.wk_t, e, kb, e, a.bk,
+    Gemm(a.s, e, a.kdim, a.key + layout.FirstRow(b, a.s) * a.kdim, pos * a.kdim, 1, a.wk_t, kb, e, a.bk,
          false);
-    Gemm(a.s, e, a.vdim, a.value + layout.FirstRow(b, a.s) * a.vdim, pos * a.vdim, 1, a.wv_t, e, vb, e, a.bv,
+    Gemm(a.s, e, a.vdim, a.value + layout.FirstRow(b, a.s) * a.vdim, pos * a.vdim, 1, a.wv_t, vb, e, a.bv,
          false);
     size_t row = a.s;
     if (a.bias_k) {
@@ -135,7 +136,8 @@ void MhaForwardImpl(const MhaArgs& a) {
   // Per-head weights go to: the saved buffer (backward needs them), the caller's per-head output, or one
   // head's scratch that is summed into the caller's average.
   const bool average = a.weights && a.average_weights;
-  std::vector<float> kt, scratch, head_weights;
+  HeadScratch scratch;
+  std::vector<float> head_weights;
   if (average) {
     head_weights.resize(a.l * s_all);
     std::fill(a.weights, a.weights + a.n * a.l * s_all, 0.0f);
@@ -167,7 +169,7 @@ void MhaForwardImpl(const MhaArgs& a) {
       p.row_bias = a.bias.row_bias ? a.bias.row_bias + bh * a.bias.row_bias_batch_stride : nullptr;
       p.key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
       p.mask_cols = a.s;
-      AttendHead(p, k + b * s_all * e + h * hd, e, kt, scratch);
+      AttendHead(p, k + b * s_all * e + h * hd, e, scratch);
       if (a.weights && !direct) {
         float* dst = average ? a.weights + b * a.l * s_all : a.weights + bh * a.l * s_all;
         for (size_t i = 0; i < a.l * s_all; ++i) dst[i] = average ? dst[i] + p.weights[i] : p.weights[i];
@@ -177,7 +179,7 @@ void MhaForwardImpl(const MhaArgs& a) {
   if (average) ScaleRow(a.weights, a.n * a.l * s_all, 1.0f / static_cast<float>(a.heads));
 
   for (size_t b = 0; b < a.n; ++b) {
-    Gemm(a.l, e, e, ctx + b * a.l * e, e, 1, a.wo_t, e, a.out + layout.FirstRow(b, a.l) * e, pos * e, a.bo, false);
+    Gemm(a.l, e, e, ctx + b * a.l * e, e, 1, a.wo_t, a.out + layout.FirstRow(b, a.l) * e, pos * e, a.bo, false);
   }
 }
 
@@ -196,16 +198,16 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
   const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
 
   // Out-projection: d ctx = dO W_o; dW_o += dOᵀ ctx; db_o += Σ dO.
-  std::vector<float> d_ctx(a.n * a.l * e), d_q(a.n * a.l * e), d_k(a.n * s_all * e), d_v(a.n * s_all * e);
+  std::vector<float> d_ctx(a.n * a.l * e), d_q(a.n * a.l * e), d_k(a.n * s_all * e), d_v(a.n * s_all * e), pack;
   for (size_t b = 0; b < a.n; ++b) {
     const float* d_out = g.grad_out + layout.FirstRow(b, a.l) * e;
-    Gemm(a.l, e, e, d_out, pos * e, 1, g.w_o, e, d_ctx.data() + b * a.l * e, e, nullptr, false);
-    Gemm(e, e, a.l, d_out, 1, pos * e, saved.ctx + b * a.l * e, e, g.grad_w_o, e, nullptr, true);
+    GemmUnpacked(a.l, e, e, d_out, pos * e, 1, g.w_o, e, false, d_ctx.data() + b * a.l * e, e, nullptr, false, pack);
+    GemmUnpacked(e, e, a.l, d_out, 1, pos * e, saved.ctx + b * a.l * e, e, false, g.grad_w_o, e, nullptr, true, pack);
     if (g.grad_b_o) AddColumnSums(d_out, a.l, e, pos * e, g.grad_b_o);
   }
 
   // Heads.
-  std::vector<float> vt, ds;
+  std::vector<float> ds;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   for (size_t b = 0; b < a.n; ++b) {
     for (size_t h = 0; h < a.heads; ++h) {
@@ -231,7 +233,7 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
       p.dk = hd;
       p.dv = hd;
       p.scale = scale;
-      AttendHeadBackward(p, vt, ds);
+      AttendHeadBackward(p, pack, ds);
     }
   }
 
@@ -257,8 +259,10 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
         {d_v.data() + b * s_all * e, a.s, a.vdim, a.value, g.w_v, g.grad_value, g.grad_w_v, g.grad_b_v}};
     for (const Projection& pr : projections) {
       const size_t first = layout.FirstRow(b, pr.rows) * pr.in;
-      Gemm(pr.rows, pr.in, e, pr.d_y, e, 1, pr.w, pr.in, pr.grad_x + first, pos * pr.in, nullptr, true);
-      Gemm(e, pr.in, pr.rows, pr.d_y, 1, e, pr.x + first, pos * pr.in, pr.grad_w, pr.in, nullptr, true);
+      GemmUnpacked(pr.rows, pr.in, e, pr.d_y, e, 1, pr.w, pr.in, false, pr.grad_x + first, pos * pr.in, nullptr,
+                   true, pack);
+      GemmUnpacked(e, pr.in, pr.rows, pr.d_y, 1, e, pr.x + first, pos * pr.in, false, pr.grad_w, pr.in, nullptr,
+                   true, pack);
       if (pr.grad_b) AddColumnSums(pr.d_y, pr.rows, e, e, pr.grad_b);
     }
   }

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "cpp/src/packing.h"
+
 namespace attnlab {
 
 // Additive biases on the scaled logits of one attention problem, already converted from bool masks
@@ -55,16 +57,16 @@ struct MhaArgs {
   const float* value = nullptr;
   size_t n = 0, l = 0, s = 0, e = 0, heads = 0, kdim = 0, vdim = 0;
   bool batch_first = true;
-  const float* wq_t = nullptr;  // (e, e)
-  const float* wk_t = nullptr;  // (kdim, e)
-  const float* wv_t = nullptr;  // (vdim, e)
+  PackedB wq_t;  // (e, e)
+  PackedB wk_t;  // (kdim, e)
+  PackedB wv_t;  // (vdim, e)
   const float* bq = nullptr;    // (e) or null, likewise bk, bv, bo
   const float* bk = nullptr;
   const float* bv = nullptr;
   const float* bias_k = nullptr;  // (e) or null
   const float* bias_v = nullptr;
   bool add_zero_attn = false;
-  const float* wo_t = nullptr;  // (e, e)
+  PackedB wo_t;  // (e, e)
   const float* bo = nullptr;
   // Biases over (n * heads) problems: row_bias_batch_stride applies per (item, head) index b * heads + h,
   // key_bias_batch_stride per item.

@@ -16,15 +16,6 @@
 namespace attnlab {
 namespace {
 
-// (rows, cols) → (cols, rows).
-std::vector<float> Transposed(const std::vector<float>& w, size_t rows, size_t cols) {
-  std::vector<float> t(w.size());
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) t[c * rows + r] = w[r * cols + c];
-  }
-  return t;
-}
-
 }  // namespace
 
 struct MultiHeadAttention::Impl {
@@ -33,8 +24,9 @@ struct MultiHeadAttention::Impl {
   bool packed_in_proj = true;  // kdim == vdim == embed_dim: one in_proj_weight (3E, E)
   // PyTorch layouts: w_q (E, E), w_k (E, kdim), w_v (E, vdim), w_o (E, E); biases (E).
   std::vector<float> w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, bias_k, bias_v;
-  // Transposed once per load for the kernels: (in_features, E).
+  // Wᵀ (in_features, E), packed once per load for the kernels' GEMM.
   std::vector<float> w_q_t, w_k_t, w_v_t, w_o_t;
+  PackedB w_q_packed, w_k_packed, w_v_packed, w_o_packed;
 
   // What the last Forward with requires_grad left for Backward: copies of its inputs, its intermediates and
   // its arguments (pointing at those copies).
@@ -48,10 +40,10 @@ struct MultiHeadAttention::Impl {
   } saved;
 
   void Pack() {
-    w_q_t = Transposed(w_q, e, e);
-    w_k_t = Transposed(w_k, e, kdim);
-    w_v_t = Transposed(w_v, e, vdim);
-    w_o_t = Transposed(w_o, e, e);
+    w_q_packed = PackB(w_q.data(), e, e, e, /*transposed=*/true, w_q_t);
+    w_k_packed = PackB(w_k.data(), kdim, kdim, e, /*transposed=*/true, w_k_t);
+    w_v_packed = PackB(w_v.data(), vdim, vdim, e, /*transposed=*/true, w_v_t);
+    w_o_packed = PackB(w_o.data(), e, e, e, /*transposed=*/true, w_o_t);
   }
 };
 
@@ -322,10 +314,10 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
   args.kdim = m.kdim;
   args.vdim = m.vdim;
   args.batch_first = c.batch_first || !batched;
-  args.wq_t = m.w_q_t.data();
-  args.wk_t = m.w_k_t.data();
-  args.wv_t = m.w_v_t.data();
-  args.wo_t = m.w_o_t.data();
+  args.wq_t = m.w_q_packed;
+  args.wk_t = m.w_k_packed;
+  args.wv_t = m.w_v_packed;
+  args.wo_t = m.w_o_packed;
   if (c.bias) {
     args.bq = m.b_q.data();
     args.bk = m.b_k.data();

@@ -8,6 +8,7 @@ export const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, '..', '..');
 export const distDir = join(root, 'dist');
 export const fixtureDir = join(root, 'tests', 'fixtures', 'torch');
+export const gradFixtureDir = join(root, 'tests', 'fixtures', 'torch-grad');
 export const VARIANTS = ['simd', 'scalar'];
 
 /** Fixture JSON numbers, with "NaN" / "Infinity" / "-Infinity" strings, as a Float32Array. */
@@ -15,11 +16,27 @@ export function f32(values) {
   return Float32Array.from(values, (x) => (typeof x === 'string' ? Number(x) : x));
 }
 
-export function loadFixtures() {
-  return readdirSync(fixtureDir)
+export function loadFixtures(dir = fixtureDir) {
+  return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => JSON.parse(readFileSync(join(fixtureDir, f), 'utf8')));
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
+}
+
+/** A fixture TENSOR as attnlab's Tensor (float32) or Tokens (int32). */
+export function fixtureTensor(t) {
+  if (t.dtype === 'int32') return { data: Int32Array.from(t.data), shape: t.shape };
+  return { data: f32(t.data), shape: t.shape };
+}
+
+/**
+ * A fixture mask as attnlab's Mask (undefined when absent). Fixture bool masks mean true = masked out; `invert`
+ * turns them into 1 = may attend (attnlab's SDPA convention). Float masks pass as they are.
+ */
+export function fixtureMask(t, invert) {
+  if (!t) return undefined;
+  if (t.dtype === 'bool') return { data: Uint8Array.from(t.data, (b) => (b !== invert ? 1 : 0)), shape: t.shape };
+  return { data: f32(t.data), shape: t.shape };
 }
 
 /**

@@ -1,5 +1,7 @@
 // No leaks: 10,000 calls per variant (SDPA and MHA forwards, with JS-side and C++-side errors interleaved, and
-// MultiHeadAttention objects created and disposed) leave the wasm memory size unchanged after warm-up.
+// MultiHeadAttention objects created and disposed) leave the wasm memory size unchanged after warm-up; so do
+// 2,000 calls of the backward pass and the tiny transformer (trainStep, lossAndGrad, forward, mha.backward,
+// scaledDotProductAttentionBackward), with errors interleaved and models created and disposed.
 //
 // Wasm memory only grows, and a fresh instance has megabytes of free heap, so a small leak would not show in
 // memoryBytes() on its own. Before the measured loop the test therefore fills the free heap with ballast blocks
@@ -12,7 +14,11 @@ import { init } from '../../dist/index.mjs';
 import { VARIANTS, randomStateDict, tensor } from './helpers.mjs';
 
 const kCalls = 10_000;
+const kTrainCalls = 2_000;
 const kHeadroom = 2 * 1024 * 1024;
+// The backward/training test makes fewer calls with small inputs: it leaves less free heap, so that a leak of more
+// than ~100 bytes per call still forces growth.
+const kTrainHeadroom = 128 * 1024;
 const kBallastBlock = 64 * 1024;
 
 // The raw Emscripten module, for the ballast only (tests may look inside; users never do).
@@ -21,8 +27,8 @@ async function rawModule(variant) {
   return (await loadModule({ variant })).Module;
 }
 
-/** Allocates blocks until the heap grew once, then until ~kHeadroom bytes are free. Returns the pointers. */
-function fillHeap(Module, memoryBytes) {
+/** Allocates blocks until the heap grew once, then until ~headroom bytes are free. Returns the pointers. */
+function fillHeap(Module, memoryBytes, headroom = kHeadroom) {
   const blocks = [];
   const start = memoryBytes();
   while (memoryBytes() === start) {
@@ -30,11 +36,11 @@ function fillHeap(Module, memoryBytes) {
     assert.notEqual(p, 0, 'ballast allocation');
     blocks.push(p);
   }
-  // The last block made the heap grow by `grown` bytes: fill all of that but kHeadroom.
+  // The last block made the heap grow by `grown` bytes: fill all of that but `headroom`.
   for (;;) {
     const size = memoryBytes();
     const grown = size - start;
-    const fill = Math.floor((grown - kHeadroom) / kBallastBlock) - 1;
+    const fill = Math.floor((grown - headroom) / kBallastBlock) - 1;
     for (let i = 0; i < fill; ++i) blocks.push(Module._malloc(kBallastBlock) >>> 0);
     if (memoryBytes() === size) return blocks; // no further growth: the free heap is now about kHeadroom
   }
@@ -125,6 +131,107 @@ for (const variant of VARIANTS) {
         assert.ok(errors >= kCalls / 2, 'errors were interleaved');
       } finally {
         for (const p of ballast) Module._free(p);
+        mha.dispose();
+      }
+    });
+  });
+}
+
+for (const variant of VARIANTS) {
+  describe(`memory of the backward pass and the tiny transformer, ${variant} build`, async () => {
+    const attn = await init({ variant });
+    const Module = await rawModule(variant);
+
+    test(`${kTrainCalls} trainStep/backward calls with errors interleaved leave memoryBytes() unchanged`, () => {
+      const V = 10;
+      const tinyOptions = { vocabSize: V, embedDim: 16, numHeads: 2, seed: 2 };
+      const ids = (n, seed) => Int32Array.from({ length: n }, (_, i) => (i * 3 + seed) % V);
+      const tokens = { data: ids(16 * 8, 1), shape: [16, 8] };
+      const targets = { data: ids(16 * 8, 2), shape: [16, 8] };
+      const E = 16;
+      const x = tensor([2, 5, E], 1);
+      const y = tensor([2, 7, E], 2);
+      const gx = tensor([2, 5, E], 3);
+      const q = tensor([3, 8, 16], 4);
+      const kk = tensor([3, 12, 16], 5);
+      const v = tensor([3, 12, 8], 6);
+      const gq = tensor([3, 8, 8], 7);
+      let model = attn.createTinyTransformer(tinyOptions);
+      const initial = model.stateDict();
+      const mha = attn.createMultiHeadAttention({ embedDim: E, numHeads: 4, batchFirst: true });
+      mha.loadStateDict(randomStateDict(E));
+
+      let errors = 0;
+      const expectThrow = (fn) => {
+        try {
+          fn();
+        } catch {
+          ++errors;
+          return;
+        }
+        assert.fail('expected a throw');
+      };
+      const step = (i) => {
+        switch (i % 10) {
+          case 0:
+            model.trainStep(tokens, targets, { lr: 1e-3 });
+            break;
+          case 1: // C++-side error after the tokens were copied in
+            expectThrow(() => model.trainStep({ data: Int32Array.of(0, 1, 12), shape: [1, 3] }, { data: ids(3, 0), shape: [1, 3] }));
+            break;
+          case 2:
+            model.lossAndGrad(tokens, targets);
+            expectThrow(() => model.lossAndGrad(tokens, { data: new Float32Array(128), shape: [16, 8] })); // JS-side
+            break;
+          case 3:
+            model.forward(tokens);
+            break;
+          case 4: // forward with requiresGrad, backward, and a backward of the wrong shape
+            mha.forward(x, y, y, { requiresGrad: true });
+            mha.backward(gx);
+            expectThrow(() => mha.backward(tensor([2, 6, E], 8)));
+            break;
+          case 5:
+            attn.scaledDotProductAttentionBackward(q, kk, v, gq, { isCausal: true });
+            expectThrow(() => attn.scaledDotProductAttentionBackward(q, kk, v, tensor([3, 8, 9], 9)));
+            break;
+          case 6: // a state dict round trip (resets Adam), and a bad load
+            model.loadStateDict(initial);
+            expectThrow(() => model.loadStateDict({ ...initial, 'readout.bias': new Float32Array(V + 1) }));
+            break;
+          case 7: // state error: backward after loadStateDict
+            mha.loadStateDict(randomStateDict(E));
+            expectThrow(() => mha.backward(gx));
+            break;
+          case 8: // constructor errors, and a create / dispose cycle
+            expectThrow(() => attn.createTinyTransformer({ ...tinyOptions, embedDim: 15, numHeads: 1 }));
+            if (i % 100 === 8) {
+              model.dispose();
+              model = attn.createTinyTransformer(tinyOptions);
+            }
+            break;
+          default:
+            model.stateDict();
+            expectThrow(() => model.trainStep(tokens, targets, { lr: 0 }));
+        }
+      };
+
+      for (let i = 0; i < 300; ++i) step(i); // warm-up
+      const ballast = fillHeap(Module, () => attn.memoryBytes(), kTrainHeadroom);
+      const before = attn.memoryBytes();
+      errors = 0;
+      try {
+        for (let i = 0; i < kTrainCalls; ++i) step(i);
+        const after = attn.memoryBytes();
+        console.log(
+          `memory [${variant}]: ${kTrainCalls} backward/training calls (${errors} errors): ${before} bytes before, ` +
+            `${after} after (ballast leaves ~${kTrainHeadroom} bytes free)`,
+        );
+        assert.equal(after, before, 'wasm memory grew: something leaks');
+        assert.ok(errors >= kTrainCalls / 2, 'errors were interleaved');
+      } finally {
+        for (const p of ballast) Module._free(p);
+        model.dispose();
         mha.dispose();
       }
     });

@@ -40,6 +40,19 @@ export interface Mask {
   shape: number[];
 }
 
+/**
+ * Token ids for {@link TinyTransformer}: `shape` is `[B, T]` (batch, sequence length, both ≥ 1), row-major, and
+ * every id is in `[0, vocabSize)`.
+ *
+ * @example `{ data: new Int32Array([3, 1, 4, 1, 5, 9]), shape: [1, 6] }`
+ */
+export interface Tokens {
+  /** The ids, row-major. Must be an `Int32Array` (not an `Array` or a `Float32Array`). */
+  data: Int32Array;
+  /** `[B, T]`: positive integers. */
+  shape: number[];
+}
+
 /** Which WebAssembly build runs: with WebAssembly SIMD128, or without (for runtimes that lack SIMD). */
 export type Variant = 'simd' | 'scalar';
 
@@ -87,6 +100,35 @@ export interface SdpaOptions {
   needWeights?: boolean;
 }
 
+/** Options of {@link Attnlab.scaledDotProductAttentionBackward}: those of the forward call that is differentiated. */
+export interface SdpaBackwardOptions {
+  /** As in {@link SdpaOptions.attnMask} (`Uint8Array`: **1 = may attend, 0 = masked out**). No gradient is computed for it. */
+  attnMask?: Mask | null;
+  /** As in {@link SdpaOptions.isCausal}. Default false. */
+  isCausal?: boolean;
+  /** As in {@link SdpaOptions.scale}. Default `1 / sqrt(dk)`. */
+  scale?: number;
+}
+
+/**
+ * Gradients of the inputs of an attention call: the vector-Jacobian product for a given `gradOutput`, i.e. the
+ * gradients of `sum(output ⊙ gradOutput)`. Each has the shape of its input.
+ */
+export interface AttentionGradients {
+  /** Gradient of `query`, same shape as `query`. */
+  gradQuery: Tensor;
+  /** Gradient of `key`, same shape as `key`. */
+  gradKey: Tensor;
+  /** Gradient of `value`, same shape as `value`. */
+  gradValue: Tensor;
+}
+
+/** What {@link MultiHeadAttention.backward} returns: the inputs' gradients and every parameter's. */
+export interface MultiHeadAttentionGradients extends AttentionGradients {
+  /** One gradient per parameter, under its state-dict name (see {@link StateDict}) and with its shape. */
+  gradParams: Record<string, Tensor>;
+}
+
 /** Constructor options of {@link Attnlab.createMultiHeadAttention}: those of `torch.nn.MultiheadAttention` (dropout is always 0, eval mode). */
 export interface MultiHeadAttentionOptions {
   /** E: the model dimension, a positive integer divisible by `numHeads`. */
@@ -124,6 +166,12 @@ export interface MultiHeadAttentionForwardOptions {
   needWeights?: boolean;
   /** Weights averaged over heads `(N, L, S')` (true, the default) or per head `(N, H, L, S')` (false). */
   averageAttnWeights?: boolean;
+  /**
+   * Whether to keep what {@link MultiHeadAttention.backward} needs (copies of the inputs and the intermediates),
+   * replacing what an earlier `requiresGrad` forward kept. Default false; a forward without it leaves that
+   * earlier state alone.
+   */
+  requiresGrad?: boolean;
 }
 
 /**
@@ -168,9 +216,121 @@ export interface MultiHeadAttention {
    * @throws Error after {@link MultiHeadAttention.dispose}.
    */
   forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiHeadAttentionForwardOptions): AttentionResult;
+  /**
+   * Backward pass of the latest {@link MultiHeadAttention.forward} called with `requiresGrad: true` (with the
+   * parameters it used): the gradients of `sum(output ⊙ gradOutput)`. Masked keys get zero gradient rows; a fully
+   * masked query row passes no gradient through the attention (never NaN).
+   *
+   * @param gradOutput the upstream gradient, with exactly the shape of that forward's `output`.
+   * @returns `gradQuery`, `gradKey`, `gradValue` (shapes of query, key, value) and `gradParams` (one per
+   *   parameter, under its state-dict name).
+   * @throws Error when no forward with `requiresGrad: true` came before (or {@link MultiHeadAttention.loadStateDict}
+   *   was called since), or after {@link MultiHeadAttention.dispose}.
+   * @throws TypeError when gradOutput is not a {@link Tensor}; RangeError when its shape differs from the output's.
+   */
+  backward(gradOutput: Tensor): MultiHeadAttentionGradients;
   /** Frees this module's wasm memory. Calling it again does nothing; any other method then throws an Error. */
   dispose(): void;
   /** Same as {@link MultiHeadAttention.dispose}, for `using` declarations. */
+  [Symbol.dispose](): void;
+}
+
+/** Constructor options of {@link Attnlab.createTinyTransformer}. */
+export interface TinyTransformerOptions {
+  /** V: the number of token ids, a positive integer. */
+  vocabSize: number;
+  /** E: the model dimension, a positive even integer (sin/cos position pairs) divisible by `numHeads`. */
+  embedDim: number;
+  /** H: the number of attention heads, a positive integer. */
+  numHeads: number;
+  /** Whether position t attends only positions ≤ t (for next-token tasks). Default false: every position. */
+  causal?: boolean;
+}
+
+/** What {@link TinyTransformer.forward} returns. */
+export interface TinyTransformerOutput {
+  /** `(B, T, vocabSize)`: unnormalised scores of every token id at every position. */
+  logits: Tensor;
+  /** `(B, H, T, T)`: the attention weights of every head (each row sums to 1). */
+  weights: Tensor;
+}
+
+/** What {@link TinyTransformer.lossAndGrad} returns. */
+export interface LossAndGrad {
+  /** The mean cross-entropy over all B·T positions. */
+  loss: number;
+  /** The gradient of `loss` for every parameter, under its state-dict name and with its shape. */
+  gradParams: Record<string, Tensor>;
+}
+
+/** Options of {@link TinyTransformer.trainStep}. */
+export interface TrainStepOptions {
+  /** Adam's learning rate, a positive finite number. Default `1e-2`. */
+  lr?: number;
+}
+
+/** What {@link TinyTransformer.trainStep} returns. */
+export interface TrainStepResult {
+  /** The loss on this batch before the update (as {@link TinyTransformer.lossAndGrad} would give). */
+  loss: number;
+}
+
+/**
+ * A one-layer transformer small enough to train in a browser tab, owning wasm memory:
+ *
+ * ```
+ * x      = embedding.weight[tokens] + pe          // (B, T, E); pe: fixed sinusoidal positional encoding
+ * a      = MHA(x, x, x)                           // nn.MultiheadAttention(E, H, bias=False, batch_first=True),
+ *                                                 // with a causal mask when `causal`
+ * logits = (x + a) readout.weightᵀ + readout.bias // (B, T, V)
+ * loss   = mean cross-entropy of logits against targets, over all B·T positions
+ * ```
+ *
+ * Parameters (state-dict names, PyTorch's order): `embedding.weight` `(V, E)`, `attn.in_proj_weight` `(3E, E)`,
+ * `attn.out_proj.weight` `(E, E)`, `readout.weight` `(V, E)`, `readout.bias` `(V)`. Create with
+ * {@link Attnlab.createTinyTransformer}; **you must call {@link TinyTransformer.dispose}** (or use `using`) when done.
+ */
+export interface TinyTransformer {
+  /**
+   * Replaces every parameter and resets the optimizer (Adam's moments and step count). Each value is a
+   * `Float32Array` (taking the parameter's shape) or a {@link Tensor} of exactly the parameter's shape.
+   *
+   * @throws TypeError when a value is neither a Float32Array nor a Tensor.
+   * @throws RangeError naming the entry when a name is missing or unknown, or a size or shape is wrong; the
+   *   parameters are then left unchanged.
+   * @throws Error after {@link TinyTransformer.dispose}.
+   */
+  loadStateDict(stateDict: StateDict): void;
+  /** Copies of every parameter, under the names above. @throws Error after dispose. */
+  stateDict(): Record<string, Tensor>;
+  /**
+   * The model's forward pass.
+   *
+   * @throws TypeError when tokens is not `{ data: Int32Array, shape }`.
+   * @throws RangeError when the shape is not `[B, T]` with B, T ≥ 1, or an id is outside `[0, vocabSize)`.
+   * @throws Error after {@link TinyTransformer.dispose}.
+   */
+  forward(tokens: Tokens): TinyTransformerOutput;
+  /**
+   * The loss and its gradient for every parameter; changes nothing.
+   *
+   * @param targets the id expected at every position, `[B, T]` like `tokens`.
+   * @throws TypeError / RangeError as {@link TinyTransformer.forward}, for `tokens` and `targets` (whose shape must
+   *   equal that of `tokens`). Error after dispose.
+   */
+  lossAndGrad(tokens: Tokens, targets: Tokens): LossAndGrad;
+  /**
+   * One step of Adam (PyTorch's `torch.optim.Adam`: betas 0.9 / 0.999, eps 1e-8, no weight decay) on this batch.
+   * The optimizer state lives in the model, so successive calls continue one optimisation.
+   *
+   * @returns the loss before the update.
+   * @throws TypeError / RangeError as {@link TinyTransformer.lossAndGrad}; RangeError for an `lr` that is not a
+   *   positive finite float32 (TypeError when not a number). Error after dispose.
+   */
+  trainStep(tokens: Tokens, targets: Tokens, options?: TrainStepOptions): TrainStepResult;
+  /** Frees this model's wasm memory. Calling it again does nothing; any other method then throws an Error. */
+  dispose(): void;
+  /** Same as {@link TinyTransformer.dispose}, for `using` declarations. */
   [Symbol.dispose](): void;
 }
 
@@ -195,12 +355,37 @@ export interface Attnlab {
    */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions): AttentionResult;
   /**
+   * Backward pass of {@link Attnlab.scaledDotProductAttention}: the gradients of `sum(output ⊙ gradOutput)` for
+   * query, key and value, with the forward's options. A fully masked query row has zero weights, so it passes
+   * no gradient (zeros, never NaN); masked keys get zero gradient from the rows that mask them.
+   *
+   * @param gradOutput the upstream gradient, `(*batch, Lq, dv)`: the shape of the forward's `output`.
+   * @returns `gradQuery` `(*batch, Lq, dk)`, `gradKey` `(*batch, Lk, dk)`, `gradValue` `(*batch, Lk, dv)`.
+   * @throws TypeError for a wrong type; RangeError for a wrong size, shape or value (e.g. a gradOutput whose shape
+   *   is not the output's), as {@link Attnlab.scaledDotProductAttention}.
+   */
+  scaledDotProductAttentionBackward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    gradOutput: Tensor,
+    options?: SdpaBackwardOptions,
+  ): AttentionGradients;
+  /**
    * Creates a `torch.nn.MultiheadAttention` holding PyTorch's default initialisation (Xavier-uniform projections,
    * zero biases) from a fixed seed, so `forward` works before `loadStateDict`. Dispose it when done.
    *
    * @throws TypeError for a wrong option type; RangeError for a bad dimension (e.g. embedDim not divisible by numHeads).
    */
   createMultiHeadAttention(options: MultiHeadAttentionOptions): MultiHeadAttention;
+  /**
+   * Creates the training demo's {@link TinyTransformer}, initialised like PyTorch (embedding N(0, 1), attention as
+   * in `nn.MultiheadAttention`, readout U(±1/√E)) from a fixed seed. Dispose it when done.
+   *
+   * @throws TypeError for a wrong option type; RangeError for a bad dimension (e.g. an odd embedDim, or one not
+   *   divisible by numHeads).
+   */
+  createTinyTransformer(options: TinyTransformerOptions): TinyTransformer;
 }
 
 /**

@@ -1,9 +1,10 @@
-// attnlab's public JavaScript API (docs/api.md): init(), scaledDotProductAttention, createMultiHeadAttention.
+// attnlab's public JavaScript API (docs/api.md): init(), scaledDotProductAttention(Backward),
+// createMultiHeadAttention (forward, backward) and createTinyTransformer.
 //
 // This layer owns every JS-side check (types, lengths, option values, sizes that cannot fit in wasm memory) and
-// the marshalling: each input reaches the heap in one bulk copy (`_malloc`, then a FRESH HEAPF32/HEAPU8 view,
-// then `.set()`), and is freed in `finally`. No view into wasm memory is ever cached or handed out: every result
-// is a JS-owned copy made by the C++ binding. The raw Embind contract is in cpp/bindings/embind.cc; wasm loading
+// the marshalling: each input reaches the heap in one bulk copy (`_malloc`, then a FRESH HEAPF32/HEAPU8/HEAP32
+// view, then `.set()`), and is freed in `finally`. No view into wasm memory is ever cached or handed out: every
+// result is a JS-owned copy made by the C++ binding. The raw Embind contract is in cpp/bindings/embind.cc; wasm loading
 // lives in loader.mjs only.
 
 import { forgetModule, loadModule } from './loader.mjs';
@@ -19,18 +20,23 @@ import {
   readParameter,
   readSafeInteger,
   readTensor,
+  readTokens,
 } from './validate.mjs';
 import { version } from './version.mjs';
 
 /** `Symbol.dispose` where the runtime has it, else the well-known fallback that TypeScript's `using` uses too. */
 const kDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : Symbol.for('Symbol.dispose');
 
-const kDefaultSeed = 0; // createMultiHeadAttention's initialisation is reproducible unless `seed` is given
+const kDefaultSeed = 0; // createMultiHeadAttention's and createTinyTransformer's initialisation is reproducible
+const kDefaultLr = 1e-2; // trainStep's learning rate, as in the torch-grad train_step fixtures
 const kToken = Symbol('attnlab.internal');
 
 const kSdpaOptions = ['attnMask', 'isCausal', 'scale', 'needWeights'];
+const kSdpaBackwardOptions = ['attnMask', 'isCausal', 'scale'];
 const kMhaOptions = ['embedDim', 'numHeads', 'bias', 'addBiasKV', 'addZeroAttn', 'kdim', 'vdim', 'batchFirst', 'seed'];
 const kForwardOptions = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'requiresGrad'];
+const kTinyOptions = ['vocabSize', 'embedDim', 'numHeads', 'causal', 'seed'];
+const kTrainStepOptions = ['lr'];
 
 // ---------------------------------------------------------------------------------------------------------------
 // The per-module core: heap marshalling and error translation.
@@ -75,11 +81,13 @@ class Core {
     try {
       const heapF32 = M.HEAPF32; // fresh views: _malloc may have grown (and so replaced) the memory
       const heapU8 = M.HEAPU8;
+      const heap32 = M.HEAP32;
       const pointers = offsets.map((offset, i) => {
         if (offset < 0) return 0;
         const ptr = base + offset;
         const b = buffers[i];
         if (b.tag === 'Uint8Array') heapU8.set(b.data, ptr);
+        else if (b.tag === 'Int32Array') heap32.set(b.data, ptr >>> 2); // token ids: never through HEAPF32
         else heapF32.set(b.data, ptr >>> 2);
         return ptr;
       });
@@ -99,12 +107,18 @@ class Core {
   }
 
   translate(ctx, e) {
-    if (e instanceof RangeError) return new RangeError(`${ctx}: ${jsNames(e.message)}`);
-    if (e instanceof TypeError) return new TypeError(`${ctx}: ${jsNames(e.message)}`);
+    const message = () => {
+      // A C++ state error may start with the method's own name ("backward: …"), which ctx already gives.
+      const text = jsNames(e.message);
+      const method = ctx.slice(ctx.lastIndexOf('.') + 1);
+      return text.startsWith(`${method}: `) ? text.slice(method.length + 2) : text;
+    };
+    if (e instanceof RangeError) return new RangeError(`${ctx}: ${message()}`);
+    if (e instanceof TypeError) return new TypeError(`${ctx}: ${message()}`);
     const isTrap = typeof WebAssembly === 'object' && e instanceof WebAssembly.RuntimeError;
     if (e instanceof Error && !isTrap) {
       // Error from C++ (a std::exception other than invalid_argument/bad_alloc) or an Embind BindingError.
-      return new Error(`${ctx}: ${jsNames(e.message)}`);
+      return new Error(`${ctx}: ${message()}`);
     }
     // A trap, an abort, or a C++ exception that escaped the binding's guard (it arrives as a number): the module
     // state can no longer be trusted. Stop using it, and let the next init() load a fresh one.
@@ -127,10 +141,65 @@ function toResult(raw, needWeights) {
   return result;
 }
 
+/** A raw `[Float32Array, shape]` pair as a Tensor. */
+function pairToTensor(pair) {
+  return toTensor(pair[0], pair[1]);
+}
+
+/** A raw `[[name, Float32Array, shape], …]` list as `{ name: Tensor }` in `order` (raw lists come sorted by name). */
+function toTensorRecord(list, order) {
+  const rank = new Map(order.map((name, i) => [name, i]));
+  const at = (name) => rank.get(name) ?? order.length;
+  const out = {};
+  const sorted = Array.from(list).sort((a, b) => at(a[0]) - at(b[0]));
+  for (const [name, data, shape] of sorted) out[name] = toTensor(data, shape);
+  return out;
+}
+
 function product(shape, from = 0, to = shape.length) {
   let p = 1;
   for (let i = from; i < to; ++i) p *= shape[i];
   return p;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// State dicts, shared by MultiHeadAttention and TinyTransformer.
+
+/** The raw `parameterShapes()` as a Map name → shape, in PyTorch's order. */
+function parameterShapesOf(ctx, core, handle) {
+  const list = core.call(ctx, () => handle.parameterShapes());
+  return new Map(list.map(([name, shape]) => [name, Array.from(shape, Number)]));
+}
+
+/** Checks `stateDict` ({ name: Float32Array | Tensor }) and loads it into `handle` in one heap copy. */
+function loadStateDictInto(ctx, core, handle, parameterShapes, stateDict) {
+  if (stateDict === null || typeof stateDict !== 'object' || Array.isArray(stateDict)) {
+    throw new TypeError(`${ctx}: stateDict must be an object { name: Float32Array | Tensor }, got ${describe(stateDict)}`);
+  }
+  const entries = [];
+  for (const name of Object.keys(stateDict)) {
+    const expected = parameterShapes.get(name);
+    entries.push([name, readParameter(ctx, stateDict[name], `stateDict[${JSON.stringify(name)}]`, expected)]);
+  }
+  checkFits(
+    ctx,
+    'stateDict',
+    entries.map(([name, p]) => [name, p.bytes]),
+  );
+  core.withHeap(
+    ctx,
+    'stateDict',
+    entries.map(([, p]) => p),
+    (pointers) => handle.loadStateDict(entries.map(([name, p], i) => [name, pointers[i], p.shape])),
+  );
+}
+
+/** A copy of every parameter of `handle`: { name: Tensor }, in PyTorch's order. */
+function stateDictOf(ctx, core, handle, parameterShapes) {
+  return toTensorRecord(
+    core.call(ctx, () => handle.stateDict()),
+    [...parameterShapes.keys()],
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -151,6 +220,23 @@ function sdpaEstimate(q, k, v, needWeights) {
     const dv = v.shape[rv - 1];
     parts.push(['output (*batch, Lq, dv)', batchLq * dv * 4]);
     if (needWeights) parts.push(['weights (*batch, Lq, Lk)', batchLq * lk * 4]);
+  }
+  return parts;
+}
+
+function sdpaBackwardEstimate(q, k, v, g) {
+  const parts = [
+    ['query', q.bytes],
+    ['key', k.bytes],
+    ['value', v.bytes],
+    ['gradOutput', g.bytes],
+    ['gradQuery, gradKey, gradValue', q.bytes + k.bytes + v.bytes],
+  ];
+  const rq = q.shape.length;
+  const rk = k.shape.length;
+  if (rq >= 2 && rk >= 2) {
+    const batchLq = product(q.shape, 0, rq - 1);
+    parts.push(['weights and their gradient (*batch, Lq, Lk)', 2 * batchLq * k.shape[rk - 2] * 4]);
   }
   return parts;
 }
@@ -183,12 +269,7 @@ class MultiHeadAttention {
     this.#core = core;
     this.#handle = handle;
     this.#config = config;
-    this.#parameterShapes = new Map(
-      core.call('createMultiHeadAttention', () => handle.parameterShapes()).map(([name, shape]) => [
-        name,
-        Array.from(shape, Number),
-      ]),
-    );
+    this.#parameterShapes = parameterShapesOf('createMultiHeadAttention', core, handle);
     registry?.register(this, { core, handle }, this);
   }
 
@@ -206,41 +287,17 @@ class MultiHeadAttention {
   loadStateDict(stateDict) {
     const ctx = 'mha.loadStateDict';
     const handle = this.#usable(ctx);
-    if (stateDict === null || typeof stateDict !== 'object' || Array.isArray(stateDict)) {
-      throw new TypeError(`${ctx}: stateDict must be an object { name: Float32Array | Tensor }, got ${describe(stateDict)}`);
-    }
-    const entries = [];
-    for (const name of Object.keys(stateDict)) {
-      const expected = this.#parameterShapes.get(name);
-      entries.push([name, readParameter(ctx, stateDict[name], `stateDict[${JSON.stringify(name)}]`, expected)]);
-    }
-    checkFits(
-      ctx,
-      'stateDict',
-      entries.map(([name, p]) => [name, p.bytes]),
-    );
-    this.#core.withHeap(
-      ctx,
-      'stateDict',
-      entries.map(([, p]) => p),
-      (pointers) => handle.loadStateDict(entries.map(([name, p], i) => [name, pointers[i], p.shape])),
-    );
+    loadStateDictInto(ctx, this.#core, handle, this.#parameterShapes, stateDict);
   }
 
   /** A copy of every parameter: { name: { data: Float32Array, shape } }. */
   stateDict() {
     const ctx = 'mha.stateDict';
     const handle = this.#usable(ctx);
-    const list = this.#core.call(ctx, () => handle.stateDict());
-    const out = {};
-    // PyTorch's order (the raw list may come sorted by name)
-    const order = [...this.#parameterShapes.keys()];
-    list.sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0]));
-    for (const [name, data, shape] of list) out[name] = toTensor(data, shape);
-    return out;
+    return stateDictOf(ctx, this.#core, handle, this.#parameterShapes);
   }
 
-  /** nn.MultiheadAttention.forward in eval mode. */
+  /** nn.MultiheadAttention.forward in eval mode; with requiresGrad it keeps what backward() needs. */
   forward(query, key, value, options) {
     const ctx = 'mha.forward';
     const handle = this.#usable(ctx);
@@ -252,10 +309,12 @@ class MultiHeadAttention {
     const attnMask = readMask(ctx, o.attnMask, 'attnMask');
     const needWeights = readBool(ctx, o.needWeights, 'needWeights', true);
     const averageAttnWeights = readBool(ctx, o.averageAttnWeights, 'averageAttnWeights', true);
-    if (readBool(ctx, o.requiresGrad, 'requiresGrad', false)) {
-      throw new Error(`${ctx}: requiresGrad: true is not supported by this build (no backward pass yet)`);
-    }
-    checkFits(ctx, 'query, key, value', this.#forwardEstimate(q, k, v, keyPaddingMask, attnMask, needWeights));
+    const requiresGrad = readBool(ctx, o.requiresGrad, 'requiresGrad', false);
+    checkFits(
+      ctx,
+      'query, key, value',
+      this.#forwardEstimate(q, k, v, keyPaddingMask, attnMask, needWeights, requiresGrad),
+    );
     const raw = this.#core.withHeap(ctx, 'query, key, value and masks', [q, k, v, keyPaddingMask, attnMask], (p) =>
       handle.forward(
         p[0],
@@ -272,12 +331,31 @@ class MultiHeadAttention {
         attnMask ? attnMask.kind : 0,
         needWeights,
         averageAttnWeights,
+        requiresGrad,
       ),
     );
     return toResult(raw, needWeights);
   }
 
-  #forwardEstimate(q, k, v, keyPaddingMask, attnMask, needWeights) {
+  /**
+   * Gradients of sum(gradOutput ⊙ output) for the latest forward with requiresGrad (since the last
+   * loadStateDict): { gradQuery, gradKey, gradValue, gradParams: { name: Tensor } }.
+   */
+  backward(gradOutput) {
+    const ctx = 'mha.backward';
+    const handle = this.#usable(ctx);
+    const g = readTensor(ctx, gradOutput, 'gradOutput');
+    checkFits(ctx, 'gradOutput', [['gradOutput', g.bytes]]);
+    const raw = this.#core.withHeap(ctx, 'gradOutput', [g], (p) => handle.backward(p[0], g.shape));
+    return {
+      gradQuery: pairToTensor(raw.gradQuery),
+      gradKey: pairToTensor(raw.gradKey),
+      gradValue: pairToTensor(raw.gradValue),
+      gradParams: toTensorRecord(raw.gradParams, [...this.#parameterShapes.keys()]),
+    };
+  }
+
+  #forwardEstimate(q, k, v, keyPaddingMask, attnMask, needWeights, requiresGrad) {
     const { embedDim: E, numHeads: H, kdim, vdim, batchFirst, addBiasKV, addZeroAttn } = this.#config;
     const parts = [
       ['query', q.bytes],
@@ -295,7 +373,8 @@ class MultiHeadAttention {
         const sExtra = ns / n + (addBiasKV ? 1 : 0) + (addZeroAttn ? 1 : 0);
         parts.push(['projected query', nl * E * 4], ['projected key and value', 2 * n * sExtra * E * 4]);
         parts.push(['output', 2 * nl * E * 4]);
-        if (needWeights) parts.push(['weights (N, H, L, S\')', H * nl * sExtra * 4]);
+        if (needWeights || requiresGrad) parts.push(['weights (N, H, L, S\')', H * nl * sExtra * 4]);
+        if (requiresGrad) parts.push(['copies kept for backward', q.bytes + k.bytes + v.bytes + nl * E * 4]);
       }
     }
     return parts;
@@ -316,6 +395,126 @@ class MultiHeadAttention {
 
   get [Symbol.toStringTag]() {
     return 'MultiHeadAttention';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The tiny transformer of the training demo.
+
+class TinyTransformer {
+  #core;
+  #handle;
+  #config;
+  #parameterShapes; // Map name → shape, in PyTorch's order
+
+  constructor(token, core, handle, config) {
+    if (token !== kToken) throw new TypeError('use attn.createTinyTransformer(options) to create one');
+    this.#core = core;
+    this.#handle = handle;
+    this.#config = config;
+    this.#parameterShapes = parameterShapesOf('createTinyTransformer', core, handle);
+    registry?.register(this, { core, handle }, this);
+  }
+
+  #usable(ctx) {
+    if (!this.#handle) {
+      throw new Error(`${ctx}: this TinyTransformer has been disposed; create a new one with createTinyTransformer()`);
+    }
+    this.#core.checkUsable(ctx);
+    return this.#handle;
+  }
+
+  /** Replaces every parameter (and resets Adam's state) from a state dict ({ name: Float32Array | Tensor }). */
+  loadStateDict(stateDict) {
+    const ctx = 'model.loadStateDict';
+    const handle = this.#usable(ctx);
+    loadStateDictInto(ctx, this.#core, handle, this.#parameterShapes, stateDict);
+  }
+
+  /** A copy of every parameter: { name: { data: Float32Array, shape } }. */
+  stateDict() {
+    const ctx = 'model.stateDict';
+    const handle = this.#usable(ctx);
+    return stateDictOf(ctx, this.#core, handle, this.#parameterShapes);
+  }
+
+  /** Logits (B, T, vocabSize) and the attention weights of every head (B, H, T, T). */
+  forward(tokens) {
+    const ctx = 'model.forward';
+    const handle = this.#usable(ctx);
+    const t = readTokens(ctx, tokens, 'tokens');
+    checkFits(ctx, 'tokens', this.#estimate(t, null));
+    const raw = this.#core.withHeap(ctx, 'tokens', [t], (p) => handle.forward(p[0], t.shape));
+    return { logits: pairToTensor(raw.logits), weights: pairToTensor(raw.weights) };
+  }
+
+  /** The mean cross-entropy of the logits against `targets`, and its gradient for every parameter. */
+  lossAndGrad(tokens, targets) {
+    const ctx = 'model.lossAndGrad';
+    const handle = this.#usable(ctx);
+    const [t, y] = this.#readBatch(ctx, tokens, targets);
+    const raw = this.#core.withHeap(ctx, 'tokens and targets', [t, y], (p) =>
+      handle.lossAndGrad(p[0], t.shape, p[1], y.shape),
+    );
+    return { loss: Number(raw.loss), gradParams: toTensorRecord(raw.gradParams, [...this.#parameterShapes.keys()]) };
+  }
+
+  /** One Adam step (PyTorch's update rule; the optimizer state lives in the model); the loss before the update. */
+  trainStep(tokens, targets, options) {
+    const ctx = 'model.trainStep';
+    const handle = this.#usable(ctx);
+    const [t, y] = this.#readBatch(ctx, tokens, targets);
+    const o = readOptions(ctx, options, 'options', kTrainStepOptions);
+    const lr = readFiniteNumber(ctx, o.lr, 'lr') ?? kDefaultLr;
+    if (!(Math.fround(lr) > 0) || !Number.isFinite(Math.fround(lr))) {
+      throw new RangeError(`${ctx}: lr must be a positive number that fits in a float32 (1.5e-45 … 3.4e38), got ${lr}`);
+    }
+    const loss = this.#core.withHeap(ctx, 'tokens and targets', [t, y], (p) =>
+      handle.trainStep(p[0], t.shape, p[1], y.shape, lr),
+    );
+    return { loss: Number(loss) };
+  }
+
+  #readBatch(ctx, tokens, targets) {
+    const t = readTokens(ctx, tokens, 'tokens');
+    const y = readTokens(ctx, targets, 'targets');
+    if (y.shape[0] !== t.shape[0] || y.shape[1] !== t.shape[1]) {
+      throw new RangeError(
+        `${ctx}: targets.shape must equal tokens.shape [${t.shape.join(', ')}], got [${y.shape.join(', ')}]`,
+      );
+    }
+    checkFits(ctx, 'tokens, targets', this.#estimate(t, y));
+    return [t, y];
+  }
+
+  #estimate(tokens, targets) {
+    const { vocabSize: V, embedDim: E, numHeads: H } = this.#config;
+    const [B, T] = tokens.shape;
+    const grad = targets ? 2 : 1; // a backward pass keeps, and then mirrors, the forward's activations
+    return [
+      ['tokens', tokens.bytes],
+      ['targets', targets ? targets.bytes : 0],
+      ['logits (B, T, vocabSize)', grad * B * T * V * 4],
+      ['weights (B, H, T, T)', grad * B * H * T * T * 4],
+      ['activations (B, T, embedDim)', grad * 8 * B * T * E * 4],
+    ];
+  }
+
+  /** Frees the wasm memory of this model. Idempotent; any other call afterwards throws an Error. */
+  dispose() {
+    const handle = this.#handle;
+    if (!handle) return;
+    this.#handle = null;
+    registry?.unregister(this);
+    if (!this.#core.failure) handle.delete();
+  }
+
+  [kDispose]() {
+    this.dispose();
+  }
+
+  get [Symbol.toStringTag]() {
+    return 'TinyTransformer';
   }
 }
 
@@ -376,6 +575,50 @@ class Attnlab {
     return toResult(raw, needWeights);
   }
 
+  /** Gradients of sum(gradOutput ⊙ softmax(Q Kᵀ · scale + mask) V) for query, key and value. */
+  scaledDotProductAttentionBackward(query, key, value, gradOutput, options) {
+    const ctx = 'scaledDotProductAttentionBackward';
+    const core = this.#core;
+    core.checkUsable(ctx);
+    const q = readTensor(ctx, query, 'query');
+    const k = readTensor(ctx, key, 'key');
+    const v = readTensor(ctx, value, 'value');
+    const g = readTensor(ctx, gradOutput, 'gradOutput');
+    const o = readOptions(ctx, options, 'options', kSdpaBackwardOptions);
+    const attnMask = readMask(ctx, o.attnMask, 'attnMask');
+    const isCausal = readBool(ctx, o.isCausal, 'isCausal', false);
+    const scale = readFiniteNumber(ctx, o.scale, 'scale');
+    if (scale !== undefined && !Number.isFinite(Math.fround(scale))) {
+      throw new RangeError(`${ctx}: scale must fit in a float32 (|scale| < 3.4e38), got ${scale}`);
+    }
+    const parts = sdpaBackwardEstimate(q, k, v, g);
+    if (attnMask) parts.push(['attnMask', attnMask.bytes]);
+    checkFits(ctx, 'query, key, value, gradOutput', parts);
+    const raw = core.withHeap(ctx, 'query, key, value, gradOutput and attnMask', [q, k, v, g, attnMask], (p) =>
+      core.Module.sdpaBackward(
+        p[0],
+        q.shape,
+        p[1],
+        k.shape,
+        p[2],
+        v.shape,
+        p[3],
+        g.shape,
+        p[4],
+        attnMask ? attnMask.shape : [],
+        attnMask ? attnMask.kind : 0,
+        isCausal,
+        scale !== undefined,
+        scale ?? 0,
+      ),
+    );
+    return {
+      gradQuery: pairToTensor(raw.gradQuery),
+      gradKey: pairToTensor(raw.gradKey),
+      gradValue: pairToTensor(raw.gradValue),
+    };
+  }
+
   /** A torch.nn.MultiheadAttention (eval mode) with PyTorch's default initialisation. */
   createMultiHeadAttention(options) {
     const ctx = 'createMultiHeadAttention';
@@ -407,6 +650,42 @@ class Attnlab {
     );
     try {
       return new MultiHeadAttention(kToken, core, handle, config);
+    } catch (e) {
+      handle.delete();
+      throw e;
+    }
+  }
+
+  /**
+   * The training demo's model (embedding + sinusoidal positions + one MHA without bias + residual + readout),
+   * initialised like PyTorch from a fixed seed.
+   */
+  createTinyTransformer(options) {
+    const ctx = 'createTinyTransformer';
+    const core = this.#core;
+    core.checkUsable(ctx);
+    if (options === undefined || options === null) {
+      throw new TypeError(
+        `${ctx}: options { vocabSize, embedDim, numHeads, causal } are required, got ${describe(options)}`,
+      );
+    }
+    const o = readOptions(ctx, options, 'options', kTinyOptions);
+    const vocabSize = readDim(ctx, o.vocabSize, 'vocabSize');
+    const embedDim = readDim(ctx, o.embedDim, 'embedDim');
+    const numHeads = readDim(ctx, o.numHeads, 'numHeads');
+    const causal = readBool(ctx, o.causal, 'causal', false);
+    const seed = readSafeInteger(ctx, o.seed, 'seed', kDefaultSeed);
+    const V = vocabSize;
+    const E = embedDim;
+    checkFits(ctx, 'vocabSize, embedDim', [
+      ['embedding.weight and readout.weight', 2 * V * E * 4],
+      ['attn.in_proj_weight and attn.out_proj.weight', 4 * E * E * 4],
+      ['readout.bias', V * 4],
+    ]);
+    const config = { vocabSize, embedDim, numHeads, causal };
+    const handle = core.call(ctx, () => new core.Module.TinyTransformer(vocabSize, embedDim, numHeads, causal, seed));
+    try {
+      return new TinyTransformer(kToken, core, handle, config);
     } catch (e) {
       handle.delete();
       throw e;

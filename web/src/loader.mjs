@@ -141,7 +141,17 @@ function loadError(spec, variant, url, cause) {
   );
 }
 
-const kRequiredExports = ['_malloc', '_free', 'HEAPU8', 'HEAPF32', 'sdpa', 'MultiHeadAttention'];
+const kRequiredExports = [
+  '_malloc',
+  '_free',
+  'HEAPU8',
+  'HEAPF32',
+  'HEAP32',
+  'sdpa',
+  'sdpaBackward',
+  'MultiHeadAttention',
+  'TinyTransformer',
+];
 
 async function instantiate(variant, url) {
   const spec = kVariants[variant];

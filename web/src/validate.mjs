@@ -170,7 +170,8 @@ function readTypedData(ctx, data, name, allowed) {
   const tag = typedArrayName(data);
   if (!tag || !allowed.includes(tag)) {
     const hint = Array.isArray(data) ? ` (convert with new ${allowed[0]}(array))` : '';
-    throw new TypeError(`${ctx}: ${name} must be a ${allowed.join(' or a ')}, got ${describe(data)}${hint}`);
+    const article = /^[AEIOU]/.test(allowed[0]) ? 'an' : 'a';
+    throw new TypeError(`${ctx}: ${name} must be ${article} ${allowed.join(' or a ')}, got ${describe(data)}${hint}`);
   }
   if (isDetached(data)) throw new TypeError(`${ctx}: ${name} is backed by a detached ArrayBuffer`);
   return { data, tag, length: typedArrayLength.call(data) };
@@ -196,6 +197,19 @@ function readTensorLike(ctx, value, name, allowed, what) {
 /** A Tensor `{ data: Float32Array, shape: number[] }`. */
 export function readTensor(ctx, value, name) {
   return readTensorLike(ctx, value, name, ['Float32Array'], 'a tensor { data: Float32Array, shape: number[] }');
+}
+
+/**
+ * Token ids `{ data: Int32Array, shape: [B, T] }` with B, T >= 1. The ids' range ([0, vocabSize)) is checked by
+ * the model, which knows vocabSize.
+ */
+export function readTokens(ctx, value, name) {
+  const tokens = readTensorLike(ctx, value, name, ['Int32Array'], 'an object { data: Int32Array, shape: [B, T] }');
+  const { shape } = tokens;
+  if (shape.length !== 2 || shape[0] < 1 || shape[1] < 1) {
+    throw new RangeError(`${ctx}: ${name}.shape must be [B, T] with B, T >= 1, got [${shape.join(', ')}]`);
+  }
+  return tokens;
 }
 
 /**
@@ -285,6 +299,10 @@ const kCppToJsNames = {
   grad_key: 'gradKey',
   grad_value: 'gradValue',
   state_dict: 'stateDict',
+  load_state_dict: 'loadStateDict',
+  requires_grad: 'requiresGrad',
+  grad_params: 'gradParams',
+  vocab_size: 'vocabSize',
 };
 const kCppNamePattern = new RegExp(`\\b(?:${Object.keys(kCppToJsNames).join('|')})\\b`, 'g');
 

@@ -1,0 +1,150 @@
+// Reading "your PyTorch layer": a JSON file holding the state dict of an nn.MultiheadAttention.
+//
+// FORMAT (what the README's export snippet writes; also accepted: a toy model file, which has it under "mha"):
+//
+//   {
+//     "embed_dim": 32,                       // E, a positive integer
+//     "num_heads": 4,                        // H, E must be divisible by H
+//     "add_zero_attn": false,                // optional (cannot be seen in the weights)
+//     "state_dict": {                        // PyTorch names, exactly as mha.state_dict() gives them
+//       "in_proj_weight":  { "shape": [96, 32], "data": [ ...3072 numbers, row-major... ] },
+//       "in_proj_bias":    { "shape": [96],     "data": [ ... ] },     // absent when bias=False
+//       "out_proj.weight": { "shape": [32, 32], "data": [ ... ] },
+//       "out_proj.bias":   { "shape": [32],     "data": [ ... ] }      // absent when bias=False
+//       // kdim/vdim != embed_dim: q_proj_weight, k_proj_weight, v_proj_weight instead of in_proj_weight
+//       // add_bias_kv=True: bias_k (1, 1, E) and bias_v (1, 1, E)
+//     }
+//   }
+//
+// Written from PyTorch with:
+//   import json, torch
+//   mha = torch.nn.MultiheadAttention(32, 4)          # your trained layer
+//   sd = {k: {"shape": list(v.shape), "data": v.detach().flatten().tolist()} for k, v in mha.state_dict().items()}
+//   json.dump({"embed_dim": mha.embed_dim, "num_heads": mha.num_heads, "state_dict": sd}, open("mha.json", "w"))
+//
+// A value may also be a nested array (its shape is then read from the nesting). Non-finite numbers may be
+// written as the strings "NaN", "Infinity", "-Infinity".
+
+export const FORMAT_DOC = `{
+  "embed_dim": 32,
+  "num_heads": 4,
+  "state_dict": {
+    "in_proj_weight":  {"shape": [96, 32], "data": [... 3072 numbers, row-major ...]},
+    "in_proj_bias":    {"shape": [96],     "data": [...]},
+    "out_proj.weight": {"shape": [32, 32], "data": [...]},
+    "out_proj.bias":   {"shape": [32],     "data": [...]}
+  }
+}`;
+
+export const EXPORT_SNIPPET = `import json, torch
+mha = torch.nn.MultiheadAttention(32, 4)   # your trained layer
+sd = {k: {"shape": list(v.shape), "data": v.detach().flatten().tolist()}
+      for k, v in mha.state_dict().items()}
+json.dump({"embed_dim": mha.embed_dim, "num_heads": mha.num_heads,
+           "state_dict": sd}, open("mha.json", "w"))`;
+
+const KNOWN = ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias', 'q_proj_weight', 'k_proj_weight',
+  'v_proj_weight', 'bias_k', 'bias_v'];
+
+/**
+ * Parse the text of a state-dict file. Returns { embedDim, numHeads, bias, addBiasKV, addZeroAttn, kdim, vdim,
+ * stateDict: { name: { data: Float32Array, shape } }, names } or throws an Error whose message says, in words,
+ * what is wrong and where.
+ */
+export function parseLayerFile(text, fileName = 'the file') {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${fileName} is not valid JSON (${e.message}).`);
+  }
+  if (doc && doc.format === 'attnlab-toy-model' && doc.mha) doc = doc.mha;
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error(`${fileName}: expected a JSON object with "embed_dim", "num_heads" and "state_dict".`);
+  for (const key of ['embed_dim', 'num_heads']) {
+    if (!(key in doc)) throw new Error(`${fileName}: missing "${key}" (a positive integer).`);
+    if (!Number.isInteger(doc[key]) || doc[key] <= 0) throw new Error(`${fileName}: "${key}" must be a positive integer, got ${JSON.stringify(doc[key])}.`);
+  }
+  if (!doc.state_dict || typeof doc.state_dict !== 'object' || Array.isArray(doc.state_dict)) {
+    throw new Error(`${fileName}: missing "state_dict" (an object mapping PyTorch parameter names to {"shape": [...], "data": [...]}).`);
+  }
+  let entries = Object.entries(doc.state_dict);
+  if (!entries.length) throw new Error(`${fileName}: "state_dict" is empty.`);
+  // Accept a common module prefix ("attn.in_proj_weight" → "in_proj_weight").
+  const prefix = commonPrefix(entries.map(([n]) => n));
+  if (prefix) entries = entries.map(([n, v]) => [n.slice(prefix.length), v]);
+
+  const stateDict = {};
+  for (const [name, val] of entries) stateDict[name] = readTensor(val, `state_dict["${name}"]`, fileName);
+  const has = (n) => n in stateDict;
+  const E = doc.embed_dim;
+  const separate = has('q_proj_weight') || has('k_proj_weight') || has('v_proj_weight');
+  const dimOf = (n, fallback) => (has(n) && stateDict[n].shape.length === 2 ? stateDict[n].shape[1] : fallback);
+  return {
+    embedDim: E,
+    numHeads: doc.num_heads,
+    bias: typeof doc.bias === 'boolean' ? doc.bias : has('in_proj_bias') || has('out_proj.bias'),
+    addBiasKV: typeof doc.add_bias_kv === 'boolean' ? doc.add_bias_kv : has('bias_k') || has('bias_v'),
+    addZeroAttn: !!doc.add_zero_attn,
+    kdim: separate ? dimOf('k_proj_weight', doc.kdim ?? E) : E,
+    vdim: separate ? dimOf('v_proj_weight', doc.vdim ?? E) : E,
+    stateDict,
+    names: Object.keys(stateDict),
+    prefix,
+  };
+}
+
+/** What the package expects, in words (shown next to a loadStateDict error). */
+export function expectedShapes(cfg) {
+  const E = cfg.embedDim;
+  const parts = [];
+  if (cfg.kdim === E && cfg.vdim === E) parts.push(`in_proj_weight [${3 * E}, ${E}]`);
+  else parts.push(`q_proj_weight [${E}, ${E}]`, `k_proj_weight [${E}, ${cfg.kdim}]`, `v_proj_weight [${E}, ${cfg.vdim}]`);
+  if (cfg.bias) parts.push(`in_proj_bias [${3 * E}]`);
+  parts.push(`out_proj.weight [${E}, ${E}]`);
+  if (cfg.bias) parts.push(`out_proj.bias [${E}]`);
+  if (cfg.addBiasKV) parts.push(`bias_k [1, 1, ${E}]`, `bias_v [1, 1, ${E}]`);
+  return parts.join(', ');
+}
+
+function commonPrefix(names) {
+  if (names.some((n) => KNOWN.includes(n))) return '';
+  const first = names[0];
+  for (const k of KNOWN) {
+    if (first.endsWith('.' + k)) {
+      const p = first.slice(0, first.length - k.length);
+      if (names.every((n) => n.startsWith(p) && KNOWN.includes(n.slice(p.length)))) return p;
+    }
+  }
+  return '';
+}
+
+function num(x, where) {
+  if (typeof x === 'number') return x;
+  if (x === 'NaN') return NaN;
+  if (x === 'Infinity') return Infinity;
+  if (x === '-Infinity') return -Infinity;
+  throw new Error(`${where}: ${JSON.stringify(x)} is not a number.`);
+}
+
+function readTensor(val, where, fileName) {
+  where = `${fileName}, ${where}`;
+  if (Array.isArray(val)) { // nested arrays
+    const shape = [];
+    for (let a = val; Array.isArray(a); a = a[0]) shape.push(a.length);
+    const flat = val.flat(Infinity);
+    const n = shape.reduce((p, x) => p * x, 1);
+    if (flat.length !== n) throw new Error(`${where}: the nested arrays are ragged (not a rectangular ${shape.join('×')} block).`);
+    return { data: Float32Array.from(flat, (x, i) => num(x, `${where}[${i}]`)), shape };
+  }
+  if (!val || typeof val !== 'object') throw new Error(`${where}: expected {"shape": [...], "data": [...]}, got ${JSON.stringify(val)?.slice(0, 40)}.`);
+  if (!Array.isArray(val.shape) || !val.shape.every((d) => Number.isInteger(d) && d >= 0)) {
+    throw new Error(`${where}: "shape" must be a list of non-negative integers, got ${JSON.stringify(val.shape)}.`);
+  }
+  if (!Array.isArray(val.data)) throw new Error(`${where}: "data" must be a flat list of numbers.`);
+  const flat = val.data.flat(Infinity);
+  const n = val.shape.reduce((p, x) => p * x, 1);
+  if (flat.length !== n) {
+    throw new Error(`${where}: shape [${val.shape.join(', ')}] needs ${n} numbers, but "data" has ${flat.length}.`);
+  }
+  return { data: Float32Array.from(flat, (x, i) => num(x, `${where}.data[${i}]`)), shape: val.shape.slice() };
+}

@@ -1,5 +1,19 @@
 // Type-checks the ESM typings (index.d.ts) as a `"type": "module"` consumer under moduleResolution nodenext.
-import { init, type Attnlab, type AttentionResult, type Mask, type MultiHeadAttention, type Tensor } from 'attnlab';
+import {
+  init,
+  type Attnlab,
+  type AttentionGradients,
+  type AttentionResult,
+  type LossAndGrad,
+  type Mask,
+  type MultiHeadAttention,
+  type MultiHeadAttentionGradients,
+  type Tensor,
+  type TinyTransformer,
+  type TinyTransformerOutput,
+  type Tokens,
+  type TrainStepResult,
+} from 'attnlab';
 
 const attn: Attnlab = await init({ variant: 'auto', wasmPaths: '/assets/' });
 const variant: 'simd' | 'scalar' = attn.variant;
@@ -22,9 +36,26 @@ mha.loadStateDict({ in_proj_weight: new Float32Array(192), 'out_proj.weight': { 
 const dict: Record<string, Tensor> = mha.stateDict();
 const f = mha.forward(q, q, q, { keyPaddingMask: boolMask, attnMask: floatMask, needWeights: false, averageAttnWeights: false });
 const fo: Tensor = f.output;
+mha.forward(q, q, q, { requiresGrad: true });
+const mg: MultiHeadAttentionGradients = mha.backward(q);
+const gp: Tensor | undefined = mg.gradParams['in_proj_weight'];
+const sg: AttentionGradients = attn.scaledDotProductAttentionBackward(q, q, q, q, { attnMask: boolMask, isCausal: true, scale: 0.5 });
+const gq: Tensor = sg.gradQuery;
 mha[Symbol.dispose]();
 mha.dispose();
 await init({ wasmPaths: { 'attnlab-simd.wasm': 'https://example.com/a.wasm' } });
+
+const model: TinyTransformer = attn.createTinyTransformer({ vocabSize: 10, embedDim: 8, numHeads: 2, causal: true });
+const tokens: Tokens = { data: new Int32Array(12), shape: [2, 6] };
+model.loadStateDict({ 'readout.bias': new Float32Array(10), 'readout.weight': { data: new Float32Array(80), shape: [10, 8] } });
+const params: Record<string, Tensor> = model.stateDict();
+const mo: TinyTransformerOutput = model.forward(tokens);
+const lg: LossAndGrad = model.lossAndGrad(tokens, tokens);
+const loss: number = lg.loss + mo.logits.data.length + mo.weights.shape.length;
+const ts: TrainStepResult = model.trainStep(tokens, tokens, { lr: 1e-3 });
+model.trainStep(tokens, tokens);
+model[Symbol.dispose]();
+model.dispose();
 
 // @ts-expect-error data must be a Float32Array
 attn.scaledDotProductAttention({ data: [1, 2, 3], shape: [3] }, q, q);
@@ -36,5 +67,13 @@ await init({ variant: 'gpu' });
 attn.createMultiHeadAttention({ numHeads: 2 });
 // @ts-expect-error isCausal is a boolean
 attn.scaledDotProductAttention(q, q, q, { isCausal: 1 });
+// @ts-expect-error needWeights is not an option of the backward
+attn.scaledDotProductAttentionBackward(q, q, q, q, { needWeights: true });
+// @ts-expect-error token data must be an Int32Array
+model.forward({ data: new Float32Array(12), shape: [2, 6] });
+// @ts-expect-error vocabSize is required
+attn.createTinyTransformer({ embedDim: 8, numHeads: 2 });
+// @ts-expect-error lr is a number
+model.trainStep(tokens, tokens, { lr: '0.01' });
 
-export { bytes, dict, fo, out, variant, version, w };
+export { bytes, dict, fo, gp, gq, loss, out, params, ts, variant, version, w };

@@ -5,12 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(cmake ninja-build g++ clang libclang-rt-14-dev emscripten libhwy-dev libeigen3-dev catch2
-  nlohmann-json3-dev nodejs npm chromium fonts-wqy-zenhei python3-torch python3-numpy)
+  nlohmann-json3-dev chromium fonts-wqy-zenhei python3-torch python3-numpy)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+# Node.js and npm may come from elsewhere (e.g. NodeSource, which bundles npm): only the commands matter.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   if [ "$(id -u)" != 0 ]; then
     echo "attnlab setup: missing Debian packages. Run as root:" >&2

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -145,8 +144,8 @@ OwnedMask MakeSdpaMask(Rng& rng, Mask::Kind kind, const Shape& shape) {
 }
 
 TEST_CASE("Highway targets: listed, default is the best, every one selectable", "[targets]") {
+  PrintTargetsOnce();
   const std::vector<int64_t> targets = TestTargets();
-  std::cout << "attnlab tests: Highway targets: " << TargetListString() << std::endl;
   REQUIRE_FALSE(targets.empty());
   CHECK(std::string(attnlab::ActiveTargetName()) == hwy::TargetName(targets[0]));
   size_t visited = 0;

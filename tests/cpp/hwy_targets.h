@@ -1,6 +1,7 @@
 // Runs a test body once per Highway target that is both compiled and supported by this CPU/runtime.
-// Build the tests with the same Highway target flags as the library (e.g. -DHWY_IS_TEST=1 on both), otherwise
-// the target lists differ and the ActiveTargetName() check below fails.
+// The list comes from HWY_TARGETS as seen by the test sources, so they must be built with the same Highway
+// target flags as the library; otherwise the ActiveTargetName() check below fails. (Example: em++ -msimd128
+// with -DHWY_IS_TEST=1 gives WASM and EMU128, without it WASM only.)
 #ifndef ATTNLAB_TESTS_CPP_HWY_TARGETS_H_
 #define ATTNLAB_TESTS_CPP_HWY_TARGETS_H_
 

@@ -1,6 +1,6 @@
 // attnlab demo entry point: loads the package through its public API (init from /dist/index.mjs, the
-// built npm package) and mounts the four parts. URL parameters: ?variant=simd|scalar|auto picks the build;
-// ?bench=quick makes the speed test small (used by the end-to-end test).
+// built npm package) and mounts the five parts. URL parameters: ?variant=simd|scalar|auto picks the build;
+// ?bench=quick makes the speed test small (used by the end-to-end test); ?trainseed=N is part 5's first seed.
 
 import { errText } from './util.js';
 
@@ -48,6 +48,7 @@ async function main() {
     ['mha', './mha.js'],
     ['speed', './speed.js'],
     ['pitfalls', './pitfalls.js'],
+    ['train', './train.js'],
   ];
   for (const [id, mod] of parts) {
     const el = document.getElementById(id);

@@ -147,6 +147,8 @@ export interface MultiHeadAttentionOptions {
   vdim?: number;
   /** Whether inputs are `(N, L, E)` (true) rather than `(L, N, E)` (false, the default, as in PyTorch). */
   batchFirst?: boolean;
+  /** Seed of the default initialisation (a non-negative safe integer; default 0): same seed, same parameters. */
+  seed?: number;
 }
 
 /** Options of {@link MultiHeadAttention.forward}. */
@@ -245,6 +247,8 @@ export interface TinyTransformerOptions {
   numHeads: number;
   /** Whether position t attends only positions ≤ t (for next-token tasks). Default false: every position. */
   causal?: boolean;
+  /** Seed of the default initialisation (a non-negative safe integer; default 0): same seed, same parameters. */
+  seed?: number;
 }
 
 /** What {@link TinyTransformer.forward} returns. */

@@ -29,11 +29,14 @@ struct PackedB {
 
 // Packs B (k, n) with row stride ldb, or Bᵀ when `transposed` (then b is (n, k) with row stride ldb), into `out`.
 inline PackedB PackB(const float* b, size_t ldb, size_t k, size_t n, bool transposed, std::vector<float>& out) {
-  out.assign(PackedSize(k, n), 0.0f);
+  if (out.size() < PackedSize(k, n)) out.resize(PackedSize(k, n));  // grow-only: no zero-fill per call
   const size_t panel_stride = kPanel * k;
   for (size_t q = 0; q < PackedPanels(n); ++q) {
     const size_t j0 = q * kPanel, cols = std::min(kPanel, n - j0);
     float* panel = out.data() + q * panel_stride;
+    if (cols < kPanel) {  // the padding of the last panel
+      for (size_t p = 0; p < k; ++p) std::fill(panel + p * kPanel + cols, panel + (p + 1) * kPanel, 0.0f);
+    }
     if (transposed) {
       for (size_t j = 0; j < cols; ++j) {
         const float* src = b + (j0 + j) * ldb;

@@ -1,0 +1,91 @@
+// WebAssembly SIMD128 peak: a hand-assembled wasm module (bytes written below, no toolchain) whose exported
+// `peak(iters)` runs K independent chains acc = f32x4.add(f32x4.mul(acc, m), a), unrolled U times per loop
+// iteration. Each chain step is 8 flops (4 lanes × mul + add; SIMD128 has no FMA). We try several K, since
+// the best count depends on the CPU's latency × throughput and V8's 15 usable SIMD registers, and keep the best.
+
+const U = 4; // chain steps per loop iteration
+
+function uleb(n) {
+  const out = [];
+  do {
+    let b = n & 0x7f;
+    n >>>= 7;
+    if (n) b |= 0x80;
+    out.push(b);
+  } while (n);
+  return out;
+}
+
+function section(id, bytes) {
+  return [id, ...uleb(bytes.length), ...bytes];
+}
+
+function f32x4Const(x) {
+  const b = new Uint8Array(16);
+  const dv = new DataView(b.buffer);
+  for (let i = 0; i < 4; ++i) dv.setFloat32(i * 4, x, true);
+  return [0xfd, 0x0c, ...b]; // v128.const
+}
+
+export function peakModuleBytes(K) {
+  const M = K + 1; // local index of m; a is K + 2; accumulators 1..K; param 0 = iters (i32)
+  const Aidx = K + 2;
+  const body = [];
+  body.push(1, ...uleb(K + 2), 0x7b); // one local group: K + 2 v128
+  for (let k = 0; k < K; ++k) body.push(...f32x4Const(0.5 + 0.01 * k), 0x21, ...uleb(1 + k)); // acc_k
+  body.push(...f32x4Const(0.9999), 0x21, ...uleb(M));
+  body.push(...f32x4Const(0.001), 0x21, ...uleb(Aidx));
+  body.push(0x03, 0x40); // loop
+  for (let u = 0; u < U; ++u) {
+    for (let k = 0; k < K; ++k) {
+      body.push(0x20, ...uleb(1 + k), 0x20, ...uleb(M), 0xfd, 0xe6, 0x01); // f32x4.mul
+      body.push(0x20, ...uleb(Aidx), 0xfd, 0xe4, 0x01); // f32x4.add
+      body.push(0x21, ...uleb(1 + k));
+    }
+  }
+  // iters -= 1; br_if iters != 0
+  body.push(0x20, 0x00, 0x41, 0x01, 0x6b, 0x22, 0x00, 0x0d, 0x00, 0x0b);
+  // return lane 0 of the sum of all accumulators (keeps every chain live)
+  body.push(0x20, 0x01);
+  for (let k = 1; k < K; ++k) body.push(0x20, ...uleb(1 + k), 0xfd, 0xe4, 0x01);
+  body.push(0xfd, 0x1f, 0x00, 0x0b); // f32x4.extract_lane 0; end
+  const code = [1, ...uleb(body.length), ...body];
+  const name = [...new TextEncoder().encode('peak')];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]), // type: (i32) -> f32
+    ...section(3, [1, 0]),
+    ...section(7, [1, ...uleb(name.length), ...name, 0x00, 0]),
+    ...section(10, code),
+  ]);
+}
+
+// Returns { gflops, chains, perChains: {K: gflops} }: best of `trials` timed calls per K after warm-up.
+export async function measureSimdPeak({ chains = [4, 6, 8, 10, 12], seconds = 0.25, trials = 5 } = {}) {
+  const perChains = {};
+  let best = { gflops: 0, chains: 0 };
+  for (const K of chains) {
+    const { instance } = await WebAssembly.instantiate(peakModuleBytes(K));
+    const peak = instance.exports.peak;
+    // warm-up (V8 tiers a function up between calls; wasm has no on-stack replacement)
+    for (let i = 0; i < 5; ++i) peak(10000);
+    let iters = 100000;
+    for (;;) {
+      const t0 = performance.now();
+      peak(iters);
+      const dt = (performance.now() - t0) / 1e3;
+      if (dt > seconds / 4 || iters > 1e9) break;
+      iters *= 2;
+    }
+    let bestK = 0;
+    for (let t = 0; t < trials; ++t) {
+      const t0 = performance.now();
+      peak(iters);
+      const dt = (performance.now() - t0) / 1e3;
+      bestK = Math.max(bestK, (iters * U * K * 8) / dt / 1e9);
+    }
+    perChains[K] = bestK;
+    if (bestK > best.gflops) best = { gflops: bestK, chains: K };
+  }
+  return { ...best, perChains };
+}

@@ -31,11 +31,6 @@ fi
 cmake --build build/asan -j "$(nproc)" --target attnlab_tests
 run_ctest build/asan native-asan
 
-if [ -f scripts/fuzz.sh ]; then
-  echo "== libFuzzer (${ATTNLAB_FUZZ_SECONDS:-60} s)"
-  bash scripts/fuzz.sh "${ATTNLAB_FUZZ_SECONDS:-60}"
-fi
-
 echo "== JavaScript API (node --test)"
 node --test tests/js/
 

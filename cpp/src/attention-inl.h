@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "cpp/src/gemm-inl.h"
@@ -64,14 +65,20 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
     float* logits = p.weights + i0 * p.lk;
     const size_t ld = p.lk;
     Gemm(rows, key_end, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt, logits, ld, nullptr, false);
+    RowKind kinds[kQueryBlock];
     for (size_t r = 0; r < rows; ++r) {
       const size_t i = i0 + r;
       float* row = logits + r * ld;
-      MaskedSoftmaxRow(row, key_end, std::min(key_end, VisibleKeys(p, i)), p.scale, RowBias(p, i), p.key_bias,
-                       p.mask_cols);
-      ZeroRow(row + key_end, p.lk - key_end);
+      kinds[r] = MaskedSoftmaxRow(row, key_end, std::min(key_end, VisibleKeys(p, i)), p.scale, RowBias(p, i),
+                                  p.key_bias, p.mask_cols);
+      // Keys past the block's last visible one: 0, or NaN like the rest of a NaN row.
+      std::fill(row + key_end, row + p.lk, kinds[r] == RowKind::kNaN ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     }
     Gemm(rows, p.dv, key_end, logits, ld, 1, p.v_packed, p.out + i0 * p.out_stride, p.out_stride, nullptr, false);
+    // A fully masked row is 0 even where a masked value holds NaN or ∞ (0 · NaN in the product above).
+    for (size_t r = 0; r < rows; ++r) {
+      if (kinds[r] == RowKind::kFullyMasked) ZeroRow(p.out + (i0 + r) * p.out_stride, p.dv);
+    }
   }
 }
 

@@ -22,6 +22,7 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kPosInf = std::numeric_limits<float>::infinity();
 
 // Calls body(d, i) for whole vectors of d over [begin, end), then body(d1, i) for the remaining single lanes.
 template <class Body>
@@ -45,37 +46,47 @@ HWY_INLINE float MaxLane(D d, hn::Vec<D> v) {
   return max;
 }
 
-HWY_INLINE bool HasNaN(const float* HWY_RESTRICT x, size_t n) {
-  for (size_t j = 0; j < n; ++j) {
-    if (std::isnan(x[j])) return true;
-  }
-  return false;
-}
+// Largest logit of a row and whether any logit is NaN.
+struct RowMax {
+  float max;
+  bool has_nan;
+};
 
 // x[j] = x[j] * scale + row_bias[j] + key_bias[j] for j in [0, n) (biases only on j < mask_cols; either may be
-// null). Returns max_j x[j] (-inf when n == 0).
-HWY_INLINE float ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, const float* HWY_RESTRICT row_bias,
-                              const float* HWY_RESTRICT key_bias, size_t mask_cols) {
+// null). A bias of -inf masks the key like PyTorch's masked_fill: x[j] becomes -inf whatever the logit holds,
+// so a NaN or ∞ logit of a masked key reaches nothing. Returns the maximum (-inf when n == 0) and whether a
+// NaN remains (Highway's Max skips NaN, and its Exp maps NaN to 0: the caller must see it here).
+HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, const float* HWY_RESTRICT row_bias,
+                               const float* HWY_RESTRICT key_bias, size_t mask_cols) {
   const hn::ScalableTag<float> d;
   auto vmax = hn::Set(d, kNegInf);
+  auto vnan = hn::Zero(d);  // 1 in lanes that saw a NaN
   float smax = kNegInf;
+  bool snan = false;
   const size_t biased = std::min(n, mask_cols);
   auto step = [&](auto dd, size_t j, bool with_bias) HWY_ATTR {
+    const auto neg_inf = hn::Set(dd, kNegInf);
     auto v = hn::Mul(hn::LoadU(dd, x + j), hn::Set(dd, scale));
     if (with_bias) {
-      if (row_bias) v = hn::Add(v, hn::LoadU(dd, row_bias + j));
-      if (key_bias) v = hn::Add(v, hn::LoadU(dd, key_bias + j));
+      for (const float* bias : {row_bias, key_bias}) {
+        if (!bias) continue;
+        const auto b = hn::LoadU(dd, bias + j);
+        v = hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
+      }
     }
     hn::StoreU(v, dd, x + j);
     if constexpr (hn::MaxLanes(decltype(dd)()) == 1) {
-      smax = std::max(smax, hn::GetLane(v));
+      const float lane = hn::GetLane(v);
+      smax = std::max(smax, lane);
+      snan = snan || std::isnan(lane);
     } else {
       vmax = hn::Max(vmax, v);
+      vnan = hn::Max(vnan, hn::IfThenElseZero(hn::Ne(v, v), hn::Set(dd, 1.0f)));
     }
   };
   ForEachLane(0, biased, [&](auto dd, size_t j) HWY_ATTR { step(dd, j, true); });
   ForEachLane(biased, n, [&](auto dd, size_t j) HWY_ATTR { step(dd, j, false); });
-  return std::max(smax, MaxLane(d, vmax));
+  return RowMax{std::max(smax, MaxLane(d, vmax)), snan || MaxLane(d, vnan) > 0.0f};
 }
 
 // x[j] = exp(x[j] - max) for j in [0, n); returns the sum.
@@ -104,20 +115,28 @@ HWY_INLINE void ScaleRow(float* HWY_RESTRICT x, size_t n, float factor) {
 
 HWY_INLINE void ZeroRow(float* HWY_RESTRICT x, size_t n) { std::fill(x, x + n, 0.0f); }
 
+enum class RowKind { kAttends, kFullyMasked, kNaN };
+
 // Softmax of one row of raw logits q·k in place: x (n) → softmax(x · scale + biases) over the first `valid`
-// entries, 0 for entries [valid, n) (causally hidden keys). A row with no attendable key (all -inf) becomes 0;
-// a NaN anywhere in the row makes the whole row NaN (IEEE propagation, never hidden as "masked").
-HWY_INLINE void MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t valid, float scale,
+// entries, 0 for entries [valid, n) (causally hidden keys). A row with no attendable key (every logit -inf)
+// becomes 0 (kFullyMasked). A NaN or +∞ among the attended logits makes the whole row NaN (kNaN; IEEE: NaN, or
+// ∞ − ∞), never a hidden "masked".
+HWY_INLINE RowKind MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t valid, float scale,
                                  const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
                                  size_t mask_cols) {
   ZeroRow(x + valid, n - valid);
-  const float max = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
-  if (max == kNegInf) {  // NaN compares false everywhere, so it can hide behind a -inf maximum
-    std::fill(x, x + valid, HasNaN(x, valid) ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
-    return;
+  const RowMax m = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
+  if (m.has_nan || m.max == kPosInf) {
+    std::fill(x, x + n, std::numeric_limits<float>::quiet_NaN());
+    return RowKind::kNaN;
   }
-  const float sum = ExpSubtractSum(x, valid, max);
+  if (m.max == kNegInf) {
+    ZeroRow(x, valid);
+    return RowKind::kFullyMasked;
+  }
+  const float sum = ExpSubtractSum(x, valid, m.max);
   ScaleRow(x, valid, 1.0f / sum);
+  return RowKind::kAttends;
 }
 
 // Running state of one query row in the tiled (online) softmax: the largest logit seen and the sum of
@@ -134,10 +153,14 @@ HWY_INLINE float OnlineSoftmaxTile(float* HWY_RESTRICT x, size_t n, size_t valid
                                    const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
                                    size_t mask_cols, OnlineRowState& state) {
   ZeroRow(x + valid, n - valid);
-  const float tile_max = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
-  const float new_max = std::max(state.max, tile_max);
-  if (new_max == kNegInf) {  // nothing attendable yet; a hidden NaN poisons the row's sum
-    if (HasNaN(x, valid)) state.sum = std::numeric_limits<float>::quiet_NaN();
+  const RowMax m = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
+  if (m.has_nan || m.max == kPosInf) {  // the row's result is NaN: poison its sum, add nothing
+    state.sum = std::numeric_limits<float>::quiet_NaN();
+    ZeroRow(x, valid);
+    return 1.0f;
+  }
+  const float new_max = std::max(state.max, m.max);
+  if (new_max == kNegInf) {  // nothing attendable yet
     ZeroRow(x, valid);
     return 1.0f;
   }

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the attnlab fuzzer (tests/fuzz/corpus/*.bin) in the byte format that
+tests/fuzz/fuzz_target.h decodes. Each seed is a meaningful case; the fuzzer mutates from there.
+
+    python3 tests/fuzz/make_corpus.py          # rewrites tests/fuzz/corpus/
+"""
+import math
+import os
+import random
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, 'corpus')
+
+# Value(): bytes < 224 are (b - 112) / 16; specials from 224 (fuzz_target.h SpecialValue).
+SPECIAL = {'nan': 224, 'inf': 225, '-inf': 226, '-0': 228, 1e30: 229, -1e30: 230, 'max': 231,
+           '-max': 232, 1e-40: 233, -1e-40: 234, 'tiny': 235, 1e-30: 237, 1e10: 238, -1e10: 239, 1e20: 240, 1e37: 242,
+           100.0: 244, -100.0: 245, 88.7: 248, 104.0: 250, -104.0: 251}
+HOSTILE = {-1: 0, -7: 1, 'min': 2, 'max': 3, 2**31: 4, 2**32: 5, 2**40: 6, 2**61 - 1: 7, 2**61: 8, 2**62: 9,
+           16: 10, 17: 11, 129: 12, 2**29: 13, 33: 14, 1000: 15}
+
+
+def value(x):
+    if not isinstance(x, str) and -7 <= x < 7 and x * 16 == int(x * 16):
+        return [int(x * 16) + 112]
+    return [SPECIAL[x]]
+
+
+def values(xs):
+    out = []
+    for x in xs:
+        out += value(x)
+    return out
+
+
+def dim(d):
+    if isinstance(d, int) and 0 <= d <= 8:
+        return [d]
+    return [240 + HOSTILE[d]]
+
+
+def batch_dim(d):
+    if isinstance(d, int) and 0 <= d <= 3:
+        return [d]
+    return [240 + HOSTILE[d]]
+
+
+def mask_byte(kind, sel):  # kind 0 none, 1 bool, 2 float; sel 0/1 = first/second valid shape
+    return [kind + 3 * sel]
+
+
+def mask_value(x):
+    if x == 0:
+        return [0]
+    if x == '-inf':
+        return [96]
+    return [208] + value(x)
+
+
+def rnd(rng, n, lo=-2.0, hi=2.0):
+    return [round(rng.uniform(lo, hi) * 16) / 16 for _ in range(n)]
+
+
+def sdpa(batch, lq, lk, dk, dv, *, causal=False, scale=None, need_weights=True, mask=None, q=None, k=None, v=None,
+         seed=1, nulls=None, perturb=None, target=0):
+    """mask: (kind, sel, elements) with kind 'bool' / 'float', sel 0 = (Lq, Lk), 1 = (*batch, Lq, Lk)."""
+    rng = random.Random(seed)
+    out = [target, 0, len(batch)]
+    for d in batch:
+        out += batch_dim(d)
+    out += dim(lq) + dim(lk) + dim(dk) + dim(dv)
+    out += perturb or [0]
+    nb = math.prod(d if isinstance(d, int) and d >= 0 else 0 for d in batch) if batch else 1
+    f = (1 if causal else 0) | (2 if scale is not None else 0) | (0 if need_weights else 4) | (8 if nulls else 0)
+    out.append(f)
+    if nulls:
+        out.append(nulls)
+    if scale is not None:
+        if isinstance(scale, str):
+            out += [200] + value(scale)
+        else:
+            b = round(scale * 64) + 32
+            assert 0 <= b < 160
+            out.append(b)
+    if mask is None:
+        out += mask_byte(0, 0)
+    else:
+        kind, sel, elems = mask
+        out += mask_byte(1 if kind == 'bool' else 2, sel)
+    n = lambda a, b: min(nb * a * b, 64)  # hostile shapes: the library must reject them before reading
+    out += values(q if q is not None else rnd(rng, n(lq, dk)))
+    out += values(k if k is not None else rnd(rng, n(lk, dk)))
+    out += values(v if v is not None else rnd(rng, n(lk, dv)))
+    if mask is not None:
+        kind, sel, elems = mask
+        for x in elems:
+            out += [x] if kind == 'bool' else mask_value(x)
+    return bytes(out)
+
+
+def mha_header(heads, head_dim, *, bias=True, add_bias_kv=False, add_zero_attn=False, batch_first=False, kdim=None,
+               vdim=None, seed=0, ops=1, target=0):
+    out = [target, 1, (heads - 1) + 4 * (head_dim - 1)]
+    flags = (0 if bias else 1) | (2 if add_bias_kv else 0) | (4 if add_zero_attn else 0) | (8 if batch_first else 0)
+    flags |= (16 if kdim else 0) | (32 if vdim else 0)
+    out.append(flags)
+    if kdim:
+        out.append(kdim - 1)
+    if vdim:
+        out.append(vdim - 1)
+    out += [seed, ops - 1]
+    return out
+
+
+def mha_forward(e, heads, n, l, s, *, kdim=None, vdim=None, batched=True, need_weights=True, average=True,
+                kpm=None, am=None, q=None, k=None, v=None, seed=2):
+    """kpm/am: (kind, sel, elements)."""
+    rng = random.Random(seed)
+    kdim = kdim or e
+    vdim = vdim or e
+    out = [0]  # operation: forward
+    out.append((0 if batched else 1) | (0 if need_weights else 2) | (0 if average else 4))
+    if batched:
+        out += batch_dim(n)
+    else:
+        n = 1
+    out += dim(l) + dim(s) + [0]
+    for m in (kpm, am):
+        out += mask_byte(0, 0) if m is None else mask_byte(1 if m[0] == 'bool' else 2, m[1])
+    out += values(q if q is not None else rnd(rng, n * l * e))
+    out += values(k if k is not None else rnd(rng, n * s * kdim))
+    out += values(v if v is not None else rnd(rng, n * s * vdim))
+    for m in (kpm, am):
+        if m is not None:
+            for x in m[2]:
+                out += [x] if m[0] == 'bool' else mask_value(x)
+    return out
+
+
+def mha_load(shapes, *, variant=0, victim=0, extra=(), seed=3):
+    """variant 0 valid, 1 missing `victim`, 2 unknown entry (extra = [name index, dim] then its values)."""
+    rng = random.Random(seed)
+    out = [3, variant, victim] + list(extra[:2])
+    for i, shape in enumerate(shapes):
+        if variant == 1 and i == victim:
+            continue
+        out += values(rnd(rng, math.prod(shape), -1, 1))
+    return out + list(extra[2:])
+
+
+def main():
+    os.makedirs(CORPUS, exist_ok=True)
+    for f in os.listdir(CORPUS):
+        os.remove(os.path.join(CORPUS, f))
+    seeds = {}
+    # SDPA
+    seeds['sdpa_tiny'] = sdpa([], 3, 3, 4, 4, q=[1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0], k=[1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0],
+                              v=[1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0])
+    seeds['sdpa_batched_causal_float_mask'] = sdpa(
+        [2, 2], 3, 4, 2, 3, causal=True, mask=('float', 1, [0, '-inf', 0, 1.5] * 6))
+    seeds['sdpa_bool_mask_fully_masked_row_no_weights'] = sdpa(
+        [2], 2, 3, 2, 2, need_weights=False, mask=('bool', 0, [1, 0, 1, 0, 0, 0]))
+    seeds['sdpa_bool_mask_fully_masked_row_weights'] = sdpa(
+        [2], 2, 3, 2, 2, mask=('bool', 0, [1, 0, 1, 0, 0, 0]))
+    seeds['sdpa_nan_query_row'] = sdpa([2], 2, 3, 2, 2, q=[0.5, 1, 'nan', 1, 0.25, 0.5, 1, -1])
+    seeds['sdpa_nan_key_row'] = sdpa([2], 2, 3, 2, 2, k=[0.5, 1, 'nan', 1, 0.25, 0.5, 1, -1, 0, 1, 2, 3])
+    seeds['sdpa_nan_value_hidden_by_causal'] = sdpa(
+        [], 3, 3, 2, 2, causal=True, v=[1, 2, 3, 4, 5, 'nan'])
+    seeds['sdpa_nan_and_posinf_in_float_mask'] = sdpa(
+        [], 3, 3, 2, 2, mask=('float', 0, [0, 0, 0, 0, 'nan', 0, 'inf', 0, 0]))
+    seeds['sdpa_huge_and_denormal_values'] = sdpa(
+        [], 2, 3, 2, 2, q=[1e30, -1e30, 1e-40, 1], k=[1e-30, 1, 'max', 0, 1e-40, -1e-40], v=[1e10, -1e10, 1, 1e20, 0, 1])
+    seeds['sdpa_logits_overflow'] = sdpa([], 1, 2, 1, 1, q=[1e30], k=[1e30, -1e30], v=[1, 2])
+    seeds['sdpa_query_block_boundary_17'] = sdpa([], 17, 17, 1, 1, causal=True)
+    seeds['sdpa_key_tile_boundary_129'] = sdpa([], 2, 129, 1, 1, need_weights=False,
+                                               mask=('float', 0, [0] * 200 + ['-inf'] * 58))
+    seeds['sdpa_empty'] = sdpa([0], 0, 0, 0, 0)
+    seeds['sdpa_zero_dk'] = sdpa([], 2, 3, 0, 2)
+    seeds['sdpa_zero_lk'] = sdpa([2], 2, 0, 2, 2)
+    seeds['sdpa_scale_zero'] = sdpa([], 2, 2, 2, 2, scale=0.0)
+    seeds['sdpa_scale_nan'] = sdpa([], 2, 2, 2, 2, scale='nan')
+    seeds['sdpa_scale_negative'] = sdpa([], 2, 2, 2, 2, scale=-0.5)
+    seeds['sdpa_null_query_data'] = sdpa([], 2, 2, 2, 2, nulls=1)
+    seeds['sdpa_query_shape_perturbed'] = sdpa([], 2, 3, 2, 2, perturb=[192, 0, 0, 7], mask=('bool', 0, [1] * 6))
+    seeds['sdpa_huge_dk_empty'] = sdpa([], 0, 0, 2**61 - 1, 2)
+    seeds['sdpa_huge_empty_dim'] = sdpa([], 0, 2, 2**61 - 1, 1)
+    seeds['sdpa_negative_dim'] = sdpa([], -1, 2, 2, 2)
+    # MHA
+    shapes_basic = [(12, 4), (12,), (4, 4), (4,)]
+    seeds['mha_basic_batch_first'] = bytes(
+        mha_header(2, 2, batch_first=True) + mha_forward(4, 2, 2, 3, 4))
+    seeds['mha_seq_first_load_then_forward'] = bytes(
+        mha_header(2, 2, ops=2) + mha_load(shapes_basic) + mha_forward(4, 2, 2, 3, 2))
+    seeds['mha_bias_kv_zero_attn_masks'] = bytes(
+        mha_header(2, 2, add_bias_kv=True, add_zero_attn=True, batch_first=True) +
+        mha_forward(4, 2, 2, 2, 3, kpm=('bool', 0, [0, 0, 1, 1, 1, 1]),
+                    am=('float', 1, [0, '-inf', 0.5] * 8), average=False))
+    seeds['mha_kdim_vdim_unbatched_per_head'] = bytes(
+        mha_header(2, 2, kdim=3, vdim=5, bias=False) +
+        mha_forward(4, 2, 1, 3, 2, kdim=3, vdim=5, batched=False, average=False))
+    seeds['mha_load_missing_entry'] = bytes(
+        mha_header(1, 2, ops=2) + mha_load(shapes_basic, variant=1, victim=2) + mha_forward(2, 1, 1, 2, 2))
+    seeds['mha_load_unknown_entry'] = bytes(mha_header(1, 2) + mha_load([(6, 2), (6,), (2, 2), (2,)], variant=2, extra=[11, 2, 120, 100]))
+    seeds['mha_nan_value_under_key_padding'] = bytes(
+        mha_header(1, 2, batch_first=True) +
+        mha_forward(2, 1, 1, 2, 2, kpm=('bool', 0, [0, 1]), v=[0.5, 1, 'nan', 0]))
+    seeds['mha_fully_padded_item'] = bytes(
+        mha_header(2, 1, batch_first=True) + mha_forward(2, 2, 2, 2, 2, kpm=('bool', 0, [1, 1, 0, 0])))
+    seeds['mha_no_weights_online_path'] = bytes(
+        mha_header(4, 2, batch_first=True) + mha_forward(8, 4, 1, 3, 5, need_weights=False))
+    seeds['mha_empty_source'] = bytes(mha_header(2, 2) + mha_forward(4, 2, 2, 2, 0))
+    seeds['mha_invalid_config'] = bytes([0, 1, 255, 0, 0] + [240] + [2])  # embed_dim -1
+    seeds['mha_nan_query_token'] = bytes(
+        mha_header(2, 1) + mha_forward(2, 2, 2, 1, 2, q=['nan', 0, 1, 1]))
+    for name, data in seeds.items():
+        with open(os.path.join(CORPUS, name + '.bin'), 'wb') as f:
+            f.write(data)
+    print(f'wrote {len(seeds)} seeds to {CORPUS}')
+
+
+if __name__ == '__main__':
+    main()

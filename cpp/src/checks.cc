@@ -63,6 +63,23 @@ size_t CheckMask(const std::string& argument, const Mask& mask) {
   return numel;
 }
 
+void CheckStateDict(const std::vector<std::pair<std::string, Shape>>& expected,
+                    const std::map<std::string, TensorView>& state_dict) {
+  std::string names;
+  for (const auto& entry : expected) names += (names.empty() ? "" : ", ") + entry.first;
+  for (const auto& entry : state_dict) {
+    bool known = false;
+    for (const auto& e : expected) known = known || e.first == entry.first;
+    if (!known) Fail(entry.first, "one of the state-dict entries " + names, "an unknown entry");
+  }
+  for (const auto& [name, shape] : expected) {
+    const auto it = state_dict.find(name);
+    if (it == state_dict.end()) Fail(name, "a state-dict entry of shape " + ShapeString(shape), "none (missing)");
+    if (it->second.shape != shape) Fail(name, "shape " + ShapeString(shape), ShapeString(it->second.shape));
+    CheckTensor(name, it->second);
+  }
+}
+
 const float* AdditiveMask(const Mask& mask, size_t numel, bool masked_when, std::vector<float>& storage) {
   switch (mask.kind) {
     case Mask::Kind::kNone:

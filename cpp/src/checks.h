@@ -4,7 +4,9 @@
 #define ATTNLAB_SRC_CHECKS_H_
 
 #include <cstddef>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/attention.h"
@@ -25,6 +27,10 @@ size_t CheckTensor(const std::string& argument, const TensorView& tensor);
 
 // Checks a mask's data pointer for its kind; returns the numel.
 size_t CheckMask(const std::string& argument, const Mask& mask);
+
+// A complete state dict: every (name, shape) of `expected` present with that shape and data, no other name.
+void CheckStateDict(const std::vector<std::pair<std::string, Shape>>& expected,
+                    const std::map<std::string, TensorView>& state_dict);
 
 // Additive form of a mask: float masks are used in place; bool masks become 0 / -inf in `storage`, where a
 // byte equal to `masked_when` (true or false) means masked out. Returns null for Kind::kNone.

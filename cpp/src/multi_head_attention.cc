@@ -142,20 +142,7 @@ std::vector<std::pair<std::string, Shape>> MultiHeadAttention::ParameterShapes()
 }
 
 void MultiHeadAttention::LoadStateDict(const std::map<std::string, TensorView>& state_dict) {
-  const auto shapes = ParameterShapes();
-  std::string names;
-  for (const auto& [name, shape] : shapes) names += (names.empty() ? "" : ", ") + name;
-  for (const auto& [name, tensor] : state_dict) {
-    bool known = false;
-    for (const auto& entry : shapes) known = known || entry.first == name;
-    if (!known) Fail(name, "no such entry (this configuration has: " + names + ")", "an unknown state-dict entry");
-  }
-  for (const auto& [name, shape] : shapes) {
-    const auto it = state_dict.find(name);
-    if (it == state_dict.end()) Fail(name, "a state-dict entry of shape " + ShapeString(shape), "none (missing)");
-    if (it->second.shape != shape) Fail(name, "shape " + ShapeString(shape), ShapeString(it->second.shape));
-    CheckTensor(name, it->second);
-  }
+  CheckStateDict(ParameterShapes(), state_dict);
   // Everything is valid: copy.
   Impl& m = *impl_;
   const size_t e = m.e;

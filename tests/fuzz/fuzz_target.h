@@ -963,7 +963,8 @@ class Session {
           bool nan_src = q_nan || mask_nan;
           for (size_t j = 0; j < lk; ++j) nan_src = nan_src || (ref.unmasked[j] && k_nan[j]);
           const bool posinf_src = mask_posinf;
-          if (nan_src || posinf_src) {
+          // A row that attends no key (all masked, or Lk = 0) is 0 whatever its query holds.
+          if ((nan_src || posinf_src) && !ref.fully_masked) {
             const char* why = q_nan ? "query row holds NaN" : mask_nan ? "mask row holds NaN" : posinf_src && !nan_src
                                                                                                ? "mask row holds +inf"
                                                                                                : "an attended key holds NaN";
@@ -1390,10 +1391,13 @@ class Session {
           bool mask_nan = false, mask_posinf = false;
           for (size_t j = 0; j < s_all; ++j) {
             double dot = 0, ad = 0;
+            bool key_tame = true;  // a projected key beyond float32 is ±inf there, and 0 · inf = NaN
             for (size_t d = hh * hd; d < (hh + 1) * hd; ++d) {
               dot += qp[d] * kp[j][d];
               ad += aqp[d] * akp[j][d];
+              key_tame = key_tame && akp[j][d] <= kTame;
             }
+            if (!key_tame) ad = kInfD;
             in.dot[j] = dot;
             in.absdot[j] = std::isnan(ad) ? kInfD : ad;
             if (j < S) {
@@ -1523,7 +1527,7 @@ class Session {
         if (opts_.strict_nan && p.finite) {
           bool any = false;
           for (size_t hh = 0; hh < H; ++hh) {
-            if (!head_nan_src[hh]) continue;
+            if (!head_nan_src[hh] || refs[hh].fully_masked) continue;  // a head that attends nothing stays 0
             any = true;
             const float* w = wrow(hh);
             if (w && !AllNaN(w, s_all)) {

@@ -191,36 +191,46 @@ for (const variant of VARIANTS) {
     const qq = q();
     const expected = sdpaRef(qq, k(), v());
     const toctou = [
-      ['TOCTOU: a later getter grows a resizable query buffer', () => {
+      ['TOCTOU: a later getter grows a resizable query buffer', (own) => {
         const { rab, a } = resizable(qq.data);
         const options = { get isCausal() { rab.resize(1 << 20); new Float32Array(rab).fill(7); return false; } };
-        return sdpa({ data: a, shape: qq.shape }, k(), v(), options);
+        return own.scaledDotProductAttention({ data: a, shape: qq.shape }, k(), v(), options);
       }],
-      ['TOCTOU: a later getter shrinks a resizable query buffer to nothing', () => {
+      ['TOCTOU: a later getter shrinks a resizable query buffer to nothing', (own) => {
         const { rab, a } = resizable(qq.data);
         const options = { get needWeights() { rab.resize(0); return true; } };
-        return sdpa({ data: a, shape: qq.shape }, k(), v(), options);
+        return own.scaledDotProductAttention({ data: a, shape: qq.shape }, k(), v(), options);
       }],
-      ['TOCTOU: a later getter detaches the query buffer', () => {
+      ['TOCTOU: a later getter detaches the query buffer', (own) => {
         const a = Float32Array.from(qq.data);
         const options = { get scale() { structuredClone(a.buffer, { transfer: [a.buffer] }); return undefined; } };
-        return sdpa({ data: a, shape: qq.shape }, k(), v(), options);
+        return own.scaledDotProductAttention({ data: a, shape: qq.shape }, k(), v(), options);
       }],
-      ['TOCTOU: the value tensor\'s getter detaches the query buffer', () => {
+      ['TOCTOU: the value tensor\'s getter detaches the query buffer', (own) => {
         const a = Float32Array.from(qq.data);
         const vv = v();
         const value = { get data() { structuredClone(a.buffer, { transfer: [a.buffer] }); return vv.data; }, shape: vv.shape };
-        return sdpa({ data: a, shape: qq.shape }, k(), value);
+        return own.scaledDotProductAttention({ data: a, shape: qq.shape }, k(), value);
       }],
     ];
+    // Each TOCTOU case runs on its own wasm instance (a distinct .wasm URL): when the library copies a buffer that
+    // grew after validation, it writes past its slot and corrupts the heap, and every later call on that instance
+    // may trap. Such damage must not be blamed on the cases that follow.
+    let isolated = 0;
+    const freshInstance = () =>
+      init({ variant, wasmPaths: { [`attnlab-${variant}.wasm`]: `${new URL(`../../dist/attnlab-${variant}.wasm`, import.meta.url).href}?isolated=${++isolated}` } });
     for (const [title, fn] of toctou) {
-      test(title, () => {
-        assertThrowsOrCorrect(fn, expected, [TypeError, RangeError], /query/);
-        assertStillWorks(attn);
+      test(title, async () => {
+        const own = await freshInstance();
+        const call = () => fn.call(null, own);
+        assertThrowsOrCorrect(call, expected, [TypeError, RangeError], /query/);
+        assertStillWorks(own);
       });
     }
 
-    test('TOCTOU: loadStateDict entry grown by a later entry\'s getter', () => {
+    test('TOCTOU: loadStateDict entry grown by a later entry\'s getter', async () => {
+      const own = await freshInstance();
+      const mha = own.createMultiHeadAttention(mhaOptions);
       const good = randomStateDict(E, 9);
       mha.loadStateDict(good);
       const before = mha.stateDict();
@@ -247,7 +257,7 @@ for (const variant of VARIANTS) {
         // Accepted: then exactly the validated values (the first 3E^2) must have been loaded.
         assert.deepEqual(Array.from(mha.stateDict().in_proj_weight.data), Array.from(a.subarray(0, 3 * E * E)));
       }
-      assertStillWorks(attn);
+      assertStillWorks(own);
     });
 
     // ---- Hostile but valid: these must compute the right answer.
@@ -365,6 +375,17 @@ for (const variant of VARIANTS) {
       const ms = performance.now() - t0;
       assert.deepEqual(r.output.shape, [2 ** 26, 0, E]);
       assert.ok(ms < 500, `took ${ms.toFixed(0)} ms for a call whose every tensor is empty`);
+    });
+
+    // ---- A rejected call must not allocate first: wasm memory never shrinks, so a hostile call that is refused
+    // must not leave the page holding a gigabyte. (Own instance: the growth it causes when unfixed stays there.)
+    test('a call rejected for its weights\' size does not grow wasm memory first', async () => {
+      const own = await freshInstance();
+      const before = own.memoryBytes();
+      const e = (shape, n = 0) => ({ data: new Float32Array(n), shape });
+      // output (2^28, 1) = 1 GiB would fit; weights (2^28, 2) = 2^29 elements do not (wasm32: at most 2^29 - 1).
+      assertThrows(() => own.scaledDotProductAttention(e([2 ** 28, 0]), e([2, 0]), e([2, 1], 2)), RangeError, /weights|query/);
+      assert.ok(own.memoryBytes() - before < 64 << 20, `wasm memory grew from ${before} to ${own.memoryBytes()} bytes for a rejected call`);
     });
 
     // ---- Leaks: a second round of every error case must not grow wasm memory.

@@ -111,8 +111,10 @@ for f in "$out"/artifacts/*; do
   [ -f "$f" ] || continue
   case "$(basename "$f")" in slow-unit-*) continue ;; esac  # slow but within -timeout: not a finding
   found=1
-  cp "$f" "tests/fuzz/regressions/$(basename "$f")"
-  echo "fuzz: FINDING saved as tests/fuzz/regressions/$(basename "$f")"
+  name=$(basename "$f")
+  ((strict)) && name="${name/-/-strict-}"  # the Catch2 replay checks "strict" inputs under the strict policy
+  cp "$f" "tests/fuzz/regressions/$name"
+  echo "fuzz: FINDING saved as tests/fuzz/regressions/$name"
 done
 if ((found)) || ((rc != 0)); then
   grep -E "==attnlab-fuzz==|ERROR: |SUMMARY: |runtime error" "$out/fuzz.log" | head -n 20 | cut -c1-2000 || true

@@ -636,14 +636,16 @@ class Session {
       if (!q.allocated || !k.allocated || !v.allocated || (mask.kind != Mask::Kind::kNone && !mask.allocated)) return;
       const double lqd = static_cast<double>(q.shape[rank - 2]), lkd = static_cast<double>(k.shape[rank - 2]);
       // Also the outputs: empty inputs may legitimately ask for a huge output (e.g. dk = 0, Lq = 2^40).
+      // Only work the call really needs (inputs, outputs, logits; weights cost more: the reference and the checks
+      // visit each). Loops over empty rows or items are not counted: they are the library's to avoid.
       const double work = static_cast<double>(nbatch) *
                           (lqd * lkd * (static_cast<double>(q.shape[rank - 1] + v.shape[rank - 1]) + 2) +
                            lkd * static_cast<double>(q.shape[rank - 1]) + lqd * static_cast<double>(v.shape[rank - 1]) +
-                           lqd * 64 + 16);  // per-row overhead (reference, sanitizers) too
+                           (o.need_weights ? lqd * lkd * 16 : 0.0));
       if (work > kMaxWork) return;
       // Known issue (reported; regression timeout-sdpa-empty-output-huge-lq): the kernels loop over every batch
       // item and query row even when there is nothing to compute, so empty calls with a huge dimension hang.
-      if (opts_.skip_known && HasHugeDim({&q, &k, &v})) return;
+      if (opts_.skip_known && (HasHugeDim({&q, &k, &v}) || static_cast<double>(nbatch) * (lqd + 1) > 1e6)) return;
     }
 
     attnlab::AttentionResult res;
@@ -677,6 +679,8 @@ class Session {
         return;
       }
     }
+    // Row by row checks visit every (item, row): not for absurd counts of empty rows.
+    if (static_cast<double>(nbatch) * static_cast<double>(std::max<int64_t>(q.shape[rank - 2], 1)) > 1e5) return;
     CheckSdpaRows(q, k, v, mask, o, res, static_cast<size_t>(nbatch));
     if (!Failed()) RunSdpaBackward(q, k, v, mask, o, out_shape, static_cast<size_t>(nbatch));
   }
@@ -1260,6 +1264,15 @@ class Session {
         (am.kind != Mask::Kind::kNone && am.numel.ok && !am.allocated)) {
       return;  // see RunSdpa
     }
+    // Known issue (reported; regression crash-ubsan-mha-attn-mask-n-times-heads-overflow): with an attn_mask,
+    // Forward computes N * num_heads and L * S in int64 before the sizes are known to be sane (signed overflow).
+    if (opts_.skip_known && am.kind != Mask::Kind::kNone) {
+      for (const Shape* sh : {&q.shape, &k.shape}) {
+        for (int64_t d : *sh) {
+          if (d > (int64_t{1} << 30)) return;
+        }
+      }
+    }
     // Known issue (as in RunSdpa): the output (query's size) is allocated before every check has run.
     if (!valid && opts_.skip_known && q.numel.ok && q.numel.n > (uint64_t{1} << 24)) return;
     if (valid) {
@@ -1269,10 +1282,12 @@ class Session {
       }
       const double nd = static_cast<double>(N), ld = static_cast<double>(L), sd = static_cast<double>(s_all),
                    ed = static_cast<double>(e);
-      const double work = nd * (ld * ed * 2 * ed + sd * ed * static_cast<double>(kdim + vdim) +
-                                static_cast<double>(h) * (ld * sd * 2 * ed / static_cast<double>(h) + sd + 16) + 16);
+      const double work = nd * (ld * ed * 2 * ed + sd * ed * static_cast<double>(kdim + vdim) + ld * sd * 2 * ed +
+                                (o.need_weights ? ld * sd * static_cast<double>(h) * 16 : 0.0));
       if (work > kMaxWork) return;
-      if (opts_.skip_known && HasHugeDim({&q, &k, &v})) return;  // known issue: see RunSdpa
+      if (opts_.skip_known && (HasHugeDim({&q, &k, &v}) || nd * (ld + sd + 1) * static_cast<double>(h) > 1e6)) {
+        return;  // known issue: see RunSdpa
+      }
     }
     attnlab::AttentionResult res;
     auto call = [&] {
@@ -1296,6 +1311,7 @@ class Session {
         return Finding("a repeated Forward is not bit-identical");
       }
     }
+    if (static_cast<double>(N) * static_cast<double>(std::max<int64_t>(L, 1)) > 1e5) return;  // see RunSdpa
     CheckMhaRows(mha, c, kdim, vdim, q, k, v, kpm, am, o, res, N, L, S, rank == 3);
   }
 

@@ -117,7 +117,9 @@ void ReplayDir(const std::string& dir, size_t min_files, bool isolate) {
   attnlab_test::ForEachTarget([&](const std::string&) {
     for (const std::string& path : files) {
       INFO("input " << path);
-      CHECK(Replay(path, options, isolate) == "");
+      attnlab_fuzz::Options o = options;
+      if (path.find("strict") != std::string::npos) o.strict_nan = true;  // found by scripts/fuzz.sh --strict
+      CHECK(Replay(path, o, isolate) == "");
     }
   });
 }

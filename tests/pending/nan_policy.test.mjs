@@ -68,6 +68,20 @@ for (const variant of VARIANTS) {
         expectNaNRows(run(p), clean, needWeights, (b, i) => b === 1 && i === 2);
       });
 
+      test(`NaN is found in full vectors too (Lk a multiple of the lane count) (${path})`, () => {
+        for (const lk of [4, 8, 16, 32, 128]) {
+          const rng = makeRng(lk);
+          const q = { data: rng.floats(3 * 2), shape: [3, 2] };
+          const k = { data: rng.floats(lk * 2), shape: [lk, 2] };
+          const v = { data: rng.floats(lk * 2), shape: [lk, 2] };
+          q.data[2] = NaN; // query row 1
+          const r = attn.scaledDotProductAttention(q, k, v, { needWeights });
+          assert.ok(allNaN(r.output.data, 2, 2), `Lk ${lk}: output row 1 should be NaN`);
+          assert.ok(Array.from(r.output.data.subarray(0, 2)).every(Number.isFinite), `Lk ${lk}: row 0 finite`);
+          if (needWeights) assert.ok(allNaN(r.weights.data, lk, lk), `Lk ${lk}: weight row 1 should be NaN`);
+        }
+      });
+
       test(`+Infinity in query row i: only row i is NaN (inf - inf) (${path})`, () => {
         const p = problem();
         const clean = run(p);

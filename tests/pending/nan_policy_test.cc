@@ -141,6 +141,36 @@ TEST_CASE("NaN policy (SDPA): NaN in query row i makes row i NaN, and only it", 
   });
 }
 
+// Rows whose length is a multiple of the vector width have no scalar tail: every logit goes through the vector
+// code (8 lanes on AVX2, 16 on AVX3, 4 on SSE4/WASM). NaN must be found there too.
+TEST_CASE("NaN policy (SDPA): NaN found in full vectors (Lk a multiple of every lane count)", "[nan]") {
+  EveryPath([](bool nw) {
+    for (const size_t lk : {4, 8, 16, 32, 48, 128, 256}) {
+      INFO("Lk " << lk);
+      const size_t lq = 3, d = 2;
+      std::vector<float> q = Values(lq * d, 7), k = Values(lk * d, 8), v = Values(lk * d, 9);
+      q[1 * d + 0] = kNaN;  // query row 1
+      k[(lk - 1) * d + 1] = kNaN;  // the last key: seen by every row
+      attnlab::SdpaOptions o;
+      o.need_weights = nw;
+      const AttentionResult r = attnlab::ScaledDotProductAttention(
+          TensorView{q.data(), {int64_t(lq), int64_t(d)}}, TensorView{k.data(), {int64_t(lk), int64_t(d)}},
+          TensorView{v.data(), {int64_t(lk), int64_t(d)}}, o);
+      CHECK(AllNaN(r.output.data, 0, lq * d));
+      if (nw) CHECK(AllNaN(r.weights.data, 0, lq * lk));
+      // Query NaN alone (finite keys).
+      k[(lk - 1) * d + 1] = 0.5f;
+      const AttentionResult r2 = attnlab::ScaledDotProductAttention(
+          TensorView{q.data(), {int64_t(lq), int64_t(d)}}, TensorView{k.data(), {int64_t(lk), int64_t(d)}},
+          TensorView{v.data(), {int64_t(lk), int64_t(d)}}, o);
+      CHECK(AllNaN(r2.output.data, 1 * d, d));
+      CHECK(AllFinite(r2.output.data, 0, d));
+      CHECK(AllFinite(r2.output.data, 2 * d, d));
+      if (nw) CHECK(AllNaN(r2.weights.data, 1 * lk, lk));
+    }
+  });
+}
+
 TEST_CASE("NaN policy (SDPA): +inf in query row i makes row i NaN (inf - inf), and only it", "[nan][inf]") {
   EveryPath([](bool nw) {
     Sdpa p;

@@ -2,8 +2,7 @@
 # Builds the libFuzzer target (tests/fuzz/attention_fuzzer.cc: SDPA and MultiHeadAttention under
 # ASan + UBSan) and runs it.
 #   scripts/fuzz.sh SECONDS            fuzz for SECONDS (default 60) from tests/fuzz/corpus + tests/fuzz/regressions
-#   scripts/fuzz.sh --strict SECONDS   also check the strict NaN policy (ATTNLAB_FUZZ_STRICT=1, see fuzz_target.h)
-#   scripts/fuzz.sh --no-skip-known SECONDS   also run inputs that hit known, reported bugs (Options::skip_known)
+#   scripts/fuzz.sh --lenient SECONDS  do not check the strict NaN policy (checked by default; see fuzz_target.h)
 #   scripts/fuzz.sh --replay FILE...   run the given inputs once each (prints the decoded case of a finding)
 #   scripts/fuzz.sh --build-only
 # Every finding (crash, sanitizer report, invariant violation, timeout, out-of-memory, leak) is copied into
@@ -15,13 +14,12 @@ cd "$(dirname "$0")/.."
 
 mode=fuzz
 seconds=60
-strict=0
-skip_known=1
+strict=1
 replay=()
 while (($#)); do
   case "$1" in
     --strict) strict=1 ;;
-    --no-skip-known) skip_known=0 ;;
+    --lenient) strict=0 ;;
     --build-only) mode=build ;;
     --replay)
       mode=replay
@@ -30,7 +28,7 @@ while (($#)); do
       break
       ;;
     *[!0-9]* | '')
-      echo "usage: scripts/fuzz.sh [--strict] [SECONDS] | --replay FILE... | --build-only" >&2
+      echo "usage: scripts/fuzz.sh [--lenient] [SECONDS] | --replay FILE... | --build-only" >&2
       exit 2
       ;;
     *) seconds=$1 ;;
@@ -85,7 +83,6 @@ fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$PWD/tests/fuzz/ubsan.supp}
 export ATTNLAB_FUZZ_STRICT=$strict
-export ATTNLAB_FUZZ_SKIP_KNOWN=$skip_known
 
 if [ "$mode" = replay ]; then
   exec "$bin" -runs=1 "${replay[@]}"
@@ -112,7 +109,6 @@ for f in "$out"/artifacts/*; do
   case "$(basename "$f")" in slow-unit-*) continue ;; esac  # slow but within -timeout: not a finding
   found=1
   name=$(basename "$f")
-  ((strict)) && name="${name/-/-strict-}"  # the Catch2 replay checks "strict" inputs under the strict policy
   cp "$f" "tests/fuzz/regressions/$name"
   echo "fuzz: FINDING saved as tests/fuzz/regressions/$name"
 done

@@ -31,6 +31,9 @@ fi
 cmake --build build/asan -j "$(nproc)" --target attnlab_tests
 run_ctest build/asan native-asan
 
+echo "== libFuzzer target under ASan + UBSan, 60 s (scripts/fuzz.sh; a finding fails the run)"
+bash scripts/fuzz.sh 60
+
 echo "== JavaScript API (node --test)"
 node --test tests/js/
 

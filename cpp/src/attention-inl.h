@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <vector>
@@ -48,6 +49,10 @@ struct HeadProblem {
   const float* row_bias;
   const float* key_bias;
   size_t mask_cols;
+  // Rows of v holding NaN or ±∞, ascending. They are zero in v_packed and added back only to the rows that attend
+  // them, so a masked or causally hidden key reaches no row (0 · NaN would), whatever the tiling.
+  const size_t* nonfinite_v_rows;
+  size_t num_nonfinite_v_rows;
 };
 
 // Keys query i may see: all, or j <= i when causal.
@@ -55,6 +60,33 @@ HWY_INLINE size_t VisibleKeys(const HeadProblem& p, size_t i) { return p.causal 
 
 HWY_INLINE const float* RowBias(const HeadProblem& p, size_t i) {
   return p.row_bias ? p.row_bias + i * p.mask_cols : nullptr;
+}
+
+// Whether query row i attends key j: visible (causal) and not masked by a -inf bias (what the softmax gives 0
+// because of the mask, as opposed to a weight that underflowed to 0).
+HWY_INLINE bool Attends(const HeadProblem& p, size_t i, size_t j) {
+  if (j >= VisibleKeys(p, i)) return false;
+  if (j >= p.mask_cols) return true;
+  const float* row_bias = RowBias(p, i);
+  return !(row_bias && row_bias[j] == kNegInf) && !(p.key_bias && p.key_bias[j] == kNegInf);
+}
+
+// out (rows, dv; row stride p.out_stride) += probs (rows, cols; row stride ld) · v[j0, j0 + cols) for the
+// non-finite value rows only (the GEMM saw them as 0), for the query rows i0 + r that attend them: a masked or
+// hidden key adds nothing; an attended one follows IEEE even with weight 0 (0 · NaN = NaN, as in PyTorch).
+HWY_INLINE void AddNonFiniteValueRows(const HeadProblem& p, const float* probs, size_t ld, size_t i0, size_t rows,
+                                      size_t j0, size_t cols, float* out) {
+  const size_t* begin = p.nonfinite_v_rows;
+  const size_t* end = begin + p.num_nonfinite_v_rows;
+  for (const size_t* it = std::lower_bound(begin, end, j0); it != end && *it < j0 + cols; ++it) {
+    const float* v_row = p.v + *it * p.v_stride;
+    for (size_t r = 0; r < rows; ++r) {
+      if (!Attends(p, i0 + r, *it)) continue;
+      const float w = probs[r * ld + (*it - j0)];
+      float* out_row = out + r * p.out_stride;
+      for (size_t c = 0; c < p.dv; ++c) out_row[c] += w * v_row[c];
+    }
+  }
 }
 
 // Exact path; the logits are computed in place in p.weights.
@@ -75,10 +107,7 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
       std::fill(row + key_end, row + p.lk, kinds[r] == RowKind::kNaN ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     }
     Gemm(rows, p.dv, key_end, logits, ld, 1, p.v_packed, p.out + i0 * p.out_stride, p.out_stride, nullptr, false);
-    // A fully masked row is 0 even where a masked value holds NaN or ∞ (0 · NaN in the product above).
-    for (size_t r = 0; r < rows; ++r) {
-      if (kinds[r] == RowKind::kFullyMasked) ZeroRow(p.out + (i0 + r) * p.out_stride, p.dv);
-    }
+    AddNonFiniteValueRows(p, logits, ld, i0, rows, 0, key_end, p.out + i0 * p.out_stride);
   }
 }
 
@@ -108,6 +137,7 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
         if (rescale != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale);
       }
       Gemm(rows, p.dv, cols, scratch, cols, 1, p.v_packed.At(j0, 0), out, p.out_stride, nullptr, true);
+      AddNonFiniteValueRows(p, scratch, cols, i0, rows, j0, cols, out);
     }
     for (size_t r = 0; r < rows; ++r) {
       float* row = out + r * p.out_stride;
@@ -123,13 +153,29 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
 // Reusable buffers of AttendHead.
 struct HeadScratch {
   std::vector<float> kt, v, logits;
+  std::vector<size_t> nonfinite_v_rows;
 };
 
 // Runs one head; `k` (lk, dk) with row stride k_stride is packed transposed first, and v packed.
 HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_stride, HeadScratch& scratch) {
   static_assert(kKeyTile % kPanel == 0, "key tiles start at panel boundaries");
+  if (p.lq == 0) return;
+  if (p.lk == 0) {  // no key: every row is fully masked (and there are no weights)
+    for (size_t i = 0; i < p.lq; ++i) ZeroRow(p.out + i * p.out_stride, p.dv);
+    return;
+  }
   p.kt = PackB(k, k_stride, p.dk, p.lk, /*transposed=*/true, scratch.kt);
   p.v_packed = PackB(p.v, p.v_stride, p.lk, p.dv, /*transposed=*/false, scratch.v);
+  scratch.nonfinite_v_rows.clear();
+  for (size_t j = 0; j < p.lk; ++j) {
+    const float* row = p.v + j * p.v_stride;
+    if (!std::all_of(row, row + p.dv, [](float x) { return std::isfinite(x); })) {
+      scratch.nonfinite_v_rows.push_back(j);
+      for (size_t c = 0; c < p.dv; ++c) scratch.v[(c / kPanel) * p.v_packed.panel_stride + j * kPanel + c % kPanel] = 0.0f;
+    }
+  }
+  p.nonfinite_v_rows = scratch.nonfinite_v_rows.data();
+  p.num_nonfinite_v_rows = scratch.nonfinite_v_rows.size();
   if (p.weights) {
     AttendHeadExact(p);
   } else {

@@ -95,8 +95,11 @@ HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, 
                      bool accumulate) {
   if (m == 0 || n == 0) return;
   const int first_init = accumulate ? 2 : (bias ? 1 : 0);
-  if (k == 0) {  // no products: C keeps its start value
-    for (size_t i = 0; i < m; ++i) GemmRowBlock<1>(n, 0, a, lda, a_col_stride, b, c + i * ldc, ldc, bias, first_init);
+  if (k == 0) {  // no products: C keeps its start value (B is empty: its data may be null)
+    if (accumulate) return;
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
+    }
     return;
   }
   for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {

@@ -54,6 +54,7 @@ HeadProblem SdpaHead(const SdpaArgs& a, size_t b, float* out, float* weights) {
 
 // q (batch, lq, dk), k (batch, lk, dk), v (batch, lk, dv) → out (batch, lq, dv), weights (batch, lq, lk).
 void SdpaForwardImpl(const SdpaArgs& a) {
+  if (a.lq == 0 || (a.dv == 0 && !a.weights)) return;  // nothing to write, however large the batch
   HeadScratch& scratch = ThreadScratch().head;
   for (size_t b = 0; b < a.batch; ++b) {
     const HeadProblem p =
@@ -65,6 +66,7 @@ void SdpaForwardImpl(const SdpaArgs& a) {
 // Per problem: recompute the weights (exact path), then the head backward.
 void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
   const SdpaArgs& a = *g.forward;
+  if (a.lq == 0 || a.lk == 0) return;  // every gradient is 0 (the caller's zero-filled buffers) or empty
   HeadScratch scratch;
   std::vector<float> weights(a.lq * a.lk), out(a.lq * a.dv), pack, ds;
   for (size_t b = 0; b < a.batch; ++b) {
@@ -111,6 +113,7 @@ struct MhaLayout {
 void MhaForwardImpl(const MhaArgs& a) {
   const MhaLayout layout{a};
   const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
+  if (a.l == 0) return;  // no query: nothing to write, however large the batch
 
   ForwardScratch& own = ThreadScratch();
   auto buffer = [](float* saved, std::vector<float>& scratch, size_t n) {
@@ -129,10 +132,12 @@ void MhaForwardImpl(const MhaArgs& a) {
          false);
     float* kb = k + b * s_all * e;
     float* vb = v + b * s_all * e;
-    Gemm(a.s, e, a.kdim, a.key + layout.FirstRow(b, a.s) * a.kdim, pos * a.kdim, 1, a.wk_t, kb, e, a.bk,
-         false);
-    Gemm(a.s, e, a.vdim, a.value + layout.FirstRow(b, a.s) * a.vdim, pos * a.vdim, 1, a.wv_t, vb, e, a.bv,
-         false);
+    if (a.s > 0) {  // (an empty key's data may be null: no offsets into it)
+      Gemm(a.s, e, a.kdim, a.key + layout.FirstRow(b, a.s) * a.kdim, pos * a.kdim, 1, a.wk_t, kb, e, a.bk,
+           false);
+      Gemm(a.s, e, a.vdim, a.value + layout.FirstRow(b, a.s) * a.vdim, pos * a.vdim, 1, a.wv_t, vb, e, a.bv,
+           false);
+    }
     size_t row = a.s;
     if (a.bias_k) {
       std::copy(a.bias_k, a.bias_k + e, kb + row * e);
@@ -155,7 +160,8 @@ void MhaForwardImpl(const MhaArgs& a) {
     std::fill(a.weights, a.weights + a.n * a.l * s_all, 0.0f);
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  for (size_t b = 0; b < a.n; ++b) {
+  if (s_all == 0) std::fill(ctx, ctx + a.n * a.l * e, 0.0f);  // no key: every row fully masked, no weights
+  for (size_t b = 0; b < a.n && s_all > 0; ++b) {
     for (size_t h = 0; h < a.heads; ++h) {
       const size_t bh = b * a.heads + h;
       HeadProblem p;
@@ -208,6 +214,7 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
   const MhaSaved& saved = *a.saved;
   const MhaLayout layout{a};
   const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
+  if (a.l == 0) return;  // no output: every gradient stays 0
 
   // Out-projection: d ctx = dO W_o; dW_o += dOᵀ ctx; db_o += Σ dO.
   std::vector<float> d_ctx(a.n * a.l * e), d_q(a.n * a.l * e), d_k(a.n * s_all * e), d_v(a.n * s_all * e), pack;
@@ -221,7 +228,7 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
   // Heads.
   std::vector<float> ds;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  for (size_t b = 0; b < a.n; ++b) {
+  for (size_t b = 0; b < a.n && s_all > 0; ++b) {  // no key: d q = 0
     for (size_t h = 0; h < a.heads; ++h) {
       const size_t q_off = b * a.l * e + h * hd, kv_off = b * s_all * e + h * hd;
       HeadGradProblem p;
@@ -270,6 +277,7 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
         {d_k.data() + b * s_all * e, a.s, a.kdim, a.key, g.w_k, g.grad_key, g.grad_w_k, g.grad_b_k},
         {d_v.data() + b * s_all * e, a.s, a.vdim, a.value, g.w_v, g.grad_value, g.grad_w_v, g.grad_b_v}};
     for (const Projection& pr : projections) {
+      if (pr.rows == 0) continue;  // (an empty input's data may be null)
       const size_t first = layout.FirstRow(b, pr.rows) * pr.in;
       GemmUnpacked(pr.rows, pr.in, e, pr.d_y, e, 1, pr.w, pr.in, false, pr.grad_x + first, pos * pr.in, nullptr,
                    true, pack);

@@ -1,6 +1,7 @@
 // MultiHeadAttention: parameters by PyTorch state-dict names, validation, one dispatched kernel call.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <tuple>
@@ -265,7 +266,9 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
   const Mask& mask = options.attn_mask;
   const size_t mask_numel = CheckMask("attn_mask", mask);
   if (mask.kind != Mask::Kind::kNone) {
-    const Shape two_d{l, s}, three_d{n * h, l, s};
+    // N * num_heads saturates instead of overflowing (absurd batch sizes; the mask's own shape passed its checks).
+    const int64_t nh = n > std::numeric_limits<int64_t>::max() / h ? std::numeric_limits<int64_t>::max() : n * h;
+    const Shape two_d{l, s}, three_d{nh, l, s};
     if (mask.shape != two_d && mask.shape != three_d) {
       Fail("attn_mask",
            "shape (L, S) = " + ShapeString(two_d) + " or (" + (batched ? "N*num_heads" : "num_heads") +
@@ -273,22 +276,26 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
            ShapeString(mask.shape));
     }
     args.bias.row_bias = AdditiveMask(mask, mask_numel, /*masked_when=*/true, mask_storage);
-    args.bias.row_bias_batch_stride = mask.shape == two_d ? 0 : static_cast<size_t>(l * s);
+    args.bias.row_bias_batch_stride = mask.shape == two_d ? 0 : static_cast<size_t>(l) * static_cast<size_t>(s);
   }
   args.bias.mask_cols = static_cast<size_t>(s);
 
   const int64_t s_all = s + (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0);
+  // Every size check before the first allocation: a rejected call allocates nothing.
+  Shape w_shape = options.average_attn_weights ? Shape{n, l, s_all} : Shape{n, h, l, s_all};
+  if (!batched) w_shape.erase(w_shape.begin());
+  const size_t out_numel = CheckedNumel("output", query.shape);
+  const size_t w_numel = options.need_weights ? CheckedNumel("weights", w_shape) : 0;
+  CheckedNumel("key", {n, s_all, c.embed_dim});  // projected key/value buffers
+  if (options.requires_grad) CheckedNumel("weights", {n, h, l, s_all});  // saved per-head weights
   AttentionResult result;
   result.output.shape = query.shape;
-  result.output.data.resize(CheckedNumel("output", query.shape));
+  result.output.data.resize(out_numel);
   if (options.need_weights) {
-    Shape w_shape = options.average_attn_weights ? Shape{n, l, s_all} : Shape{n, h, l, s_all};
-    if (!batched) w_shape.erase(w_shape.begin());
-    result.weights.data.resize(CheckedNumel("weights", w_shape));
+    result.weights.data.resize(w_numel);
     result.weights.shape = w_shape;
     args.weights = result.weights.data.data();
   }
-  CheckedNumel("key", {n, s_all, c.embed_dim});  // projected key/value buffers
 
   args.query = query.data;
   args.key = key.data;

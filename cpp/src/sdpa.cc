@@ -95,17 +95,21 @@ AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorV
   Shape out_shape = batch_dims;
   out_shape.push_back(lq);
   out_shape.push_back(dv);
-  result.output.data.resize(CheckedNumel("output", out_shape));
+  Shape w_shape = batch_dims;
+  w_shape.push_back(lq);
+  w_shape.push_back(lk);
+  // Every size check before the first allocation: a rejected call allocates nothing.
+  const size_t out_numel = CheckedNumel("output", out_shape);
+  const size_t w_numel = options.need_weights ? CheckedNumel("weights", w_shape) : 0;
+  result.output.data.resize(out_numel);
   result.output.shape = out_shape;
   args.out = result.output.data.data();
   if (options.need_weights) {
-    Shape w_shape = batch_dims;
-    w_shape.push_back(lq);
-    w_shape.push_back(lk);
-    result.weights.data.resize(CheckedNumel("weights", w_shape));
+    result.weights.data.resize(w_numel);
     result.weights.shape = w_shape;
     args.weights = result.weights.data.data();
   }
+  if (out_numel == 0 && w_numel == 0) return result;  // nothing to compute, however many batch items
   SdpaForward(args);
   return result;
 }
@@ -126,6 +130,7 @@ SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const T
   grads.grad_query = Tensor{std::vector<float>(CheckedNumel("query", query.shape)), query.shape};
   grads.grad_key = Tensor{std::vector<float>(CheckedNumel("key", key.shape)), key.shape};
   grads.grad_value = Tensor{std::vector<float>(CheckedNumel("value", value.shape)), value.shape};
+  if (grads.grad_query.data.empty() && grads.grad_key.data.empty() && grads.grad_value.data.empty()) return grads;
   SdpaBackwardArgs backward;
   backward.forward = &args;
   backward.grad_out = grad_output.data;

@@ -81,7 +81,7 @@ HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, con
       snan = snan || std::isnan(lane);
     } else {
       vmax = hn::Max(vmax, v);
-      vnan = hn::Max(vnan, hn::IfThenElseZero(hn::Ne(v, v), hn::Set(dd, 1.0f)));
+      vnan = hn::Max(vnan, hn::IfThenElseZero(hn::IsNaN(v), hn::Set(dd, 1.0f)));
     }
   };
   ForEachLane(0, biased, [&](auto dd, size_t j) HWY_ATTR { step(dd, j, true); });

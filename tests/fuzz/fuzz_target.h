@@ -19,7 +19,7 @@
 //   * ScaledDotProductAttentionBackward (after most valid SDPA calls): the same model, shapes and determinism, and
 //     on batch items whose inputs are all finite, finite gradients that agree with a float64 reference.
 //
-// Strict NaN policy (ATTNLAB_FUZZ_STRICT=1, or Options::strict_nan): also the policy of docs/robustness.md, "NaN
+// Strict NaN policy (the default; ATTNLAB_FUZZ_STRICT=0 or Options::strict_nan = false turn it off): also the policy of docs/robustness.md, "NaN
 // and Inf": a NaN in query row i, in mask element (i, j) of a visible key, or in a visible, unmasked key row makes
 // weight row i and output row i all NaN; a +inf mask element makes its row NaN; and NaN/Inf in a key or value
 // row that row i cannot see (causally hidden, bool-masked or -inf) never reaches row i.
@@ -55,23 +55,18 @@ using attnlab::Mask;
 using attnlab::Shape;
 
 struct Options {
-  bool strict_nan = false;   // also check the strict NaN policy (see above)
+  bool strict_nan = true;    // also check the strict NaN policy (see above)
   int64_t forced_target = 0;  // a Highway target to force (0: the one input byte 0 selects)
   bool use_target_byte = true;
   bool verbose = false;       // print every decoded case to stderr (ATTNLAB_FUZZ_VERBOSE=1)
-  // Skip inputs that hit findings already reported and not fixed yet (ATTNLAB_FUZZ_SKIP_KNOWN=1, which
-  // scripts/fuzz.sh sets unless --no-skip-known), so that the fuzzer looks for new ones. See KnownIssue().
-  bool skip_known = false;
 };
 
 inline Options OptionsFromEnv() {
   Options o;
   const char* s = std::getenv("ATTNLAB_FUZZ_STRICT");
-  o.strict_nan = s != nullptr && s[0] == '1';
+  o.strict_nan = s == nullptr || s[0] != '0';
   const char* v = std::getenv("ATTNLAB_FUZZ_VERBOSE");
   o.verbose = v != nullptr && v[0] == '1';
-  const char* k = std::getenv("ATTNLAB_FUZZ_SKIP_KNOWN");
-  o.skip_known = k != nullptr && k[0] == '1';
   return o;
 }
 
@@ -514,14 +509,6 @@ class Session {
     }
     return false;
   }
-  static bool HasHugeDim(std::initializer_list<const TensorBuf*> tensors) {
-    for (const TensorBuf* t : tensors) {
-      for (int64_t d : t->shape) {
-        if (d > (int64_t{1} << 20)) return true;
-      }
-    }
-    return false;
-  }
 
   // Runs `call`, which calls the library. Returns true when it returned; classifies exceptions.
   template <class Call>
@@ -623,14 +610,6 @@ class Session {
     // The library may read any argument whose shape is valid, even in a call it then rejects: such an argument must
     // be real memory. The fuzzer only allocates small ones, so it skips calls with a big, validly shaped argument.
     if (TooBigToAllocate({&q, &k, &v}) || (mask.kind != Mask::Kind::kNone && mask.numel.ok && !mask.allocated)) return;
-    // Known issue (reported; regression crash-oom-sdpa-output-allocated-before-weights-check): the output is
-    // allocated before the weights' size is checked, so an invalid call may first allocate a huge output.
-    if (!valid && opts_.skip_known && rank >= 2 && v.shape.size() == rank) {
-      Shape implied(q.shape.begin(), q.shape.end() - 1);
-      implied.push_back(v.shape.back());
-      const Numel n = ModelNumel(implied);
-      if (n.ok && n.n > (uint64_t{1} << 24)) return;
-    }
     if (valid) {
       // Skip valid calls too big for the fuzzer (it allocates inputs; large ones are legitimate, not hostile).
       if (!q.allocated || !k.allocated || !v.allocated || (mask.kind != Mask::Kind::kNone && !mask.allocated)) return;
@@ -643,9 +622,6 @@ class Session {
                            lkd * static_cast<double>(q.shape[rank - 1]) + lqd * static_cast<double>(v.shape[rank - 1]) +
                            (o.need_weights ? lqd * lkd * 16 : 0.0));
       if (work > kMaxWork) return;
-      // Known issue (reported; regression timeout-sdpa-empty-output-huge-lq): the kernels loop over every batch
-      // item and query row even when there is nothing to compute, so empty calls with a huge dimension hang.
-      if (opts_.skip_known && (HasHugeDim({&q, &k, &v}) || static_cast<double>(nbatch) * (lqd + 1) > 1e6)) return;
     }
 
     attnlab::AttentionResult res;
@@ -701,9 +677,6 @@ class Session {
     }
     g.null_ptr = (gb & 0x30) == 0x30;
     g.Fill(r_);
-    // Known issue (reported; regression timeout-sdpa-backward-empty-huge-dk): the backward pass loops over dk / dv
-    // even when Lq = Lk = 0, so an empty call with a huge feature dimension hangs.
-    if (opts_.skip_known && HasHugeDim({&q, &k, &v})) return;
     case_ += "; backward with " + DescribeTensor("grad_output", g);
     const bool valid = g.shape == out_shape && g.ModelValid();
     if (valid && !g.allocated) return;  // a legitimately big grad_output: the fuzzer does not allocate it
@@ -1264,17 +1237,6 @@ class Session {
         (am.kind != Mask::Kind::kNone && am.numel.ok && !am.allocated)) {
       return;  // see RunSdpa
     }
-    // Known issue (reported; regression crash-ubsan-mha-attn-mask-n-times-heads-overflow): with an attn_mask,
-    // Forward computes N * num_heads and L * S in int64 before the sizes are known to be sane (signed overflow).
-    if (opts_.skip_known && am.kind != Mask::Kind::kNone) {
-      for (const Shape* sh : {&q.shape, &k.shape}) {
-        for (int64_t d : *sh) {
-          if (d > (int64_t{1} << 30)) return;
-        }
-      }
-    }
-    // Known issue (as in RunSdpa): the output (query's size) is allocated before every check has run.
-    if (!valid && opts_.skip_known && q.numel.ok && q.numel.n > (uint64_t{1} << 24)) return;
     if (valid) {
       if (!q.allocated || !k.allocated || !v.allocated || (kpm.kind != Mask::Kind::kNone && !kpm.allocated) ||
           (am.kind != Mask::Kind::kNone && !am.allocated)) {
@@ -1285,9 +1247,6 @@ class Session {
       const double work = nd * (ld * ed * 2 * ed + sd * ed * static_cast<double>(kdim + vdim) + ld * sd * 2 * ed +
                                 (o.need_weights ? ld * sd * static_cast<double>(h) * 16 : 0.0));
       if (work > kMaxWork) return;
-      if (opts_.skip_known && (HasHugeDim({&q, &k, &v}) || nd * (ld + sd + 1) * static_cast<double>(h) > 1e6)) {
-        return;  // known issue: see RunSdpa
-      }
     }
     attnlab::AttentionResult res;
     auto call = [&] {

@@ -10,6 +10,7 @@
 import { forgetModule, loadModule } from './loader.mjs';
 import {
   checkFits,
+  checkUnchanged,
   describe,
   jsNames,
   readBool,
@@ -63,6 +64,7 @@ class Core {
    */
   withHeap(ctx, names, buffers, fn) {
     const M = this.Module;
+    for (const b of buffers) if (b) checkUnchanged(ctx, b); // no user code runs from here to the copies
     const offsets = [];
     let total = 0;
     for (const b of buffers) {
@@ -109,7 +111,9 @@ class Core {
   translate(ctx, e) {
     const message = () => {
       // A C++ state error may start with the method's own name ("backward: …"), which ctx already gives.
+      // A JS-side error raised inside fn (e.g. a module disposed meanwhile) already starts with ctx.
       const text = jsNames(e.message);
+      if (text.startsWith(`${ctx}: `)) return text.slice(ctx.length + 2);
       const method = ctx.slice(ctx.lastIndexOf('.') + 1);
       return text.startsWith(`${method}: `) ? text.slice(method.length + 2) : text;
     };
@@ -171,10 +175,16 @@ function parameterShapesOf(ctx, core, handle) {
   return new Map(list.map(([name, shape]) => [name, Array.from(shape, Number)]));
 }
 
-/** Checks `stateDict` ({ name: Float32Array | Tensor }) and loads it into `handle` in one heap copy. */
-function loadStateDictInto(ctx, core, handle, parameterShapes, stateDict) {
-  if (stateDict === null || typeof stateDict !== 'object' || Array.isArray(stateDict)) {
-    throw new TypeError(`${ctx}: stateDict must be an object { name: Float32Array | Tensor }, got ${describe(stateDict)}`);
+/**
+ * Checks `stateDict` ({ name: Float32Array | Tensor }) and loads it in one heap copy into getHandle(), looked up
+ * only then: a getter of the dict may have disposed the module.
+ */
+function loadStateDictInto(ctx, core, getHandle, parameterShapes, stateDict) {
+  if (stateDict === null || typeof stateDict !== 'object' || Array.isArray(stateDict) || stateDict instanceof Map) {
+    const hint = stateDict instanceof Map ? ' (convert with Object.fromEntries(map))' : '';
+    throw new TypeError(
+      `${ctx}: stateDict must be an object { name: Float32Array | Tensor }, got ${describe(stateDict)}${hint}`,
+    );
   }
   const entries = [];
   for (const name of Object.keys(stateDict)) {
@@ -190,7 +200,7 @@ function loadStateDictInto(ctx, core, handle, parameterShapes, stateDict) {
     ctx,
     'stateDict',
     entries.map(([, p]) => p),
-    (pointers) => handle.loadStateDict(entries.map(([name, p], i) => [name, pointers[i], p.shape])),
+    (pointers) => getHandle().loadStateDict(entries.map(([name, p], i) => [name, pointers[i], p.shape])),
   );
 }
 
@@ -273,6 +283,7 @@ class MultiHeadAttention {
     registry?.register(this, { core, handle }, this);
   }
 
+  // Checked on entry and again inside the heap call: a getter of an argument may dispose the module meanwhile.
   #usable(ctx) {
     if (!this.#handle) {
       throw new Error(`${ctx}: this MultiHeadAttention has been disposed; create a new one with createMultiHeadAttention()`);
@@ -286,8 +297,8 @@ class MultiHeadAttention {
    */
   loadStateDict(stateDict) {
     const ctx = 'mha.loadStateDict';
-    const handle = this.#usable(ctx);
-    loadStateDictInto(ctx, this.#core, handle, this.#parameterShapes, stateDict);
+    this.#usable(ctx);
+    loadStateDictInto(ctx, this.#core, () => this.#usable(ctx), this.#parameterShapes, stateDict);
   }
 
   /** A copy of every parameter: { name: { data: Float32Array, shape } }. */
@@ -300,7 +311,7 @@ class MultiHeadAttention {
   /** nn.MultiheadAttention.forward in eval mode; with requiresGrad it keeps what backward() needs. */
   forward(query, key, value, options) {
     const ctx = 'mha.forward';
-    const handle = this.#usable(ctx);
+    this.#usable(ctx);
     const q = readTensor(ctx, query, 'query');
     const k = readTensor(ctx, key, 'key');
     const v = readTensor(ctx, value, 'value');
@@ -316,7 +327,7 @@ class MultiHeadAttention {
       this.#forwardEstimate(q, k, v, keyPaddingMask, attnMask, needWeights, requiresGrad),
     );
     const raw = this.#core.withHeap(ctx, 'query, key, value and masks', [q, k, v, keyPaddingMask, attnMask], (p) =>
-      handle.forward(
+      this.#usable(ctx).forward(
         p[0],
         q.shape,
         p[1],
@@ -343,10 +354,10 @@ class MultiHeadAttention {
    */
   backward(gradOutput) {
     const ctx = 'mha.backward';
-    const handle = this.#usable(ctx);
+    this.#usable(ctx);
     const g = readTensor(ctx, gradOutput, 'gradOutput');
     checkFits(ctx, 'gradOutput', [['gradOutput', g.bytes]]);
-    const raw = this.#core.withHeap(ctx, 'gradOutput', [g], (p) => handle.backward(p[0], g.shape));
+    const raw = this.#core.withHeap(ctx, 'gradOutput', [g], (p) => this.#usable(ctx).backward(p[0], g.shape));
     return {
       gradQuery: pairToTensor(raw.gradQuery),
       gradKey: pairToTensor(raw.gradKey),
@@ -427,8 +438,8 @@ class TinyTransformer {
   /** Replaces every parameter (and resets Adam's state) from a state dict ({ name: Float32Array | Tensor }). */
   loadStateDict(stateDict) {
     const ctx = 'model.loadStateDict';
-    const handle = this.#usable(ctx);
-    loadStateDictInto(ctx, this.#core, handle, this.#parameterShapes, stateDict);
+    this.#usable(ctx);
+    loadStateDictInto(ctx, this.#core, () => this.#usable(ctx), this.#parameterShapes, stateDict);
   }
 
   /** A copy of every parameter: { name: { data: Float32Array, shape } }. */
@@ -441,20 +452,20 @@ class TinyTransformer {
   /** Logits (B, T, vocabSize) and the attention weights of every head (B, H, T, T). */
   forward(tokens) {
     const ctx = 'model.forward';
-    const handle = this.#usable(ctx);
+    this.#usable(ctx);
     const t = readTokens(ctx, tokens, 'tokens');
     checkFits(ctx, 'tokens', this.#estimate(t, null));
-    const raw = this.#core.withHeap(ctx, 'tokens', [t], (p) => handle.forward(p[0], t.shape));
+    const raw = this.#core.withHeap(ctx, 'tokens', [t], (p) => this.#usable(ctx).forward(p[0], t.shape));
     return { logits: pairToTensor(raw.logits), weights: pairToTensor(raw.weights) };
   }
 
   /** The mean cross-entropy of the logits against `targets`, and its gradient for every parameter. */
   lossAndGrad(tokens, targets) {
     const ctx = 'model.lossAndGrad';
-    const handle = this.#usable(ctx);
+    this.#usable(ctx);
     const [t, y] = this.#readBatch(ctx, tokens, targets);
     const raw = this.#core.withHeap(ctx, 'tokens and targets', [t, y], (p) =>
-      handle.lossAndGrad(p[0], t.shape, p[1], y.shape),
+      this.#usable(ctx).lossAndGrad(p[0], t.shape, p[1], y.shape),
     );
     return { loss: Number(raw.loss), gradParams: toTensorRecord(raw.gradParams, [...this.#parameterShapes.keys()]) };
   }
@@ -462,7 +473,7 @@ class TinyTransformer {
   /** One Adam step (PyTorch's update rule; the optimizer state lives in the model); the loss before the update. */
   trainStep(tokens, targets, options) {
     const ctx = 'model.trainStep';
-    const handle = this.#usable(ctx);
+    this.#usable(ctx);
     const [t, y] = this.#readBatch(ctx, tokens, targets);
     const o = readOptions(ctx, options, 'options', kTrainStepOptions);
     const lr = readFiniteNumber(ctx, o.lr, 'lr') ?? kDefaultLr;
@@ -470,7 +481,7 @@ class TinyTransformer {
       throw new RangeError(`${ctx}: lr must be a positive number that fits in a float32 (1.5e-45 … 3.4e38), got ${lr}`);
     }
     const loss = this.#core.withHeap(ctx, 'tokens and targets', [t, y], (p) =>
-      handle.trainStep(p[0], t.shape, p[1], y.shape, lr),
+      this.#usable(ctx).trainStep(p[0], t.shape, p[1], y.shape, lr),
     );
     return { loss: Number(loss) };
   }

@@ -191,7 +191,24 @@ function readTensorLike(ctx, value, name, allowed, what) {
       `${ctx}: ${name}.data has ${length} elements but ${name}.shape [${shape.join(', ')}] needs ${size}`,
     );
   }
-  return { data, tag, shape, size, bytes: length * (tag === 'Uint8Array' ? 1 : 4) };
+  return { data, tag, shape, size, bytes: length * (tag === 'Uint8Array' ? 1 : 4), name: `${name}.data` };
+}
+
+/**
+ * Checks that a buffer read by readTensor/readMask/readTokens/readParameter still has the length it was validated
+ * with: a getter of a later argument may have resized (resizable ArrayBuffer) or detached it in between.
+ */
+export function checkUnchanged(ctx, buffer) {
+  if (isDetached(buffer.data)) {
+    throw new TypeError(`${ctx}: ${buffer.name} was detached after it was checked (by a getter of a later argument?)`);
+  }
+  const length = typedArrayLength.call(buffer.data);
+  if (length !== buffer.size) {
+    throw new RangeError(
+      `${ctx}: ${buffer.name} changed after it was checked: expected ${buffer.size} elements, got ${length} ` +
+        '(its buffer was resized, by a getter of a later argument?)',
+    );
+  }
 }
 
 /** A Tensor `{ data: Float32Array, shape: number[] }`. */
@@ -233,14 +250,14 @@ export function readMask(ctx, value, name) {
 export function readParameter(ctx, value, name, expectedShape) {
   if (typedArrayName(value) === 'Float32Array') {
     const { data, length } = readTypedData(ctx, value, name, ['Float32Array']);
-    if (!expectedShape) return { data, shape: [length], size: length, bytes: length * 4 };
+    if (!expectedShape) return { data, shape: [length], size: length, bytes: length * 4, name };
     const size = expectedShape.reduce((a, b) => a * b, 1);
     if (length !== size) {
       throw new RangeError(
         `${ctx}: ${name} has ${length} elements, expected ${size} (shape [${expectedShape.join(', ')}])`,
       );
     }
-    return { data, shape: expectedShape.slice(), size, bytes: length * 4 };
+    return { data, shape: expectedShape.slice(), size, bytes: length * 4, name };
   }
   if (!isObject(value) || Array.isArray(value) || typedArrayName(value)) {
     throw new TypeError(

@@ -68,7 +68,7 @@ HWY_INLINE bool Attends(const HeadProblem& p, size_t i, size_t j) {
   if (j >= VisibleKeys(p, i)) return false;
   if (j >= p.mask_cols) return true;
   const float* row_bias = RowBias(p, i);
-  return !(row_bias && row_bias[j] == kNegInf) && !(p.key_bias && p.key_bias[j] == kNegInf);
+  return (row_bias ? row_bias[j] : 0.0f) + (p.key_bias ? p.key_bias[j] : 0.0f) != kNegInf;  // as ScaleBiasMax
 }
 
 // out (rows, dv; row stride p.out_stride) += probs (rows, cols; row stride ld) · v[j0, j0 + cols) for the

@@ -22,33 +22,48 @@ namespace attnlab {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Cache blocking: a (kGemmKc, kGemmNc) block of packed B stays in L2 while all rows of A stream past it.
+// Cache blocking: a (kGemmMc, kGemmKc) block of A (packed when that pays) stays in L1/L2 and every column tile
+// of B passes over it; a tile's (kGemmKc, 2 vectors) slice of B stays in L1 for all kGemmMc / 4 row tiles.
 constexpr size_t kGemmKc = 256;
-constexpr size_t kGemmNc = 256;  // a multiple of kPanel
+constexpr size_t kGemmMc = 32;  // a multiple of 4
+// A is packed when at least this many column tiles reuse it: packing costs one copy of the A block; reading A
+// in place costs an address computation per row and step (in wasm no addressing mode takes a register index).
+constexpr size_t kPackAMinTiles = 8;
 
-// One register tile: kRows rows of C by kCols vectors of D. Broadcasts one A element per row and step, loads
-// kCols vectors of one packed B row (bp, rows kPanel floats apart), multiply-adds into kRows * kCols
-// accumulators (4 x 2 fits the 15 SIMD registers V8 gives wasm). `init` selects what the tile starts from:
-// 0 zero, 1 bias, 2 the current C.
-template <size_t kRows, size_t kCols, class D>
-HWY_INLINE void GemmTile(D d, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
-                         const float* HWY_RESTRICT bp, float* HWY_RESTRICT c, size_t ldc,
-                         const float* HWY_RESTRICT bias, int init) {
+// Where a tile reads A: element (r, p) of its kRows rows at a[r * row_stride + p * step]. Packed (PackA):
+// row_stride 1 and step kRows, known at compile time.
+struct ATile {
+  const float* a;
+  size_t row_stride, step;
+};
+
+// One register tile: kRows rows of C by kCols vectors of D. Per step p, broadcasts the kRows A elements, loads
+// kCols vectors of one packed B row (bp, rows kPanel floats apart) and multiply-adds into kRows * kCols
+// accumulators (4 x 2 fits the 15 SIMD registers V8 gives wasm). The accumulators start from 0, or from start
+// (kRows rows start_stride apart: C itself, or a bias row with stride 0). In wasm not inlined: in a small
+// function of its own the accumulators stay in registers (inlined into a large caller, V8 kept them on the
+// stack and reloaded each one on every step); natively inlining is faster.
+#if HWY_ARCH_WASM
+#define ATTNLAB_GEMM_TILE_INLINE HWY_NOINLINE
+#else
+#define ATTNLAB_GEMM_TILE_INLINE HWY_INLINE
+#endif
+template <size_t kRows, size_t kCols, bool kPackedA, class D>
+ATTNLAB_GEMM_TILE_INLINE void GemmTile(D d, size_t k, ATile at, const float* HWY_RESTRICT bp, float* c, size_t ldc,
+                           const float* start, size_t start_stride) {  // start may be c
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
+  const size_t row_stride = kPackedA ? 1 : at.row_stride, step = kPackedA ? kRows : at.step;
+  const float* HWY_RESTRICT a = at.a;
   V acc[kRows][kCols];
   for (size_t r = 0; r < kRows; ++r) {
-    for (size_t j = 0; j < kCols; ++j) {
-      acc[r][j] = init == 2   ? hn::LoadU(d, c + r * ldc + j * N)
-                  : init == 1 ? hn::LoadU(d, bias + j * N)
-                              : hn::Zero(d);
-    }
+    for (size_t j = 0; j < kCols; ++j) acc[r][j] = start ? hn::LoadU(d, start + r * start_stride + j * N) : hn::Zero(d);
   }
-  for (size_t p = 0; p < k; ++p, bp += kPanel) {
+  for (size_t p = 0; p < k; ++p, a += step, bp += kPanel) {
     V bv[kCols];
     for (size_t j = 0; j < kCols; ++j) bv[j] = hn::LoadU(d, bp + j * N);
     for (size_t r = 0; r < kRows; ++r) {
-      const V av = hn::Set(d, a[r * lda + p * a_col_stride]);
+      const V av = hn::Set(d, a[r * row_stride]);
       for (size_t j = 0; j < kCols; ++j) acc[r][j] = hn::MulAdd(av, bv[j], acc[r][j]);
     }
   }
@@ -57,33 +72,67 @@ HWY_INLINE void GemmTile(D d, size_t k, const float* HWY_RESTRICT a, size_t lda,
   }
 }
 
-// Columns [0, n) of kRows rows, in tiles of two vectors. B's zero padding lets the last tile compute past n; it
-// runs on a local copy of its C block so that nothing past column n is read or written.
-template <size_t kRows>
-HWY_INLINE void GemmRowBlock(size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
-                             const PackedB& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
-                             int init) {
+// The tile of kRows rows (A: at) at columns [j, j + two vectors) of C (n columns). B's zero padding lets the
+// last tile compute past n; it runs on a local copy of its C block so that nothing past column n is read or
+// written. `init`: the tile starts from 0 (0), bias (1) or the current C (2).
+template <size_t kRows, bool kPackedA>
+HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB& b, float* HWY_RESTRICT c,
+                           size_t ldc, const float* HWY_RESTRICT bias, int init) {
   const hn::ScalableTag<float> d;
   constexpr size_t kMaxWidth = 2 * hn::MaxLanes(hn::ScalableTag<float>());
   const size_t width = 2 * hn::Lanes(d);
+  const float* bp = b.data + (j / kPanel) * b.panel_stride + j % kPanel;
+  if (j + width <= n) {
+    GemmTile<kRows, 2, kPackedA>(d, k, at, bp, c + j, ldc, init == 2 ? c + j : init == 1 ? bias + j : nullptr,
+                                 init == 2 ? ldc : 0);
+    return;
+  }
+  const size_t valid = n - j;
+  HWY_ALIGN float tile[kRows * kMaxWidth];
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t jj = 0; jj < width; ++jj) {
+      tile[r * width + jj] = jj >= valid ? 0.0f
+                             : init == 2 ? c[r * ldc + j + jj]
+                             : init == 1 ? bias[j + jj]
+                                         : 0.0f;
+    }
+  }
+  GemmTile<kRows, 2, kPackedA>(d, k, at, bp, tile, width, tile, width);
+  for (size_t r = 0; r < kRows; ++r) std::copy(tile + r * width, tile + r * width + valid, c + r * ldc + j);
+}
+
+// Packs rows [0, rows) x steps [0, kc) of A (element (i, p) at a[i * lda + p * a_col_stride]) for GemmTile: groups
+// of 4 rows interleaved (out[g * 4 * kc + p * 4 + r]), then each remaining row contiguous.
+HWY_INLINE void PackA(size_t rows, size_t kc, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                      float* HWY_RESTRICT out) {
+  size_t i = 0;
+  for (; i + 4 <= rows; i += 4, out += 4 * kc) {
+    for (size_t r = 0; r < 4; ++r) {
+      const float* src = a + (i + r) * lda;
+      for (size_t p = 0; p < kc; ++p) out[p * 4 + r] = src[p * a_col_stride];
+    }
+  }
+  for (; i < rows; ++i, out += kc) {
+    const float* src = a + i * lda;
+    for (size_t p = 0; p < kc; ++p) out[p] = src[p * a_col_stride];
+  }
+}
+
+// One (mc, kc) block of A against every column tile: A packed into a_packed, or read in place.
+template <bool kPackedA>
+HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda,
+                          size_t a_col_stride, float* HWY_RESTRICT a_packed, const PackedB& b, float* HWY_RESTRICT c,
+                          size_t ldc, const float* HWY_RESTRICT bias, int init) {
+  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
+  if (kPackedA) PackA(mc, kc, a, lda, a_col_stride, a_packed);
+  // Rows [i, i + rows) of the block.
+  auto rows_at = [&](size_t i) HWY_ATTR {
+    return kPackedA ? ATile{a_packed + i * kc, 1, 0} : ATile{a + i * lda, lda, a_col_stride};
+  };
   for (size_t j = 0; j < n; j += width) {
-    const float* bp = b.data + (j / kPanel) * b.panel_stride + j % kPanel;
-    if (j + width <= n) {
-      GemmTile<kRows, 2>(d, k, a, lda, a_col_stride, bp, c + j, ldc, bias ? bias + j : nullptr, init);
-      continue;
-    }
-    const size_t valid = n - j;
-    HWY_ALIGN float tile[kRows * kMaxWidth];
-    for (size_t r = 0; r < kRows; ++r) {
-      for (size_t jj = 0; jj < width; ++jj) {
-        tile[r * width + jj] = jj >= valid ? 0.0f
-                               : init == 2 ? c[r * ldc + j + jj]
-                               : init == 1 ? bias[j + jj]
-                                           : 0.0f;
-      }
-    }
-    GemmTile<kRows, 2>(d, k, a, lda, a_col_stride, bp, tile, width, nullptr, 2);
-    for (size_t r = 0; r < kRows; ++r) std::copy(tile + r * width, tile + r * width + valid, c + r * ldc + j);
+    size_t i = 0;
+    for (; i + 4 <= mc; i += 4) GemmTileAt<4, kPackedA>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
+    for (; i < mc; ++i) GemmTileAt<1, kPackedA>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
   }
 }
 
@@ -102,21 +151,20 @@ HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, 
     }
     return;
   }
+  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
+  const bool pack_a = (n + width - 1) / width >= kPackAMinTiles;
+  HWY_ALIGN float a_packed[kGemmMc * kGemmKc];
   for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
     const size_t kc = std::min(kGemmKc, k - p0);
     const int init = p0 == 0 ? first_init : 2;
-    for (size_t j0 = 0; j0 < n; j0 += kGemmNc) {
-      const size_t nc = std::min(kGemmNc, n - j0);
-      const float* a_blk = a + p0 * a_col_stride;
-      const PackedB b_blk = b.At(p0, j0);
-      float* c_blk = c + j0;
-      const float* bias_blk = bias ? bias + j0 : nullptr;
-      size_t i = 0;
-      for (; i + 4 <= m; i += 4) {
-        GemmRowBlock<4>(nc, kc, a_blk + i * lda, lda, a_col_stride, b_blk, c_blk + i * ldc, ldc, bias_blk, init);
-      }
-      for (; i < m; ++i) {
-        GemmRowBlock<1>(nc, kc, a_blk + i * lda, lda, a_col_stride, b_blk, c_blk + i * ldc, ldc, bias_blk, init);
+    const PackedB b_blk = b.At(p0, 0);
+    for (size_t i0 = 0; i0 < m; i0 += kGemmMc) {
+      const size_t mc = std::min(kGemmMc, m - i0);
+      const float* a_blk = a + i0 * lda + p0 * a_col_stride;
+      if (pack_a) {
+        GemmBlock<true>(mc, n, kc, a_blk, lda, a_col_stride, a_packed, b_blk, c + i0 * ldc, ldc, bias, init);
+      } else {
+        GemmBlock<false>(mc, n, kc, a_blk, lda, a_col_stride, a_packed, b_blk, c + i0 * ldc, ldc, bias, init);
       }
     }
   }

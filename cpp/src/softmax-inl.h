@@ -53,8 +53,8 @@ struct RowMax {
 };
 
 // x[j] = x[j] * scale + row_bias[j] + key_bias[j] for j in [0, n) (biases only on j < mask_cols; either may be
-// null). A bias of -inf masks the key like PyTorch's masked_fill: x[j] becomes -inf whatever the logit holds,
-// so a NaN or ∞ logit of a masked key reaches nothing. Returns the maximum (-inf when n == 0) and whether a
+// null). A bias sum of -inf masks the key like PyTorch's masked_fill: x[j] becomes -inf whatever the logit
+// holds, so a NaN or ∞ logit of a masked key reaches nothing; a NaN in either bias makes x[j] NaN. Returns the maximum (-inf when n == 0) and whether a
 // NaN remains (Highway's Max skips NaN, and its Exp maps NaN to 0: the caller must see it here).
 HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, const float* HWY_RESTRICT row_bias,
                                const float* HWY_RESTRICT key_bias, size_t mask_cols) {
@@ -67,12 +67,12 @@ HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, con
   auto step = [&](auto dd, size_t j, bool with_bias) HWY_ATTR {
     const auto neg_inf = hn::Set(dd, kNegInf);
     auto v = hn::Mul(hn::LoadU(dd, x + j), hn::Set(dd, scale));
-    if (with_bias) {
-      for (const float* bias : {row_bias, key_bias}) {
-        if (!bias) continue;
-        const auto b = hn::LoadU(dd, bias + j);
-        v = hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
-      }
+    if (with_bias && (row_bias || key_bias)) {
+      // The biases' sum: NaN when either is NaN (whatever the other holds: PyTorch adds float masks), else -inf
+      // when either is -inf (masked, whatever the logit holds).
+      const auto b = row_bias && key_bias ? hn::Add(hn::LoadU(dd, row_bias + j), hn::LoadU(dd, key_bias + j))
+                                          : hn::LoadU(dd, (row_bias ? row_bias : key_bias) + j);
+      v = hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
     }
     hn::StoreU(v, dd, x + j);
     if constexpr (hn::MaxLanes(decltype(dd)()) == 1) {

@@ -655,8 +655,14 @@ class Session {
         return;
       }
     }
-    // Row by row checks visit every (item, row): not for absurd counts of empty rows.
+    // Row by row checks visit every (item, row): not for absurd counts of empty rows. They (and the backward
+    // reference) also allocate per-dimension buffers: not for the huge dimensions of an empty call.
     if (static_cast<double>(nbatch) * static_cast<double>(std::max<int64_t>(q.shape[rank - 2], 1)) > 1e5) return;
+    for (const TensorBuf* t : {&q, &k, &v}) {
+      for (const int64_t d : t->shape) {
+        if (d > int64_t{1} << 20) return;
+      }
+    }
     CheckSdpaRows(q, k, v, mask, o, res, static_cast<size_t>(nbatch));
     if (!Failed()) RunSdpaBackward(q, k, v, mask, o, out_shape, static_cast<size_t>(nbatch));
   }

@@ -1415,6 +1415,7 @@ class Session {
               if (!ref.unmasked[j]) continue;
               acc += ref.w[j] * vp[j][d];
               a += (ref.w[j] + tol_w) * avp[j][d];
+              strict_tame = strict_tame && avp[j][d] <= kTame;  // the float projection itself must not overflow
             }
             ctx[d] = acc;
             actx[d] = a;

@@ -54,7 +54,7 @@ struct RowMax {
 // x[j] = x[j] * scale + row_bias[j] + key_bias[j] for j in [0, n) (biases only on j < mask_cols; either may be
 // null). A bias sum of -inf masks the key like PyTorch's masked_fill: x[j] becomes -inf whatever the logit
 // holds, so a NaN or ∞ logit of a masked key reaches nothing; a NaN in either bias makes x[j] NaN. Returns the maximum (-inf when n == 0) and whether a
-// NaN remains (Highway's Max skips NaN, and its Exp maps NaN to 0: the caller must see it here).
+// NaN remains (Highway's Max skips NaN and ExpNonPositive assumes no NaN: the caller must see it here).
 HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, const float* HWY_RESTRICT row_bias,
                                const float* HWY_RESTRICT key_bias, size_t mask_cols) {
   const hn::ScalableTag<float> d;

@@ -5,25 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
-import { VARIANTS, assertClose, assertStillWorks, randomStateDict, tensor } from './helpers.mjs';
-
-const kSnakeCase = /\b(attn_mask|key_padding_mask|embed_dim|num_heads|add_bias_kv|add_zero_attn|is_causal|need_weights|batch_first|average_attn_weights)\b/;
-
-/** Asserts that fn throws exactly `Class` (not a subclass) with a message matching every pattern. */
-function assertThrows(fn, Class, ...patterns) {
-  let error;
-  try {
-    fn();
-  } catch (e) {
-    error = e;
-  }
-  assert.ok(error, 'expected a throw');
-  assert.ok(error instanceof Error, `expected an Error object, got ${typeof error}: ${error}`);
-  assert.equal(error.constructor, Class, `expected ${Class.name}, got ${error.constructor.name}: ${error.message}`);
-  for (const p of patterns) assert.match(error.message, p);
-  assert.doesNotMatch(error.message, kSnakeCase, 'message uses the JS spelling of argument names');
-  return error;
-}
+import { VARIANTS, assertClose, assertStillWorks, assertThrows, randomStateDict, tensor } from './helpers.mjs';
 
 const q = () => tensor([2, 4, 8], 1);
 const k = () => tensor([2, 6, 8], 2);
@@ -128,6 +110,7 @@ for (const variant of VARIANTS) {
       assertThrows(() => m.forward(x(), x(), x()), Error, /disposed/);
       assertThrows(() => m.loadStateDict(randomStateDict(E)), Error, /disposed/);
       assertThrows(() => m.stateDict(), Error, /disposed/);
+      assertThrows(() => m.backward(x()), Error, /disposed/);
       assertStillWorks(attn);
     });
 

@@ -235,3 +235,22 @@ export function assertStillWorks(attn) {
     mha.dispose();
   }
 }
+
+const kSnakeCase = /\b(attn_mask|key_padding_mask|embed_dim|num_heads|add_bias_kv|add_zero_attn|is_causal|need_weights|batch_first|average_attn_weights|grad_output|requires_grad)\b/;
+
+/** Runs fn; asserts it throws exactly `Class` with a message matching every pattern and no C++ spelling. */
+export function assertThrows(fn, Class, ...patterns) {
+  let error;
+  try {
+    fn();
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error !== undefined, 'expected a throw, but the call returned');
+  assert.ok(error instanceof Error, `expected an Error object, got ${typeof error}: ${String(error)}`);
+  assert.equal(error.constructor, Class, `expected ${Class.name}, got ${error.constructor.name}: ${error.message}`);
+  for (const p of patterns) assert.match(error.message, p);
+  assert.doesNotMatch(error.message, kSnakeCase, 'message uses the JS spelling of argument names');
+  assert.doesNotMatch(error.message, /internal failure/, 'no wasm trap or abort');
+  return error;
+}

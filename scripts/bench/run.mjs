@@ -505,6 +505,8 @@ async function main() {
     cores: os.cpus().length,
     loadavg: os.loadavg(),
     totalMemGiB: os.totalmem() / 1024 / MiB,
+    // run.sh keeps freed large blocks in glibc's heap (fresh mmaps' page faults are slow in a sandbox)
+    mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? 'default',
   };
   const simdPeak = {
     method: 'hand-assembled wasm module: independent f32x4.mul + f32x4.add chains in a loop (scripts/bench/simd-peak.mjs)',
@@ -608,7 +610,8 @@ function renderMarkdown({ results, machine, versions, simdPeak, goals, wallS, no
       `Node ${versions.node}; attnlab dist built ${versions['attnlab dist built'].slice(0, 16).replace('T', ' ')}; onnxruntime-web ${versions['onnxruntime-web']} (wasm, 1 thread, SIMD), ` +
       `tfjs-backend-wasm ${versions['@tensorflow/tfjs-backend-wasm']} (1 thread, SIMD ${notes['tfjs SIMD'] ? 'on' : 'off'}), ` +
       `onnxruntime-node ${versions['onnxruntime-node']} (native, 1 thread). E = ${E}, H = ${H} (d = ${D}), batch 1, ` +
-      `needWeights false. MHA: batch_first self-attention, FLOPs 8·L·E² + 4·L²·E; SDPA: query (8, L, 64), FLOPs 4·L²·E.`,
+      `needWeights false. MHA: batch_first self-attention, FLOPs 8·L·E² + 4·L²·E; SDPA: query (8, L, 64), FLOPs 4·L²·E. ` +
+      `glibc MALLOC_MMAP_THRESHOLD_: ${machine.mallocMmapThreshold ?? 'default'} (see run.sh).`,
   );
   lines.push(
     `WASM SIMD128 peak measured in this run: **${simdPeak.gflops.toFixed(1)} GFLOP/s** (hand-assembled wasm module, ` +

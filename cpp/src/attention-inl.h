@@ -1,7 +1,9 @@
 // Scaled dot-product attention of one head, two paths over the same tiles:
 //   exact: per block of query rows, logits for all keys → masked softmax → weights · V; writes the weights.
 //   online: per block of query rows and tile of keys, a running max and sum per row (flash-style); never holds
-//           more than a (rows, tile) block of logits, so extra memory is O(Lq·dv + dk·Lk), not O(Lq·Lk).
+//           more than a (tile, rows) block of logits, so extra memory is O(Lq·dv + dk·Lk), not O(Lq·Lk).
+//           The block is computed transposed, Sᵀ = K_tile · Q_blockᵀ: one query per column, so the softmax runs
+//           down columns (no horizontal reductions) and Sᵀ is already the packed left operand of P · V.
 // Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
 #if defined(ATTNLAB_SRC_ATTENTION_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -26,17 +28,21 @@ namespace attnlab {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-constexpr size_t kQueryBlock = 16;  // query rows per block (a multiple of the 4-row GEMM tile)
-constexpr size_t kKeyTile = 128;    // keys per tile of the online path
+constexpr size_t kQueryBlock = 16;  // query rows per block of the exact path (a multiple of the 4-row GEMM tile)
+constexpr size_t kKeyTile = 128;    // keys per tile of the online path (a multiple of 4)
+// Query rows per block of the online path: a whole GEMM column tile (two vectors), at least 16.
+constexpr size_t kOnlineQueries = HWY_MAX(16, 2 * hn::MaxLanes(hn::ScalableTag<float>()));
 
 // One head. Rows are strided so that MHA can point into (tokens, embed) buffers without copies:
 // q (lq, dk) row stride q_stride, v (lk, dv) row stride v_stride, out (lq, dv) row stride out_stride,
 // weights (lq, lk) row stride lk or null. row_bias (lq, mask_cols) and key_bias (mask_cols) are additive and
-// may be null. AttendHead fills in kt = kᵀ (dk, lk) and v_packed (lk, dv), packed for the GEMM.
+// may be null. AttendHead fills in v_packed (lk, dv) and, for the exact path, kt = kᵀ (dk, lk), packed as the
+// right GEMM operand, or, for the online path, k_packed (lk, dk) as the left one (PackA's layout).
 struct HeadProblem {
   const float* q;
   size_t q_stride;
   PackedB kt;
+  const float* k_packed;
   const float* v;
   size_t v_stride;
   PackedB v_packed;
@@ -71,18 +77,19 @@ HWY_INLINE bool Attends(const HeadProblem& p, size_t i, size_t j) {
   return (row_bias ? row_bias[j] : 0.0f) + (p.key_bias ? p.key_bias[j] : 0.0f) != kNegInf;  // as ScaleBiasMax
 }
 
-// out (rows, dv; row stride p.out_stride) += probs (rows, cols; row stride ld) · v[j0, j0 + cols) for the
-// non-finite value rows only (the GEMM saw them as 0), for the query rows i0 + r that attend them: a masked or
-// hidden key adds nothing; an attended one follows IEEE even with weight 0 (0 · NaN = NaN, as in PyTorch).
-HWY_INLINE void AddNonFiniteValueRows(const HeadProblem& p, const float* probs, size_t ld, size_t i0, size_t rows,
-                                      size_t j0, size_t cols, float* out) {
+// out (rows, dv; row stride p.out_stride) += probs (rows, cols; element (r, j) at probs[r * row_stride + j *
+// col_stride]) · v[j0, j0 + cols) for the non-finite value rows only (the GEMM saw them as 0), for the query rows
+// i0 + r that attend them: a masked or hidden key adds nothing; an attended one follows IEEE even with weight 0
+// (0 · NaN = NaN, as in PyTorch).
+HWY_INLINE void AddNonFiniteValueRows(const HeadProblem& p, const float* probs, size_t row_stride, size_t col_stride,
+                                      size_t i0, size_t rows, size_t j0, size_t cols, float* out) {
   const size_t* begin = p.nonfinite_v_rows;
   const size_t* end = begin + p.num_nonfinite_v_rows;
   for (const size_t* it = std::lower_bound(begin, end, j0); it != end && *it < j0 + cols; ++it) {
     const float* v_row = p.v + *it * p.v_stride;
     for (size_t r = 0; r < rows; ++r) {
       if (!Attends(p, i0 + r, *it)) continue;
-      const float w = probs[r * ld + (*it - j0)];
+      const float w = probs[r * row_stride + (*it - j0) * col_stride];
       float* out_row = out + r * p.out_stride;
       for (size_t c = 0; c < p.dv; ++c) out_row[c] += w * v_row[c];
     }
@@ -107,44 +114,87 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
       std::fill(row + key_end, row + p.lk, kinds[r] == RowKind::kNaN ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     }
     Gemm(rows, p.dv, key_end, logits, ld, 1, p.v_packed, p.out + i0 * p.out_stride, p.out_stride, nullptr, false);
-    AddNonFiniteValueRows(p, logits, ld, i0, rows, 0, key_end, p.out + i0 * p.out_stride);
+    AddNonFiniteValueRows(p, logits, ld, 1, i0, rows, 0, key_end, p.out + i0 * p.out_stride);
   }
 }
 
-// Online path. scratch holds kQueryBlock * kKeyTile floats.
-HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scratch) {
-  OnlineRowState state[kQueryBlock];
-  for (size_t i0 = 0; i0 < p.lq; i0 += kQueryBlock) {
-    const size_t rows = std::min(kQueryBlock, p.lq - i0);
-    const size_t key_end = p.causal ? std::min(p.lk, i0 + rows) : p.lk;
-    float* out = p.out + i0 * p.out_stride;
-    for (size_t r = 0; r < rows; ++r) {
-      state[r] = OnlineRowState();
-      ZeroRow(out + r * p.out_stride, p.dv);
-    }
-    for (size_t j0 = 0; j0 < key_end; j0 += kKeyTile) {  // tiles past key_end are fully masked: skipped
-      const size_t cols = std::min(kKeyTile, key_end - j0);
-      Gemm(rows, cols, p.dk, p.q + i0 * p.q_stride, p.q_stride, 1, p.kt.At(0, j0), scratch, cols, nullptr, false);
-      for (size_t r = 0; r < rows; ++r) {
-        const size_t i = i0 + r;
-        const size_t visible = VisibleKeys(p, i);
-        const size_t valid = visible > j0 ? std::min(cols, visible - j0) : 0;
-        const float* row_bias = RowBias(p, i);
-        const size_t tile_mask_cols = p.mask_cols > j0 ? p.mask_cols - j0 : 0;
-        const float rescale =
-            OnlineSoftmaxTile(scratch + r * cols, cols, valid, p.scale, row_bias ? row_bias + j0 : nullptr,
-                              p.key_bias ? p.key_bias + j0 : nullptr, tile_mask_cols, state[r]);
-        if (rescale != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale);
+// st (cols, n; row stride kOnlineQueries) = K[j0, j0 + cols) · Q_blockᵀ, with qt = Q_blockᵀ (dk, n) packed and
+// j0 a multiple of 4. p.k_packed holds K in PackA's layout: groups of 4 keys interleaved (one 4-row tile each),
+// then the last lk % 4 keys as contiguous rows. A group may reach past cols: those rows are computed, not used.
+HWY_INLINE void TransposedLogits(const HeadProblem& p, size_t j0, size_t cols, const PackedB& qt, size_t n,
+                                 float* HWY_RESTRICT st) {
+  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
+  const size_t grouped_end = p.lk / 4 * 4;
+  for (size_t j = 0; j < cols;) {
+    const size_t key = j0 + j;
+    const ATile keys{p.k_packed + key * p.dk, 1, 0};
+    if (key < grouped_end) {
+      for (size_t c = 0; c < n; c += width) {
+        GemmTileAt<4, 4>(c, n, p.dk, keys, qt, st + j * kOnlineQueries, kOnlineQueries, nullptr, 0);
       }
-      Gemm(rows, p.dv, cols, scratch, cols, 1, p.v_packed.At(j0, 0), out, p.out_stride, nullptr, true);
-      AddNonFiniteValueRows(p, scratch, cols, i0, rows, j0, cols, out);
+      j += 4;
+    } else {
+      for (size_t c = 0; c < n; c += width) {
+        GemmTileAt<1, 1>(c, n, p.dk, keys, qt, st + j * kOnlineQueries, kOnlineQueries, nullptr, 0);
+      }
+      j += 1;
+    }
+  }
+}
+
+// Online path. st holds kKeyTile * kOnlineQueries floats (a transposed logit tile); qt_buffer takes the packed
+// query block.
+HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT st, std::vector<float>& qt_buffer) {
+  constexpr size_t kW = kOnlineQueries;
+  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
+  OnlineColumnState<kW> state;
+  HWY_ALIGN float rescale[kW];
+  for (size_t i0 = 0; i0 < p.lq; i0 += kW) {
+    const size_t rows = std::min(kW, p.lq - i0);
+    const size_t key_end = p.causal ? std::min(p.lk, i0 + rows) : p.lk;
+    const size_t n = (rows + width - 1) / width * width;  // whole column tiles: Qᵀ's panel is zero-padded
+    const PackedB qt = PackB(p.q + i0 * p.q_stride, p.q_stride, p.dk, rows, /*transposed=*/true, qt_buffer);
+    float* out = p.out + i0 * p.out_stride;
+    state.Reset();
+    // Tiles past key_end are fully masked: skipped. The first tile (there is one: lk > 0) writes out, the others
+    // add to it.
+    for (size_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
+      const size_t cols = std::min(kKeyTile, key_end - j0);
+      TransposedLogits(p, j0, cols, qt, n, st);
+      const ColumnTileMask mask{i0,
+                                j0,
+                                rows,
+                                p.causal,
+                                RowBias(p, i0) ? RowBias(p, i0) + j0 : nullptr,
+                                p.mask_cols,
+                                p.key_bias ? p.key_bias + j0 : nullptr,
+                                p.mask_cols > j0 ? p.mask_cols - j0 : 0};
+      OnlineSoftmaxColumns<kW>(st, cols, p.scale, mask, state, rescale);
+      const int init = j0 == 0 ? 0 : 2;
+      for (size_t r = 0; r < rows && init == 2; ++r) {  // (the first tile's rescale is 0: out is not yet written)
+        if (rescale[r] != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale[r]);
+      }
+      // out (rows, dv) (+)= P (rows, cols) · V[j0, j0 + cols): Pᵀ = st is the left operand with step kW.
+      const PackedB v_tile = p.v_packed.At(j0, 0);
+      for (size_t c = 0; c < p.dv; c += width) {
+        size_t r = 0;
+        for (; r + 4 <= rows; r += 4) {
+          GemmTileAt<4, kW>(c, p.dv, cols, ATile{st + r, 1, 0}, v_tile, out + r * p.out_stride, p.out_stride, nullptr,
+                            init);
+        }
+        for (; r < rows; ++r) {
+          GemmTileAt<1, kW>(c, p.dv, cols, ATile{st + r, 1, 0}, v_tile, out + r * p.out_stride, p.out_stride, nullptr,
+                            init);
+        }
+      }
+      AddNonFiniteValueRows(p, st, 1, kW, i0, rows, j0, cols, out);
     }
     for (size_t r = 0; r < rows; ++r) {
       float* row = out + r * p.out_stride;
-      if (state[r].sum == 0.0f) {
+      if (state.sum[r] == 0.0f) {
         ZeroRow(row, p.dv);  // fully masked row
       } else {
-        ScaleRow(row, p.dv, 1.0f / state[r].sum);
+        ScaleRow(row, p.dv, 1.0f / state.sum[r]);
       }
     }
   }
@@ -152,11 +202,11 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT scrat
 
 // Reusable buffers of AttendHead.
 struct HeadScratch {
-  std::vector<float> kt, v, logits;
+  std::vector<float> k, v, logits, qt;
   std::vector<size_t> nonfinite_v_rows;
 };
 
-// Runs one head; `k` (lk, dk) with row stride k_stride is packed transposed first, and v packed.
+// Runs one head; `k` (lk, dk) with row stride k_stride and v are packed first.
 HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_stride, HeadScratch& scratch) {
   static_assert(kKeyTile % kPanel == 0, "key tiles start at panel boundaries");
   if (p.lq == 0) return;
@@ -164,7 +214,13 @@ HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_
     for (size_t i = 0; i < p.lq; ++i) ZeroRow(p.out + i * p.out_stride, p.dv);
     return;
   }
-  p.kt = PackB(k, k_stride, p.dk, p.lk, /*transposed=*/true, scratch.kt);
+  if (p.weights) {
+    p.kt = PackB(k, k_stride, p.dk, p.lk, /*transposed=*/true, scratch.k);
+  } else {
+    if (scratch.k.size() < p.lk * p.dk) scratch.k.resize(p.lk * p.dk);
+    PackA(p.lk, p.dk, k, k_stride, 1, scratch.k.data());
+    p.k_packed = scratch.k.data();
+  }
   p.v_packed = PackB(p.v, p.v_stride, p.lk, p.dv, /*transposed=*/false, scratch.v);
   scratch.nonfinite_v_rows.clear();
   for (size_t j = 0; j < p.lk; ++j) {
@@ -179,8 +235,8 @@ HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_
   if (p.weights) {
     AttendHeadExact(p);
   } else {
-    scratch.logits.resize(kQueryBlock * kKeyTile);
-    AttendHeadOnline(p, scratch.logits.data());
+    scratch.logits.resize(kKeyTile * kOnlineQueries);
+    AttendHeadOnline(p, scratch.logits.data(), scratch.qt);
   }
 }
 

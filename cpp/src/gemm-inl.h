@@ -30,8 +30,9 @@ constexpr size_t kGemmMc = 32;  // a multiple of 4
 // in place costs an address computation per row and step (in wasm no addressing mode takes a register index).
 constexpr size_t kPackAMinTiles = 8;
 
-// Where a tile reads A: element (r, p) of its kRows rows at a[r * row_stride + p * step]. Packed (PackA):
-// row_stride 1 and step kRows, known at compile time.
+// Where a tile reads A: element (r, p) of its kRows rows at a[r * row_stride + p * step]. When the layout is
+// known at compile time (kAStep != 0: PackA's, or the attention's transposed probabilities) the tile reads
+// a[r + p * kAStep] and ignores the strides.
 struct ATile {
   const float* a;
   size_t row_stride, step;
@@ -48,12 +49,12 @@ struct ATile {
 #else
 #define ATTNLAB_GEMM_TILE_INLINE HWY_INLINE
 #endif
-template <size_t kRows, size_t kCols, bool kPackedA, class D>
+template <size_t kRows, size_t kCols, size_t kAStep, class D>
 ATTNLAB_GEMM_TILE_INLINE void GemmTile(D d, size_t k, ATile at, const float* HWY_RESTRICT bp, float* c, size_t ldc,
                            const float* start, size_t start_stride) {  // start may be c
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
-  const size_t row_stride = kPackedA ? 1 : at.row_stride, step = kPackedA ? kRows : at.step;
+  const size_t row_stride = kAStep ? 1 : at.row_stride, step = kAStep ? kAStep : at.step;
   const float* HWY_RESTRICT a = at.a;
   V acc[kRows][kCols];
   for (size_t r = 0; r < kRows; ++r) {
@@ -75,7 +76,7 @@ ATTNLAB_GEMM_TILE_INLINE void GemmTile(D d, size_t k, ATile at, const float* HWY
 // The tile of kRows rows (A: at) at columns [j, j + two vectors) of C (n columns). B's zero padding lets the
 // last tile compute past n; it runs on a local copy of its C block so that nothing past column n is read or
 // written. `init`: the tile starts from 0 (0), bias (1) or the current C (2).
-template <size_t kRows, bool kPackedA>
+template <size_t kRows, size_t kAStep>
 HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB& b, float* HWY_RESTRICT c,
                            size_t ldc, const float* HWY_RESTRICT bias, int init) {
   const hn::ScalableTag<float> d;
@@ -83,7 +84,7 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
   const size_t width = 2 * hn::Lanes(d);
   const float* bp = b.data + (j / kPanel) * b.panel_stride + j % kPanel;
   if (j + width <= n) {
-    GemmTile<kRows, 2, kPackedA>(d, k, at, bp, c + j, ldc, init == 2 ? c + j : init == 1 ? bias + j : nullptr,
+    GemmTile<kRows, 2, kAStep>(d, k, at, bp, c + j, ldc, init == 2 ? c + j : init == 1 ? bias + j : nullptr,
                                  init == 2 ? ldc : 0);
     return;
   }
@@ -97,7 +98,7 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
                                          : 0.0f;
     }
   }
-  GemmTile<kRows, 2, kPackedA>(d, k, at, bp, tile, width, tile, width);
+  GemmTile<kRows, 2, kAStep>(d, k, at, bp, tile, width, tile, width);
   for (size_t r = 0; r < kRows; ++r) std::copy(tile + r * width, tile + r * width + valid, c + r * ldc + j);
 }
 
@@ -131,8 +132,10 @@ HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTR
   };
   for (size_t j = 0; j < n; j += width) {
     size_t i = 0;
-    for (; i + 4 <= mc; i += 4) GemmTileAt<4, kPackedA>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
-    for (; i < mc; ++i) GemmTileAt<1, kPackedA>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
+    for (; i + 4 <= mc; i += 4) {
+      GemmTileAt<4, kPackedA ? 4 : 0>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
+    }
+    for (; i < mc; ++i) GemmTileAt<1, kPackedA ? 1 : 0>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
   }
 }
 

@@ -1,5 +1,6 @@
 // Masked, max-subtracted softmax over rows of logits, and the online (running max and sum) variant used by the
-// tiled attention path. Per-target code: include after hwy/highway.h, inside the foreach_target unit.
+// tiled attention path, over logit tiles stored transposed (one query per column). Per-target code: include after
+// hwy/highway.h, inside the foreach_target unit.
 
 #if defined(ATTNLAB_SRC_SOFTMAX_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef ATTNLAB_SRC_SOFTMAX_INL_H_
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 
 #include "hwy/highway.h"
@@ -53,8 +55,8 @@ struct RowMax {
 
 // x[j] = x[j] * scale + row_bias[j] + key_bias[j] for j in [0, n) (biases only on j < mask_cols; either may be
 // null). A bias sum of -inf masks the key like PyTorch's masked_fill: x[j] becomes -inf whatever the logit
-// holds, so a NaN or ∞ logit of a masked key reaches nothing; a NaN in either bias makes x[j] NaN. Returns the maximum (-inf when n == 0) and whether a
-// NaN remains (Highway's Max skips NaN and ExpNonPositive assumes no NaN: the caller must see it here).
+// holds, so a NaN or ∞ logit of a masked key reaches nothing; a NaN in either bias makes x[j] NaN. Returns the
+// maximum (-inf when n == 0) and whether a NaN remains (Highway's Max may skip NaN: the caller must see it here).
 HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, const float* HWY_RESTRICT row_bias,
                                const float* HWY_RESTRICT key_bias, size_t mask_cols) {
   const hn::ScalableTag<float> d;
@@ -92,7 +94,7 @@ HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, con
 // 2^n · 2^f with t = x·log2(e) = n + f, n = round(t), |f| <= 1/2 and a degree-5 fit of 2^f (relative error
 // 1.9e-7). The error of t itself grows with |x| (5.6e-7 relative where exp(x) > 1e-3), so the absolute error
 // stays below 1.3e-7: all that matters for weights in [0, 1]. Half the operations of hn::Exp (whose full-range
-// argument reduction and float-to-int conversion a softmax does not need).
+// argument reduction and float-to-int conversion a softmax does not need). NaN gives NaN.
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V ExpNonPositive(D d, V x) {
   const hn::RebindToSigned<D> di;
@@ -161,35 +163,110 @@ HWY_INLINE RowKind MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t vali
   return RowKind::kAttends;
 }
 
-// Running state of one query row in the tiled (online) softmax: the largest logit seen and the sum of
-// exp(logit - max) over the keys seen so far.
-struct OnlineRowState {
-  float max = kNegInf;
-  float sum = 0.0f;
+// Which keys each query of a transposed logit tile sees (OnlineSoftmaxColumns): row j of the tile is key
+// first_key + j, column q is query first_query + q; only the first `queries` columns are real queries.
+struct ColumnTileMask {
+  size_t first_query, first_key, queries;
+  bool causal;               // query i sees key j only when j <= i
+  const float* row_bias;     // (queries, ·), row stride row_bias_stride, from key first_key on; may be null
+  size_t row_bias_stride;
+  const float* key_bias;     // from key first_key on; may be null
+  size_t bias_keys;          // the tile's rows [0, bias_keys) have biases
 };
 
-// Folds one tile of raw logits x (n, of which the first `valid` are visible) into `state`: x becomes the tile's
-// unnormalised probabilities exp(x · scale + bias - new_max) (0 where hidden or masked). Returns the factor
-// exp(old_max - new_max) by which the row's accumulated output must be rescaled.
-HWY_INLINE float OnlineSoftmaxTile(float* HWY_RESTRICT x, size_t n, size_t valid, float scale,
-                                   const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
-                                   size_t mask_cols, OnlineRowState& state) {
-  ZeroRow(x + valid, n - valid);
-  const RowMax m = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
-  if (m.has_nan || m.max == kPosInf) {  // the row's result is NaN: poison its sum, add nothing
-    state.sum = std::numeric_limits<float>::quiet_NaN();
-    ZeroRow(x, valid);
-    return 1.0f;
+// Running state of kWidth query rows of the online (flash-style) softmax, one lane each: the largest logit seen
+// and the sum of exp(logit - max) over the keys seen so far (NaN once the row's result is NaN).
+template <size_t kWidth>
+struct OnlineColumnState {
+  HWY_ALIGN float max[kWidth];
+  HWY_ALIGN float sum[kWidth];
+
+  void Reset() {
+    std::fill(max, max + kWidth, kNegInf);
+    std::fill(sum, sum + kWidth, 0.0f);
   }
-  const float new_max = std::max(state.max, m.max);
-  if (new_max == kNegInf) {  // nothing attendable yet
-    ZeroRow(x, valid);
-    return 1.0f;
+};
+
+// Folds one tile of raw logits q·k, stored transposed, into `state`: x (n keys, kWidth queries; row stride
+// kWidth) becomes exp(x · scale + bias - new max), 0 where a key is hidden (causal) or masked (bias sum -inf,
+// whatever the logit holds), and rescale[q] the factor exp(old max - new max) by which query q's accumulated
+// output must be multiplied. One lane per query: max and sum need no horizontal reduction. A NaN or +∞ among a
+// query's attended logits makes its sum NaN for good (ExpNonPositive passes NaN on, and +∞ - +∞ is NaN), so its
+// result is NaN; a query with nothing attendable yet keeps max -inf and sum 0.
+template <size_t kWidth>
+HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scale, const ColumnTileMask& mask,
+                                     OnlineColumnState<kWidth>& state, float* HWY_RESTRICT rescale) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using V = hn::Vec<decltype(d)>;
+  constexpr size_t kN = hn::MaxLanes(decltype(d)());
+  static_assert(kWidth % kN == 0, "whole vectors of queries");
+  constexpr size_t kGroups = kWidth / kN;
+  const V neg_inf = hn::Set(d, kNegInf), vscale = hn::Set(d, scale);
+  V vmax[kGroups], sub[kGroups], vsum[kGroups];
+  for (size_t g = 0; g < kGroups; ++g) vmax[g] = neg_inf;
+  // A tile without bias and causal hiding, with scale > 0, needs only the maximum of the raw logits:
+  // fl(scale · max x) = max fl(scale · x) (rounding is monotonic), and pass 2 scales as it goes.
+  const bool biased = mask.bias_keys > 0 && (mask.row_bias || mask.key_bias);
+  const bool hides = mask.causal && mask.first_key + n > mask.first_query + 1;
+  const bool raw = scale > 0.0f && !biased && !hides;
+  // Pass 1: running maximum (and, unless raw, scale and mask in place).
+  for (size_t j = 0; j < n; ++j) {
+    float* HWY_RESTRICT row = x + j * kWidth;
+    if (raw) {
+      for (size_t g = 0; g < kGroups; ++g) vmax[g] = hn::Max(vmax[g], hn::LoadU(d, row + g * kN));
+      continue;
+    }
+    // Causally, the queries q < hidden_below (first_query + q < first_key + j) do not see this key.
+    const size_t key = mask.first_key + j;
+    const size_t hidden_below = mask.causal && key > mask.first_query ? std::min(kWidth, key - mask.first_query) : 0;
+    const bool row_biased = biased && j < mask.bias_keys;
+    for (size_t g = 0; g < kGroups; ++g) {
+      V v = hn::Mul(hn::LoadU(d, row + g * kN), vscale);
+      if (row_biased) {  // as ScaleBiasMax: NaN if either bias is NaN, else -inf (masked) if either is -inf
+        HWY_ALIGN float bias[kN];
+        for (size_t l = 0; l < kN; ++l) {
+          const size_t q = g * kN + l;
+          bias[l] = (mask.key_bias ? mask.key_bias[j] : 0.0f) +
+                    (mask.row_bias && q < mask.queries ? mask.row_bias[q * mask.row_bias_stride + j] : 0.0f);
+        }
+        const V b = hn::Load(d, bias);
+        v = hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
+      }
+      if (hidden_below > g * kN) {
+        const auto hidden = hn::RebindMask(d, hn::Lt(hn::Iota(di, static_cast<int32_t>(g * kN)),
+                                                     hn::Set(di, static_cast<int32_t>(hidden_below))));
+        v = hn::IfThenElse(hidden, neg_inf, v);
+      }
+      hn::StoreU(v, d, row + g * kN);
+      vmax[g] = hn::Max(vmax[g], v);
+    }
   }
-  const float rescale = state.max == kNegInf ? 0.0f : std::exp(state.max - new_max);
-  state.sum = state.sum * rescale + ExpSubtractSum(x, valid, new_max);
-  state.max = new_max;
-  return rescale;
+  // The new maximum; a query with nothing attendable so far subtracts 0 (its logits are all -inf).
+  for (size_t g = 0; g < kGroups; ++g) {
+    const V old_max = hn::Load(d, state.max + g * kN);
+    const V new_max = hn::Max(old_max, raw ? hn::Mul(vmax[g], vscale) : vmax[g]);
+    sub[g] = hn::IfThenZeroElse(hn::Eq(new_max, neg_inf), new_max);
+    hn::Store(ExpNonPositive(d, hn::Sub(old_max, sub[g])), d, rescale + g * kN);  // 0 while old max is -inf
+    hn::Store(new_max, d, state.max + g * kN);
+    vsum[g] = hn::Zero(d);
+  }
+  // Pass 2: probabilities and their sum, one group of queries at a time (one exp in flight: in wasm, several
+  // would exceed V8's 15 SIMD registers).
+  for (size_t g = 0; g < kGroups; ++g) {
+    float* HWY_RESTRICT col = x + g * kN;
+    for (size_t j = 0; j < n; ++j) {
+      V v = hn::LoadU(d, col + j * kWidth);
+      if (raw) v = hn::Mul(v, vscale);
+      const V e = ExpNonPositive(d, hn::Sub(v, sub[g]));
+      hn::StoreU(e, d, col + j * kWidth);
+      vsum[g] = hn::Add(vsum[g], e);
+    }
+  }
+  for (size_t g = 0; g < kGroups; ++g) {
+    const V sum = hn::MulAdd(hn::Load(d, state.sum + g * kN), hn::Load(d, rescale + g * kN), vsum[g]);
+    hn::Store(sum, d, state.sum + g * kN);
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

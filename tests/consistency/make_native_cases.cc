@@ -12,21 +12,16 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "cpp/src/rng.h"
 
 namespace {
 
 using attnlab::Shape;
 
-class Rng {  // SplitMix64
+class Rng : public attnlab::Rng {  // the library's SplitMix64, with this generator's draws
  public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double U() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+  using attnlab::Rng::Rng;
+  double U() { return Uniform01(); }
   int Int(int lo, int hi) { return lo + static_cast<int>(Next() % static_cast<uint64_t>(hi - lo + 1)); }
   bool Bool(double p = 0.5) { return U() < p; }
   std::vector<float> Floats(size_t n, double lo = -1, double hi = 1) {
@@ -34,9 +29,6 @@ class Rng {  // SplitMix64
     for (float& x : v) x = static_cast<float>(lo + (hi - lo) * U());
     return v;
   }
-
- private:
-  uint64_t state_;
 };
 
 size_t Numel(const Shape& s) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "cpp/src/rng.h"
 
 namespace attnlab_test {
 
@@ -20,28 +21,17 @@ using attnlab::Shape;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// SplitMix64: the same stream on every compiler and standard library (std:: distributions are not portable).
-class Rng {
+// The library's SplitMix64 (the same stream on every compiler and standard library; std:: distributions are not
+// portable) with the draws the tests need.
+class Rng : public attnlab::Rng {
  public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, 1).
-  double Uniform01() { return static_cast<double>(Next() >> 11) * (1.0 / 9007199254740992.0); }
+  using attnlab::Rng::Rng;
   float Uniform(float lo, float hi) { return static_cast<float>(lo + (hi - lo) * Uniform01()); }
   // Uniform integer in [lo, hi].
   int64_t Int(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1)); }
   bool Bernoulli(double p) { return Uniform01() < p; }
   template <class T>
   const T& Pick(const std::vector<T>& items) { return items[static_cast<size_t>(Int(0, int64_t(items.size()) - 1))]; }
-
- private:
-  uint64_t state_;
 };
 
 inline std::vector<float> RandomVector(Rng& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {

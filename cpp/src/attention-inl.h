@@ -170,9 +170,11 @@ HWY_INLINE void AttendHeadOnline(const HeadProblem& p, float* HWY_RESTRICT st, s
                                 p.key_bias ? p.key_bias + j0 : nullptr,
                                 p.mask_cols > j0 ? p.mask_cols - j0 : 0};
       OnlineSoftmaxColumns<kW>(st, cols, p.scale, mask, state, rescale);
-      const int init = j0 == 0 ? 0 : 2;
-      for (size_t r = 0; r < rows && init == 2; ++r) {  // (the first tile's rescale is 0: out is not yet written)
-        if (rescale[r] != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale[r]);
+      const int init = j0 == 0 ? 0 : 2;  // (the first tile's rescale is 0: out is not yet written)
+      if (init == 2) {
+        for (size_t r = 0; r < rows; ++r) {
+          if (rescale[r] != 1.0f) ScaleRow(out + r * p.out_stride, p.dv, rescale[r]);
+        }
       }
       // out (rows, dv) (+)= P (rows, cols) · V[j0, j0 + cols): Pᵀ = st is the left operand with step kW.
       const PackedB v_tile = p.v_packed.At(j0, 0);

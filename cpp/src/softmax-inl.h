@@ -47,6 +47,14 @@ HWY_INLINE float MaxLane(D d, hn::Vec<D> v) {
   return max;
 }
 
+// v + b where b is a key's bias sum, or -inf where b is -inf: the key is masked whatever its logit holds (so a
+// NaN or ∞ logit of a masked key reaches nothing); a NaN bias makes the logit NaN.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V AddBias(D d, V v, V b) {
+  const V neg_inf = hn::Set(d, kNegInf);
+  return hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
+}
+
 // Largest logit of a row and whether any logit is NaN.
 struct RowMax {
   float max;
@@ -66,14 +74,13 @@ HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, con
   bool snan = false;
   const size_t biased = std::min(n, mask_cols);
   auto step = [&](auto dd, size_t j, bool with_bias) HWY_ATTR {
-    const auto neg_inf = hn::Set(dd, kNegInf);
     auto v = hn::Mul(hn::LoadU(dd, x + j), hn::Set(dd, scale));
     if (with_bias && (row_bias || key_bias)) {
       // The biases' sum: NaN when either is NaN (whatever the other holds: PyTorch adds float masks), else -inf
       // when either is -inf (masked, whatever the logit holds).
       const auto b = row_bias && key_bias ? hn::Add(hn::LoadU(dd, row_bias + j), hn::LoadU(dd, key_bias + j))
                                           : hn::LoadU(dd, (row_bias ? row_bias : key_bias) + j);
-      v = hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
+      v = AddBias(dd, v, b);
     }
     hn::StoreU(v, dd, x + j);
     if constexpr (hn::MaxLanes(decltype(dd)()) == 1) {
@@ -223,15 +230,14 @@ HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scal
     const bool row_biased = biased && j < mask.bias_keys;
     for (size_t g = 0; g < kGroups; ++g) {
       V v = hn::Mul(hn::LoadU(d, row + g * kN), vscale);
-      if (row_biased) {  // as ScaleBiasMax: NaN if either bias is NaN, else -inf (masked) if either is -inf
+      if (row_biased) {  // the biases' sum, as in ScaleBiasMax
         HWY_ALIGN float bias[kN];
         for (size_t l = 0; l < kN; ++l) {
           const size_t q = g * kN + l;
           bias[l] = (mask.key_bias ? mask.key_bias[j] : 0.0f) +
                     (mask.row_bias && q < mask.queries ? mask.row_bias[q * mask.row_bias_stride + j] : 0.0f);
         }
-        const V b = hn::Load(d, bias);
-        v = hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
+        v = AddBias(d, v, hn::Load(d, bias));
       }
       if (hidden_below > g * kN) {
         const auto hidden = hn::RebindMask(d, hn::Lt(hn::Iota(di, static_cast<int32_t>(g * kN)),

@@ -539,13 +539,16 @@ int main(int argc, char** argv) {
   const double wall_s = Now() - t_start;
 
   // --- report ---
+  const char* mmap_env = std::getenv("MALLOC_MMAP_THRESHOLD_");  // set by scripts/bench/native.sh
+  const std::string malloc_setting = mmap_env ? mmap_env : "default";
   std::ostringstream md;
   md << "## attnlab native benchmark\n\n";
   md << "Highway target chosen at run time: **" << target << "**; Eigen " << EIGEN_WORLD_VERSION << "."
      << EIGEN_MAJOR_VERSION << "." << EIGEN_MINOR_VERSION << " single thread ("
      << (eigen_ok ? eigen_ref::SimdInUse() : "skipped") << "); naive loops with the project's flags "
      << "(-O3, no -march). E = 512, 8 heads (d = 64), batch 1, need_weights false; SDPA query (8, L, 64). "
-     << "Round-robin, warm-up then >= 10 timed runs; total " << Fmt("%.0f", wall_s) << " s.\n\n";
+     << "Round-robin, warm-up then >= 10 timed runs; total " << Fmt("%.0f", wall_s) << " s. glibc "
+     << "MALLOC_MMAP_THRESHOLD_: " << malloc_setting << ".\n\n";
   md << "| op | L | implementation | median ms | min–max ms | runs | GFLOP/s | attnlab speed-up | max abs Δ |\n";
   md << "|---|---:|---|---:|---:|---:|---:|---:|---:|\n";
   for (const Row& r : rows) {
@@ -587,7 +590,8 @@ int main(int argc, char** argv) {
 
   std::ostringstream js;
   js << "{\n  \"target\": \"" << target << "\",\n  \"eigen_simd\": \"" << (eigen_ok ? eigen_ref::SimdInUse() : "")
-     << "\",\n  \"wall_s\": " << wall_s << ",\n  \"results\": [\n";
+     << "\",\n  \"malloc_mmap_threshold\": \"" << malloc_setting << "\",\n  \"wall_s\": " << wall_s
+     << ",\n  \"results\": [\n";
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     js << "    {\"op\": \"" << r.op << "\", \"L\": " << r.L << ", \"impl\": \"" << r.impl << "\", \"status\": \""

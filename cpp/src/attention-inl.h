@@ -96,6 +96,22 @@ HWY_INLINE void AddNonFiniteValueRows(const HeadProblem& p, const float* probs, 
   }
 }
 
+// Whether x[0, n) holds no NaN or ±∞: x - x is 0 for a finite x and NaN otherwise, and a NaN stays in the sum.
+HWY_INLINE bool AllFinite(const float* HWY_RESTRICT x, size_t n) {
+  const hn::ScalableTag<float> d;
+  auto sum = hn::Zero(d);
+  bool finite = true;
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto v = hn::LoadU(dd, x + j);
+    if constexpr (hn::MaxLanes(decltype(dd)()) == 1) {
+      finite = finite && std::isfinite(hn::GetLane(v));
+    } else {
+      sum = hn::Add(sum, hn::Sub(v, v));
+    }
+  });
+  return finite && hn::AllTrue(d, hn::Eq(sum, sum));
+}
+
 // Exact path; the logits are computed in place in p.weights.
 HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
   for (size_t i0 = 0; i0 < p.lq; i0 += kQueryBlock) {
@@ -227,7 +243,7 @@ HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_
   scratch.nonfinite_v_rows.clear();
   for (size_t j = 0; j < p.lk; ++j) {
     const float* row = p.v + j * p.v_stride;
-    if (!std::all_of(row, row + p.dv, [](float x) { return std::isfinite(x); })) {
+    if (!AllFinite(row, p.dv)) {
       scratch.nonfinite_v_rows.push_back(j);
       for (size_t c = 0; c < p.dv; ++c) scratch.v[(c / kPanel) * p.v_packed.panel_stride + j * kPanel + c % kPanel] = 0.0f;
     }

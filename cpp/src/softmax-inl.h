@@ -97,15 +97,27 @@ HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, con
   return RowMax{std::max(smax, MaxLane(d, vmax)), snan || MaxLane(d, vnan) > 0.0f};
 }
 
-// exp(x) for x <= 0 (or -inf), as softmax needs it: exactly 0 below -87 (so -inf, a masked key, gives 0), else
-// 2^n · 2^f with t = x·log2(e) = n + f, n = round(t), |f| <= 1/2 and a degree-5 fit of 2^f (relative error
+// max(v, lo), NaN staying NaN. Highway's Max(lo, v) returns v for a NaN v on x86 and in wasm (pmax, one
+// instruction), but skips the NaN on EMU128 and SCALAR: there, a compare and select.
+template <class V>
+HWY_INLINE V ClampBelow(V v, V lo) {
+#if (HWY_ARCH_X86 || HWY_ARCH_WASM) && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  return hn::Max(lo, v);
+#else
+  return hn::IfThenElse(hn::Lt(v, lo), lo, v);
+#endif
+}
+
+// exp(x) for x <= 0 (or -inf), as softmax needs it: exactly 0 for x < -87.7 (so -inf, a masked key, gives 0),
+// else 2^n · 2^f with t = x·log2(e) = n + f, n = round(t), |f| <= 1/2 and a degree-5 fit of 2^f (relative error
 // 1.9e-7). The error of t itself grows with |x| (5.6e-7 relative where exp(x) > 1e-3), so the absolute error
 // stays below 1.3e-7: all that matters for weights in [0, 1]. Half the operations of hn::Exp (whose full-range
 // argument reduction and float-to-int conversion a softmax does not need). NaN gives NaN.
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V ExpNonPositive(D d, V x) {
   const hn::RebindToSigned<D> di;
-  const V t = hn::Mul(x, hn::Set(d, 1.44269504088896341f));
+  // t >= -127 keeps 2^n a float: n = -127 gives exponent bits 0, the float 0, so t < -126.5 gives exactly 0.
+  const V t = ClampBelow(hn::Mul(x, hn::Set(d, 1.44269504088896341f)), hn::Set(d, -127.0f));
   const V magic = hn::Set(d, 12582912.0f);  // 1.5 · 2^23: t + magic rounds t to an integer in the low bits
   const V r = hn::Add(t, magic);
   const V f = hn::Sub(t, hn::Sub(r, magic));
@@ -117,7 +129,7 @@ HWY_INLINE V ExpNonPositive(D d, V x) {
   p = hn::MulAdd(p, f, hn::Set(d, 1.0f));
   // 2^n: bits(r) = bits(magic) + n, so (bits(r) - bits(magic) + 127) << 23 is the float 2^n.
   const auto pow2n = hn::ShiftLeft<23>(hn::Sub(hn::BitCast(di, r), hn::Set(di, 0x4B400000 - 127)));
-  return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -87.0f)), hn::Mul(p, hn::BitCast(d, pow2n)));
+  return hn::Mul(p, hn::BitCast(d, pow2n));
 }
 
 // x[j] = exp(x[j] - max) for j in [0, n), max >= every x[j]; returns the sum.

@@ -49,13 +49,14 @@ struct ATile {
 #else
 #define ATTNLAB_GEMM_TILE_INLINE HWY_INLINE
 #endif
+// A's pointer and strides come as scalars, not as an ATile: in wasm a struct argument goes through memory.
 template <size_t kRows, size_t kCols, size_t kAStep, class D>
-ATTNLAB_GEMM_TILE_INLINE void GemmTile(D d, size_t k, ATile at, const float* HWY_RESTRICT bp, float* c, size_t ldc,
-                           const float* start, size_t start_stride) {  // start may be c
+ATTNLAB_GEMM_TILE_INLINE void GemmTile(D d, size_t k, const float* HWY_RESTRICT a, size_t a_row_stride, size_t a_step,
+                                       const float* HWY_RESTRICT bp, float* c, size_t ldc, const float* start,
+                                       size_t start_stride) {  // start may be c
   using V = hn::Vec<D>;
   const size_t N = hn::Lanes(d);
-  const size_t row_stride = kAStep ? 1 : at.row_stride, step = kAStep ? kAStep : at.step;
-  const float* HWY_RESTRICT a = at.a;
+  const size_t row_stride = kAStep ? 1 : a_row_stride, step = kAStep ? kAStep : a_step;
   V acc[kRows][kCols];
   for (size_t r = 0; r < kRows; ++r) {
     for (size_t j = 0; j < kCols; ++j) acc[r][j] = start ? hn::LoadU(d, start + r * start_stride + j * N) : hn::Zero(d);
@@ -84,7 +85,7 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
   const size_t width = 2 * hn::Lanes(d);
   const float* bp = b.data + (j / kPanel) * b.panel_stride + j % kPanel;
   if (j + width <= n) {
-    GemmTile<kRows, 2, kAStep>(d, k, at, bp, c + j, ldc, init == 2 ? c + j : init == 1 ? bias + j : nullptr,
+    GemmTile<kRows, 2, kAStep>(d, k, at.a, at.row_stride, at.step, bp, c + j, ldc, init == 2 ? c + j : init == 1 ? bias + j : nullptr,
                                  init == 2 ? ldc : 0);
     return;
   }
@@ -98,7 +99,7 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
                                          : 0.0f;
     }
   }
-  GemmTile<kRows, 2, kAStep>(d, k, at, bp, tile, width, tile, width);
+  GemmTile<kRows, 2, kAStep>(d, k, at.a, at.row_stride, at.step, bp, tile, width, tile, width);
   for (size_t r = 0; r < kRows; ++r) std::copy(tile + r * width, tile + r * width + valid, c + r * ldc + j);
 }
 
@@ -108,9 +109,30 @@ HWY_INLINE void PackA(size_t rows, size_t kc, const float* HWY_RESTRICT a, size_
                       float* HWY_RESTRICT out) {
   size_t i = 0;
   for (; i + 4 <= rows; i += 4, out += 4 * kc) {
+    size_t p0 = 0;
+#if HWY_TARGET != HWY_SCALAR
+    if (a_col_stride == 1) {  // 4 x 4 transposes: rows r0..r3 (p..p+3) → out (p..p+3, 4)
+      const hn::FixedTag<float, 4> d;
+      const hn::Repartition<uint64_t, decltype(d)> d64;
+      const float* row = a + i * lda;
+      for (; p0 + 4 <= kc; p0 += 4) {
+        const auto r0 = hn::LoadU(d, row + p0), r1 = hn::LoadU(d, row + lda + p0);
+        const auto r2 = hn::LoadU(d, row + 2 * lda + p0), r3 = hn::LoadU(d, row + 3 * lda + p0);
+        const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d, r0, r1));  // r0[0] r1[0] r0[1] r1[1]
+        const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d, r2, r3));  // r2[0] r3[0] r2[1] r3[1]
+        const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d, r0, r1));  // r0[2] r1[2] r0[3] r1[3]
+        const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d, r2, r3));
+        float* dst = out + p0 * 4;
+        hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t0, t1)), d, dst);
+        hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t0, t1)), d, dst + 4);
+        hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t2, t3)), d, dst + 8);
+        hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t2, t3)), d, dst + 12);
+      }
+    }
+#endif
     for (size_t r = 0; r < 4; ++r) {
       const float* src = a + (i + r) * lda;
-      for (size_t p = 0; p < kc; ++p) out[p * 4 + r] = src[p * a_col_stride];
+      for (size_t p = p0; p < kc; ++p) out[p * 4 + r] = src[p * a_col_stride];
     }
   }
   for (; i < rows; ++i, out += kc) {

@@ -277,6 +277,18 @@ for (const variant of VARIANTS) {
       });
     }
 
+    test('valid: one array as query, key and value (copied into wasm once)', () => {
+      const x = q();
+      assert.equal(mismatch(sdpa(x, x, x).output, sdpaRef(x, x, x).output), null);
+      const input = tensor([1, 5, E], 21);
+      const copy = () => ({ data: Float32Array.from(input.data), shape: input.shape });
+      const shared = mha.forward(input, input, { data: input.data, shape: input.shape });
+      const distinct = mha.forward(input, copy(), copy());
+      assert.deepEqual(Array.from(shared.output.data), Array.from(distinct.output.data));
+      assert.deepEqual(Array.from(shared.weights.data), Array.from(distinct.weights.data));
+      assertStillWorks(attn);
+    });
+
     test('valid: a SharedArrayBuffer-backed Uint8Array mask', () => {
       const mask = new Uint8Array(new SharedArrayBuffer(24)).fill(1);
       mask[5] = 0;

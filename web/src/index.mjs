@@ -60,16 +60,19 @@ class Core {
 
   /**
    * Copies `buffers` (each { data, tag, bytes } or null) into ONE allocation, 16-byte aligned each, runs
-   * fn(pointers) and frees the allocation whatever happens. A null buffer gets pointer 0.
+   * fn(pointers) and frees the allocation whatever happens. A null buffer gets pointer 0; buffers with the same
+   * array share one copy.
    */
   withHeap(ctx, names, buffers, fn) {
     const M = this.Module;
     for (const b of buffers) if (b) checkUnchanged(ctx, b); // no user code runs from here to the copies
     const offsets = [];
+    // The same array passed twice (self-attention: forward(x, x, x)) is copied once: the kernels only read inputs.
+    const firsts = buffers.map((b) => (b ? buffers.findIndex((o) => o && o.data === b.data && o.tag === b.tag) : -1));
     let total = 0;
-    for (const b of buffers) {
-      if (!b) {
-        offsets.push(-1);
+    for (const [i, b] of buffers.entries()) {
+      if (!b || firsts[i] < i) {
+        offsets.push(b ? offsets[firsts[i]] : -1);
         continue;
       }
       total = (total + 15) & ~15;
@@ -88,6 +91,7 @@ class Core {
         if (offset < 0) return 0;
         const ptr = base + offset;
         const b = buffers[i];
+        if (firsts[i] < i) return ptr; // copied already
         if (b.tag === 'Uint8Array') heapU8.set(b.data, ptr);
         else if (b.tag === 'Int32Array') heap32.set(b.data, ptr >>> 2); // token ids: never through HEAPF32
         else heapF32.set(b.data, ptr >>> 2);

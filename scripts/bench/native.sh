@@ -12,10 +12,6 @@ else
     >build/native.configure.log 2>&1 || { cat build/native.configure.log; exit 1; }
 fi
 cmake --build build/native --target attnlab_native_bench -j "$(nproc)"
-# The same glibc setting as run.sh (see there): every implementation here returns fresh std::vectors, and with
-# glibc's defaults their page faults (≈ 10 µs per page in this sandbox) cost more than the attention at L = 512.
-# It also keeps these numbers comparable with onnxruntime-node's, which run.sh measures under that setting.
-if [ "${BENCH_FRESH_PAGES:-0}" != 1 ]; then
-  export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-4294967296} MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-4294967296}
-fi
+# The same glibc heap setting as run.sh; it also keeps these numbers comparable with onnxruntime-node's there.
+source scripts/bench/heap-env.sh
 exec build/native/attnlab_native_bench "$@"

@@ -611,7 +611,7 @@ function renderMarkdown({ results, machine, versions, simdPeak, goals, wallS, no
       `tfjs-backend-wasm ${versions['@tensorflow/tfjs-backend-wasm']} (1 thread, SIMD ${notes['tfjs SIMD'] ? 'on' : 'off'}), ` +
       `onnxruntime-node ${versions['onnxruntime-node']} (native, 1 thread). E = ${E}, H = ${H} (d = ${D}), batch 1, ` +
       `needWeights false. MHA: batch_first self-attention, FLOPs 8·L·E² + 4·L²·E; SDPA: query (8, L, 64), FLOPs 4·L²·E. ` +
-      `glibc MALLOC_MMAP_THRESHOLD_: ${machine.mallocMmapThreshold ?? 'default'} (see run.sh).`,
+      `glibc MALLOC_MMAP_THRESHOLD_: ${machine.mallocMmapThreshold ?? 'default'} (see scripts/bench/heap-env.sh).`,
   );
   lines.push(
     `WASM SIMD128 peak measured in this run: **${simdPeak.gflops.toFixed(1)} GFLOP/s** (hand-assembled wasm module, ` +

@@ -23,14 +23,8 @@ for f in dist/index.mjs dist/attnlab-simd.wasm dist/attnlab-scalar.wasm; do
   [ -f "$f" ] || { echo "missing $f: run bash scripts/build.sh" >&2; exit 1; }
 done
 
-# Every implementation returns its results in fresh typed arrays of up to tens of MB. glibc serves such blocks with
-# fresh mmaps, and in a sandboxed kernel (gVisor here) their page faults cost ~10 µs per 4 KiB page: a 2 MB output
-# took 6-9 ms to allocate and fill, against 0.1 ms with the block reused. Keeping freed blocks in the heap makes
-# the run measure the libraries rather than the kernel, alike for every implementation; BENCH_FRESH_PAGES=1
-# measures with the defaults. run.mjs records the setting in results.json.
-if [ "${BENCH_FRESH_PAGES:-0}" != 1 ]; then
-  export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-4294967296} MALLOC_TRIM_THRESHOLD_=${MALLOC_TRIM_THRESHOLD_:-4294967296}
-fi
+# The glibc heap setting shared with native.sh.
+source $bench/heap-env.sh
 
 echo "== node scripts/bench/run.mjs"
 exec node $bench/run.mjs

@@ -85,8 +85,8 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
   const size_t width = 2 * hn::Lanes(d);
   const float* bp = b.data + (j / kPanel) * b.panel_stride + j % kPanel;
   if (j + width <= n) {
-    GemmTile<kRows, 2, kAStep>(d, k, at.a, at.row_stride, at.step, bp, c + j, ldc, init == 2 ? c + j : init == 1 ? bias + j : nullptr,
-                                 init == 2 ? ldc : 0);
+    const float* start = init == 2 ? c + j : init == 1 ? bias + j : nullptr;
+    GemmTile<kRows, 2, kAStep>(d, k, at.a, at.row_stride, at.step, bp, c + j, ldc, start, init == 2 ? ldc : 0);
     return;
   }
   const size_t valid = n - j;

@@ -2,10 +2,10 @@
 // `peak(iters)` runs K independent chains acc = f32x4.add(f32x4.mul(acc, m), a), unrolled U times per loop
 // iteration. Each chain step is 8 flops (4 lanes × mul + add; SIMD128 has no FMA). We try several K, since
 // the best count depends on the CPU's latency × throughput and V8's 15 usable SIMD registers, and keep the best.
-// With at most ~14 chains in registers the chains can be latency-bound (mul then add on one chain: ~8 cycles
-// here), so a second module measures a cache-resident GEMM register tile instead (tilePeakModuleBytes: 4 x 8
-// floats of C, 8 independent accumulators, A broadcast and B loaded from L1, as a GEMM's inner loop does); the
-// peak is the better of the two.
+// The chains stay latency-bound when the count that would hide a mul + add latency does not fit in the
+// registers (on the Zen 5 we bench on, the rate still rises at 16 chains, spilled), so a second module measures a
+// cache-resident GEMM register tile instead (tilePeakModuleBytes: 4 x 8 floats of C, 8 independent accumulators,
+// A broadcast and B loaded from L1, as a GEMM's inner loop does); the peak is the better of the two.
 
 const U = 4; // chain steps per loop iteration
 

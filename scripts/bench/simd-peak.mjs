@@ -64,30 +64,42 @@ export function peakModuleBytes(K) {
   ]);
 }
 
+// Best GFLOP/s of `trials` timed calls of peak(iters) (flopsPerIter flops per unit of iters), after 5 warm-up calls
+// of warmIters (V8 tiers a function up between calls; wasm has no on-stack replacement) and doubling iters from
+// startIters until one call takes seconds / 4 or iters passes maxIters.
+function bestGflops(peak, flopsPerIter, { warmIters, startIters, maxIters, seconds, trials }) {
+  for (let i = 0; i < 5; ++i) peak(warmIters);
+  let iters = startIters;
+  for (;;) {
+    const t0 = performance.now();
+    peak(iters);
+    const dt = (performance.now() - t0) / 1e3;
+    if (dt > seconds / 4 || iters > maxIters) break;
+    iters *= 2;
+  }
+  let best = 0;
+  for (let t = 0; t < trials; ++t) {
+    const t0 = performance.now();
+    peak(iters);
+    const dt = (performance.now() - t0) / 1e3;
+    best = Math.max(best, (iters * flopsPerIter) / dt / 1e9);
+  }
+  return best;
+}
+
 // Returns { gflops, chains, perChains: {K: gflops} }: best of `trials` timed calls per K after warm-up.
 export async function measureSimdPeak({ chains = [4, 6, 8, 10, 12], seconds = 0.25, trials = 5 } = {}) {
   const perChains = {};
   let best = { gflops: 0, chains: 0 };
   for (const K of chains) {
     const { instance } = await WebAssembly.instantiate(peakModuleBytes(K));
-    const peak = instance.exports.peak;
-    // warm-up (V8 tiers a function up between calls; wasm has no on-stack replacement)
-    for (let i = 0; i < 5; ++i) peak(10000);
-    let iters = 100000;
-    for (;;) {
-      const t0 = performance.now();
-      peak(iters);
-      const dt = (performance.now() - t0) / 1e3;
-      if (dt > seconds / 4 || iters > 1e9) break;
-      iters *= 2;
-    }
-    let bestK = 0;
-    for (let t = 0; t < trials; ++t) {
-      const t0 = performance.now();
-      peak(iters);
-      const dt = (performance.now() - t0) / 1e3;
-      bestK = Math.max(bestK, (iters * U * K * 8) / dt / 1e9);
-    }
+    const bestK = bestGflops(instance.exports.peak, U * K * 8, {
+      warmIters: 10000,
+      startIters: 100000,
+      maxIters: 1e9,
+      seconds,
+      trials,
+    });
     perChains[K] = bestK;
     if (bestK > best.gflops) best = { gflops: bestK, chains: K };
   }
@@ -142,21 +154,12 @@ export function tilePeakModuleBytes() {
 // Returns { gflops }: best of `trials` timed calls of the register-tile module after warm-up.
 export async function measureTilePeak({ seconds = 0.25, trials = 5 } = {}) {
   const { instance } = await WebAssembly.instantiate(tilePeakModuleBytes());
-  const peak = instance.exports.peak;
-  for (let i = 0; i < 5; ++i) peak(10);
-  let iters = 100;
-  for (;;) {
-    const t0 = performance.now();
-    peak(iters);
-    const dt = (performance.now() - t0) / 1e3;
-    if (dt > seconds / 4 || iters > 1e7) break;
-    iters *= 2;
-  }
-  let gflops = 0;
-  for (let t = 0; t < trials; ++t) {
-    const t0 = performance.now();
-    peak(iters);
-    gflops = Math.max(gflops, (iters * kTileFlopsPerIter) / ((performance.now() - t0) / 1e3) / 1e9);
-  }
+  const gflops = bestGflops(instance.exports.peak, kTileFlopsPerIter, {
+    warmIters: 10,
+    startIters: 100,
+    maxIters: 1e7,
+    seconds,
+    trials,
+  });
   return { gflops };
 }

@@ -136,6 +136,17 @@ const pairedRatio = (base, e) =>
   base?.times?.length && e?.times?.length === base.times.length
     ? median(base.times.map((t, i) => t / e.times[i]))
     : null;
+// Each entry's ratios to onnxruntime-web in the same case: medians, minima and paired rounds.
+function setOrtWebRatios(entries) {
+  const ort = entries.find((e) => e.impl === 'onnxruntime-web' && e.medianMs);
+  for (const e of entries) {
+    if (e.medianMs && ort) {
+      e.vsOrtWeb = ort.medianMs / e.medianMs;
+      e.vsOrtWebMin = ort.minMs / e.minMs;
+      e.vsOrtWebPaired = pairedRatio(ort, e);
+    }
+  }
+}
 const MiB = 1024 * 1024;
 const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 const fmtMiB = (bytes) => `${(bytes / MiB).toFixed(bytes >= 100 * MiB ? 0 : 1)} MiB`;
@@ -489,15 +500,8 @@ async function main() {
       delete e.run;
       log(`  ${e.impl.padEnd(18)} median ${fmtMs(e.medianMs)} ms  [${fmtMs(e.minMs)}–${fmtMs(e.maxMs)}]  ${e.gflops.toFixed(1)} GFLOP/s`);
     }
-    const ortWebEntry = entries.find((e) => e.impl === 'onnxruntime-web' && e.medianMs);
-    for (const e of entries) {
-      if (e.medianMs && ortWebEntry) {
-        e.vsOrtWeb = ortWebEntry.medianMs / e.medianMs;
-        e.vsOrtWebMin = ortWebEntry.minMs / e.minMs;
-        e.vsOrtWebPaired = pairedRatio(ortWebEntry, e);
-      }
-      delete e.run;
-    }
+    setOrtWebRatios(entries);
+    for (const e of entries) delete e.run;
     results.push(...entries);
     // Re-measure the peak between cases (best chain count only): on a shared machine the best of several
     // samples is the closest to what the CPU can do.
@@ -530,8 +534,6 @@ async function main() {
     before: peakBefore,
     after: peakAfter,
     samples: peakSamples,
-    chainsGflops: Math.max(...peakSamples),
-    tileGflops: Math.max(...tileSamples),
     tileSamples,
   };
   for (const b of breakdown) b.pctPeak = (100 * b.gflops) / peak;
@@ -637,8 +639,10 @@ function renderMarkdown({ results, machine, versions, simdPeak, goals, wallS, no
   lines.push(
     `WASM SIMD128 peak measured in this run: **${simdPeak.gflops.toFixed(1)} GFLOP/s**, the better of two ` +
       `hand-assembled wasm modules: independent f32x4.mul+f32x4.add chains (best chain count: ` +
-      `${simdPeak.chainsGflops.toFixed(1)} GFLOP/s) and a cache-resident 4 x 8 GEMM register tile ` +
-      `(${simdPeak.tileGflops.toFixed(1)} GFLOP/s); best of samples before, between and after the cases. ` +
+      `${Math.max(...simdPeak.samples).toFixed(1)} GFLOP/s) and a cache-resident 4 x 8 GEMM register tile ` +
+      // (results.json files from before the tile module have no tile samples)
+      `(${simdPeak.tileSamples ? `${Math.max(...simdPeak.tileSamples).toFixed(1)} GFLOP/s` : 'not measured'}); ` +
+      `best of samples before, between and after the cases. ` +
       `All implementations in one process, interleaved round-robin per repetition; a checked first run, ` +
       `extra warm-up rounds for the small cases, then timed runs. ` +
       `Total ${wallS.toFixed(0)} s.`,
@@ -716,15 +720,7 @@ async function renderOnly(file) {
   const data = JSON.parse(fs.readFileSync(file, 'utf8'));
   for (const c of new Set(data.results.map((e) => `${e.op}:${e.L}`))) {
     const [op, L] = c.split(':');
-    const entries = data.results.filter((e) => e.op === op && e.L === Number(L));
-    const ort = entries.find((e) => e.impl === 'onnxruntime-web' && e.medianMs);
-    for (const e of entries) {
-      if (e.medianMs && ort) {
-        e.vsOrtWeb = ort.medianMs / e.medianMs;
-        e.vsOrtWebMin = ort.minMs / e.minMs;
-        e.vsOrtWebPaired = pairedRatio(ort, e);
-      }
-    }
+    setOrtWebRatios(data.results.filter((e) => e.op === op && e.L === Number(L)));
   }
   data.goals = computeGoals(data.results);
   const md = renderMarkdown({ ...data, breakdown: data.breakdown ?? [] });

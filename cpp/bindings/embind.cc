@@ -1,35 +1,18 @@
 // Embind layer: marshalling and error conversion only, no math.
 //
-// Raw module contract (web/src/ wraps it; nothing else should call it):
-//   Module._malloc(bytes) / Module._free(ptr)     JS copies inputs into the heap with one HEAPF32/HEAPU8 .set().
-//   Module.targetName() → 'WASM' | 'EMU128'
-//   Module.sdpa(q, qShape, k, kShape, v, vShape, mask, maskShape, maskKind, isCausal, hasScale, scale,
-//               needWeights) → { output: Float32Array, outputShape: number[], weights?, weightsShape? }
-//   new Module.MultiHeadAttention(embedDim, numHeads, bias, addBiasKV, addZeroAttn, kdim, vdim, batchFirst, seed)
-//     .parameterShapes() → [[name, shape], …]
-//     .loadStateDict([[name, ptr, shape], …])
-//     .stateDict() → [[name, Float32Array, shape], …]
-//     .forward(q, qShape, k, kShape, v, vShape, kpm, kpmShape, kpmKind, mask, maskShape, maskKind,
-//              needWeights, averageAttnWeights, requiresGrad) → { output, outputShape, weights?, weightsShape? }
-//     .backward(gradOut, gradOutShape) → { gradQuery, gradKey, gradValue: [Float32Array, shape],
-//                                          gradParams: [[name, Float32Array, shape], …] }
-//     .delete()
-//   Module.sdpaBackward(q, qShape, k, kShape, v, vShape, gradOut, gradOutShape, mask, maskShape, maskKind,
-//                       isCausal, hasScale, scale) → { gradQuery, gradKey, gradValue: [Float32Array, shape] }
-//   new Module.TinyTransformer(vocabSize, embedDim, numHeads, causal, seed)
-//     .parameterShapes() / .loadStateDict(entries) / .stateDict()   as for MultiHeadAttention
-//     .forward(tokens, shape) → { logits: [Float32Array, shape], weights: [Float32Array, shape] }
-//     .lossAndGrad(tokens, shape, targets, targetsShape) → { loss, gradParams: [[name, Float32Array, shape], …] }
-//     .trainStep(tokens, shape, targets, targetsShape, lr) → loss
-//     .delete()
-// Token pointers point at int32 data.
-// Pointers are byte offsets into wasm memory; shapes are arrays of non-negative integers (checked in JS);
-// mask kinds are 0 = none, 1 = bool (Uint8Array), 2 = float (Float32Array). Returned arrays are JS-owned
-// copies. C++ exceptions come back as JS errors carrying the message: std::invalid_argument and
-// std::bad_alloc → RangeError, anything else → Error. Messages use the C++ (snake_case) argument names.
+// The raw module's contract is cpp/bindings/embind.d.ts; web/src/ wraps it (and is type-checked against it), and
+// nothing else should call it. Every raw name starts with '_' so that it cannot be confused with the public JS
+// API (`Module._MultiHeadAttention` is the binding, `MultiHeadAttention` the JS class). Calls take one option
+// struct (an Embind value_object: a plain JS object with every field present) instead of positional arguments.
+// Pointers are byte offsets into wasm memory; shapes are arrays of non-negative integers (checked in JS).
+// Returned arrays are JS-owned copies. C++ exceptions come back as JS errors carrying the message:
+// std::invalid_argument and std::bad_alloc → RangeError, anything else → Error. Messages use the C++
+// (snake_case) argument names; the JS layer rewrites them.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cstdint>
+#include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -37,6 +20,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "attnlab/memory_needs.h"
 #include "attnlab/tiny_transformer.h"
 
 namespace attnlab {
@@ -63,6 +47,54 @@ auto Guard(F&& f) -> decltype(f()) {
   error.throw_();
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Argument structs (value_object): the JS spelling of each field is in EMSCRIPTEN_BINDINGS below.
+
+// A float32 (or, for tokens, int32) tensor the JS layer copied into wasm memory; ptr 0 for a size query.
+struct TensorArg {
+  uintptr_t ptr = 0;
+  val shape = val::array();
+};
+
+// A mask in wasm memory; kind kNone ignores ptr and shape.
+struct MaskArg {
+  uintptr_t ptr = 0;
+  val shape = val::array();
+  Mask::Kind kind = Mask::Kind::kNone;
+};
+
+struct SdpaArgs {
+  TensorArg query, key, value;
+  MaskArg attn_mask;
+  bool is_causal = false;
+  bool has_scale = false;
+  float scale = 0;
+  bool need_weights = true;
+};
+
+struct MhaArgs {
+  int embed_dim = 0, num_heads = 0;
+  bool bias = true, add_bias_kv = false, add_zero_attn = false;
+  int kdim = 0, vdim = 0;
+  bool batch_first = false;
+  double seed = 0;
+};
+
+struct MhaForwardArgs {
+  TensorArg query, key, value;
+  MaskArg key_padding_mask, attn_mask;
+  bool need_weights = true, average_attn_weights = true, requires_grad = false;
+};
+
+struct TinyTransformerArgs {
+  int vocab_size = 0, embed_dim = 0, num_heads = 0;
+  bool causal = false;
+  double seed = 0;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Conversions.
+
 Shape ToShape(const val& array) {
   const size_t rank = array["length"].as<size_t>();
   Shape shape(rank);
@@ -81,17 +113,64 @@ val CopyOut(const std::vector<float>& data) {
   return val::global("Float32Array").new_(emscripten::typed_memory_view(data.size(), data.data()));
 }
 
-TensorView ViewAt(uintptr_t ptr, const val& shape) { return TensorView{reinterpret_cast<const float*>(ptr), ToShape(shape)}; }
+TensorView ViewOf(const TensorArg& t) { return TensorView{reinterpret_cast<const float*>(t.ptr), ToShape(t.shape)}; }
 
-Mask MaskAt(uintptr_t ptr, const val& shape, int kind) {
-  switch (kind) {
-    case 1:
-      return Mask::Bool(reinterpret_cast<const uint8_t*>(ptr), ToShape(shape));
-    case 2:
-      return Mask::Float(reinterpret_cast<const float*>(ptr), ToShape(shape));
-    default:
-      return Mask::None();
+TokensView TokensOf(const TensorArg& t) {
+  return TokensView{reinterpret_cast<const int32_t*>(t.ptr), ToShape(t.shape)};
+}
+
+Mask MaskOf(const MaskArg& m) {
+  switch (m.kind) {
+    case Mask::Kind::kBool:
+      return Mask::Bool(reinterpret_cast<const uint8_t*>(m.ptr), ToShape(m.shape));
+    case Mask::Kind::kFloat:
+      return Mask::Float(reinterpret_cast<const float*>(m.ptr), ToShape(m.shape));
+    case Mask::Kind::kNone:
+      break;
   }
+  return Mask::None();
+}
+
+SdpaOptions OptionsOf(const SdpaArgs& a) {
+  SdpaOptions options;
+  options.attn_mask = MaskOf(a.attn_mask);
+  options.is_causal = a.is_causal;
+  options.has_scale = a.has_scale;
+  options.scale = a.scale;
+  options.need_weights = a.need_weights;
+  return options;
+}
+
+MhaForwardOptions OptionsOf(const MhaForwardArgs& a) {
+  MhaForwardOptions options;
+  options.key_padding_mask = MaskOf(a.key_padding_mask);
+  options.attn_mask = MaskOf(a.attn_mask);
+  options.need_weights = a.need_weights;
+  options.average_attn_weights = a.average_attn_weights;
+  options.requires_grad = a.requires_grad;
+  return options;
+}
+
+MhaConfig ConfigOf(const MhaArgs& a) {
+  MhaConfig config;
+  config.embed_dim = a.embed_dim;
+  config.num_heads = a.num_heads;
+  config.bias = a.bias;
+  config.add_bias_kv = a.add_bias_kv;
+  config.add_zero_attn = a.add_zero_attn;
+  config.kdim = a.kdim;
+  config.vdim = a.vdim;
+  config.batch_first = a.batch_first;
+  return config;
+}
+
+TinyTransformerConfig ConfigOf(const TinyTransformerArgs& a) {
+  TinyTransformerConfig config;
+  config.vocab_size = a.vocab_size;
+  config.embed_dim = a.embed_dim;
+  config.num_heads = a.num_heads;
+  config.causal = a.causal;
+  return config;
 }
 
 // [Float32Array copy, shape].
@@ -129,124 +208,97 @@ val ShapesToJs(const std::vector<std::pair<std::string, Shape>>& shapes) {
   return list;
 }
 
+// [[what, bytes], …].
+val MemoryNeedsToJs(const MemoryNeeds& needs) {
+  val list = val::array();
+  for (size_t i = 0; i < needs.size(); ++i) {
+    val entry = val::array();
+    entry.set(0, needs[i].what);
+    entry.set(1, needs[i].bytes);
+    list.set(i, entry);
+  }
+  return list;
+}
+
 // [[name, ptr, shape], …] → views into wasm memory.
 std::map<std::string, TensorView> StateDictFromJs(const val& entries) {
   std::map<std::string, TensorView> dict;
   const size_t n = entries["length"].as<size_t>();
   for (size_t i = 0; i < n; ++i) {
     val entry = entries[i];
-    dict[entry[0].as<std::string>()] = ViewAt(entry[1].as<uintptr_t>(), entry[2]);
+    dict[entry[0].as<std::string>()] = ViewOf(TensorArg{entry[1].as<uintptr_t>(), entry[2]});
   }
   return dict;
 }
 
-TokensView TokensAt(uintptr_t ptr, const val& shape) {
-  return TokensView{reinterpret_cast<const int32_t*>(ptr), ToShape(shape)};
-}
-
 val ResultToJs(const AttentionResult& result, bool with_weights) {
   val out = val::object();
-  out.set("output", CopyOut(result.output.data));
-  out.set("outputShape", FromShape(result.output.shape));
-  if (with_weights) {
-    out.set("weights", CopyOut(result.weights.data));
-    out.set("weightsShape", FromShape(result.weights.shape));
-  }
+  out.set("output", TensorToJs(result.output));
+  if (with_weights) out.set("weights", TensorToJs(result.weights));
   return out;
 }
 
-val Sdpa(uintptr_t q, val q_shape, uintptr_t k, val k_shape, uintptr_t v, val v_shape, uintptr_t mask,
-         val mask_shape, int mask_kind, bool is_causal, bool has_scale, float scale, bool need_weights) {
+val GradientsToJs(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value) {
+  val out = val::object();
+  out.set("gradQuery", TensorToJs(grad_query));
+  out.set("gradKey", TensorToJs(grad_key));
+  out.set("gradValue", TensorToJs(grad_value));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Free functions.
+
+val Sdpa(const SdpaArgs& a) {
   return Guard([&] {
-    SdpaOptions options;
-    options.attn_mask = MaskAt(mask, mask_shape, mask_kind);
-    options.is_causal = is_causal;
-    options.has_scale = has_scale;
-    options.scale = scale;
-    options.need_weights = need_weights;
-    const AttentionResult result =
-        ScaledDotProductAttention(ViewAt(q, q_shape), ViewAt(k, k_shape), ViewAt(v, v_shape), options);
-    return ResultToJs(result, need_weights);
+    return ResultToJs(ScaledDotProductAttention(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), OptionsOf(a)),
+                      a.need_weights);
   });
 }
 
-val SdpaBackward(uintptr_t q, val q_shape, uintptr_t k, val k_shape, uintptr_t v, val v_shape, uintptr_t grad_out,
-                 val grad_out_shape, uintptr_t mask, val mask_shape, int mask_kind, bool is_causal, bool has_scale,
-                 float scale) {
+val SdpaMemory(const SdpaArgs& a) {
   return Guard([&] {
-    SdpaOptions options;
-    options.attn_mask = MaskAt(mask, mask_shape, mask_kind);
-    options.is_causal = is_causal;
-    options.has_scale = has_scale;
-    options.scale = scale;
-    const SdpaGradients g = ScaledDotProductAttentionBackward(ViewAt(q, q_shape), ViewAt(k, k_shape),
-                                                              ViewAt(v, v_shape), ViewAt(grad_out, grad_out_shape),
-                                                              options);
-    val out = val::object();
-    out.set("gradQuery", TensorToJs(g.grad_query));
-    out.set("gradKey", TensorToJs(g.grad_key));
-    out.set("gradValue", TensorToJs(g.grad_value));
-    return out;
+    return MemoryNeedsToJs(SdpaMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape),
+                                           a.need_weights));
   });
+}
+
+val SdpaBackward(const SdpaArgs& a, const TensorArg& grad_output) {
+  return Guard([&] {
+    const SdpaGradients g = ScaledDotProductAttentionBackward(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value),
+                                                              ViewOf(grad_output), OptionsOf(a));
+    return GradientsToJs(g.grad_query, g.grad_key, g.grad_value);
+  });
+}
+
+val SdpaBackwardMemory(const SdpaArgs& a) {
+  return Guard([&] {
+    return MemoryNeedsToJs(
+        SdpaBackwardMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape)));
+  });
+}
+
+val MhaMemory(const MhaArgs& a) {
+  return Guard([&] { return MemoryNeedsToJs(MhaParameterMemoryNeeds(ConfigOf(a))); });
+}
+
+val TinyTransformerMemory(const TinyTransformerArgs& a) {
+  return Guard([&] { return MemoryNeedsToJs(TinyTransformerParameterMemoryNeeds(ConfigOf(a))); });
 }
 
 std::string TargetName() { return ActiveTargetName(); }
 
-// Owns one attnlab::MultiHeadAttention for JS.
-class MhaBinding {
+// The cap on this module's wasm memory (-sMAXIMUM_MEMORY, one constant in CMakeLists.txt).
+double MaxMemoryBytes() { return static_cast<double>(ATTNLAB_WASM_MAXIMUM_MEMORY); }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Classes.
+
+// Owns one model for JS and binds what every model offers: its state dict.
+template <typename Model>
+class ModelBinding {
  public:
-  explicit MhaBinding(MultiHeadAttention mha) : mha_(std::move(mha)) {}
-
-  val ParameterShapes() const {
-    return Guard([&] { return ShapesToJs(mha_.ParameterShapes()); });
-  }
-
-  void LoadStateDict(val entries) {
-    Guard([&] {
-      mha_.LoadStateDict(StateDictFromJs(entries));
-      return 0;
-    });
-  }
-
-  val StateDict() const {
-    return Guard([&] { return TensorMapToJs(mha_.StateDict()); });
-  }
-
-  val Forward(uintptr_t q, val q_shape, uintptr_t k, val k_shape, uintptr_t v, val v_shape, uintptr_t kpm,
-              val kpm_shape, int kpm_kind, uintptr_t mask, val mask_shape, int mask_kind, bool need_weights,
-              bool average_attn_weights, bool requires_grad) {
-    return Guard([&] {
-      MhaForwardOptions options;
-      options.requires_grad = requires_grad;
-      options.key_padding_mask = MaskAt(kpm, kpm_shape, kpm_kind);
-      options.attn_mask = MaskAt(mask, mask_shape, mask_kind);
-      options.need_weights = need_weights;
-      options.average_attn_weights = average_attn_weights;
-      const AttentionResult result = mha_.Forward(ViewAt(q, q_shape), ViewAt(k, k_shape), ViewAt(v, v_shape), options);
-      return ResultToJs(result, need_weights);
-    });
-  }
-
-  val Backward(uintptr_t grad_out, val grad_out_shape) {
-    return Guard([&] {
-      const MhaGradients g = mha_.Backward(ViewAt(grad_out, grad_out_shape));
-      val out = val::object();
-      out.set("gradQuery", TensorToJs(g.grad_query));
-      out.set("gradKey", TensorToJs(g.grad_key));
-      out.set("gradValue", TensorToJs(g.grad_value));
-      out.set("gradParams", TensorMapToJs(g.grad_params));
-      return out;
-    });
-  }
-
- private:
-  MultiHeadAttention mha_;
-};
-
-// Owns one attnlab::TinyTransformer for JS.
-class TinyTransformerBinding {
- public:
-  explicit TinyTransformerBinding(TinyTransformer model) : model_(std::move(model)) {}
+  explicit ModelBinding(Model model) : model_(std::move(model)) {}
 
   val ParameterShapes() const {
     return Guard([&] { return ShapesToJs(model_.ParameterShapes()); });
@@ -260,87 +312,166 @@ class TinyTransformerBinding {
   val StateDict() const {
     return Guard([&] { return TensorMapToJs(model_.StateDict()); });
   }
-  val Forward(uintptr_t tokens, val shape) {
+
+ protected:
+  Model model_;
+};
+
+// Registers Binding (a ModelBinding<…>) under `name` with the state-dict trio; the caller adds the rest.
+template <typename Binding, typename Base>
+emscripten::class_<Binding> BindModel(const char* name) {
+  return emscripten::class_<Binding>(name)
+      .function("parameterShapes", static_cast<val (Binding::*)() const>(&Base::ParameterShapes))
+      .function("loadStateDict", static_cast<void (Binding::*)(val)>(&Base::LoadStateDict))
+      .function("stateDict", static_cast<val (Binding::*)() const>(&Base::StateDict));
+}
+
+class MhaBinding : public ModelBinding<MultiHeadAttention> {
+ public:
+  using ModelBinding::ModelBinding;
+
+  // Factory: MultiHeadAttention's constructor validates before anything is allocated for JS, so a throw leaks
+  // nothing.
+  static MhaBinding* Make(const MhaArgs& a) {
+    return Guard([&] { return new MhaBinding(MultiHeadAttention(ConfigOf(a), static_cast<uint64_t>(a.seed))); });
+  }
+
+  val Forward(const MhaForwardArgs& a) {
     return Guard([&] {
-      const TinyTransformer::Output out = model_.Forward(TokensAt(tokens, shape));
+      return ResultToJs(model_.Forward(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), OptionsOf(a)),
+                        a.need_weights);
+    });
+  }
+
+  val ForwardMemory(const MhaForwardArgs& a) const {
+    return Guard([&] {
+      return MemoryNeedsToJs(MhaForwardMemoryNeeds(model_.config(), ToShape(a.query.shape), ToShape(a.key.shape),
+                                                   ToShape(a.value.shape), a.need_weights, a.requires_grad));
+    });
+  }
+
+  val Backward(const TensorArg& grad_output) {
+    return Guard([&] {
+      const MhaGradients g = model_.Backward(ViewOf(grad_output));
+      val out = GradientsToJs(g.grad_query, g.grad_key, g.grad_value);
+      out.set("gradParams", TensorMapToJs(g.grad_params));
+      return out;
+    });
+  }
+};
+
+class TinyTransformerBinding : public ModelBinding<TinyTransformer> {
+ public:
+  TinyTransformerBinding(TinyTransformer model, const TinyTransformerConfig& config)
+      : ModelBinding(std::move(model)), config_(config) {}
+
+  static TinyTransformerBinding* Make(const TinyTransformerArgs& a) {
+    return Guard([&] {
+      const TinyTransformerConfig config = ConfigOf(a);
+      return new TinyTransformerBinding(TinyTransformer(config, static_cast<uint64_t>(a.seed)), config);
+    });
+  }
+
+  val Forward(const TensorArg& tokens) {
+    return Guard([&] {
+      const TinyTransformer::Output out = model_.Forward(TokensOf(tokens));
       val result = val::object();
       result.set("logits", TensorToJs(out.logits));
       result.set("weights", TensorToJs(out.weights));
       return result;
     });
   }
-  val LossAndGrad(uintptr_t tokens, val shape, uintptr_t targets, val targets_shape) {
+  val LossAndGrad(const TensorArg& tokens, const TensorArg& targets) {
     return Guard([&] {
-      const TinyTransformer::LossAndGrad lg =
-          model_.LossAndGradient(TokensAt(tokens, shape), TokensAt(targets, targets_shape));
+      const TinyTransformer::LossAndGrad lg = model_.LossAndGradient(TokensOf(tokens), TokensOf(targets));
       val result = val::object();
       result.set("loss", lg.loss);
       result.set("gradParams", TensorMapToJs(lg.grad_params));
       return result;
     });
   }
-  double TrainStep(uintptr_t tokens, val shape, uintptr_t targets, val targets_shape, float lr) {
+  double TrainStep(const TensorArg& tokens, const TensorArg& targets, float lr) {
+    return Guard([&] { return static_cast<double>(model_.TrainStep(TokensOf(tokens), TokensOf(targets), lr)); });
+  }
+  val StepMemory(const TensorArg& tokens, bool with_gradient) const {
     return Guard([&] {
-      return static_cast<double>(model_.TrainStep(TokensAt(tokens, shape), TokensAt(targets, targets_shape), lr));
+      return MemoryNeedsToJs(TinyTransformerStepMemoryNeeds(config_, ToShape(tokens.shape), with_gradient));
     });
   }
 
  private:
-  TinyTransformer model_;
+  TinyTransformerConfig config_;
 };
-
-TinyTransformerBinding* MakeTinyTransformer(int vocab_size, int embed_dim, int num_heads, bool causal, double seed) {
-  return Guard([&] {
-    TinyTransformerConfig config;
-    config.vocab_size = vocab_size;
-    config.embed_dim = embed_dim;
-    config.num_heads = num_heads;
-    config.causal = causal;
-    TinyTransformer model(config, static_cast<uint64_t>(seed));
-    return new TinyTransformerBinding(std::move(model));
-  });
-}
-
-// Factory: MultiHeadAttention's constructor validates before anything is allocated for JS, so a throw leaks
-// nothing.
-MhaBinding* MakeMha(int embed_dim, int num_heads, bool bias, bool add_bias_kv, bool add_zero_attn, int kdim,
-                    int vdim, bool batch_first, double seed) {
-  return Guard([&] {
-    MhaConfig config;
-    config.embed_dim = embed_dim;
-    config.num_heads = num_heads;
-    config.bias = bias;
-    config.add_bias_kv = add_bias_kv;
-    config.add_zero_attn = add_zero_attn;
-    config.kdim = kdim;
-    config.vdim = vdim;
-    config.batch_first = batch_first;
-    MultiHeadAttention mha(config, static_cast<uint64_t>(seed));
-    return new MhaBinding(std::move(mha));
-  });
-}
 
 }  // namespace
 }  // namespace attnlab
 
 EMSCRIPTEN_BINDINGS(attnlab) {
   using namespace attnlab;
-  emscripten::function("targetName", &TargetName);
-  emscripten::function("sdpa", &Sdpa);
-  emscripten::class_<MhaBinding>("MultiHeadAttention")
-      .constructor(&MakeMha, emscripten::allow_raw_pointers())
-      .function("parameterShapes", &MhaBinding::ParameterShapes)
-      .function("loadStateDict", &MhaBinding::LoadStateDict)
-      .function("stateDict", &MhaBinding::StateDict)
+  using emscripten::value_object;
+
+  emscripten::enum_<Mask::Kind>("_MaskKind")
+      .value("None", Mask::Kind::kNone)
+      .value("Bool", Mask::Kind::kBool)
+      .value("Float", Mask::Kind::kFloat);
+  value_object<TensorArg>("_TensorArg").field("ptr", &TensorArg::ptr).field("shape", &TensorArg::shape);
+  value_object<MaskArg>("_MaskArg")
+      .field("ptr", &MaskArg::ptr)
+      .field("shape", &MaskArg::shape)
+      .field("kind", &MaskArg::kind);
+  value_object<SdpaArgs>("_SdpaArgs")
+      .field("query", &SdpaArgs::query)
+      .field("key", &SdpaArgs::key)
+      .field("value", &SdpaArgs::value)
+      .field("attnMask", &SdpaArgs::attn_mask)
+      .field("isCausal", &SdpaArgs::is_causal)
+      .field("hasScale", &SdpaArgs::has_scale)
+      .field("scale", &SdpaArgs::scale)
+      .field("needWeights", &SdpaArgs::need_weights);
+  value_object<MhaArgs>("_MhaArgs")
+      .field("embedDim", &MhaArgs::embed_dim)
+      .field("numHeads", &MhaArgs::num_heads)
+      .field("bias", &MhaArgs::bias)
+      .field("addBiasKV", &MhaArgs::add_bias_kv)
+      .field("addZeroAttn", &MhaArgs::add_zero_attn)
+      .field("kdim", &MhaArgs::kdim)
+      .field("vdim", &MhaArgs::vdim)
+      .field("batchFirst", &MhaArgs::batch_first)
+      .field("seed", &MhaArgs::seed);
+  value_object<MhaForwardArgs>("_MhaForwardArgs")
+      .field("query", &MhaForwardArgs::query)
+      .field("key", &MhaForwardArgs::key)
+      .field("value", &MhaForwardArgs::value)
+      .field("keyPaddingMask", &MhaForwardArgs::key_padding_mask)
+      .field("attnMask", &MhaForwardArgs::attn_mask)
+      .field("needWeights", &MhaForwardArgs::need_weights)
+      .field("averageAttnWeights", &MhaForwardArgs::average_attn_weights)
+      .field("requiresGrad", &MhaForwardArgs::requires_grad);
+  value_object<TinyTransformerArgs>("_TinyTransformerArgs")
+      .field("vocabSize", &TinyTransformerArgs::vocab_size)
+      .field("embedDim", &TinyTransformerArgs::embed_dim)
+      .field("numHeads", &TinyTransformerArgs::num_heads)
+      .field("causal", &TinyTransformerArgs::causal)
+      .field("seed", &TinyTransformerArgs::seed);
+
+  emscripten::function("_targetName", &TargetName);
+  emscripten::function("_maxMemoryBytes", &MaxMemoryBytes);
+  emscripten::function("_sdpa", &Sdpa);
+  emscripten::function("_sdpaMemory", &SdpaMemory);
+  emscripten::function("_sdpaBackward", &SdpaBackward);
+  emscripten::function("_sdpaBackwardMemory", &SdpaBackwardMemory);
+  emscripten::function("_multiHeadAttentionMemory", &MhaMemory);
+  emscripten::function("_tinyTransformerMemory", &TinyTransformerMemory);
+
+  BindModel<MhaBinding, ModelBinding<MultiHeadAttention>>("_MultiHeadAttention")
+      .constructor(&MhaBinding::Make, emscripten::allow_raw_pointers())
       .function("forward", &MhaBinding::Forward)
+      .function("forwardMemory", &MhaBinding::ForwardMemory)
       .function("backward", &MhaBinding::Backward);
-  emscripten::function("sdpaBackward", &SdpaBackward);
-  emscripten::class_<TinyTransformerBinding>("TinyTransformer")
-      .constructor(&MakeTinyTransformer, emscripten::allow_raw_pointers())
-      .function("parameterShapes", &TinyTransformerBinding::ParameterShapes)
-      .function("loadStateDict", &TinyTransformerBinding::LoadStateDict)
-      .function("stateDict", &TinyTransformerBinding::StateDict)
+  BindModel<TinyTransformerBinding, ModelBinding<TinyTransformer>>("_TinyTransformer")
+      .constructor(&TinyTransformerBinding::Make, emscripten::allow_raw_pointers())
       .function("forward", &TinyTransformerBinding::Forward)
       .function("lossAndGrad", &TinyTransformerBinding::LossAndGrad)
-      .function("trainStep", &TinyTransformerBinding::TrainStep);
+      .function("trainStep", &TinyTransformerBinding::TrainStep)
+      .function("stepMemory", &TinyTransformerBinding::StepMemory);
 }

@@ -147,10 +147,16 @@ const kRequiredExports = [
   'HEAPU8',
   'HEAPF32',
   'HEAP32',
-  'sdpa',
-  'sdpaBackward',
-  'MultiHeadAttention',
-  'TinyTransformer',
+  '_MaskKind',
+  '_maxMemoryBytes',
+  '_sdpa',
+  '_sdpaMemory',
+  '_sdpaBackward',
+  '_sdpaBackwardMemory',
+  '_multiHeadAttentionMemory',
+  '_tinyTransformerMemory',
+  '_MultiHeadAttention',
+  '_TinyTransformer',
 ];
 
 async function instantiate(variant, url) {

@@ -13,8 +13,6 @@
 export const kMaxDim = 2 ** 31 - 1;
 /** Largest tensor rank accepted (a guard against absurd shape arrays). */
 export const kMaxRank = 64;
-/** wasm32 memory can never exceed 4 GiB. */
-export const kMaxWasmBytes = 2 ** 32;
 
 const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
 const typedArrayTag = Object.getOwnPropertyDescriptor(TypedArrayPrototype, Symbol.toStringTag).get;
@@ -112,6 +110,11 @@ export function readFiniteNumber(ctx, value, name) {
 /**
  * A dimension given as an option (embedDim, numHeads, kdim, vdim): an integer in [min, kMaxDim].
  * undefined/null gives `defaultValue` (when that is undefined, the option is required).
+ * @param {string} ctx
+ * @param {unknown} value
+ * @param {string} name
+ * @param {{ min?: number, defaultValue?: number }} [limits]
+ * @returns {number}
  */
 export function readDim(ctx, value, name, { min = 1, defaultValue } = {}) {
   if (value === undefined || value === null) {
@@ -230,20 +233,18 @@ export function readTokens(ctx, value, name) {
 }
 
 /**
- * An optional Mask `{ data: Uint8Array | Float32Array, shape }`; undefined/null gives null.
- * Returns kind 1 (bool, Uint8Array) or 2 (float, Float32Array), as the raw module expects.
+ * An optional Mask `{ data: Uint8Array | Float32Array, shape }`; undefined/null gives null. Its `tag` says which
+ * kind (bool or additive float) it is.
  */
 export function readMask(ctx, value, name) {
   if (value === undefined || value === null) return null;
-  const mask = readTensorLike(
+  return readTensorLike(
     ctx,
     value,
     name,
     ['Uint8Array', 'Float32Array'],
     'a mask { data: Uint8Array | Float32Array, shape: number[] }',
   );
-  mask.kind = mask.tag === 'Uint8Array' ? 1 : 2;
-  return mask;
 }
 
 /** A state-dict value: a Float32Array (takes `expectedShape`) or a Tensor. */
@@ -281,20 +282,20 @@ export function formatBytes(bytes) {
 
 /**
  * Throws a RangeError before anything is allocated when the buffers of one call (`parts`, a list of
- * [description, bytes]) cannot fit in the 4 GiB that wasm32 can address. `names` says which arguments are
- * responsible, in JS spelling.
+ * [description, bytes]: the inputs, and what the C++ side reports it will allocate) cannot fit in `limitBytes`,
+ * the module's memory cap. `names` says which arguments are responsible, in JS spelling.
  */
-export function checkFits(ctx, names, parts) {
+export function checkFits(ctx, names, parts, limitBytes) {
   let total = 0;
   for (const [, bytes] of parts) total += bytes;
-  if (total < kMaxWasmBytes) return;
+  if (total < limitBytes) return;
   const detail = parts
     .filter(([, bytes]) => bytes > 0)
     .map(([what, bytes]) => `${what}: ${formatBytes(bytes)}`)
     .join('; ');
   throw new RangeError(
     `${ctx}: ${names} too large: this call needs at least ${formatBytes(total)} of wasm memory, ` +
-      `more than the ${formatBytes(kMaxWasmBytes)} a WebAssembly instance can address (${detail})`,
+      `more than the ${formatBytes(limitBytes)} that attnlab's WebAssembly memory is capped at (${detail})`,
   );
 }
 

@@ -1,0 +1,131 @@
+// The raw module's contract: what cpp/bindings/embind.cc exports to JS. Private to web/src/, which is
+// type-checked against it (`// @ts-check`; `tsc -p web/tsconfig.json` runs in npm test). Not shipped.
+//
+// Every name starts with '_' so it cannot be confused with the public API. Calls take value objects: plain JS
+// objects with EVERY field present (Embind throws on a missing one). Pointers are byte offsets into wasm memory
+// (0 for a size query or an absent mask). C++ errors arrive as RangeError (std::invalid_argument, bad_alloc) or
+// Error, with C++ (snake_case) argument names.
+
+/** A JS-owned copy and its shape, as every raw result tensor comes back. */
+export type RawTensor = [data: Float32Array, shape: number[]];
+/** `[[name, Float32Array, shape], …]`, sorted by name. */
+export type RawTensorList = Array<[name: string, data: Float32Array, shape: number[]]>;
+/** `[[what, bytes], …]`: what a call will allocate besides its inputs (attnlab/memory_needs.h). */
+export type RawMemoryNeeds = Array<[what: string, bytes: number]>;
+
+export interface RawEnumValue {
+  readonly value: number;
+}
+export interface RawMaskKinds {
+  readonly None: RawEnumValue;
+  readonly Bool: RawEnumValue;
+  readonly Float: RawEnumValue;
+}
+
+/** A tensor in wasm memory: float32, or int32 for tokens. */
+export interface TensorArg {
+  ptr: number;
+  shape: number[];
+}
+export interface MaskArg extends TensorArg {
+  kind: RawEnumValue;
+}
+
+export interface SdpaArgs {
+  query: TensorArg;
+  key: TensorArg;
+  value: TensorArg;
+  attnMask: MaskArg;
+  isCausal: boolean;
+  /** When false, scale = 1/√dk and `scale` is ignored. */
+  hasScale: boolean;
+  scale: number;
+  needWeights: boolean;
+}
+
+export interface MhaArgs {
+  embedDim: number;
+  numHeads: number;
+  bias: boolean;
+  addBiasKV: boolean;
+  addZeroAttn: boolean;
+  kdim: number;
+  vdim: number;
+  batchFirst: boolean;
+  seed: number;
+}
+
+export interface MhaForwardArgs {
+  query: TensorArg;
+  key: TensorArg;
+  value: TensorArg;
+  keyPaddingMask: MaskArg;
+  attnMask: MaskArg;
+  needWeights: boolean;
+  averageAttnWeights: boolean;
+  requiresGrad: boolean;
+}
+
+export interface TinyTransformerArgs {
+  vocabSize: number;
+  embedDim: number;
+  numHeads: number;
+  causal: boolean;
+  seed: number;
+}
+
+export interface RawResult {
+  output: RawTensor;
+  /** Present when needWeights. */
+  weights?: RawTensor;
+}
+
+export interface RawGradients {
+  gradQuery: RawTensor;
+  gradKey: RawTensor;
+  gradValue: RawTensor;
+}
+
+/** What every model binding offers. */
+export interface RawModel {
+  parameterShapes(): Array<[name: string, shape: number[]]>;
+  /** Views of `[[name, ptr, shape], …]` in wasm memory; every parameter must be present. */
+  loadStateDict(entries: Array<[name: string, ptr: number, shape: number[]]>): void;
+  stateDict(): RawTensorList;
+  delete(): void;
+}
+
+export interface RawMultiHeadAttention extends RawModel {
+  forward(args: MhaForwardArgs): RawResult;
+  forwardMemory(args: MhaForwardArgs): RawMemoryNeeds;
+  backward(gradOutput: TensorArg): RawGradients & { gradParams: RawTensorList };
+}
+
+export interface RawTinyTransformer extends RawModel {
+  forward(tokens: TensorArg): { logits: RawTensor; weights: RawTensor };
+  lossAndGrad(tokens: TensorArg, targets: TensorArg): { loss: number; gradParams: RawTensorList };
+  trainStep(tokens: TensorArg, targets: TensorArg, lr: number): number;
+  stepMemory(tokens: TensorArg, withGradient: boolean): RawMemoryNeeds;
+}
+
+export interface RawModule {
+  _malloc(bytes: number): number;
+  _free(ptr: number): void;
+  HEAPU8: Uint8Array;
+  HEAPF32: Float32Array;
+  HEAP32: Int32Array;
+
+  _MaskKind: RawMaskKinds;
+  /** Highway's target: 'WASM' (SIMD128) or 'EMU128' (scalar). */
+  _targetName(): string;
+  /** The cap on this module's wasm memory in bytes (-sMAXIMUM_MEMORY). */
+  _maxMemoryBytes(): number;
+  _sdpa(args: SdpaArgs): RawResult;
+  _sdpaMemory(args: SdpaArgs): RawMemoryNeeds;
+  _sdpaBackward(args: SdpaArgs, gradOutput: TensorArg): RawGradients;
+  _sdpaBackwardMemory(args: SdpaArgs): RawMemoryNeeds;
+  _multiHeadAttentionMemory(args: MhaArgs): RawMemoryNeeds;
+  _tinyTransformerMemory(args: TinyTransformerArgs): RawMemoryNeeds;
+  _MultiHeadAttention: new (args: MhaArgs) => RawMultiHeadAttention;
+  _TinyTransformer: new (args: TinyTransformerArgs) => RawTinyTransformer;
+}

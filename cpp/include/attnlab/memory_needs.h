@@ -1,0 +1,45 @@
+// How much memory a call will allocate for its results and kept state, from shapes alone, so that a caller with
+// a hard memory cap (the JS wrapper: wasm memory is capped at ATTNLAB_WASM_MAXIMUM_MEMORY) can refuse a call that
+// cannot fit with a message that lists the parts, before copying anything. Lower bounds: the kernels' per-head
+// scratch (O(block · L)) is left out. Sizes are doubles so that absurd shapes give huge numbers, not overflow.
+// Shapes that the call would reject give only the parts that can be derived; the call itself names the error.
+#ifndef ATTNLAB_MEMORY_NEEDS_H_
+#define ATTNLAB_MEMORY_NEEDS_H_
+
+#include <string>
+#include <vector>
+
+#include "attnlab/attention.h"
+#include "attnlab/tiny_transformer.h"
+
+namespace attnlab {
+
+struct MemoryPart {
+  std::string what;  // e.g. "weights (*batch, Lq, Lk)"
+  double bytes = 0;
+};
+using MemoryNeeds = std::vector<MemoryPart>;
+
+// ScaledDotProductAttention: output (*batch, Lq, dv) and, when need_weights, weights (*batch, Lq, Lk).
+MemoryNeeds SdpaMemoryNeeds(const Shape& query, const Shape& key, const Shape& value, bool need_weights);
+
+// ScaledDotProductAttentionBackward: the three gradients, the weights and their gradient.
+MemoryNeeds SdpaBackwardMemoryNeeds(const Shape& query, const Shape& key, const Shape& value);
+
+// The parameters of a MultiHeadAttention with this configuration.
+MemoryNeeds MhaParameterMemoryNeeds(const MhaConfig& config);
+
+// MultiHeadAttention::Forward: projections, output, weights and, with requires_grad, what Backward keeps.
+MemoryNeeds MhaForwardMemoryNeeds(const MhaConfig& config, const Shape& query, const Shape& key, const Shape& value,
+                                  bool need_weights, bool requires_grad);
+
+// The parameters of a TinyTransformer with this configuration.
+MemoryNeeds TinyTransformerParameterMemoryNeeds(const TinyTransformerConfig& config);
+
+// TinyTransformer::Forward (with_gradient false) or LossAndGradient / TrainStep (true) on tokens (B, T).
+MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, const Shape& tokens,
+                                           bool with_gradient);
+
+}  // namespace attnlab
+
+#endif  // ATTNLAB_MEMORY_NEEDS_H_

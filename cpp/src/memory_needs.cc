@@ -1,0 +1,96 @@
+// Result and state sizes of each call kind (attnlab/memory_needs.h). Counts are in float32 elements × 4 bytes.
+#include "attnlab/memory_needs.h"
+
+#include <cstddef>
+
+namespace attnlab {
+namespace {
+
+constexpr double kF32 = 4;
+
+double Product(const Shape& shape, size_t from, size_t to) {
+  double p = 1;
+  for (size_t i = from; i < to; ++i) p *= static_cast<double>(shape[i]);
+  return p;
+}
+
+double Numel(const Shape& shape) { return Product(shape, 0, shape.size()); }
+
+}  // namespace
+
+MemoryNeeds SdpaMemoryNeeds(const Shape& query, const Shape& key, const Shape& value, bool need_weights) {
+  MemoryNeeds needs;
+  if (query.size() < 2 || key.size() < 2 || value.empty()) return needs;
+  const double batch_lq = Product(query, 0, query.size() - 1);
+  const double lk = static_cast<double>(key[key.size() - 2]);
+  const double dv = static_cast<double>(value.back());
+  needs.push_back({"output (*batch, Lq, dv)", batch_lq * dv * kF32});
+  if (need_weights) needs.push_back({"weights (*batch, Lq, Lk)", batch_lq * lk * kF32});
+  return needs;
+}
+
+MemoryNeeds SdpaBackwardMemoryNeeds(const Shape& query, const Shape& key, const Shape& value) {
+  MemoryNeeds needs{{"gradQuery, gradKey, gradValue", (Numel(query) + Numel(key) + Numel(value)) * kF32}};
+  if (query.size() >= 2 && key.size() >= 2) {
+    const double batch_lq = Product(query, 0, query.size() - 1);
+    needs.push_back({"weights and their gradient (*batch, Lq, Lk)", 2 * batch_lq * key[key.size() - 2] * kF32});
+  }
+  return needs;
+}
+
+MemoryNeeds MhaParameterMemoryNeeds(const MhaConfig& config) {
+  const double e = static_cast<double>(config.embed_dim);
+  const double kdim = static_cast<double>(config.kdim < 0 ? config.embed_dim : config.kdim);
+  const double vdim = static_cast<double>(config.vdim < 0 ? config.embed_dim : config.vdim);
+  return {{"projection weights", (e * e + e * kdim + e * vdim) * kF32},
+          {"out_proj.weight", e * e * kF32},
+          {"biases", 6 * e * kF32}};
+}
+
+MemoryNeeds MhaForwardMemoryNeeds(const MhaConfig& config, const Shape& query, const Shape& key, const Shape& value,
+                                  bool need_weights, bool requires_grad) {
+  MemoryNeeds needs;
+  const int64_t e = config.embed_dim;
+  const int64_t kdim = config.kdim < 0 ? e : config.kdim;
+  const int64_t vdim = config.vdim < 0 ? e : config.vdim;
+  const size_t rank = query.size();
+  // Shapes the call rejects (it says why) need nothing here.
+  if ((rank != 2 && rank != 3) || key.empty() || value.empty() || query.back() != e || key.back() != kdim ||
+      value.back() != vdim) {
+    return needs;
+  }
+  const double n = rank == 3 ? static_cast<double>(query[config.batch_first ? 0 : 1]) : 1;
+  if (n <= 0) return needs;
+  const double nl = Numel(query) / static_cast<double>(e);  // N · L
+  const double ns = Numel(key) / static_cast<double>(kdim);  // N · S
+  const double s_all = ns / n + (config.add_bias_kv ? 1 : 0) + (config.add_zero_attn ? 1 : 0);
+  const double h = static_cast<double>(config.num_heads);
+  needs.push_back({"projected query", nl * e * kF32});
+  needs.push_back({"projected key and value", 2 * n * s_all * e * kF32});
+  needs.push_back({"output", 2 * nl * e * kF32});
+  if (need_weights || requires_grad) needs.push_back({"weights (N, H, L, S')", h * nl * s_all * kF32});
+  if (requires_grad) {
+    needs.push_back({"copies kept for backward", (Numel(query) + Numel(key) + Numel(value) + nl * e) * kF32});
+  }
+  return needs;
+}
+
+MemoryNeeds TinyTransformerParameterMemoryNeeds(const TinyTransformerConfig& config) {
+  const double v = static_cast<double>(config.vocab_size);
+  const double e = static_cast<double>(config.embed_dim);
+  return {{"embedding.weight and readout.weight", 2 * v * e * kF32},
+          {"attn.in_proj_weight and attn.out_proj.weight", 4 * e * e * kF32},
+          {"readout.bias", v * kF32}};
+}
+
+MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, const Shape& tokens,
+                                           bool with_gradient) {
+  if (tokens.size() != 2) return {};
+  const double bt = Numel(tokens);
+  const double grad = with_gradient ? 2 : 1;  // a backward pass keeps, and then mirrors, the forward's activations
+  return {{"logits (B, T, vocabSize)", grad * bt * static_cast<double>(config.vocab_size) * kF32},
+          {"weights (B, H, T, T)", grad * bt * static_cast<double>(config.num_heads) * static_cast<double>(tokens[1]) * kF32},
+          {"activations (B, T, embedDim)", grad * 8 * bt * static_cast<double>(config.embed_dim) * kF32}};
+}
+
+}  // namespace attnlab

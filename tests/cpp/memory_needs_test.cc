@@ -1,0 +1,101 @@
+// attnlab/memory_needs.h: the sizes each call reports match what the call really returns and keeps.
+#include "attnlab/memory_needs.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace {
+
+using attnlab::MemoryNeeds;
+using attnlab::Shape;
+
+double PartBytes(const MemoryNeeds& needs, const std::string& what) {
+  for (const auto& part : needs) {
+    if (part.what == what) return part.bytes;
+  }
+  FAIL("no memory part named '" << what << "'");
+  return 0;
+}
+
+double Bytes(const attnlab::Tensor& t) { return 4.0 * static_cast<double>(t.data.size()); }
+
+}  // namespace
+
+TEST_CASE("SDPA memory needs equal the sizes of its results", "[memory_needs]") {
+  attnlab_test::Rng rng(7);
+  const Shape qs{2, 3, 5, 4}, ks{2, 3, 7, 4}, vs{2, 3, 7, 6};
+  const auto q = attnlab_test::RandomVector(rng, 2 * 3 * 5 * 4);
+  const auto k = attnlab_test::RandomVector(rng, 2 * 3 * 7 * 4);
+  const auto v = attnlab_test::RandomVector(rng, 2 * 3 * 7 * 6);
+  const auto result = attnlab::ScaledDotProductAttention({q.data(), qs}, {k.data(), ks}, {v.data(), vs});
+  const MemoryNeeds needs = attnlab::SdpaMemoryNeeds(qs, ks, vs, /*need_weights=*/true);
+  CHECK(PartBytes(needs, "output (*batch, Lq, dv)") == Bytes(result.output));
+  CHECK(PartBytes(needs, "weights (*batch, Lq, Lk)") == Bytes(result.weights));
+  CHECK(attnlab::SdpaMemoryNeeds(qs, ks, vs, /*need_weights=*/false).size() == 1);
+
+  const auto grads = attnlab::ScaledDotProductAttentionBackward({q.data(), qs}, {k.data(), ks}, {v.data(), vs},
+                                                                {result.output.data.data(), result.output.shape});
+  const MemoryNeeds backward = attnlab::SdpaBackwardMemoryNeeds(qs, ks, vs);
+  CHECK(PartBytes(backward, "gradQuery, gradKey, gradValue") ==
+        Bytes(grads.grad_query) + Bytes(grads.grad_key) + Bytes(grads.grad_value));
+  CHECK(PartBytes(backward, "weights and their gradient (*batch, Lq, Lk)") == 2 * Bytes(result.weights));
+}
+
+TEST_CASE("SDPA memory needs of shapes the call rejects list only what can be derived", "[memory_needs]") {
+  CHECK(attnlab::SdpaMemoryNeeds({4}, {4}, {4}, true).empty());
+  // Absurd shapes give huge sizes, not an overflow.
+  const int64_t big = 2147483647;
+  const MemoryNeeds needs = attnlab::SdpaMemoryNeeds({big, big, 1}, {big, big, 1}, {big, big, 1}, true);
+  const double b = static_cast<double>(big);
+  CHECK(PartBytes(needs, "weights (*batch, Lq, Lk)") == 4.0 * b * b * b);
+}
+
+TEST_CASE("MHA memory needs cover its parameters, output and weights", "[memory_needs]") {
+  attnlab::MhaConfig config;
+  config.embed_dim = 8;
+  config.num_heads = 2;
+  config.add_bias_kv = true;
+  config.batch_first = true;
+  attnlab::MultiHeadAttention mha(config, 1);
+  double parameter_bytes = 0;
+  for (const auto& [name, tensor] : mha.StateDict()) parameter_bytes += Bytes(tensor);
+  double reported = 0;
+  for (const auto& part : attnlab::MhaParameterMemoryNeeds(config)) reported += part.bytes;
+  CHECK(reported >= parameter_bytes);
+
+  attnlab_test::Rng rng(3);
+  const Shape qs{2, 5, 8}, ks{2, 6, 8};
+  const auto q = attnlab_test::RandomVector(rng, 2 * 5 * 8);
+  const auto k = attnlab_test::RandomVector(rng, 2 * 6 * 8);
+  attnlab::MhaForwardOptions options;
+  options.average_attn_weights = false;
+  const auto result = mha.Forward({q.data(), qs}, {k.data(), ks}, {k.data(), ks}, options);
+  const MemoryNeeds needs = attnlab::MhaForwardMemoryNeeds(config, qs, ks, ks, true, false);
+  CHECK(PartBytes(needs, "weights (N, H, L, S')") == Bytes(result.weights));  // S' = 6 + bias_kv
+  CHECK(PartBytes(needs, "output") == 2 * Bytes(result.output));  // the result and its out-projection input
+  CHECK(attnlab::MhaForwardMemoryNeeds(config, {2, 5, 7}, ks, ks, true, false).empty());  // wrong E: rejected
+}
+
+TEST_CASE("TinyTransformer memory needs cover its logits and weights", "[memory_needs]") {
+  attnlab::TinyTransformerConfig config;
+  config.vocab_size = 11;
+  config.embed_dim = 8;
+  config.num_heads = 2;
+  attnlab::TinyTransformer model(config, 5);
+  const std::vector<int32_t> tokens{1, 2, 3, 4, 5, 6};
+  const auto out = model.Forward({tokens.data(), {2, 3}});
+  const MemoryNeeds needs = attnlab::TinyTransformerStepMemoryNeeds(config, {2, 3}, false);
+  CHECK(PartBytes(needs, "logits (B, T, vocabSize)") == Bytes(out.logits));
+  CHECK(PartBytes(needs, "weights (B, H, T, T)") == Bytes(out.weights));
+  const MemoryNeeds with_grad = attnlab::TinyTransformerStepMemoryNeeds(config, {2, 3}, true);
+  CHECK(PartBytes(with_grad, "logits (B, T, vocabSize)") == 2 * Bytes(out.logits));
+  double parameter_bytes = 0;
+  for (const auto& [name, tensor] : model.StateDict()) parameter_bytes += Bytes(tensor);
+  double reported = 0;
+  for (const auto& part : attnlab::TinyTransformerParameterMemoryNeeds(config)) reported += part.bytes;
+  CHECK(reported == parameter_bytes);
+}

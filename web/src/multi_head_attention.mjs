@@ -1,0 +1,118 @@
+// @ts-check
+// MultiHeadAttention (torch.nn.MultiheadAttention, eval mode): the JS side of cpp/bindings/embind.cc's
+// _MultiHeadAttention.
+
+import { kToken, toGradients, toResult, toTensorRecord } from './core.mjs';
+import { Model, kCore, kParameterNames, kUsable } from './model.mjs';
+import { describe, readBool, readDim, readMask, readOptions, readSafeInteger, readTensor } from './validate.mjs';
+
+/** @typedef {import('./core.mjs').Core} Core */
+/** @typedef {import('../../cpp/bindings/embind').RawMultiHeadAttention} RawMultiHeadAttention */
+
+const kDefaultSeed = 0; // the initialisation is reproducible
+const kMhaOptions = ['embedDim', 'numHeads', 'bias', 'addBiasKV', 'addZeroAttn', 'kdim', 'vdim', 'batchFirst', 'seed'];
+const kForwardOptions = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'requiresGrad'];
+
+/** @extends {Model<RawMultiHeadAttention>} */
+class MultiHeadAttention extends Model {
+  /**
+   * @param {symbol} token
+   * @param {Core} core
+   * @param {RawMultiHeadAttention} handle
+   */
+  constructor(token, core, handle) {
+    super(token, core, handle, { className: 'MultiHeadAttention', factory: 'createMultiHeadAttention', prefix: 'mha' });
+  }
+
+  /**
+   * nn.MultiheadAttention.forward in eval mode; with requiresGrad it keeps what backward() needs.
+   * @param {unknown} query
+   * @param {unknown} key
+   * @param {unknown} value
+   * @param {unknown} [options]
+   */
+  forward(query, key, value, options) {
+    const ctx = 'mha.forward';
+    const core = this[kCore];
+    this[kUsable](ctx);
+    const q = readTensor(ctx, query, 'query');
+    const k = readTensor(ctx, key, 'key');
+    const v = readTensor(ctx, value, 'value');
+    const o = readOptions(ctx, options, 'options', kForwardOptions);
+    const keyPaddingMask = readMask(ctx, o.keyPaddingMask, 'keyPaddingMask');
+    const attnMask = readMask(ctx, o.attnMask, 'attnMask');
+    /** @type {import('../../cpp/bindings/embind').MhaForwardArgs} */
+    const args = {
+      query: core.tensorArg(q),
+      key: core.tensorArg(k),
+      value: core.tensorArg(v),
+      keyPaddingMask: core.maskArg(keyPaddingMask),
+      attnMask: core.maskArg(attnMask),
+      needWeights: readBool(ctx, o.needWeights, 'needWeights', true),
+      averageAttnWeights: readBool(ctx, o.averageAttnWeights, 'averageAttnWeights', true),
+      requiresGrad: readBool(ctx, o.requiresGrad, 'requiresGrad', false),
+    };
+    const inputs = [q, k, v, keyPaddingMask, attnMask];
+    core.checkFits(ctx, 'query, key, value', inputs, () => this[kUsable](ctx).forwardMemory(args));
+    const raw = core.withHeap(ctx, 'query, key, value and masks', inputs, (p) => {
+      [args.query.ptr, args.key.ptr, args.value.ptr, args.keyPaddingMask.ptr, args.attnMask.ptr] = p;
+      return this[kUsable](ctx).forward(args);
+    });
+    return toResult(raw, args.needWeights);
+  }
+
+  /**
+   * Gradients of sum(gradOutput ⊙ output) for the latest forward with requiresGrad (since the last
+   * loadStateDict): { gradQuery, gradKey, gradValue, gradParams: { name: Tensor } }.
+   * @param {unknown} gradOutput
+   */
+  backward(gradOutput) {
+    const ctx = 'mha.backward';
+    const core = this[kCore];
+    this[kUsable](ctx);
+    const g = readTensor(ctx, gradOutput, 'gradOutput');
+    const gradArg = core.tensorArg(g);
+    core.checkFits(ctx, 'gradOutput', [g], () => []);
+    const raw = core.withHeap(ctx, 'gradOutput', [g], (p) => {
+      gradArg.ptr = p[0];
+      return this[kUsable](ctx).backward(gradArg);
+    });
+    return { ...toGradients(raw), gradParams: toTensorRecord(raw.gradParams, this[kParameterNames]) };
+  }
+}
+
+/**
+ * attn.createMultiHeadAttention(options): a torch.nn.MultiheadAttention (eval mode) with PyTorch's default
+ * initialisation.
+ * @param {Core} core
+ * @param {unknown} options
+ */
+export function createMultiHeadAttention(core, options) {
+  const ctx = 'createMultiHeadAttention';
+  core.checkUsable(ctx);
+  if (options === undefined || options === null) {
+    throw new TypeError(`${ctx}: options { embedDim, numHeads, … } are required, got ${describe(options)}`);
+  }
+  const o = readOptions(ctx, options, 'options', kMhaOptions);
+  const embedDim = readDim(ctx, o.embedDim, 'embedDim');
+  /** @type {import('../../cpp/bindings/embind').MhaArgs} */
+  const args = {
+    embedDim,
+    numHeads: readDim(ctx, o.numHeads, 'numHeads'),
+    bias: readBool(ctx, o.bias, 'bias', true),
+    addBiasKV: readBool(ctx, o.addBiasKV, 'addBiasKV', false),
+    addZeroAttn: readBool(ctx, o.addZeroAttn, 'addZeroAttn', false),
+    kdim: readDim(ctx, o.kdim, 'kdim', { defaultValue: embedDim }),
+    vdim: readDim(ctx, o.vdim, 'vdim', { defaultValue: embedDim }),
+    batchFirst: readBool(ctx, o.batchFirst, 'batchFirst', false),
+    seed: readSafeInteger(ctx, o.seed, 'seed', kDefaultSeed),
+  };
+  core.checkFits(ctx, 'embedDim, kdim, vdim', [], () => core.Module._multiHeadAttentionMemory(args));
+  const handle = core.call(ctx, () => new core.Module._MultiHeadAttention(args));
+  try {
+    return new MultiHeadAttention(kToken, core, handle);
+  } catch (e) {
+    handle.delete();
+    throw e;
+  }
+}

@@ -41,6 +41,22 @@ export interface Mask {
 }
 
 /**
+ * A float32 tensor as onnxruntime-web and transformers.js hold it: `dims` instead of `shape`. Their `Tensor`
+ * objects themselves fit (a `type` other than `'float32'` is a TypeError).
+ */
+export interface DimsTensor {
+  data: Float32Array;
+  dims: readonly number[];
+  type?: string;
+}
+
+/** What every call accepts as a float tensor: a {@link Tensor} or a {@link DimsTensor}. */
+export type TensorInput = Tensor | DimsTensor;
+
+/** What every call accepts as a mask: a {@link Mask}, or the same with `dims` (type `'bool'`/`'uint8'`/`'float32'`). */
+export type MaskInput = Mask | { data: Uint8Array | Float32Array; dims: readonly number[]; type?: string };
+
+/**
  * Token ids for {@link TinyTransformer}: `shape` is `[B, T]` (batch, sequence length, both ≥ 1), row-major, and
  * every id is in `[0, vocabSize)`.
  *
@@ -91,7 +107,7 @@ export interface SdpaOptions {
    * Mask of shape `(Lq, Lk)` (broadcast over the batch) or `(*batch, Lq, Lk)`.
    * `Uint8Array`: **1 = may attend, 0 = masked out**. `Float32Array`: added to the scaled logits.
    */
-  attnMask?: Mask | null;
+  attnMask?: MaskInput | null;
   /** Causal masking: query i sees keys j ≤ i (top-left aligned). Combines with `attnMask`. Default false. */
   isCausal?: boolean;
   /** Factor multiplying Q·Kᵀ; a finite number. Default `1 / sqrt(dk)`. */
@@ -103,7 +119,7 @@ export interface SdpaOptions {
 /** Options of {@link Attnlab.scaledDotProductAttentionBackward}: those of the forward call that is differentiated. */
 export interface SdpaBackwardOptions {
   /** As in {@link SdpaOptions.attnMask} (`Uint8Array`: **1 = may attend, 0 = masked out**). No gradient is computed for it. */
-  attnMask?: Mask | null;
+  attnMask?: MaskInput | null;
   /** As in {@link SdpaOptions.isCausal}. Default false. */
   isCausal?: boolean;
   /** As in {@link SdpaOptions.scale}. Default `1 / sqrt(dk)`. */
@@ -157,13 +173,13 @@ export interface MultiHeadAttentionForwardOptions {
    * Keys to ignore, per batch item: `(N, S)`, or `(S)` for unbatched inputs (always batch first).
    * `Uint8Array`: **1 = masked out** (padding). `Float32Array`: added to the logits.
    */
-  keyPaddingMask?: Mask | null;
+  keyPaddingMask?: MaskInput | null;
   /**
    * `(L, S)` or `(N * numHeads, L, S)` (index `n * numHeads + h`). `Uint8Array`: **1 = masked out**.
    * `Float32Array`: added to the logits (`-Infinity` excludes). Positions appended by `addBiasKV` /
    * `addZeroAttn` are never masked.
    */
-  attnMask?: Mask | null;
+  attnMask?: MaskInput | null;
   /** Whether to return attention weights. Default true. */
   needWeights?: boolean;
   /** Weights averaged over heads `(N, L, S')` (true, the default) or per head `(N, H, L, S')` (false). */
@@ -182,7 +198,7 @@ export interface MultiHeadAttentionForwardOptions {
  * when kdim or vdim differ from E), `in_proj_bias` `(3E)`, `out_proj.weight` `(E, E)`, `out_proj.bias` `(E)`
  * (with `bias`), `bias_k`, `bias_v` `(1, 1, E)` (with `addBiasKV`).
  */
-export type StateDict = Record<string, Float32Array | Tensor>;
+export type StateDict = Record<string, Float32Array | TensorInput>;
 
 /**
  * `torch.nn.MultiheadAttention` in eval mode, owning wasm memory. Create with
@@ -217,7 +233,7 @@ export interface MultiHeadAttention {
    * @throws RangeError for a wrong size or shape (message names the argument, expected vs actual).
    * @throws Error after {@link MultiHeadAttention.dispose}.
    */
-  forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiHeadAttentionForwardOptions): AttentionResult;
+  forward(query: TensorInput, key: TensorInput, value: TensorInput, options?: MultiHeadAttentionForwardOptions): AttentionResult;
   /**
    * Backward pass of the latest {@link MultiHeadAttention.forward} called with `requiresGrad: true` (with the
    * parameters it used): the gradients of `sum(output ⊙ gradOutput)`. Masked keys get zero gradient rows; a fully
@@ -230,7 +246,7 @@ export interface MultiHeadAttention {
    *   was called since), or after {@link MultiHeadAttention.dispose}.
    * @throws TypeError when gradOutput is not a {@link Tensor}; RangeError when its shape differs from the output's.
    */
-  backward(gradOutput: Tensor): MultiHeadAttentionGradients;
+  backward(gradOutput: TensorInput): MultiHeadAttentionGradients;
   /** Frees this module's wasm memory. Calling it again does nothing; any other method then throws an Error. */
   dispose(): void;
   /** Same as {@link MultiHeadAttention.dispose}, for `using` declarations. */
@@ -355,9 +371,10 @@ export interface Attnlab {
    * @returns `output` `(*batch, Lq, dv)` and, when `needWeights` (default), `weights` `(*batch, Lq, Lk)`.
    *   A fully masked query row gets zero weights and a zero output row.
    * @throws TypeError for a wrong type (a plain Array or Float64Array where a Float32Array is required, …).
-   * @throws RangeError for a wrong size, shape or value, or buffers that cannot fit in the 4 GiB of wasm memory.
+   * @throws RangeError for a wrong size, shape or value, or buffers that cannot fit in attnlab's wasm memory
+   *   (capped at 2 GiB: the call is refused before anything is copied).
    */
-  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions): AttentionResult;
+  scaledDotProductAttention(query: TensorInput, key: TensorInput, value: TensorInput, options?: SdpaOptions): AttentionResult;
   /**
    * Backward pass of {@link Attnlab.scaledDotProductAttention}: the gradients of `sum(output ⊙ gradOutput)` for
    * query, key and value, with the forward's options. A fully masked query row has zero weights, so it passes
@@ -369,10 +386,10 @@ export interface Attnlab {
    *   is not the output's), as {@link Attnlab.scaledDotProductAttention}.
    */
   scaledDotProductAttentionBackward(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    gradOutput: Tensor,
+    query: TensorInput,
+    key: TensorInput,
+    value: TensorInput,
+    gradOutput: TensorInput,
     options?: SdpaBackwardOptions,
   ): AttentionGradients;
   /**
@@ -405,3 +422,76 @@ export interface Attnlab {
  * ```
  */
 export declare function init(options?: InitOptions): Promise<Attnlab>;
+
+/** A float tensor read from a safetensors file: F32, F16 and BF16 are converted to float32 exactly. */
+export interface SafetensorsFloatTensor {
+  data: Float32Array;
+  shape: number[];
+  dtype: 'F32' | 'F16' | 'BF16';
+}
+
+/** A tensor of any other dtype (e.g. `I64` `position_ids`): its raw little-endian bytes, not converted. */
+export interface SafetensorsRawTensor {
+  data: null;
+  bytes: Uint8Array;
+  shape: number[];
+  dtype: 'F64' | 'F8_E4M3' | 'F8_E5M2' | 'I64' | 'I32' | 'I16' | 'I8' | 'U64' | 'U32' | 'U16' | 'U8' | 'BOOL';
+}
+
+export type SafetensorsTensor = SafetensorsFloatTensor | SafetensorsRawTensor;
+
+/**
+ * Reads a `.safetensors` file (8-byte little-endian header length, JSON header, tensor bytes). `__metadata__` is
+ * not a tensor. Every offset and size is checked against the buffer before anything is read or allocated.
+ *
+ * @throws TypeError when `bytes` is neither an ArrayBuffer nor a Uint8Array.
+ * @throws RangeError for a malformed file, saying what is wrong: header length past the end (or over the format's
+ *   100 MB limit), a header that is not a JSON object, an entry without dtype/shape/data_offsets, an unknown dtype,
+ *   negative or fractional dims, offsets outside the data or reversed, a byte count that is not shape × dtype size,
+ *   overlapping tensors.
+ * @example
+ * ```ts
+ * const tensors = readSafetensors(await (await fetch('model.safetensors')).arrayBuffer());
+ * ```
+ */
+export declare function readSafetensors(bytes: ArrayBuffer | Uint8Array): Record<string, SafetensorsTensor>;
+
+/** Options of {@link fromHuggingFace}. */
+export interface FromHuggingFaceOptions {
+  /**
+   * `'bert'` (BERT-style encoders, `…attention.self.query/key/value` + `…attention.output.dense`), `'gpt2'`
+   * (`attn.c_attn` and `attn.c_proj`, Conv1D layout, transposed here) or `'vit'`
+   * (`…attention.attention.query/key/value` + `…attention.output.dense`).
+   */
+  arch: 'bert' | 'gpt2' | 'vit';
+  /** Which layer: `encoder.layer.{layer}` (BERT, ViT) or `h.{layer}` (GPT-2). */
+  layer: number;
+  /** The model's number of attention heads (Hugging Face's `num_attention_heads` / `n_head`). */
+  numHeads: number;
+  /**
+   * The prefix of the layer names. Default: the first that the checkpoint has of `'bert.'`, `'roberta.'`, `''`
+   * (bert); `'transformer.'`, `''` (gpt2); `'vit.'`, `''` (vit).
+   */
+  prefix?: string;
+}
+
+/**
+ * Maps one Hugging Face attention layer to {@link Attnlab.createMultiHeadAttention}'s options (with
+ * `batchFirst: true`, Hugging Face's layout) and a state dict for {@link MultiHeadAttention.loadStateDict}. The
+ * layer's output is the attention block's output projection (before the residual and LayerNorm). GPT-2 attends
+ * causally: pass a causal `attnMask` to `forward`.
+ *
+ * @param tensors the checkpoint's tensors by name, e.g. from {@link readSafetensors} (float data needed).
+ * @throws RangeError for an unknown architecture, a missing tensor (named) or one of the wrong shape.
+ * @example
+ * ```ts
+ * const { config, stateDict } = fromHuggingFace(readSafetensors(bytes), { arch: 'bert', layer: 0, numHeads: 12 });
+ * const mha = attn.createMultiHeadAttention(config);
+ * mha.loadStateDict(stateDict);
+ * const { output, weights } = mha.forward(x, x, x, { averageAttnWeights: false });
+ * ```
+ */
+export declare function fromHuggingFace(
+  tensors: Record<string, SafetensorsTensor | TensorInput | { data: Float32Array | null }>,
+  options: FromHuggingFaceOptions,
+): { config: MultiHeadAttentionOptions & { batchFirst: true }; stateDict: Record<string, Tensor> };

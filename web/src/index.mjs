@@ -7,6 +7,7 @@
 //   tiny_transformer.mjs       createTinyTransformer → TinyTransformer       ↔ _TinyTransformer
 //   model.mjs                  what both model classes share (state dict, dispose)
 //   validate.mjs               every JS-side check;  loader.mjs  the only file that knows the .wasm files
+//   safetensors.mjs, huggingface.mjs   readSafetensors, fromHuggingFace (plain JS, no wasm)
 // The raw module's contract is cpp/bindings/embind.d.ts.
 
 import { Core, kToken } from './core.mjs';
@@ -15,6 +16,9 @@ import { createMultiHeadAttention } from './multi_head_attention.mjs';
 import { scaledDotProductAttention, scaledDotProductAttentionBackward } from './sdpa.mjs';
 import { createTinyTransformer } from './tiny_transformer.mjs';
 import { version } from './version.mjs';
+
+export { fromHuggingFace } from './huggingface.mjs';
+export { readSafetensors } from './safetensors.mjs';
 
 class Attnlab {
   #core;

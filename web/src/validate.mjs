@@ -180,19 +180,34 @@ function readTypedData(ctx, data, name, allowed) {
   return { data, tag, length: typedArrayLength.call(data) };
 }
 
+/** The `type` strings of onnxruntime-web's and transformers.js's tensors that match each data kind. */
+const kTensorTypes = { Float32Array: ['float32'], Uint8Array: ['bool', 'uint8'], Int32Array: ['int32'] };
+
+/**
+ * `{ data, shape }`, or `{ data, dims }` as onnxruntime-web's and transformers.js's tensors (and their Tensor
+ * objects) have it; such a tensor's `type`, when present, must match its data.
+ */
 function readTensorLike(ctx, value, name, allowed, what) {
   if (!isObject(value) || Array.isArray(value) || typedArrayName(value)) {
     const hint = typedArrayName(value) ? ` (wrap it: { data, shape })` : '';
     throw new TypeError(`${ctx}: ${name} must be ${what}, got ${describe(value)}${hint}`);
   }
   const rawData = value.data; // each read once
-  const rawShape = value.shape;
+  let rawShape = value.shape;
+  let shapeName = `${name}.shape`;
+  let type;
+  if (rawShape === undefined && 'dims' in value) {
+    rawShape = value.dims;
+    shapeName = `${name}.dims`;
+    type = value.type;
+  }
   const { data, tag, length } = readTypedData(ctx, rawData, `${name}.data`, allowed);
-  const { shape, size } = readShape(ctx, rawShape, `${name}.shape`);
+  if (typeof type === 'string' && !kTensorTypes[tag].includes(type)) {
+    throw new TypeError(`${ctx}: ${name}.type must be ${kTensorTypes[tag].map((t) => `'${t}'`).join(' or ')} for a ${tag}, got '${type}'`);
+  }
+  const { shape, size } = readShape(ctx, rawShape, shapeName);
   if (length !== size) {
-    throw new RangeError(
-      `${ctx}: ${name}.data has ${length} elements but ${name}.shape [${shape.join(', ')}] needs ${size}`,
-    );
+    throw new RangeError(`${ctx}: ${name}.data has ${length} elements but ${shapeName} [${shape.join(', ')}] needs ${size}`);
   }
   return { data, tag, shape, size, bytes: length * (tag === 'Uint8Array' ? 1 : 4), name: `${name}.data` };
 }

@@ -6,22 +6,20 @@
 //   * every invalid call throws the documented class (TypeError / RangeError / Error) naming the argument, and
 //     never an internal failure (trap, abort);
 //   * every valid call returns the documented shapes; a `sample` share is compared with a float64 reference
-//     (tests/js/robustness-helpers.mjs); NaN in one batch item never reaches another;
+//     (tests/js/reference.mjs); NaN in one batch item never reaches another;
 //   * wasm memory (attn.memoryBytes()) at start, after warm-up and at the end: it must not grow after warm-up.
 // Exit status 0 when everything held, 1 otherwise. Also used by tests/js/soak.test.mjs (runSoak).
 import { pathToFileURL } from 'node:url';
 
 import { init } from '../dist/index.mjs';
+import { mhaRef, sdpaRef, size } from '../tests/js/reference.mjs';
+import { makeRng } from '../tests/js/rng.mjs';
 import {
-  makeRng,
-  mhaRef,
   mismatch,
   parameterShapes,
   randomMhaCase,
   randomMhaConfig,
   randomSdpaCase,
-  sdpaRef,
-  size,
 } from '../tests/js/robustness-helpers.mjs';
 
 const kMaxLiveModules = 8;
@@ -30,6 +28,8 @@ const kMaxLiveModules = 8;
 function corruptSdpa(rng, c) {
   const { q, k, v, options } = c;
   const t = (data, shape) => ({ data, shape });
+  // One invalid call a line, read as a table (so Prettier leaves it).
+  // prettier-ignore
   const kinds = [
     () => [[t(Array.from(q.data), q.shape), k, v, options], TypeError, /query/],
     () => [[q, t(new Float64Array(k.data.length), k.shape), v, options], TypeError, /key/],
@@ -76,7 +76,20 @@ function cleanItemsFinite(result, batch, item) {
   return true;
 }
 
-export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variants = ['simd', 'scalar'], log = console.log } = {}) {
+/** How a forward result differs from its reference (the weights only where asked for), or null. */
+function resultMismatch(r, ref, options) {
+  const weights =
+    options.needWeights === false ? (r.weights ? 'weights returned' : null) : mismatch(r.weights, ref.weights);
+  return mismatch(r.output, ref.output) || weights;
+}
+
+export async function runSoak({
+  calls = 100000,
+  seed = 1,
+  sample = 0.05,
+  variants = ['simd', 'scalar'],
+  log = console.log,
+} = {}) {
   const report = { ok: true, variants: {} };
   for (const variant of variants) {
     const attn = await init({ variant });
@@ -94,7 +107,12 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
       try {
         fn();
       } catch (e) {
-        if (!(e instanceof Error) || e.constructor !== Class || !pattern.test(e.message) || /internal failure/.test(e.message)) {
+        if (
+          !(e instanceof Error) ||
+          e.constructor !== Class ||
+          !pattern.test(e.message) ||
+          /internal failure/.test(e.message)
+        ) {
           fail(`${op}: expected ${Class.name} matching ${pattern}, got ${e?.constructor?.name}: ${e?.message}`);
         }
         return;
@@ -128,14 +146,19 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
           if (poisoned >= 0) {
             stats.poisoned += 1;
             const batch = size(c.q.shape.slice(0, -2));
-            if (!cleanItemsFinite(r, batch, poisoned)) fail(`sdpa: NaN/Inf in batch item ${poisoned} reached another item`);
+            if (!cleanItemsFinite(r, batch, poisoned))
+              fail(`sdpa: NaN/Inf in batch item ${poisoned} reached another item`);
           } else if (ref) {
             stats.checked += 1;
-            const m = mismatch(r.output, ref.output) || (c.options.needWeights === false ? (r.weights ? 'weights returned' : null) : mismatch(r.weights, ref.weights));
-            if (m) fail(`sdpa: mismatch with the reference: ${m} (shapes ${JSON.stringify([c.q.shape, c.k.shape, c.v.shape])})`);
+            const m = resultMismatch(r, ref, c.options);
+            if (m)
+              fail(
+                `sdpa: mismatch with the reference: ${m} (shapes ${JSON.stringify([c.q.shape, c.k.shape, c.v.shape])})`,
+              );
           } else {
             const want = [...c.q.shape.slice(0, -1), c.v.shape.at(-1)];
-            if (JSON.stringify(r.output.shape) !== JSON.stringify(want)) fail(`sdpa: output shape ${r.output.shape}, expected ${want}`);
+            if (JSON.stringify(r.output.shape) !== JSON.stringify(want))
+              fail(`sdpa: output shape ${r.output.shape}, expected ${want}`);
           }
         }
       } else if (roll < 0.45) {
@@ -182,14 +205,19 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
             },
             () => [{ ...own, bogus_weight: new Float32Array(3) }, RangeError, /bogus_weight/],
             () => [{ ...own, [victim]: new Float32Array(size(own[victim].shape) + 1) }, RangeError, named],
-            () => [{ ...own, [victim]: { data: own[victim].data, shape: [...own[victim].shape, 1] } }, RangeError, named],
+            () => [
+              { ...own, [victim]: { data: own[victim].data, shape: [...own[victim].shape, 1] } },
+              RangeError,
+              named,
+            ],
           ])();
           const before = m.params ? m.mha.stateDict() : null;
           expectError(op, () => m.mha.loadStateDict(bad[0]), bad[1], bad[2]);
           if (before) {
             const after = m.mha.stateDict();
             for (const name of Object.keys(before)) {
-              if (mismatch(after[name], before[name], { atol: 0, rtol: 0 })) fail(`loadStateDict: a rejected load changed ${name}`);
+              if (mismatch(after[name], before[name], { atol: 0, rtol: 0 }))
+                fail(`loadStateDict: a rejected load changed ${name}`);
             }
           }
         } else {
@@ -203,11 +231,36 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
         const c = randomMhaCase(rng, { config: m.config }); // a forward call for this module's config
         if (rng.bool(0.2)) {
           const bad = rng.pick([
-            () => [[{ data: c.query.data, shape: [...c.query.shape, 1] }, c.key, c.value, c.options], RangeError, /query/],
-            () => [[c.query, c.key, c.value, { ...c.options, keyPaddingMask: { data: new Float64Array(1), shape: [1] } }], TypeError, /keyPaddingMask/],
-            () => [[c.query, c.key, c.value, { ...c.options, attnMask: { data: new Uint8Array(7), shape: [7] } }], RangeError, /attnMask/],
-            () => [[c.query, c.key, c.value, { ...c.options, averageAttnWeights: 'no' }], TypeError, /averageAttnWeights/],
-            () => [[c.query, { data: c.key.data, shape: c.key.shape.map((d, i, a) => (i === a.length - 1 ? d + 1 : d)) }, c.value, c.options], RangeError, /key/],
+            () => [
+              [{ data: c.query.data, shape: [...c.query.shape, 1] }, c.key, c.value, c.options],
+              RangeError,
+              /query/,
+            ],
+            () => [
+              [c.query, c.key, c.value, { ...c.options, keyPaddingMask: { data: new Float64Array(1), shape: [1] } }],
+              TypeError,
+              /keyPaddingMask/,
+            ],
+            () => [
+              [c.query, c.key, c.value, { ...c.options, attnMask: { data: new Uint8Array(7), shape: [7] } }],
+              RangeError,
+              /attnMask/,
+            ],
+            () => [
+              [c.query, c.key, c.value, { ...c.options, averageAttnWeights: 'no' }],
+              TypeError,
+              /averageAttnWeights/,
+            ],
+            () => [
+              [
+                c.query,
+                { data: c.key.data, shape: c.key.shape.map((d, i, a) => (i === a.length - 1 ? d + 1 : d)) },
+                c.value,
+                c.options,
+              ],
+              RangeError,
+              /key/,
+            ],
           ])();
           expectError(op, () => m.mha.forward(...bad[0]), bad[1], bad[2]);
         } else {
@@ -216,17 +269,19 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
           if (hasBackward() && rng.bool(0.2)) options.requiresGrad = true;
           const r = guard(op, () => m.mha.forward(c.query, c.key, c.value, options));
           if (!r) return op;
-          if (JSON.stringify(r.output.shape) !== JSON.stringify(c.query.shape)) fail(`forward: output shape ${r.output.shape}`);
+          if (JSON.stringify(r.output.shape) !== JSON.stringify(c.query.shape))
+            fail(`forward: output shape ${r.output.shape}`);
           if (options.requiresGrad) {
             const g = { data: rng.floats(r.output.data.length), shape: r.output.shape };
             stats.byOp.backward = (stats.byOp.backward ?? 0) + 1;
             const grads = guard('backward', () => m.mha.backward(g));
-            if (grads && JSON.stringify(grads.gradQuery.shape) !== JSON.stringify(c.query.shape)) fail('backward: gradQuery shape');
+            if (grads && JSON.stringify(grads.gradQuery.shape) !== JSON.stringify(c.query.shape))
+              fail('backward: gradQuery shape');
           }
           if (m.params && rng.bool(sample)) {
             stats.checked += 1;
             const ref = mhaRef(m.config, m.params, c.query, c.key, c.value, c.options);
-            const mm = mismatch(r.output, ref.output) || (c.options.needWeights === false ? (r.weights ? 'weights returned' : null) : mismatch(r.weights, ref.weights));
+            const mm = resultMismatch(r, ref, c.options);
             if (mm) fail(`forward: mismatch with the reference: ${mm} (config ${JSON.stringify(m.config)})`);
           }
         }
@@ -255,7 +310,12 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
         if (disposed.length === 0) return op;
         const m = rng.pick(disposed);
         const call = rng.pick([
-          () => m.forward({ data: new Float32Array(0), shape: [0, 1, 1] }, { data: new Float32Array(0), shape: [0, 1, 1] }, { data: new Float32Array(0), shape: [0, 1, 1] }),
+          () =>
+            m.forward(
+              { data: new Float32Array(0), shape: [0, 1, 1] },
+              { data: new Float32Array(0), shape: [0, 1, 1] },
+              { data: new Float32Array(0), shape: [0, 1, 1] },
+            ),
           () => m.stateDict(),
           () => m.loadStateDict({}),
         ]);
@@ -271,7 +331,9 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
     for (let i = 0; i < 20; ++i) {
       const c = randomSdpaCase(big, { maxDim: 8 });
       const sz = (d) => ({ data: big.floats(size(d)), shape: d });
-      attn.scaledDotProductAttention(sz([3, 3, 33, 33]), sz([3, 3, 33, 33]), sz([3, 3, 33, 33]), { attnMask: { data: new Float32Array(3 * 3 * 33 * 33), shape: [3, 3, 33, 33] } });
+      attn.scaledDotProductAttention(sz([3, 3, 33, 33]), sz([3, 3, 33, 33]), sz([3, 3, 33, 33]), {
+        attnMask: { data: new Float32Array(3 * 3 * 33 * 33), shape: [3, 3, 33, 33] },
+      });
       void c;
     }
     let afterWarmup = start;
@@ -293,7 +355,9 @@ export async function runSoak({ calls = 100000, seed = 1, sample = 0.05, variant
       `soak ${variant}: ${stats.calls} calls (${stats.valid} valid, ${stats.invalid} invalid, ${stats.poisoned} with NaN/Inf, ` +
         `${stats.checked} checked against the float64 reference); by operation ${JSON.stringify(stats.byOp)}`,
     );
-    log(`soak ${variant}: wasm memory ${start} bytes at start, ${afterWarmup} after warm-up, ${end} at the end${grew ? ' (GREW)' : ''}`);
+    log(
+      `soak ${variant}: wasm memory ${start} bytes at start, ${afterWarmup} after warm-up, ${end} at the end${grew ? ' (GREW)' : ''}`,
+    );
     for (const f of stats.failures) log(`soak ${variant}: FAILURE ${f}`);
   }
   return report;

@@ -62,11 +62,13 @@ export function mha(x, L, E, H, sd) {
   // (L, H, d) → (H, L, d)
   const heads = (t) => {
     const r = new Float32Array(L * E);
-    for (let i = 0; i < L; ++i) for (let h = 0; h < H; ++h) for (let t2 = 0; t2 < d; ++t2) r[(h * L + i) * d + t2] = t[i * E + h * d + t2];
+    for (let i = 0; i < L; ++i)
+      for (let h = 0; h < H; ++h) for (let t2 = 0; t2 < d; ++t2) r[(h * L + i) * d + t2] = t[i * E + h * d + t2];
     return r;
   };
   const o = sdpa(heads(q), heads(k), heads(v), H, L, L, d, d, 1 / Math.sqrt(d));
   const merged = new Float32Array(L * E);
-  for (let h = 0; h < H; ++h) for (let i = 0; i < L; ++i) for (let t = 0; t < d; ++t) merged[i * E + h * d + t] = o[(h * L + i) * d + t];
+  for (let h = 0; h < H; ++h)
+    for (let i = 0; i < L; ++i) for (let t = 0; t < d; ++t) merged[i * E + h * d + t] = o[(h * L + i) * d + t];
   return linear(merged, L, E, sd['out_proj.weight'], 0, sd['out_proj.bias'], 0, E);
 }

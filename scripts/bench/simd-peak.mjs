@@ -31,6 +31,21 @@ function f32x4Const(x) {
   return [0xfd, 0x0c, ...b]; // v128.const
 }
 
+// A module that exports one function, peak: (i32) -> f32, with `body` (its locals and code), and optionally
+// memoryPages pages (64 KiB each) of memory.
+function peakModule(body, { memoryPages = 0 } = {}) {
+  const code = [1, ...uleb(body.length), ...body];
+  const name = [...new TextEncoder().encode('peak')];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00], // "\0asm", version 1
+    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]), // type: (i32) -> f32
+    ...section(3, [1, 0]),
+    ...(memoryPages ? section(5, [1, 0x00, ...uleb(memoryPages)]) : []), // memory: min pages, no max
+    ...section(7, [1, ...uleb(name.length), ...name, 0x00, 0]),
+    ...section(10, code),
+  ]);
+}
+
 export function peakModuleBytes(K) {
   const M = K + 1; // local index of m; a is K + 2; accumulators 1..K; param 0 = iters (i32)
   const Aidx = K + 2;
@@ -53,15 +68,7 @@ export function peakModuleBytes(K) {
   body.push(0x20, 0x01);
   for (let k = 1; k < K; ++k) body.push(0x20, ...uleb(1 + k), 0xfd, 0xe4, 0x01);
   body.push(0xfd, 0x1f, 0x00, 0x0b); // f32x4.extract_lane 0; end
-  const code = [1, ...uleb(body.length), ...body];
-  const name = [...new TextEncoder().encode('peak')];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]), // type: (i32) -> f32
-    ...section(3, [1, 0]),
-    ...section(7, [1, ...uleb(name.length), ...name, 0x00, 0]),
-    ...section(10, code),
-  ]);
+  return peakModule(body);
 }
 
 // Best GFLOP/s of `trials` timed calls of peak(iters) (flopsPerIter flops per unit of iters), after 5 warm-up calls
@@ -129,7 +136,8 @@ export function tilePeakModuleBytes() {
   for (let r = 0; r < 4; ++r) body.push(...get(1), 0xfd, 0x09, ...memarg(2, 4 * r), ...set(14 + r)); // a_r = splat
   for (let r = 0; r < 4; ++r) {
     for (let j = 0; j < 2; ++j) {
-      body.push(...get(acc(r, j)), ...get(14 + r), ...get(12 + j), 0xfd, 0xe6, 0x01, 0xfd, 0xe4, 0x01, ...set(acc(r, j)));
+      const mulAdd = [0xfd, 0xe6, 0x01, 0xfd, 0xe4, 0x01]; // f32x4.mul, f32x4.add
+      body.push(...get(acc(r, j)), ...get(14 + r), ...get(12 + j), ...mulAdd, ...set(acc(r, j)));
     }
   }
   body.push(...get(1), ...i32(16), 0x6a, ...set(1)); // a += 16
@@ -139,16 +147,7 @@ export function tilePeakModuleBytes() {
   body.push(...get(acc(0, 0)));
   for (let k = 1; k < 8; ++k) body.push(...get(4 + k), 0xfd, 0xe4, 0x01);
   body.push(0xfd, 0x1f, 0x00, 0x0b); // f32x4.extract_lane 0; end
-  const code = [1, ...uleb(body.length), ...body];
-  const name = [...new TextEncoder().encode('peak')];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]), // type: (i32) -> f32
-    ...section(3, [1, 0]),
-    ...section(5, [1, 0x00, 1]), // memory: 1 page (64 KiB)
-    ...section(7, [1, ...uleb(name.length), ...name, 0x00, 0]),
-    ...section(10, code),
-  ]);
+  return peakModule(body, { memoryPages: 1 });
 }
 
 // Returns { gflops }: best of `trials` timed calls of the register-tile module after warm-up.

@@ -8,9 +8,10 @@
 //   - self-attention mha cases: gradQuery + gradKey + gradValue must also equal `grad_input`.
 // Also: the backward state rules of MultiHeadAttention, and SIMD vs scalar agreement.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
+import { describeFixtures, fixtureParams, mhaOptions } from './fixture-harness.mjs';
 import {
   VARIANTS,
   assertClose,
@@ -19,23 +20,11 @@ import {
   gradFixtureDir,
   loadFixtures,
   randomStateDict,
+  simdScalarCase,
   tensor,
 } from './helpers.mjs';
 
 const fixtures = loadFixtures(gradFixtureDir).filter((fx) => fx.kind === 'sdpa_grad' || fx.kind === 'mha_grad');
-
-function mhaOptions(config) {
-  return {
-    embedDim: config.embed_dim,
-    numHeads: config.num_heads,
-    bias: config.bias,
-    addBiasKV: config.add_bias_kv,
-    addZeroAttn: config.add_zero_attn,
-    kdim: config.kdim,
-    vdim: config.vdim,
-    batchFirst: config.batch_first,
-  };
-}
 
 /** Runs an sdpa_grad case; returns the number of tensors compared. */
 function checkSdpa(attn, fx) {
@@ -64,13 +53,17 @@ function checkMha(attn, fx) {
   const { inputs, config, tolerance, outputs } = fx;
   const mha = attn.createMultiHeadAttention(mhaOptions(config));
   try {
-    const params = Object.fromEntries(Object.entries(fx.params).map(([name, t]) => [name, fixtureTensor(t)]));
-    mha.loadStateDict(params);
-    const { output } = mha.forward(fixtureTensor(inputs.query), fixtureTensor(inputs.key), fixtureTensor(inputs.value), {
-      keyPaddingMask: fixtureMask(inputs.key_padding_mask, false),
-      attnMask: fixtureMask(inputs.attn_mask, false),
-      requiresGrad: true,
-    });
+    mha.loadStateDict(fixtureParams(fx));
+    const { output } = mha.forward(
+      fixtureTensor(inputs.query),
+      fixtureTensor(inputs.key),
+      fixtureTensor(inputs.value),
+      {
+        keyPaddingMask: fixtureMask(inputs.key_padding_mask, false),
+        attnMask: fixtureMask(inputs.attn_mask, false),
+        requiresGrad: true,
+      },
+    );
     assertClose(output, fixtureTensor(outputs.output), tolerance, `${fx.name} output`);
     const grads = mha.backward(fixtureTensor(inputs.grad_output));
     assertClose(grads.gradQuery, fixtureTensor(outputs.grad_query), tolerance, `${fx.name} gradQuery`);
@@ -90,7 +83,12 @@ function checkMha(attn, fx) {
     }
     if (config.self_attention) {
       const sum = grads.gradQuery.data.map((x, i) => x + grads.gradKey.data[i] + grads.gradValue.data[i]);
-      assertClose({ data: sum, shape: grads.gradQuery.shape }, fixtureTensor(outputs.grad_input), tolerance, `${fx.name} grad_input`);
+      assertClose(
+        { data: sum, shape: grads.gradQuery.shape },
+        fixtureTensor(outputs.grad_input),
+        tolerance,
+        `${fx.name} grad_input`,
+      );
       ++compared;
     }
     return compared;
@@ -99,45 +97,24 @@ function checkMha(attn, fx) {
   }
 }
 
-const counts = {};
-after(() => {
-  for (const variant of VARIANTS) {
-    const c = counts[variant] ?? { passed: 0, failed: 0, tensors: 0 };
-    console.log(
-      `gradient fixtures [${variant}]: ${c.passed} passed, ${c.failed} failed (of ${fixtures.length} PyTorch ` +
-        `sdpa_grad/mha_grad cases; ${c.tensors} tensors compared)`,
-    );
-  }
-});
-
 test('gradient fixtures are present', () => {
   assert.equal(fixtures.filter((fx) => fx.kind === 'sdpa_grad').length, 9);
   assert.equal(fixtures.filter((fx) => fx.kind === 'mha_grad').length, 10);
   assert.ok(fixtures.find((fx) => fx.name === 'sdpa_grad_fully_masked_row')?.outputs_zero_convention);
 });
 
-for (const variant of VARIANTS) {
-  describe(`PyTorch gradient fixtures, ${variant} build`, () => {
-    counts[variant] = { passed: 0, failed: 0, tensors: 0 };
-    let attn;
-    test(`init({ variant: '${variant}' })`, async () => {
-      attn = await init({ variant });
-      assert.equal(attn.variant, variant);
-    });
-    for (const fx of fixtures) {
-      test(fx.name, () => {
-        assert.ok(attn, 'instance loaded');
-        try {
-          counts[variant].tensors += fx.kind === 'sdpa_grad' ? checkSdpa(attn, fx) : checkMha(attn, fx);
-          counts[variant].passed++;
-        } catch (e) {
-          counts[variant].failed++;
-          throw e;
-        }
-      });
-    }
-  });
+describeFixtures(
+  'PyTorch gradient fixtures',
+  fixtures,
+  (attn, fx) => (fx.kind === 'sdpa_grad' ? checkSdpa(attn, fx) : checkMha(attn, fx)),
+  {
+    summary: (variant, c) =>
+      `gradient fixtures [${variant}]: ${c.passed} passed, ${c.failed} failed (of ${fixtures.length} PyTorch ` +
+      `sdpa_grad/mha_grad cases; ${c.tensors} tensors compared)`,
+  },
+);
 
+for (const variant of VARIANTS) {
   describe(`MultiHeadAttention backward state, ${variant} build`, async () => {
     const attn = await init({ variant });
     const E = 8;
@@ -172,7 +149,10 @@ for (const variant of VARIANTS) {
       try {
         mha.forward(x, y, y, { requiresGrad: true });
         mha.loadStateDict(randomStateDict(E, 9));
-        assert.throws(() => mha.backward(g), (e) => e.constructor === Error && /loadStateDict/.test(e.message));
+        assert.throws(
+          () => mha.backward(g),
+          (e) => e.constructor === Error && /loadStateDict/.test(e.message),
+        );
       } finally {
         mha.dispose();
       }
@@ -187,7 +167,8 @@ for (const variant of VARIANTS) {
         mha.forward(x, y, y, { requiresGrad: true, needWeights: false });
         mha.forward(tensor([1, 5, E], 7), tensor([1, 6, E], 8), tensor([1, 6, E], 9)); // no requiresGrad
         const got = mha.backward(g);
-        for (const name of ['gradQuery', 'gradKey', 'gradValue']) assertClose(got[name], want[name], { atol: 0, rtol: 0 }, name);
+        for (const name of ['gradQuery', 'gradKey', 'gradValue'])
+          assertClose(got[name], want[name], { atol: 0, rtol: 0 }, name);
         for (const name of Object.keys(want.gradParams)) {
           assertClose(got.gradParams[name], want.gradParams[name], { atol: 0, rtol: 0 }, name);
         }
@@ -210,7 +191,12 @@ for (const variant of VARIANTS) {
         const grads = mha.backward(tensor([3, E], 6));
         assert.deepEqual(grads.gradQuery.shape, [3, E]);
         assert.deepEqual(grads.gradKey.shape, [5, E]);
-        assert.deepEqual(Object.keys(grads.gradParams), ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']);
+        assert.deepEqual(Object.keys(grads.gradParams), [
+          'in_proj_weight',
+          'in_proj_bias',
+          'out_proj.weight',
+          'out_proj.bias',
+        ]);
       } finally {
         mha.dispose();
       }
@@ -221,12 +207,9 @@ for (const variant of VARIANTS) {
 test('SIMD and scalar builds give the same gradients within 1e-5', async () => {
   const simd = await init({ variant: 'simd' });
   const scalar = await init({ variant: 'scalar' });
-  const q = tensor([2, 3, 17, 24], 1);
-  const k = tensor([2, 3, 29, 24], 2);
-  const v = tensor([2, 3, 29, 19], 3);
-  const g = tensor([2, 3, 17, 19], 4);
-  const mask = { data: Uint8Array.from({ length: 17 * 29 }, (_, i) => (i % 7 === 3 ? 0 : 1)), shape: [17, 29] };
+  const { q, k, v, g, mask } = simdScalarCase();
   const a = simd.scaledDotProductAttentionBackward(q, k, v, g, { attnMask: mask, isCausal: true });
   const b = scalar.scaledDotProductAttentionBackward(q, k, v, g, { attnMask: mask, isCausal: true });
-  for (const name of ['gradQuery', 'gradKey', 'gradValue']) assertClose(a[name], b[name], { atol: 1e-5, rtol: 0 }, name);
+  for (const name of ['gradQuery', 'gradKey', 'gradValue'])
+    assertClose(a[name], b[name], { atol: 1e-5, rtol: 0 }, name);
 });

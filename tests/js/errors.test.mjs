@@ -21,6 +21,8 @@ for (const variant of VARIANTS) {
     const mha = attn.createMultiHeadAttention(mhaOptions);
 
     // Each case: [title, fn, class, ...patterns]. After each, the instance must still compute correctly.
+    // One case a line, read as a table (so Prettier leaves it).
+    // prettier-ignore
     const cases = [
       // ---- scaledDotProductAttention: tensors
       ['SDPA: data.length differs from product(shape)', () => attn.scaledDotProductAttention({ data: new Float32Array(63), shape: [2, 4, 8] }, k(), v()), RangeError, /query/, /63/, /64/],
@@ -98,7 +100,11 @@ for (const variant of VARIANTS) {
       const good = randomStateDict(E, 3);
       mha.loadStateDict(good);
       const before = mha.stateDict();
-      assertThrows(() => mha.loadStateDict({ ...randomStateDict(E, 4), 'out_proj.bias': tensor([E + 1]) }), RangeError, /out_proj\.bias/);
+      assertThrows(
+        () => mha.loadStateDict({ ...randomStateDict(E, 4), 'out_proj.bias': tensor([E + 1]) }),
+        RangeError,
+        /out_proj\.bias/,
+      );
       assert.deepEqual(mha.stateDict(), before);
     });
 
@@ -169,7 +175,8 @@ for (const variant of VARIANTS) {
     const assertAllStillWork = () => {
       assertStillWorks(attn);
       const s = attn.scaledDotProductAttentionBackward(q(), k(), v(), g(), { isCausal: true });
-      for (const name of ['gradQuery', 'gradKey', 'gradValue']) assertClose(s[name], sdpaGrads[name], exact, `SDPA ${name}`);
+      for (const name of ['gradQuery', 'gradKey', 'gradValue'])
+        assertClose(s[name], sdpaGrads[name], exact, `SDPA ${name}`);
       const m = mha.backward(x()); // the requiresGrad forward before the errors is still the one kept
       assertClose(m.gradQuery, mhaGrads.gradQuery, exact, 'MHA gradQuery');
       assertClose(m.gradParams.in_proj_weight, mhaGrads.gradParams.in_proj_weight, exact, 'MHA gradParams');
@@ -177,9 +184,16 @@ for (const variant of VARIANTS) {
       for (const name of Object.keys(params)) assertClose(p[name], params[name], exact, `model ${name} unchanged`);
       const lg = model.lossAndGrad(tok(), tok([2, 5], 2));
       assert.equal(lg.loss, lossAndGrad.loss, 'model loss');
-      assertClose(lg.gradParams['embedding.weight'], lossAndGrad.gradParams['embedding.weight'], exact, 'model gradient');
+      assertClose(
+        lg.gradParams['embedding.weight'],
+        lossAndGrad.gradParams['embedding.weight'],
+        exact,
+        'model gradient',
+      );
     };
 
+    // One case a line, read as a table (so Prettier leaves it).
+    // prettier-ignore
     const cases = [
       // ---- scaledDotProductAttentionBackward
       ['SDPA backward: gradOutput of the wrong shape', () => attn.scaledDotProductAttentionBackward(q(), k(), v(), tensor([2, 4, 6])), RangeError, /gradOutput/, /\[2, 4, 5\]/, /\[2, 4, 6\]/],

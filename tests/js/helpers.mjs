@@ -1,8 +1,12 @@
-// Shared helpers of the JS tests: fixtures, comparison, a float64 reference, seeded random tensors.
+// Shared helpers of the JS tests: fixtures, comparison, seeded random tensors, and checks that an instance still
+// works. The float64 references are in reference.mjs, the seeded generator in rng.mjs.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { mhaRef, sdpaRef, size } from './reference.mjs';
+import { makeRng } from './rng.mjs';
 
 export const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, '..', '..');
@@ -70,121 +74,24 @@ export function assertClose(actual, expected, { atol = 1e-5, rtol = 1e-4 } = {},
   return worst;
 }
 
-/** Deterministic pseudo-random floats in [-1, 1) (an LCG, so tests need no seed library). */
+/** Seeded pseudo-random floats in [-1, 1) (rng.mjs's generator). */
 export function random(n, seed = 1) {
-  let s = seed >>> 0 || 1;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; ++i) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = Math.fround((s / 2 ** 32) * 2 - 1);
-  }
-  return out;
+  return makeRng(seed).floats(n);
 }
 
 export function tensor(shape, seed = 1) {
-  return { data: random(shape.reduce((a, b) => a * b, 1), seed), shape };
+  return { data: random(size(shape), seed), shape };
 }
 
-/**
- * float64 reference SDPA for (*batch, Lq, dk) / (*batch, Lk, dk) / (*batch, Lk, dv), no mask, default scale
- * unless given; bool masks (Uint8Array, 1 = may attend) of shape (Lq, Lk) only.
- */
-export function sdpaReference(q, k, v, { scale, isCausal = false, mask } = {}) {
-  const r = q.shape.length;
-  const lq = q.shape[r - 2];
-  const dk = q.shape[r - 1];
-  const lk = k.shape[r - 2];
-  const dv = v.shape[r - 1];
-  const batch = q.data.length / (lq * dk);
-  const s = scale ?? 1 / Math.sqrt(dk);
-  const out = new Float32Array(batch * lq * dv);
-  const weights = new Float32Array(batch * lq * lk);
-  for (let b = 0; b < batch; ++b) {
-    for (let i = 0; i < lq; ++i) {
-      const logits = new Float64Array(lk);
-      let max = -Infinity;
-      for (let j = 0; j < lk; ++j) {
-        let dot = 0;
-        for (let d = 0; d < dk; ++d) dot += q.data[(b * lq + i) * dk + d] * k.data[(b * lk + j) * dk + d];
-        let x = dot * s;
-        if ((isCausal && j > i) || (mask && !mask[i * lk + j])) x = -Infinity;
-        logits[j] = x;
-        max = Math.max(max, x);
-      }
-      let sum = 0;
-      for (let j = 0; j < lk; ++j) {
-        logits[j] = max === -Infinity ? 0 : Math.exp(logits[j] - max);
-        sum += logits[j];
-      }
-      for (let j = 0; j < lk; ++j) {
-        const w = sum > 0 ? logits[j] / sum : 0;
-        weights[(b * lq + i) * lk + j] = w;
-        for (let d = 0; d < dv; ++d) out[(b * lq + i) * dv + d] += w * v.data[(b * lk + j) * dv + d];
-      }
-    }
-  }
-  const bs = q.shape.slice(0, r - 2);
-  return { output: { data: out, shape: [...bs, lq, dv] }, weights: { data: weights, shape: [...bs, lq, lk] } };
-}
-
-/**
- * float64 reference nn.MultiheadAttention forward: batch_first (N, L, E) self/cross attention, kdim = vdim = E,
- * with bias, no masks, head-averaged weights.
- */
-export function mhaReference(params, E, H, q, k, v) {
-  const [N, L] = q.shape;
-  const S = k.shape[1];
-  const hd = E / H;
-  const W = params.in_proj_weight.data;
-  const B = params.in_proj_bias.data;
-  const Wo = params['out_proj.weight'].data;
-  const Bo = params['out_proj.bias'].data;
-  const proj = (x, rows, part) => {
-    const out = new Float64Array(rows * E);
-    for (let r = 0; r < rows; ++r) {
-      for (let o = 0; o < E; ++o) {
-        let acc = B[part * E + o];
-        for (let i = 0; i < E; ++i) acc += x[r * E + i] * W[(part * E + o) * E + i];
-        out[r * E + o] = acc;
-      }
-    }
-    return out;
+/** The SDPA case on which the SIMD and scalar builds are compared: odd sizes, a bool mask and causal. */
+export function simdScalarCase() {
+  return {
+    q: tensor([2, 3, 17, 24], 1),
+    k: tensor([2, 3, 29, 24], 2),
+    v: tensor([2, 3, 29, 19], 3),
+    g: tensor([2, 3, 17, 19], 4),
+    mask: { data: Uint8Array.from({ length: 17 * 29 }, (_, i) => (i % 7 === 3 ? 0 : 1)), shape: [17, 29] },
   };
-  const output = new Float32Array(N * L * E);
-  const weights = new Float32Array(N * L * S);
-  for (let n = 0; n < N; ++n) {
-    const qp = proj(q.data.subarray(n * L * E), L, 0);
-    const kp = proj(k.data.subarray(n * S * E), S, 1);
-    const vp = proj(v.data.subarray(n * S * E), S, 2);
-    const concat = new Float64Array(L * E);
-    for (let h = 0; h < H; ++h) {
-      for (let i = 0; i < L; ++i) {
-        const logits = new Float64Array(S);
-        let max = -Infinity;
-        for (let j = 0; j < S; ++j) {
-          let dot = 0;
-          for (let d = 0; d < hd; ++d) dot += qp[i * E + h * hd + d] * kp[j * E + h * hd + d];
-          logits[j] = dot / Math.sqrt(hd);
-          max = Math.max(max, logits[j]);
-        }
-        let sum = 0;
-        for (let j = 0; j < S; ++j) sum += logits[j] = Math.exp(logits[j] - max);
-        for (let j = 0; j < S; ++j) {
-          const w = logits[j] / sum;
-          weights[(n * L + i) * S + j] += w / H;
-          for (let d = 0; d < hd; ++d) concat[i * E + h * hd + d] += w * vp[j * E + h * hd + d];
-        }
-      }
-    }
-    for (let i = 0; i < L; ++i) {
-      for (let o = 0; o < E; ++o) {
-        let acc = Bo[o];
-        for (let c = 0; c < E; ++c) acc += concat[i * E + c] * Wo[o * E + c];
-        output[(n * L + i) * E + o] = acc;
-      }
-    }
-  }
-  return { output: { data: output, shape: [N, L, E] }, weights: { data: weights, shape: [N, L, S] } };
 }
 
 /** A random state dict for (E, bias) with in_proj_weight. */
@@ -216,7 +123,7 @@ export function assertStillWorks(attn) {
   const kk = tensor([2, 5, 8], 12);
   const vv = tensor([2, 5, 8], 13);
   const got = attn.scaledDotProductAttention(qq, kk, vv, { isCausal: true });
-  const want = sdpaReference(qq, kk, vv, { isCausal: true });
+  const want = sdpaRef(qq, kk, vv, { isCausal: true });
   assertClose(got.output, want.output, {}, 'causal SDPA output');
   assertClose(got.weights, want.weights, {}, 'causal SDPA weights');
   const E = 8;
@@ -228,7 +135,7 @@ export function assertStillWorks(attn) {
     const x = tensor([2, 3, E], 21);
     const y = tensor([2, 4, E], 22);
     const out = mha.forward(x, y, y);
-    const ref = mhaReference(params, E, H, x, y, y);
+    const ref = mhaRef({ embedDim: E, numHeads: H, batchFirst: true }, params, x, y, y);
     assertClose(out.output, ref.output, {}, 'MHA output');
     assertClose(out.weights, ref.weights, {}, 'MHA weights');
   } finally {
@@ -236,7 +143,8 @@ export function assertStillWorks(attn) {
   }
 }
 
-const kSnakeCase = /\b(attn_mask|key_padding_mask|embed_dim|num_heads|add_bias_kv|add_zero_attn|is_causal|need_weights|batch_first|average_attn_weights|grad_output|requires_grad)\b/;
+const kSnakeCase =
+  /\b(attn_mask|key_padding_mask|embed_dim|num_heads|add_bias_kv|add_zero_attn|is_causal|need_weights|batch_first|average_attn_weights|grad_output|requires_grad)\b/;
 
 /** Runs fn; asserts it throws exactly `Class` with a message matching every pattern and no C++ spelling. */
 export function assertThrows(fn, Class, ...patterns) {

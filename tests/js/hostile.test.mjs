@@ -9,7 +9,8 @@ import { describe, test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
 import { VARIANTS, assertStillWorks, assertThrows, randomStateDict, tensor } from './helpers.mjs';
-import { mismatch, sdpaRef } from './robustness-helpers.mjs';
+import { sdpaRef } from './reference.mjs';
+import { mismatch } from './robustness-helpers.mjs';
 
 /** Throws, or returns a correct result: what a call whose input changed under it may do (never a wrong answer). */
 function assertThrowsOrCorrect(fn, expected, Classes, pattern) {
@@ -65,6 +66,8 @@ for (const variant of VARIANTS) {
     const hasBackward = typeof mha.backward === 'function';
 
     // [title, fn, Class, ...patterns]
+    // One case a line, read as a table (so Prettier leaves it).
+    // prettier-ignore
     const errorCases = [
       // ---- SDPA: tensors and shapes
       ['SDPA: Float32Array subclass whose length getter lies', () => {
@@ -144,18 +147,29 @@ for (const variant of VARIANTS) {
     ];
     if (hasBackward) {
       errorCases.push(
-        ['backward: gradOutput detached', () => {
-          mha.forward(x(), x(), x(), { requiresGrad: true });
-          return mha.backward({ data: detachedFloat32(48), shape: [2, 3, E] });
-        }, TypeError, /gradOutput/, /detached/],
-        ['backward: before any forward with requiresGrad', () => {
-          const m = attn.createMultiHeadAttention(mhaOptions);
-          try {
-            m.backward(x());
-          } finally {
-            m.dispose();
-          }
-        }, Error, /forward/],
+        [
+          'backward: gradOutput detached',
+          () => {
+            mha.forward(x(), x(), x(), { requiresGrad: true });
+            return mha.backward({ data: detachedFloat32(48), shape: [2, 3, E] });
+          },
+          TypeError,
+          /gradOutput/,
+          /detached/,
+        ],
+        [
+          'backward: before any forward with requiresGrad',
+          () => {
+            const m = attn.createMultiHeadAttention(mhaOptions);
+            try {
+              m.backward(x());
+            } finally {
+              m.dispose();
+            }
+          },
+          Error,
+          /forward/,
+        ],
       );
     }
 
@@ -171,6 +185,8 @@ for (const variant of VARIANTS) {
     // allocation, never use stale wasm memory, never return an answer for different data.
     const qq = q();
     const expected = sdpaRef(qq, k(), v());
+    // One case a line, read as a table (so Prettier leaves it).
+    // prettier-ignore
     const toctou = [
       ['TOCTOU: a later getter grows a resizable query buffer', (own) => {
         const { rab, a } = resizable(qq.data);
@@ -199,7 +215,12 @@ for (const variant of VARIANTS) {
     // may trap. Such damage must not be blamed on the cases that follow.
     let isolated = 0;
     const freshInstance = () =>
-      init({ variant, wasmPaths: { [`attnlab-${variant}.wasm`]: `${new URL(`../../dist/attnlab-${variant}.wasm`, import.meta.url).href}?isolated=${++isolated}` } });
+      init({
+        variant,
+        wasmPaths: {
+          [`attnlab-${variant}.wasm`]: `${new URL(`../../dist/attnlab-${variant}.wasm`, import.meta.url).href}?isolated=${++isolated}`,
+        },
+      });
     for (const [title, fn] of toctou) {
       test(title, async () => {
         const own = await freshInstance();
@@ -209,7 +230,7 @@ for (const variant of VARIANTS) {
       });
     }
 
-    test('TOCTOU: loadStateDict entry grown by a later entry\'s getter', async () => {
+    test("TOCTOU: loadStateDict entry grown by a later entry's getter", async () => {
       const own = await freshInstance();
       const mha = own.createMultiHeadAttention(mhaOptions);
       const good = randomStateDict(E, 9);
@@ -242,6 +263,8 @@ for (const variant of VARIANTS) {
     });
 
     // ---- Hostile but valid: these must compute the right answer.
+    // One case a line, read as a table (so Prettier leaves it).
+    // prettier-ignore
     const validCases = [
       ['a tensor whose data getter answers differently on each read (read once)', () => {
         let reads = 0;
@@ -303,7 +326,8 @@ for (const variant of VARIANTS) {
       for (const [name, t] of Object.entries(dict)) shared[name] = sharedFloat32(t.data);
       mha.loadStateDict(shared);
       const sd = mha.stateDict();
-      for (const [name, t] of Object.entries(dict)) assert.deepEqual(Array.from(sd[name].data), Array.from(t.data), name);
+      for (const [name, t] of Object.entries(dict))
+        assert.deepEqual(Array.from(sd[name].data), Array.from(t.data), name);
     });
 
     test('valid: mask bytes other than 0 and 1 count as true', () => {
@@ -317,7 +341,12 @@ for (const variant of VARIANTS) {
     // ---- State: dispose (every method after dispose, double dispose: errors.test.mjs).
     test('state: a module disposed while a getter of its own forward call runs', () => {
       const m = attn.createMultiHeadAttention(mhaOptions);
-      const options = { get needWeights() { m.dispose(); return true; } };
+      const options = {
+        get needWeights() {
+          m.dispose();
+          return true;
+        },
+      };
       let result;
       try {
         result = m.forward(x(), x(), x(), options);
@@ -352,7 +381,12 @@ for (const variant of VARIANTS) {
 
     test('DoS: SDPA backward on empty tensors with a 2^28 batch', { timeout: 120_000 }, () => {
       const e = (shape) => ({ data: new Float32Array(0), shape });
-      const r = attn.scaledDotProductAttentionBackward(e([huge, 0, 4]), e([huge, 0, 4]), e([huge, 0, 4]), e([huge, 0, 4]));
+      const r = attn.scaledDotProductAttentionBackward(
+        e([huge, 0, 4]),
+        e([huge, 0, 4]),
+        e([huge, 0, 4]),
+        e([huge, 0, 4]),
+      );
       assert.deepEqual(r.gradQuery.shape, [huge, 0, 4]);
     });
 
@@ -365,13 +399,20 @@ for (const variant of VARIANTS) {
 
     // ---- A rejected call must not allocate first: wasm memory never shrinks, so a hostile call that is refused
     // must not leave the page holding a gigabyte. (Own instance: the growth it causes when unfixed stays there.)
-    test('a call rejected for its weights\' size does not grow wasm memory first', async () => {
+    test("a call rejected for its weights' size does not grow wasm memory first", async () => {
       const own = await freshInstance();
       const before = own.memoryBytes();
       const e = (shape, n = 0) => ({ data: new Float32Array(n), shape });
       // output (2^28, 1) = 1 GiB would fit; weights (2^28, 2) = 2^29 elements do not (wasm32: at most 2^29 - 1).
-      assertThrows(() => own.scaledDotProductAttention(e([2 ** 28, 0]), e([2, 0]), e([2, 1], 2)), RangeError, /weights|query/);
-      assert.ok(own.memoryBytes() - before < 64 << 20, `wasm memory grew from ${before} to ${own.memoryBytes()} bytes for a rejected call`);
+      assertThrows(
+        () => own.scaledDotProductAttention(e([2 ** 28, 0]), e([2, 0]), e([2, 1], 2)),
+        RangeError,
+        /weights|query/,
+      );
+      assert.ok(
+        own.memoryBytes() - before < 64 << 20,
+        `wasm memory grew from ${before} to ${own.memoryBytes()} bytes for a rejected call`,
+      );
     });
 
     // ---- Leaks: a second round of every error case must not grow wasm memory.

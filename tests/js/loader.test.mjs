@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
-import { assertClose, distDir, randomStateDict, root, tensor } from './helpers.mjs';
+import { assertClose, distDir, randomStateDict, root, simdScalarCase, tensor } from './helpers.mjs';
 
 test('the same options give the same instance, also when called concurrently', async () => {
   const [a, b] = await Promise.all([init({ variant: 'simd' }), init({ variant: 'simd' })]);
@@ -39,10 +39,7 @@ test('wasmPaths naming the default place gives the default instance (memoised by
 test('SIMD and scalar builds side by side give the same numbers within 1e-5', async () => {
   const simd = await init({ variant: 'simd' });
   const scalar = await init({ variant: 'scalar' });
-  const q = tensor([2, 3, 17, 24], 1);
-  const k = tensor([2, 3, 29, 24], 2);
-  const v = tensor([2, 3, 29, 19], 3);
-  const mask = { data: Uint8Array.from({ length: 17 * 29 }, (_, i) => (i % 7 === 3 ? 0 : 1)), shape: [17, 29] };
+  const { q, k, v, mask } = simdScalarCase();
   const a = simd.scaledDotProductAttention(q, k, v, { attnMask: mask, isCausal: true });
   const b = scalar.scaledDotProductAttention(q, k, v, { attnMask: mask, isCausal: true });
   assertClose(a.output, b.output, { atol: 1e-5, rtol: 0 }, 'SDPA output');
@@ -115,7 +112,10 @@ test('a wrong wasmPaths record entry rejects with an Error naming the file and t
   // The failure is not memoised, and other instances are unaffected.
   await assert.rejects(init({ variant: 'simd', wasmPaths: { 'attnlab-simd.wasm': url } }), /attnlab-simd\.wasm/);
   const attn = await init({ variant: 'simd' });
-  assert.equal(attn.scaledDotProductAttention(tensor([2, 2]), tensor([3, 2]), tensor([3, 1])).output.shape.join(), '2,1');
+  assert.equal(
+    attn.scaledDotProductAttention(tensor([2, 2]), tensor([3, 2]), tensor([3, 1])).output.shape.join(),
+    '2,1',
+  );
 });
 
 test('a file that is not WebAssembly rejects with an Error naming it', async () => {
@@ -147,14 +147,13 @@ test('version matches package.json, and the instance reports it', async () => {
   const { version } = await import('../../dist/version.mjs');
   assert.equal(version, pkg.version);
   assert.equal((await init()).version, pkg.version);
-  assert.equal(readFileSync(join(root, 'web', 'src', 'version.mjs'), 'utf8').includes(`'${pkg.version}'`), true);
 });
 
 test('index.d.ts and index.d.cts are identical', () => {
   assert.equal(
     readFileSync(join(distDir, 'index.d.cts'), 'utf8'),
     readFileSync(join(distDir, 'index.d.ts'), 'utf8'),
-    'web/src/index.d.cts must be a copy of web/src/index.d.ts',
+    'dist/index.d.cts must be generated from web/src/index.d.ts',
   );
 });
 
@@ -176,7 +175,11 @@ test('inputs backed by a SharedArrayBuffer or at an offset in a bigger buffer ar
   shared.set(q.data);
   const big = new Float32Array(k.data.length + 7);
   big.set(k.data, 7);
-  const got = attn.scaledDotProductAttention({ data: shared, shape: q.shape }, { data: big.subarray(7), shape: k.shape }, v);
+  const got = attn.scaledDotProductAttention(
+    { data: shared, shape: q.shape },
+    { data: big.subarray(7), shape: k.shape },
+    v,
+  );
   assertClose(got.output, want.output, { atol: 0, rtol: 0 }, 'output');
 });
 

@@ -46,6 +46,45 @@ function fillHeap(Module, memoryBytes, headroom = kHeadroom) {
   }
 }
 
+/** Wraps calls that must throw and counts them (count); a call that returns fails the test. */
+function throwCounter() {
+  const expectThrow = (fn) => {
+    try {
+      fn();
+    } catch {
+      ++expectThrow.count;
+      return;
+    }
+    assert.fail('expected a throw');
+  };
+  expectThrow.count = 0;
+  return expectThrow;
+}
+
+/**
+ * Runs step(i) for `warmups` calls, fills the heap up to `headroom` free bytes, then runs `calls` more and asserts
+ * that memoryBytes() did not change and that at least half of them threw (expectThrow counts). Logs `what`, the
+ * sizes and the errors; the ballast is freed again.
+ */
+function assertNoGrowth(attn, Module, what, { step, expectThrow, warmups, calls, headroom = kHeadroom }) {
+  for (let i = 0; i < warmups; ++i) step(i);
+  const ballast = fillHeap(Module, () => attn.memoryBytes(), headroom);
+  const before = attn.memoryBytes();
+  expectThrow.count = 0;
+  try {
+    for (let i = 0; i < calls; ++i) step(i);
+    const after = attn.memoryBytes();
+    const errors = expectThrow.count;
+    console.log(
+      `${what} (${errors} errors): ${before} bytes before, ${after} after (ballast leaves ~${headroom} bytes free)`,
+    );
+    assert.equal(after, before, 'wasm memory grew: something leaks');
+    assert.ok(errors >= calls / 2, 'errors were interleaved');
+  } finally {
+    for (const p of ballast) Module._free(p);
+  }
+}
+
 for (const variant of VARIANTS) {
   describe(`memory, ${variant} build`, async () => {
     const attn = await init({ variant });
@@ -65,16 +104,7 @@ for (const variant of VARIANTS) {
       let mha = attn.createMultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true });
       mha.loadStateDict(params);
 
-      let errors = 0;
-      const expectThrow = (fn) => {
-        try {
-          fn();
-        } catch {
-          ++errors;
-          return;
-        }
-        assert.fail('expected a throw');
-      };
+      const expectThrow = throwCounter();
       const step = (i) => {
         switch (i % 10) {
           case 0:
@@ -87,7 +117,9 @@ for (const variant of VARIANTS) {
             expectThrow(() => mha.forward(x, y, y, { attnMask: { data: new Float32Array(12 * 19), shape: [12, 19] } }));
             break;
           case 3: // JS-side error
-            expectThrow(() => attn.scaledDotProductAttention(q, kk, { data: new Float64Array(3 * 24 * 32), shape: [3, 24, 32] }));
+            expectThrow(() =>
+              attn.scaledDotProductAttention(q, kk, { data: new Float64Array(3 * 24 * 32), shape: [3, 24, 32] }),
+            );
             break;
           case 4: // C++-side error in SDPA
             expectThrow(() => attn.scaledDotProductAttention(q, kk, tensor([3, 23, 32], 6)));
@@ -116,21 +148,14 @@ for (const variant of VARIANTS) {
         }
       };
 
-      for (let i = 0; i < 500; ++i) step(i); // warm-up
-      const ballast = fillHeap(Module, () => attn.memoryBytes());
-      const before = attn.memoryBytes();
-      errors = 0;
       try {
-        for (let i = 0; i < kCalls; ++i) step(i);
-        const after = attn.memoryBytes();
-        console.log(
-          `memory [${variant}]: ${kCalls} calls (${errors} errors): ${before} bytes before, ${after} after ` +
-            `(ballast leaves ~${kHeadroom} bytes free)`,
-        );
-        assert.equal(after, before, 'wasm memory grew: something leaks');
-        assert.ok(errors >= kCalls / 2, 'errors were interleaved');
+        assertNoGrowth(attn, Module, `memory [${variant}]: ${kCalls} calls`, {
+          step,
+          expectThrow,
+          warmups: 500,
+          calls: kCalls,
+        });
       } finally {
-        for (const p of ballast) Module._free(p);
         mha.dispose();
       }
     });
@@ -161,23 +186,16 @@ for (const variant of VARIANTS) {
       const mha = attn.createMultiHeadAttention({ embedDim: E, numHeads: 4, batchFirst: true });
       mha.loadStateDict(randomStateDict(E));
 
-      let errors = 0;
-      const expectThrow = (fn) => {
-        try {
-          fn();
-        } catch {
-          ++errors;
-          return;
-        }
-        assert.fail('expected a throw');
-      };
+      const expectThrow = throwCounter();
       const step = (i) => {
         switch (i % 10) {
           case 0:
             model.trainStep(tokens, targets, { lr: 1e-3 });
             break;
           case 1: // C++-side error after the tokens were copied in
-            expectThrow(() => model.trainStep({ data: Int32Array.of(0, 1, 12), shape: [1, 3] }, { data: ids(3, 0), shape: [1, 3] }));
+            expectThrow(() =>
+              model.trainStep({ data: Int32Array.of(0, 1, 12), shape: [1, 3] }, { data: ids(3, 0), shape: [1, 3] }),
+            );
             break;
           case 2:
             model.lossAndGrad(tokens, targets);
@@ -216,21 +234,16 @@ for (const variant of VARIANTS) {
         }
       };
 
-      for (let i = 0; i < 300; ++i) step(i); // warm-up
-      const ballast = fillHeap(Module, () => attn.memoryBytes(), kTrainHeadroom);
-      const before = attn.memoryBytes();
-      errors = 0;
       try {
-        for (let i = 0; i < kTrainCalls; ++i) step(i);
-        const after = attn.memoryBytes();
-        console.log(
-          `memory [${variant}]: ${kTrainCalls} backward/training calls (${errors} errors): ${before} bytes before, ` +
-            `${after} after (ballast leaves ~${kTrainHeadroom} bytes free)`,
-        );
-        assert.equal(after, before, 'wasm memory grew: something leaks');
-        assert.ok(errors >= kTrainCalls / 2, 'errors were interleaved');
+        const what = `memory [${variant}]: ${kTrainCalls} backward/training calls`;
+        assertNoGrowth(attn, Module, what, {
+          step,
+          expectThrow,
+          warmups: 300,
+          calls: kTrainCalls,
+          headroom: kTrainHeadroom,
+        });
       } finally {
-        for (const p of ballast) Module._free(p);
         model.dispose();
         mha.dispose();
       }

@@ -9,7 +9,8 @@ import { describe, test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
 import { VARIANTS, root } from './helpers.mjs';
-import { makeRng, mismatch, randomMhaCase, randomSdpaCase } from './robustness-helpers.mjs';
+import { makeRng } from './rng.mjs';
+import { mismatch, randomMhaCase, randomSdpaCase } from './robustness-helpers.mjs';
 
 const B = 2;
 const LQ = 5;
@@ -30,7 +31,8 @@ const allNaN = (data, from, n) => Array.from(data.subarray(from, from + n)).ever
 const allZero = (data, from, n) => Array.from(data.subarray(from, from + n)).every((x) => x === 0);
 function same(a, b, from, n) {
   for (let i = from; i < from + n; ++i) {
-    if (!Number.isFinite(a[i]) || !Number.isFinite(b[i]) || Math.abs(a[i] - b[i]) > 1e-6 * (1 + Math.abs(b[i]))) return false;
+    if (!Number.isFinite(a[i]) || !Number.isFinite(b[i]) || Math.abs(a[i] - b[i]) > 1e-6 * (1 + Math.abs(b[i])))
+      return false;
   }
   return true;
 }
@@ -46,7 +48,8 @@ function expectNaNRows(got, clean, needWeights, poisoned) {
         if (needWeights) assert.ok(allNaN(got.weights.data, row * LK, LK), `${where}: weight row should be NaN`);
       } else {
         assert.ok(same(got.output.data, clean.output.data, row * D, D), `${where}: output row changed`);
-        if (needWeights) assert.ok(same(got.weights.data, clean.weights.data, row * LK, LK), `${where}: weight row changed`);
+        if (needWeights)
+          assert.ok(same(got.weights.data, clean.weights.data, row * LK, LK), `${where}: weight row changed`);
       }
     }
   }
@@ -113,7 +116,8 @@ for (const variant of VARIANTS) {
                 const x = got.output.data[at(b, i, c, LQ)];
                 const where = `causal ${isCausal}, item ${b}, row ${i}, column ${c}`;
                 if (attends && c === 1) assert.ok(Number.isNaN(x), `${where}: should be NaN`);
-                else assert.ok(same(got.output.data, clean.output.data, at(b, i, c, LQ), 1), `${where}: changed to ${x}`);
+                else
+                  assert.ok(same(got.output.data, clean.output.data, at(b, i, c, LQ), 1), `${where}: changed to ${x}`);
               }
             }
           }
@@ -149,7 +153,10 @@ for (const variant of VARIANTS) {
         p.v.data[at(1, 2, 0, LK)] = NaN;
         p.k.data[at(1, 4, 1, LK)] = Infinity;
         const got = run(p, { attnMask: m });
-        assert.ok(allZero(got.output.data, row * D, D), `fully masked output row with NaN values: ${got.output.data.subarray(row * D, row * D + D)}`);
+        assert.ok(
+          allZero(got.output.data, row * D, D),
+          `fully masked output row with NaN values: ${got.output.data.subarray(row * D, row * D + D)}`,
+        );
       });
 
       test(`NaN / Infinity in a masked key or value row does not reach any row (${path})`, () => {
@@ -238,7 +245,11 @@ for (const variant of VARIANTS) {
       p.v.data[(1 * S + 0) * E + 0] = NaN;
       const got = mhaRun(m, p, { keyPaddingMask: kpm });
       for (let i = 0; i < L; ++i) {
-        assert.deepEqual(Array.from(got.output.data.subarray((1 * L + i) * E, (1 * L + i + 1) * E)), Array.from(bias), `position ${i}`);
+        assert.deepEqual(
+          Array.from(got.output.data.subarray((1 * L + i) * E, (1 * L + i + 1) * E)),
+          Array.from(bias),
+          `position ${i}`,
+        );
       }
       assert.ok(allZero(got.weights.data, 1 * H * L * S, H * L * S), 'weights of the padded item are 0');
       m.dispose();
@@ -299,36 +310,48 @@ describe('consistency across builds', async () => {
   });
 
   const casesPath = join(root, 'tests', 'consistency', 'native_cases.json');
-  test('both wasm variants agree within 1e-5 with the native build (native_cases.json)', { skip: !existsSync(casesPath) }, () => {
-    const { cases, target } = JSON.parse(readFileSync(casesPath, 'utf8'));
-    const num = (x) => (typeof x === 'string' ? Number(x) : x);
-    const f32 = (t) => ({ data: Float32Array.from(t.data, num), shape: t.shape });
-    const mask = (m) => m && { data: m.kind === 'bool' ? Uint8Array.from(m.data) : Float32Array.from(m.data, num), shape: m.shape };
-    assert.ok(cases.length >= 40);
-    for (const [variant, attn] of [['simd', simd], ['scalar', scalar]]) {
-      cases.forEach((c, idx) => {
-        const where = `${variant} vs native ${target}, case ${idx} (${c.kind})`;
-        let got;
-        if (c.kind === 'sdpa') {
-          const options = { ...c.options, attnMask: mask(c.options.attnMask) };
-          if (!options.attnMask) delete options.attnMask;
-          got = attn.scaledDotProductAttention(f32(c.query), f32(c.key), f32(c.value), options);
-        } else {
-          const m = attn.createMultiHeadAttention(c.config);
-          try {
-            const params = {};
-            for (const [name, t] of Object.entries(c.params)) params[name] = f32(t);
-            m.loadStateDict(params);
-            const options = { ...c.options, keyPaddingMask: mask(c.options.keyPaddingMask), attnMask: mask(c.options.attnMask) };
-            for (const key of ['keyPaddingMask', 'attnMask']) if (!options[key]) delete options[key];
-            got = m.forward(f32(c.query), f32(c.key), f32(c.value), options);
-          } finally {
-            m.dispose();
+  test(
+    'both wasm variants agree within 1e-5 with the native build (native_cases.json)',
+    { skip: !existsSync(casesPath) },
+    () => {
+      const { cases, target } = JSON.parse(readFileSync(casesPath, 'utf8'));
+      const num = (x) => (typeof x === 'string' ? Number(x) : x);
+      const f32 = (t) => ({ data: Float32Array.from(t.data, num), shape: t.shape });
+      const mask = (m) =>
+        m && { data: m.kind === 'bool' ? Uint8Array.from(m.data) : Float32Array.from(m.data, num), shape: m.shape };
+      assert.ok(cases.length >= 40);
+      for (const [variant, attn] of [
+        ['simd', simd],
+        ['scalar', scalar],
+      ]) {
+        cases.forEach((c, idx) => {
+          const where = `${variant} vs native ${target}, case ${idx} (${c.kind})`;
+          let got;
+          if (c.kind === 'sdpa') {
+            const options = { ...c.options, attnMask: mask(c.options.attnMask) };
+            if (!options.attnMask) delete options.attnMask;
+            got = attn.scaledDotProductAttention(f32(c.query), f32(c.key), f32(c.value), options);
+          } else {
+            const m = attn.createMultiHeadAttention(c.config);
+            try {
+              const params = {};
+              for (const [name, t] of Object.entries(c.params)) params[name] = f32(t);
+              m.loadStateDict(params);
+              const options = {
+                ...c.options,
+                keyPaddingMask: mask(c.options.keyPaddingMask),
+                attnMask: mask(c.options.attnMask),
+              };
+              for (const key of ['keyPaddingMask', 'attnMask']) if (!options[key]) delete options[key];
+              got = m.forward(f32(c.query), f32(c.key), f32(c.value), options);
+            } finally {
+              m.dispose();
+            }
           }
-        }
-        assert.equal(mismatch(got.output, f32(c.output), tol), null, `${where}: output`);
-        if (c.weights) assert.equal(mismatch(got.weights, f32(c.weights), tol), null, `${where}: weights`);
-      });
-    }
-  });
+          assert.equal(mismatch(got.output, f32(c.output), tol), null, `${where}: output`);
+          if (c.weights) assert.equal(mismatch(got.weights, f32(c.weights), tol), null, `${where}: weights`);
+        });
+      }
+    },
+  );
 });

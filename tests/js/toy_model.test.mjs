@@ -26,13 +26,18 @@ function close(actual, expected, { atol, rtol }, what) {
     const e = expected[i];
     assert.ok(Number.isFinite(a), `${what}[${i}] is ${a}`);
     const err = Math.abs(a - e) - (atol + rtol * Math.abs(e));
-    if (err > 0) assert.fail(`${what}[${i}]: attnlab ${a}, PyTorch ${e} (|diff| ${Math.abs(a - e)} > ${atol} + ${rtol}·|expected|)`);
+    if (err > 0)
+      assert.fail(
+        `${what}[${i}]: attnlab ${a}, PyTorch ${e} (|diff| ${Math.abs(a - e)} > ${atol} + ${rtol}·|expected|)`,
+      );
     worst = Math.max(worst, Math.abs(a - e));
   }
   return worst;
 }
 
-const docs = Object.fromEntries(TASKS.map((t) => [t, JSON.parse(fs.readFileSync(path.join(ROOT, 'web/demo/models', `toy-${t}.json`), 'utf8'))]));
+const docs = Object.fromEntries(
+  TASKS.map((t) => [t, JSON.parse(fs.readFileSync(path.join(ROOT, 'web/demo/models', `toy-${t}.json`), 'utf8'))]),
+);
 
 test('toy model files are small and complete', () => {
   for (const t of TASKS) {
@@ -64,12 +69,17 @@ for (const variant of ['simd', 'scalar']) {
         for (const [n, ex] of model.examples.entries()) {
           const r = runToy(model, mha, ex.tokens);
           worst.output = Math.max(worst.output, close(r.output, ex.attn_output.data, tol, `example ${n} attn_output`));
-          worst.weights = Math.max(worst.weights, close(r.weights, ex.attn_weights.data, tol, `example ${n} attn_weights`));
+          worst.weights = Math.max(
+            worst.weights,
+            close(r.weights, ex.attn_weights.data, tol, `example ${n} attn_weights`),
+          );
           worst.logits = Math.max(worst.logits, close(r.logits, ex.logits.data, tol, `example ${n} logits`));
           assert.deepEqual(r.predicted, ex.predicted, `example ${n}: argmax answers`);
         }
-        t.diagnostic(`${variant} toy-${task}: ${model.examples.length} examples, max |diff| output ${worst.output.toExponential(1)}, ` +
-          `weights ${worst.weights.toExponential(1)}, logits ${worst.logits.toExponential(1)}`);
+        t.diagnostic(
+          `${variant} toy-${task}: ${model.examples.length} examples, max |diff| output ${worst.output.toExponential(1)}, ` +
+            `weights ${worst.weights.toExponential(1)}, logits ${worst.logits.toExponential(1)}`,
+        );
       } finally {
         mha.dispose();
       }
@@ -97,7 +107,9 @@ for (const variant of ['simd', 'scalar']) {
           if (all) whole += 1;
         }
         const acc = right / total;
-        t.diagnostic(`${variant} toy-${task}: ${(acc * 100).toFixed(2)} % of ${total} answers right, ${(whole / FRESH * 100).toFixed(2)} % of examples fully right`);
+        t.diagnostic(
+          `${variant} toy-${task}: ${(acc * 100).toFixed(2)} % of ${total} answers right, ${((whole / FRESH) * 100).toFixed(2)} % of examples fully right`,
+        );
         assert.ok(acc >= 0.95, `accuracy ${acc}`);
       } finally {
         mha.dispose();

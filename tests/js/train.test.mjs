@@ -6,10 +6,11 @@
 //     embedDim 32, 2 heads, lr 1e-2) reaches >= 95 % token accuracy on fresh examples within kMaxSteps steps.
 //     Steps and steps/second are printed per variant.
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { test } from 'node:test';
 
-import { init } from '../../dist/index.mjs';
-import { VARIANTS, assertClose, fixtureMask, fixtureTensor, gradFixtureDir, loadFixtures } from './helpers.mjs';
+import { describeFixtures, fixtureParams } from './fixture-harness.mjs';
+import { assertClose, fixtureMask, fixtureTensor, gradFixtureDir, loadFixtures } from './helpers.mjs';
+import { makeRng } from './rng.mjs';
 
 const fixtures = loadFixtures(gradFixtureDir).filter((fx) => fx.kind === 'train_step');
 
@@ -24,7 +25,8 @@ function createModel(attn, config) {
 
 function assertParams(actual, expectedGroup, tolerance, what) {
   assert.deepEqual(Object.keys(actual), Object.keys(expectedGroup), `${what}: names, in PyTorch's order`);
-  for (const [name, t] of Object.entries(expectedGroup)) assertClose(actual[name], fixtureTensor(t), tolerance, `${what} ${name}`);
+  for (const [name, t] of Object.entries(expectedGroup))
+    assertClose(actual[name], fixtureTensor(t), tolerance, `${what} ${name}`);
 }
 
 /** Runs a train_step case; returns the number of tensors compared. */
@@ -32,7 +34,7 @@ function checkTrainStep(attn, fx) {
   const { inputs, outputs, config, tolerance } = fx;
   const model = createModel(attn, config);
   try {
-    const params = Object.fromEntries(Object.entries(fx.params).map(([name, t]) => [name, fixtureTensor(t)]));
+    const params = fixtureParams(fx);
     model.loadStateDict(params);
     assertParams(model.stateDict(), fx.params, { atol: 0, rtol: 0 }, 'stateDict round trip');
     const tokens = fixtureTensor(inputs.tokens);
@@ -64,7 +66,10 @@ function checkTrainStep(attn, fx) {
     for (const id of config.tokens_absent_from_batch) {
       const E = config.embed_dim;
       const row = lg.gradParams['embedding.weight'].data.subarray(id * E, (id + 1) * E);
-      assert.ok(row.every((g) => g === 0), `embedding gradient of absent token ${id} is exactly 0`);
+      assert.ok(
+        row.every((g) => g === 0),
+        `embedding gradient of absent token ${id} is exactly 0`,
+      );
     }
     assertParams(model.stateDict(), fx.params, { atol: 0, rtol: 0 }, 'lossAndGrad leaves the parameters');
 
@@ -75,7 +80,12 @@ function checkTrainStep(attn, fx) {
     assertClose({ data: losses, shape: [5] }, fixtureTensor(outputs.step_losses), tolerance, 'step_losses');
     assertParams(model.stateDict(), outputs.params_after_5_steps, tolerance, 'params_after_5_steps');
     const final = model.lossAndGrad(tokens, targets).loss;
-    assertClose({ data: [final], shape: [1] }, fixtureTensor(outputs.loss_after_5_steps), tolerance, 'loss_after_5_steps');
+    assertClose(
+      { data: [final], shape: [1] },
+      fixtureTensor(outputs.loss_after_5_steps),
+      tolerance,
+      'loss_after_5_steps',
+    );
 
     // loadStateDict resets Adam: one step from the initial parameters gives params_after_1_step again.
     model.loadStateDict(params);
@@ -97,18 +107,6 @@ const kEvalExamples = 256;
 const kFreshExamples = 2000;
 const kModelSeed = 1;
 const kDataSeed = 11;
-
-/** mulberry32: a small seeded generator of floats in [0, 1). */
-function makeRng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 /** `batch` random sequences and their reversals, as Tokens. */
 function reversalBatch(rng, batch, { length: T, vocabSize: V }) {
@@ -143,26 +141,7 @@ function accuracy(model, rng, n) {
   return { tokens: correct / (n * T), sequences: sequences / n };
 }
 
-const counts = {};
 const training = {};
-after(() => {
-  for (const variant of VARIANTS) {
-    const c = counts[variant] ?? { passed: 0, failed: 0, tensors: 0 };
-    console.log(
-      `train_step fixtures [${variant}]: ${c.passed} passed, ${c.failed} failed (of ${fixtures.length}; ` +
-        `${c.tensors} tensors compared)`,
-    );
-    const r = training[variant];
-    if (r) {
-      console.log(
-        `reversal training [${variant}]: ${(r.accuracy * 100).toFixed(1)} % token accuracy ` +
-          `(${(r.sequences * 100).toFixed(1)} % whole sequences) on ${kFreshExamples} fresh examples after ` +
-          `${r.steps} steps (budget ${kMaxSteps}); ${r.stepsPerSecond.toFixed(0)} steps/s ` +
-          `(batch ${kTask.batch}, length ${kTask.length}, embedDim ${kTask.embedDim}, ${kTask.numHeads} heads)`,
-      );
-    }
-  }
-});
 
 test('train_step fixtures are present', () => {
   assert.deepEqual(
@@ -171,29 +150,28 @@ test('train_step fixtures are present', () => {
   );
 });
 
-for (const variant of VARIANTS) {
-  describe(`tiny transformer, ${variant} build`, () => {
-    counts[variant] = { passed: 0, failed: 0, tensors: 0 };
-    let attn;
-    test(`init({ variant: '${variant}' })`, async () => {
-      attn = await init({ variant });
-      assert.equal(attn.variant, variant);
-    });
+function summary(variant, c) {
+  const lines = [
+    `train_step fixtures [${variant}]: ${c.passed} passed, ${c.failed} failed (of ${fixtures.length}; ` +
+      `${c.tensors} tensors compared)`,
+  ];
+  const r = training[variant];
+  if (r) {
+    lines.push(
+      `reversal training [${variant}]: ${(r.accuracy * 100).toFixed(1)} % token accuracy ` +
+        `(${(r.sequences * 100).toFixed(1)} % whole sequences) on ${kFreshExamples} fresh examples after ` +
+        `${r.steps} steps (budget ${kMaxSteps}); ${r.stepsPerSecond.toFixed(0)} steps/s ` +
+        `(batch ${kTask.batch}, length ${kTask.length}, embedDim ${kTask.embedDim}, ${kTask.numHeads} heads)`,
+    );
+  }
+  return lines.join('\n');
+}
 
-    for (const fx of fixtures) {
-      test(fx.name, () => {
-        assert.ok(attn, 'instance loaded');
-        try {
-          counts[variant].tensors += checkTrainStep(attn, fx);
-          counts[variant].passed++;
-        } catch (e) {
-          counts[variant].failed++;
-          throw e;
-        }
-      });
-    }
-
+describeFixtures('tiny transformer', fixtures, checkTrainStep, {
+  summary,
+  more: (getAttn, variant) => {
     test('a fresh model: PyTorch-style shapes, reproducible from its seed, and it works before loadStateDict', () => {
+      const attn = getAttn();
       const options = { vocabSize: 7, embedDim: 8, numHeads: 2 };
       const a = attn.createTinyTransformer(options);
       const b = attn.createTinyTransformer({ ...options, causal: false });
@@ -227,6 +205,7 @@ for (const variant of VARIANTS) {
     });
 
     test('dispose: idempotent, [Symbol.dispose] too; any other call afterwards is an Error', () => {
+      const attn = getAttn();
       const model = attn.createTinyTransformer({ vocabSize: 5, embedDim: 4, numHeads: 1 });
       const tokens = { data: new Int32Array(4), shape: [1, 4] };
       model.dispose();
@@ -239,46 +218,54 @@ for (const variant of VARIANTS) {
         () => model.stateDict(),
         () => model.loadStateDict({}),
       ]) {
-        assert.throws(call, (e) => e.constructor === Error && /^model\.\w+: /.test(e.message) && /disposed/.test(e.message));
+        assert.throws(
+          call,
+          (e) => e.constructor === Error && /^model\.\w+: /.test(e.message) && /disposed/.test(e.message),
+        );
       }
     });
 
-    test(`learns to reverse sequences: >= 95 % on fresh examples within ${kMaxSteps} steps`, { timeout: 300_000 }, () => {
-      const { vocabSize, embedDim, numHeads, lr, batch } = kTask;
-      const model = attn.createTinyTransformer({ vocabSize, embedDim, numHeads, causal: false, seed: kModelSeed });
-      try {
-        const rng = makeRng(kDataSeed);
-        let steps = 0;
-        let trainMs = 0;
-        let evalAccuracy = 0;
-        let firstLoss;
-        let lastLoss;
-        while (steps < kMaxSteps && evalAccuracy < 0.95) {
-          const batches = Array.from({ length: kEvalEvery }, () => reversalBatch(rng, batch, kTask));
-          const start = performance.now();
-          for (const { tokens, targets } of batches) {
-            lastLoss = model.trainStep(tokens, targets, { lr }).loss;
-            firstLoss ??= lastLoss;
-            ++steps;
+    test(
+      `learns to reverse sequences: >= 95 % on fresh examples within ${kMaxSteps} steps`,
+      { timeout: 300_000 },
+      () => {
+        const attn = getAttn();
+        const { vocabSize, embedDim, numHeads, lr, batch } = kTask;
+        const model = attn.createTinyTransformer({ vocabSize, embedDim, numHeads, causal: false, seed: kModelSeed });
+        try {
+          const rng = makeRng(kDataSeed);
+          let steps = 0;
+          let trainMs = 0;
+          let evalAccuracy = 0;
+          let firstLoss;
+          let lastLoss;
+          while (steps < kMaxSteps && evalAccuracy < 0.95) {
+            const batches = Array.from({ length: kEvalEvery }, () => reversalBatch(rng, batch, kTask));
+            const start = performance.now();
+            for (const { tokens, targets } of batches) {
+              lastLoss = model.trainStep(tokens, targets, { lr }).loss;
+              firstLoss ??= lastLoss;
+              ++steps;
+            }
+            trainMs += performance.now() - start;
+            evalAccuracy = accuracy(model, rng, kEvalExamples).tokens;
           }
-          trainMs += performance.now() - start;
-          evalAccuracy = accuracy(model, rng, kEvalExamples).tokens;
+          const fresh = accuracy(model, makeRng(kDataSeed + 1000), kFreshExamples);
+          training[variant] = {
+            steps,
+            accuracy: fresh.tokens,
+            sequences: fresh.sequences,
+            stepsPerSecond: (steps * 1000) / trainMs,
+          };
+          assert.ok(Number.isFinite(lastLoss) && lastLoss < firstLoss, `loss fell: ${firstLoss} → ${lastLoss}`);
+          assert.ok(
+            fresh.tokens >= 0.95,
+            `token accuracy ${fresh.tokens} on ${kFreshExamples} fresh examples after ${steps} steps (< 0.95)`,
+          );
+        } finally {
+          model.dispose();
         }
-        const fresh = accuracy(model, makeRng(kDataSeed + 1000), kFreshExamples);
-        training[variant] = {
-          steps,
-          accuracy: fresh.tokens,
-          sequences: fresh.sequences,
-          stepsPerSecond: (steps * 1000) / trainMs,
-        };
-        assert.ok(Number.isFinite(lastLoss) && lastLoss < firstLoss, `loss fell: ${firstLoss} → ${lastLoss}`);
-        assert.ok(
-          fresh.tokens >= 0.95,
-          `token accuracy ${fresh.tokens} on ${kFreshExamples} fresh examples after ${steps} steps (< 0.95)`,
-        );
-      } finally {
-        model.dispose();
-      }
-    });
-  });
-}
+      },
+    );
+  },
+});

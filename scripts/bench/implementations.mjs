@@ -1,0 +1,239 @@
+// The implementations the bench compares, loaded side by side in one process: attnlab (both builds), plain JS,
+// onnxruntime-web, tfjs-backend-wasm and onnxruntime-node, each with its memory meter.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { makeRng } from '../../tests/js/rng.mjs';
+import { memoriesOf, setLoadingTag } from './capture-memory.mjs';
+import { D, E, H, IMPL_FILTER } from './config.mjs';
+import { stateDict, uniform } from './inputs.mjs';
+import { MiB, fmtMiB } from './stats.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../..');
+const pkgVersion = (name) =>
+  JSON.parse(fs.readFileSync(path.join(here, 'node_modules', name, 'package.json'), 'utf8')).version;
+
+// Each: { name, memKind, memBytes(), prepare(case, inputs) → async run() → Float32Array, skip?(case) → reason }.
+export async function loadImplementations({ plainJs }) {
+  const impls = [];
+
+  // attnlab (both builds side by side)
+  setLoadingTag('attnlab');
+  const { init } = await import(path.join(repoRoot, 'dist/index.mjs'));
+  for (const variant of ['simd', 'scalar']) {
+    const attn = await init({ variant });
+    if (attn.variant !== variant) throw new Error(`init({variant:'${variant}'}) gave variant ${attn.variant}`);
+    const mha = attn.createMultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true });
+    mha.loadStateDict(stateDict);
+    impls.push({
+      name: `attnlab-${variant}`,
+      memKind: 'wasm heap',
+      memBytes: () => attn.memoryBytes(),
+      prepare({ op, L }, inp) {
+        if (op === 'SDPA') {
+          const t = (data) => ({ data, shape: [H, L, D] });
+          const q = t(inp.q);
+          const k = t(inp.k);
+          const v = t(inp.v);
+          return () => attn.scaledDotProductAttention(q, k, v, { needWeights: false }).output.data;
+        }
+        const x = { data: inp.x, shape: [1, L, E] };
+        return () => mha.forward(x, x, x, { needWeights: false }).output.data;
+      },
+      breakdown(L) {
+        const r = makeRng(L);
+        const t = (d) => ({ data: uniform(H * L * d, 1, r), shape: [H, L, d] });
+        const [q, k, v, q2, k2, v2] = [t(D), t(D), t(D), t(2 * D), t(2 * D), t(2 * D)];
+        const x = { data: uniform(L * E, 1, r), shape: [1, L, E] };
+        const x1 = { data: uniform(E, 1, r), shape: [1, 1, E] };
+        const scale2 = 1 / Math.sqrt(D) / Math.SQRT2;
+        return [
+          {
+            name: 'SDPA d = 64 (needWeights false)',
+            flops: 4 * L * L * E,
+            run: () => attn.scaledDotProductAttention(q, k, v, { needWeights: false }),
+          },
+          {
+            name: 'SDPA d = 128 (needWeights false)',
+            flops: 8 * L * L * E,
+            run: () => attn.scaledDotProductAttention(q2, k2, v2, { needWeights: false, scale: scale2 }),
+          },
+          {
+            name: 'SDPA d = 64, needWeights true (exact path)',
+            flops: 4 * L * L * E,
+            run: () => attn.scaledDotProductAttention(q, k, v, { needWeights: true }),
+          },
+          {
+            name: 'MHA full',
+            flops: 8 * L * E * E + 4 * L * L * E,
+            run: () => mha.forward(x, x, x, { needWeights: false }),
+          },
+          {
+            name: 'MHA, one key (≈ Q + out projections)',
+            flops: 4 * L * E * E,
+            run: () => mha.forward(x, x1, x1, { needWeights: false }),
+          },
+        ];
+      },
+    });
+  }
+
+  // plain JS
+  setLoadingTag('plain-js');
+  const plain = await plainJs();
+  impls.push({
+    name: 'plain JS',
+    memKind: 'RSS Δ',
+    memBytes: () => process.memoryUsage().rss,
+    prepare({ op, L }, inp) {
+      if (op === 'SDPA') return () => plain.sdpa(inp.q, inp.k, inp.v, H, L, L, D, D, 1 / Math.sqrt(D));
+      return () => plain.mha(inp.x, L, E, H, stateDict);
+    },
+  });
+
+  // onnxruntime-web (wasm backend, 1 thread, SIMD)
+  const { sdpaModel, mhaModel } = await import('./onnx-models.mjs');
+  const sdpaBytes = sdpaModel(1 / Math.sqrt(D));
+  const mhaBytes = mhaModel(stateDict, E, H);
+  setLoadingTag('ort-web');
+  const ortWeb = await import('onnxruntime-web');
+  ortWeb.env.wasm.numThreads = 1;
+  ortWeb.env.wasm.simd = true; // (always on in 1.2x+ builds; kept for older versions)
+  ortWeb.env.wasm.proxy = false;
+  const webOpts = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  const webSessions = {
+    SDPA: await ortWeb.InferenceSession.create(sdpaBytes, webOpts),
+    MHA: await ortWeb.InferenceSession.create(mhaBytes, webOpts),
+  };
+  const ortWebMem = memoriesOf('ort-web');
+  impls.push({
+    name: 'onnxruntime-web',
+    memKind: ortWebMem.length ? 'wasm heap' : 'RSS Δ',
+    memBytes: () =>
+      ortWebMem.length ? ortWebMem.reduce((s, m) => s + m.buffer.byteLength, 0) : process.memoryUsage().rss,
+    prepare: ortPrepare(ortWeb, webSessions),
+  });
+
+  // @tensorflow/tfjs-backend-wasm (1 thread: the non-threaded SIMD binary)
+  setLoadingTag('tfjs-wasm');
+  const tf = await import('@tensorflow/tfjs-core');
+  const tfWasm = await import('@tensorflow/tfjs-backend-wasm');
+  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+  tfWasm.setThreadsCount?.(1);
+  tfWasm.setWasmPaths(path.join(here, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/'));
+  if (!(await tf.setBackend('wasm'))) throw new Error('tfjs: could not set the wasm backend');
+  await tf.ready();
+  const tfSimd = tf.env().getBool('WASM_HAS_SIMD_SUPPORT');
+  // tfjs-backend-wasm's BatchMatMul only takes its XNNPACK path for batch 1 without transpose flags (anything
+  // else runs a scalar blocked loop, ~10× slower), so the graph below is written for that: weights stored
+  // pre-transposed once, Kᵀ by an explicit transpose, and the heads as a loop of 2-D matmuls.
+  const tfW = {
+    wInT: tf.transpose(tf.tensor2d(stateDict.in_proj_weight, [3 * E, E])), // (E, 3E)
+    bIn: tf.tensor1d(stateDict.in_proj_bias),
+    wOutT: tf.transpose(tf.tensor2d(stateDict['out_proj.weight'], [E, E])),
+    bOut: tf.tensor1d(stateDict['out_proj.bias']),
+  };
+  const tfMem = memoriesOf('tfjs-wasm');
+  impls.push({
+    name: 'tfjs-backend-wasm',
+    memKind: tfMem.length ? 'wasm heap' : 'RSS Δ',
+    memBytes: () => (tfMem.length ? tfMem.reduce((s, m) => s + m.buffer.byteLength, 0) : process.memoryUsage().rss),
+    prepare({ op, L }, inp) {
+      const scale = 1 / Math.sqrt(D);
+      // q (L, d), k (L, d), v (L, d) for one head → (L, d)
+      const head = (q, k, v) => tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v);
+      if (op === 'SDPA') {
+        return () => {
+          const q = tf.tensor3d(inp.q, [H, L, D]);
+          const k = tf.tensor3d(inp.k, [H, L, D]);
+          const v = tf.tensor3d(inp.v, [H, L, D]);
+          const out = tf.tidy(() => {
+            const [qs, ks, vs] = [q, k, v].map((t) => tf.unstack(t));
+            return tf.stack(qs.map((qh, h) => head(qh, ks[h], vs[h])));
+          });
+          const data = out.dataSync();
+          tf.dispose([q, k, v, out]);
+          return data;
+        };
+      }
+      return () => {
+        const x = tf.tensor2d(inp.x, [L, E]);
+        const out = tf.tidy(() => {
+          const proj = tf.add(tf.matMul(x, tfW.wInT), tfW.bIn); // (L, 3E)
+          const heads = [];
+          for (let h = 0; h < H; ++h) {
+            const part = (i) => tf.slice(proj, [0, i * E + h * D], [L, D]);
+            heads.push(head(part(0), part(1), part(2)));
+          }
+          return tf.add(tf.matMul(tf.concat(heads, 1), tfW.wOutT), tfW.bOut);
+        });
+        const data = out.dataSync();
+        tf.dispose([x, out]);
+        return data;
+      };
+    },
+  });
+
+  // onnxruntime-node (native, 1 thread): the native reference
+  setLoadingTag('ort-node');
+  const ortNode = await import('onnxruntime-node');
+  const nodeOpts = {
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  };
+  const nodeSessions = {
+    SDPA: await ortNode.InferenceSession.create(sdpaBytes, nodeOpts),
+    MHA: await ortNode.InferenceSession.create(mhaBytes, nodeOpts),
+  };
+  impls.push({
+    name: 'onnxruntime-node',
+    memKind: 'RSS Δ',
+    memBytes: () => process.memoryUsage().rss,
+    prepare: ortPrepare(ortNode, nodeSessions),
+    // Its L×L intermediates at L = 8192 are 2 GiB each (it holds several); only try with room to spare.
+    skip: ({ L }) =>
+      L >= 8192 && os.freemem() < 8 * 1024 * MiB
+        ? `skipped: needs ~6 GiB of RAM for the L×L intermediates, ${fmtMiB(os.freemem())} free`
+        : null,
+  });
+
+  setLoadingTag('none');
+  const versions = {
+    node: process.version,
+    'onnxruntime-web': pkgVersion('onnxruntime-web'),
+    '@tensorflow/tfjs-core': pkgVersion('@tensorflow/tfjs-core'),
+    '@tensorflow/tfjs-backend-wasm': pkgVersion('@tensorflow/tfjs-backend-wasm'),
+    'onnxruntime-node': pkgVersion('onnxruntime-node'),
+    'onnx-proto': pkgVersion('onnx-proto'),
+    attnlab: JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version,
+    'attnlab dist built': fs.statSync(path.join(repoRoot, 'dist/attnlab-simd.wasm')).mtime.toISOString(),
+  };
+  const notes = {
+    'ort-web memory': ortWebMem.length ? `${ortWebMem.length} WebAssembly.Memory captured` : 'not reachable, RSS',
+    'tfjs SIMD': tfSimd,
+    'tfjs memory': tfMem.length ? `${tfMem.length} WebAssembly.Memory captured` : 'not reachable, RSS',
+  };
+  return { impls: IMPL_FILTER ? impls.filter((i) => IMPL_FILTER.has(i.name)) : impls, versions, notes };
+}
+
+function ortPrepare(ort, sessions) {
+  return ({ op, L }, inp) => {
+    const session = sessions[op];
+    if (op === 'SDPA') {
+      return async () => {
+        const t = (data) => new ort.Tensor('float32', data, [H, L, D]);
+        const out = await session.run({ q: t(inp.q), k: t(inp.k), v: t(inp.v) });
+        return out.out.data;
+      };
+    }
+    return async () => {
+      const out = await session.run({ x: new ort.Tensor('float32', inp.x, [1, L, E]) });
+      return out.out.data;
+    };
+  };
+}

@@ -1,0 +1,216 @@
+// attnlab/viz (web/src/viz.mjs) in headless Chromium, on a plain page that loads dist/viz.mjs and nothing else of
+// attnlab: cells and links drawn for given shapes, update, hover and keyboard read-outs, destroy leaving no listener,
+// named errors, and a colour ramp whose lightness rises monotonically (readable without hue).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { chromium } from 'playwright-core';
+
+import { serve } from '../../scripts/serve.mjs';
+import { root } from './helpers.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+describe('attnlab/viz in Chromium', () => {
+  let server;
+  let browser;
+  let page;
+  const requests = [];
+
+  before(async () => {
+    server = await serve(root, { isolation: false });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
+    page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+    // A blank page of the server's origin (answered by the test itself), so that /dist/viz.mjs is same-origin.
+    const blank = `${server.url}/viz-test.html`;
+    await page.route(blank, (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><html><body><div id="host"></div></body></html>' }),
+    );
+    await page.goto(blank);
+    // Count listeners added minus removed, page-wide, before viz.mjs is loaded.
+    await page.evaluate(async () => {
+      const add = EventTarget.prototype.addEventListener;
+      const remove = EventTarget.prototype.removeEventListener;
+      window.netListeners = 0;
+      EventTarget.prototype.addEventListener = function (...args) {
+        window.netListeners += 1;
+        return add.apply(this, args);
+      };
+      EventTarget.prototype.removeEventListener = function (...args) {
+        window.netListeners -= 1;
+        return remove.apply(this, args);
+      };
+      window.viz = await import('/dist/viz.mjs');
+      window.weights = (dims, seed = 1) => {
+        // Row-stochastic weights from a seeded generator: each last-dimension row sums to 1.
+        let s = seed;
+        const n = dims.reduce((a, b) => a * b, 1);
+        const data = Float32Array.from({ length: n }, () => ((s = (s * 16807) % 2147483647) / 2147483647) + 0.01);
+        const S = dims.at(-1);
+        for (let r = 0; r < n / S; ++r) {
+          let sum = 0;
+          for (let j = 0; j < S; ++j) sum += data[r * S + j];
+          for (let j = 0; j < S; ++j) data[r * S + j] /= sum;
+        }
+        return { data, shape: dims };
+      };
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('headMaps draws H maps plus their mean, accepts { data, dims } with a batch of one, and updates', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const w = window.weights([3, 4, 5]);
+      const view = window.viz.headMaps(host, w, { queryTokens: ['a', 'b', 'c', 'd'], keyTokens: ['p', 'q', 'r', 's', 't'] });
+      const first = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells,
+        captions: [...host.querySelectorAll('figcaption')].map((c) => c.textContent) };
+      view.update({ data: window.weights([1, 2, 6, 6]).data, dims: [1, 2, 6, 6] });
+      const second = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells };
+      view.destroy();
+      const noMean = window.viz.headMaps(host, w, { average: false });
+      const third = host.querySelectorAll('canvas').length;
+      noMean.destroy();
+      return { first, second, third, left: host.childElementCount };
+    });
+    assert.deepEqual(r.first, { canvases: 4, cells: '80', captions: ['head 0', 'head 1', 'head 2', 'mean of heads'] });
+    assert.deepEqual(r.second, { canvases: 3, cells: '108' });
+    assert.equal(r.third, 3);
+    assert.equal(r.left, 0);
+  });
+
+  test('hover shows the cell\'s number; arrow keys move a cursor and announce the value', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const w = window.weights([2, 3, 4], 5);
+      const view = window.viz.headMaps(host, w, { queryTokens: ['x', 'y', 'z'], keyTokens: ['k0', 'k1', 'k2', 'k3'], cellSize: 20 });
+      const canvas = host.querySelector('canvas');
+      const tip = host.querySelector('.attnlab-viz-tip');
+      const live = host.querySelector('.attnlab-viz-live');
+      // Cell (row 1, column 2): its centre is 20 px cells right of / below the label margins.
+      const box = canvas.getBoundingClientRect();
+      const k = box.width / canvas.width;
+      const left = canvas.width - 4 * 20;
+      const top = canvas.height - 3 * 20;
+      canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: box.left + (left + 2.5 * 20) * k, clientY: box.top + (top + 1.5 * 20) * k }));
+      const hover = tip.textContent;
+      canvas.focus();
+      canvas.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown', bubbles: true }));
+      const firstKey = live.textContent;
+      canvas.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowRight', bubbles: true }));
+      const secondKey = live.textContent;
+      const tabbable = canvas.tabIndex === 0;
+      view.destroy();
+      return { hover, firstKey, secondKey, tabbable, v12: w.data[1 * 4 + 2].toFixed(4), v00: w.data[0].toFixed(4), v01: w.data[1].toFixed(4) };
+    });
+    assert.equal(r.hover, `head 0: query y → key k2: ${r.v12}`);
+    assert.equal(r.firstKey, `head 0: query x → key k0: ${r.v00}`);
+    assert.equal(r.secondKey, `head 0: query x → key k1: ${r.v01}`);
+    assert.ok(r.tabbable);
+  });
+
+  test('tokenLinks draws one link per (head, query, key), toggles heads, and focuses one query', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const view = window.viz.tokenLinks(host, window.weights([3, 4, 5]), { threshold: 0 });
+      const all = view.element.dataset.links;
+      host.querySelector('button').click(); // hide head 0
+      const twoHeads = view.element.dataset.links;
+      const canvas = host.querySelector('canvas');
+      canvas.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown' }));
+      const oneQuery = view.element.dataset.links;
+      const announced = host.querySelector('.attnlab-viz-live').textContent;
+      const pressed = host.querySelector('button').getAttribute('aria-pressed');
+      view.destroy();
+      return { all, twoHeads, oneQuery, announced, pressed };
+    });
+    assert.deepEqual([r.all, r.twoHeads, r.oneQuery], ['60', '40', '10']);
+    assert.equal(r.pressed, 'false');
+    assert.match(r.announced, /^query 0: head 0 → \d .*; head 1 → \d .*; head 2 → \d /);
+  });
+
+  test('modelGrid draws layers × heads maps from one tensor or a per-layer array', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const view = window.viz.modelGrid(host, window.weights([2, 3, 4, 4]));
+      const one = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells };
+      const layers = [window.weights([1, 3, 4, 4], 2), window.weights([1, 3, 4, 4], 3), window.weights([1, 3, 4, 4], 4)];
+      view.update(layers.map((l) => ({ data: l.data, dims: l.shape })));
+      const array = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells };
+      view.destroy();
+      return { one, array };
+    });
+    assert.deepEqual(r.one, { canvases: 6, cells: '96' });
+    assert.deepEqual(r.array, { canvases: 9, cells: '144' });
+  });
+
+  test('destroy leaves no element and no listener behind', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const before = window.netListeners;
+      const views = [
+        window.viz.headMaps(host, window.weights([2, 3, 3])),
+        window.viz.tokenLinks(host, window.weights([2, 3, 3])),
+        window.viz.modelGrid(host, window.weights([2, 2, 3, 3])),
+      ];
+      views[0].update(window.weights([4, 3, 3]));
+      const during = window.netListeners - before;
+      views.forEach((v) => v.destroy());
+      return { during, after: window.netListeners - before, children: host.childElementCount };
+    });
+    assert.ok(r.during > 0, 'the views listen while they live');
+    assert.equal(r.after, 0, 'every listener added was removed');
+    assert.equal(r.children, 0);
+  });
+
+  test('bad weights and elements are named errors', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const attempt = (fn) => {
+        try {
+          fn();
+          return 'no error';
+        } catch (e) {
+          return `${e.name}: ${e.message}`;
+        }
+      };
+      return [
+        attempt(() => window.viz.headMaps(host, { data: [0.5, 0.5], shape: [1, 1, 2] })),
+        attempt(() => window.viz.headMaps(host, { data: new Float32Array(5), shape: [2, 2, 2] })),
+        attempt(() => window.viz.modelGrid(host, { data: new Float32Array(8), dims: [2, 2, 2] })),
+        attempt(() => window.viz.tokenLinks(null, window.weights([1, 2, 2]))),
+        String(host.childElementCount),
+      ];
+    });
+    assert.match(r[0], /^TypeError: headMaps: weights must be/);
+    assert.match(r[1], /^RangeError: headMaps: weights of shape \[2, 2, 2\] \(5 values\)/);
+    assert.equal(r[2], 'no error'); // (2, 2, 2) is one layer of (1, 2, 2, 2)
+    assert.match(r[3], /^TypeError: tokenLinks: element must be a DOM element/);
+    assert.equal(r[4], '1', 'only the modelGrid that succeeded left a root');
+  });
+
+  test('the weight ramp gets lighter from 0 to 1 (no hue needed to read it) and heads have distinct colours', async () => {
+    const r = await page.evaluate(() => {
+      const lum = (css) => {
+        const [rr, g, b] = css.match(/\d+/g).map(Number);
+        return 0.2126 * rr + 0.7152 * g + 0.0722 * b;
+      };
+      const ramp = Array.from({ length: 101 }, (_, i) => lum(window.viz.weightColour(i / 100)));
+      const heads = new Set(Array.from({ length: 8 }, (_, h) => window.viz.headColour(h)));
+      return { ramp, heads: heads.size };
+    });
+    for (let i = 1; i < r.ramp.length; ++i) assert.ok(r.ramp[i] >= r.ramp[i - 1], `lightness falls at ${i / 100}`);
+    assert.ok(r.ramp[100] - r.ramp[0] > 150);
+    assert.equal(r.heads, 8);
+  });
+
+  test('the page loaded viz.mjs and nothing else of attnlab', () => {
+    const dist = requests.filter((p) => p.startsWith('/dist/'));
+    assert.deepEqual(dist, ['/dist/viz.mjs']);
+  });
+});

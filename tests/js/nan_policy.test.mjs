@@ -3,7 +3,7 @@
 // wasm-SIMD and wasm-scalar agree within 1e-5 on random cases, and both agree within 1e-5 with the native build
 // (tests/consistency/native_cases.json, written by scripts/make_consistency_cases.sh).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
@@ -310,48 +310,45 @@ describe('consistency across builds', async () => {
   });
 
   const casesPath = join(root, 'tests', 'consistency', 'native_cases.json');
-  test(
-    'both wasm variants agree within 1e-5 with the native build (native_cases.json)',
-    { skip: !existsSync(casesPath) },
-    () => {
-      const { cases, target } = JSON.parse(readFileSync(casesPath, 'utf8'));
-      const num = (x) => (typeof x === 'string' ? Number(x) : x);
-      const f32 = (t) => ({ data: Float32Array.from(t.data, num), shape: t.shape });
-      const mask = (m) =>
-        m && { data: m.kind === 'bool' ? Uint8Array.from(m.data) : Float32Array.from(m.data, num), shape: m.shape };
-      assert.ok(cases.length >= 40);
-      for (const [variant, attn] of [
-        ['simd', simd],
-        ['scalar', scalar],
-      ]) {
-        cases.forEach((c, idx) => {
-          const where = `${variant} vs native ${target}, case ${idx} (${c.kind})`;
-          let got;
-          if (c.kind === 'sdpa') {
-            const options = { ...c.options, attnMask: mask(c.options.attnMask) };
-            if (!options.attnMask) delete options.attnMask;
-            got = attn.scaledDotProductAttention(f32(c.query), f32(c.key), f32(c.value), options);
-          } else {
-            const m = attn.createMultiHeadAttention(c.config);
-            try {
-              const params = {};
-              for (const [name, t] of Object.entries(c.params)) params[name] = f32(t);
-              m.loadStateDict(params);
-              const options = {
-                ...c.options,
-                keyPaddingMask: mask(c.options.keyPaddingMask),
-                attnMask: mask(c.options.attnMask),
-              };
-              for (const key of ['keyPaddingMask', 'attnMask']) if (!options[key]) delete options[key];
-              got = m.forward(f32(c.query), f32(c.key), f32(c.value), options);
-            } finally {
-              m.dispose();
-            }
+  // The cases are committed (scripts/make_consistency_cases.sh writes them): a missing file fails, not skips.
+  test('both wasm variants agree within 1e-5 with the native build (native_cases.json)', () => {
+    const { cases, target } = JSON.parse(readFileSync(casesPath, 'utf8'));
+    const num = (x) => (typeof x === 'string' ? Number(x) : x);
+    const f32 = (t) => ({ data: Float32Array.from(t.data, num), shape: t.shape });
+    const mask = (m) =>
+      m && { data: m.kind === 'bool' ? Uint8Array.from(m.data) : Float32Array.from(m.data, num), shape: m.shape };
+    assert.ok(cases.length >= 40);
+    for (const [variant, attn] of [
+      ['simd', simd],
+      ['scalar', scalar],
+    ]) {
+      cases.forEach((c, idx) => {
+        const where = `${variant} vs native ${target}, case ${idx} (${c.kind})`;
+        let got;
+        if (c.kind === 'sdpa') {
+          const options = { ...c.options, attnMask: mask(c.options.attnMask) };
+          if (!options.attnMask) delete options.attnMask;
+          got = attn.scaledDotProductAttention(f32(c.query), f32(c.key), f32(c.value), options);
+        } else {
+          const m = attn.createMultiHeadAttention(c.config);
+          try {
+            const params = {};
+            for (const [name, t] of Object.entries(c.params)) params[name] = f32(t);
+            m.loadStateDict(params);
+            const options = {
+              ...c.options,
+              keyPaddingMask: mask(c.options.keyPaddingMask),
+              attnMask: mask(c.options.attnMask),
+            };
+            for (const key of ['keyPaddingMask', 'attnMask']) if (!options[key]) delete options[key];
+            got = m.forward(f32(c.query), f32(c.key), f32(c.value), options);
+          } finally {
+            m.dispose();
           }
-          assert.equal(mismatch(got.output, f32(c.output), tol), null, `${where}: output`);
-          if (c.weights) assert.equal(mismatch(got.weights, f32(c.weights), tol), null, `${where}: weights`);
-        });
-      }
-    },
-  );
+        }
+        assert.equal(mismatch(got.output, f32(c.output), tol), null, `${where}: output`);
+        if (c.weights) assert.equal(mismatch(got.weights, f32(c.weights), tol), null, `${where}: weights`);
+      });
+    }
+  });
 });

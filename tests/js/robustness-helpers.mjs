@@ -59,29 +59,18 @@ export function randomMhaCase(rng, { maxLen = 5, config: given } = {}) {
   const query = t(layout(l, embedDim));
   const key = t(layout(s, kdim));
   const value = t(layout(s, vdim));
+  // A bool mask (1 = masked out, a quarter of the entries) or a float one (-Infinity a fifth of the time).
+  const mask = (shape) => {
+    const length = size(shape);
+    if (rng.bool()) return { data: Uint8Array.from({ length }, () => (rng.bool(0.25) ? 1 : 0)), shape };
+    return {
+      data: Float32Array.from({ length }, () => (rng.bool(0.2) ? -Infinity : Math.fround(rng() - 0.5))),
+      shape,
+    };
+  };
   const options = {};
-  if (rng.bool(0.4)) {
-    const shape = batched ? [n, s] : [s];
-    options.keyPaddingMask = rng.bool()
-      ? { data: Uint8Array.from({ length: size(shape) }, () => (rng.bool(0.25) ? 1 : 0)), shape }
-      : {
-          data: Float32Array.from({ length: size(shape) }, () =>
-            rng.bool(0.2) ? -Infinity : Math.fround(rng() - 0.5),
-          ),
-          shape,
-        };
-  }
-  if (rng.bool(0.4)) {
-    const shape = rng.bool() ? [l, s] : [n * numHeads, l, s];
-    options.attnMask = rng.bool()
-      ? { data: Uint8Array.from({ length: size(shape) }, () => (rng.bool(0.25) ? 1 : 0)), shape }
-      : {
-          data: Float32Array.from({ length: size(shape) }, () =>
-            rng.bool(0.2) ? -Infinity : Math.fround(rng() - 0.5),
-          ),
-          shape,
-        };
-  }
+  if (rng.bool(0.4)) options.keyPaddingMask = mask(batched ? [n, s] : [s]);
+  if (rng.bool(0.4)) options.attnMask = mask(rng.bool() ? [l, s] : [n * numHeads, l, s]);
   if (rng.bool(0.3)) options.needWeights = false;
   if (rng.bool(0.3)) options.averageAttnWeights = false;
   return { config, params, query, key, value, options, batched, n, l, s };

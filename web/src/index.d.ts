@@ -360,6 +360,8 @@ export interface Attnlab {
   readonly variant: Variant;
   /** The package version (as in package.json). */
   readonly version: string;
+  /** Threads this instance computes on: 1 (every variant so far runs on the calling thread). */
+  readonly threads: number;
   /** Current size of this instance's wasm memory, in bytes (it grows on demand and never shrinks). */
   memoryBytes(): number;
   /**

@@ -32,6 +32,7 @@ class Attnlab {
     this.#core = new Core(loaded.Module, loaded.key);
     Object.defineProperty(this, 'variant', { value: loaded.variant, enumerable: true });
     Object.defineProperty(this, 'version', { value: version, enumerable: true });
+    Object.defineProperty(this, 'threads', { value: 1, enumerable: true }); // every variant so far is single-threaded
   }
 
   /** Current size of this instance's wasm memory, in bytes. */

@@ -1,0 +1,89 @@
+// Type declarations of attnlab/worker (docs/api.md, "Off the calling thread"): init()'s API in a worker, every call
+// returning a Promise.
+import type {
+  AttentionGradients,
+  AttentionResult,
+  InitOptions,
+  LossAndGrad,
+  MultiHeadAttentionForwardOptions,
+  MultiHeadAttentionGradients,
+  MultiHeadAttentionOptions,
+  SdpaBackwardOptions,
+  SdpaOptions,
+  StateDict,
+  Tensor,
+  TensorInput,
+  TinyTransformerOptions,
+  TinyTransformerOutput,
+  Tokens,
+  TrainStepOptions,
+  TrainStepResult,
+  Variant,
+} from './index.js';
+
+/**
+ * What every worker call also takes, in its options (or as a trailing argument where the synchronous method has
+ * none). Calls run one at a time, in order.
+ */
+export interface CallOptions {
+  /** Aborting drops the call if it has not started: it rejects with a DOMException named `AbortError`. */
+  signal?: AbortSignal;
+  /** Transfer the inputs' ArrayBuffers to the worker instead of copying them (they become detached here). */
+  transfer?: boolean;
+}
+
+/** {@link MultiHeadAttention} of the main API, living in the worker. */
+export interface WorkerMultiHeadAttention {
+  loadStateDict(stateDict: StateDict, call?: CallOptions): Promise<void>;
+  stateDict(call?: CallOptions): Promise<Record<string, Tensor>>;
+  forward(
+    query: TensorInput,
+    key: TensorInput,
+    value: TensorInput,
+    options?: MultiHeadAttentionForwardOptions & CallOptions,
+  ): Promise<AttentionResult>;
+  backward(gradOutput: TensorInput, call?: CallOptions): Promise<MultiHeadAttentionGradients>;
+  /** Frees the object's wasm memory in the worker. */
+  dispose(call?: CallOptions): Promise<void>;
+}
+
+/** {@link TinyTransformer} of the main API, living in the worker. */
+export interface WorkerTinyTransformer {
+  loadStateDict(stateDict: StateDict, call?: CallOptions): Promise<void>;
+  stateDict(call?: CallOptions): Promise<Record<string, Tensor>>;
+  forward(tokens: Tokens, call?: CallOptions): Promise<TinyTransformerOutput>;
+  lossAndGrad(tokens: Tokens, targets: Tokens, call?: CallOptions): Promise<LossAndGrad>;
+  trainStep(tokens: Tokens, targets: Tokens, options?: TrainStepOptions & CallOptions): Promise<TrainStepResult>;
+  dispose(call?: CallOptions): Promise<void>;
+}
+
+/** init()'s result, in a worker: the same functions, returning Promises that reject with the same errors. */
+export interface AttnlabWorker {
+  readonly variant: Variant;
+  readonly version: string;
+  readonly threads: number;
+  memoryBytes(call?: CallOptions): Promise<number>;
+  scaledDotProductAttention(
+    query: TensorInput,
+    key: TensorInput,
+    value: TensorInput,
+    options?: SdpaOptions & CallOptions,
+  ): Promise<AttentionResult>;
+  scaledDotProductAttentionBackward(
+    query: TensorInput,
+    key: TensorInput,
+    value: TensorInput,
+    gradOutput: TensorInput,
+    options?: SdpaBackwardOptions & CallOptions,
+  ): Promise<AttentionGradients>;
+  createMultiHeadAttention(options: MultiHeadAttentionOptions, call?: CallOptions): Promise<WorkerMultiHeadAttention>;
+  createTinyTransformer(options: TinyTransformerOptions, call?: CallOptions): Promise<WorkerTinyTransformer>;
+  /** Ends the worker; every call that has not finished rejects. */
+  terminate(): void;
+}
+
+/**
+ * Starts a module Web Worker (in a page or a worker) or a Node worker_threads Worker, loads attnlab there with
+ * init()'s options, and resolves to its API. Rejects as init() would.
+ */
+export declare function initWorker(options?: InitOptions): Promise<AttnlabWorker>;

@@ -1,5 +1,5 @@
-// Type declarations of attnlab's public JavaScript API (docs/api.md). Hand-written; index.d.cts is an exact copy
-// for CommonJS consumers (a test checks that they stay identical).
+// Type declarations of attnlab's public JavaScript API (docs/api.md). Hand-written; scripts/build.sh generates
+// dist/index.d.cts from this file, less the ESM-only region at the end, for CommonJS consumers.
 
 declare global {
   interface SymbolConstructor {
@@ -425,6 +425,10 @@ export interface Attnlab {
  */
 export declare function init(options?: InitOptions): Promise<Attnlab>;
 
+// #region ESM-only: readSafetensors and fromHuggingFace are exported by the ES module entry only (the CommonJS entry
+// offers init(); in CommonJS use `const { readSafetensors } = await import('attnlab')`). The build drops this region
+// from index.d.cts.
+
 /** A float tensor read from a safetensors file: F32, F16 and BF16 are converted to float32 exactly. */
 export interface SafetensorsFloatTensor {
   data: Float32Array;
@@ -497,3 +501,4 @@ export declare function fromHuggingFace(
   tensors: Record<string, SafetensorsTensor | TensorInput | { data: Float32Array | null }>,
   options: FromHuggingFaceOptions,
 ): { config: MultiHeadAttentionOptions & { batchFirst: true }; stateDict: Record<string, Tensor> };
+// #endregion ESM-only

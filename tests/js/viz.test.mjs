@@ -42,11 +42,12 @@ describe('attnlab/viz in Chromium', () => {
         return remove.apply(this, args);
       };
       window.viz = await import('/dist/viz.mjs');
+      const { makeRng } = await import('/tests/js/rng.mjs'); // the tests' one seeded generator
       window.weights = (dims, seed = 1) => {
-        // Row-stochastic weights from a seeded generator: each last-dimension row sums to 1.
-        let s = seed;
+        // Row-stochastic weights: each last-dimension row sums to 1.
+        const rng = makeRng(seed);
         const n = dims.reduce((a, b) => a * b, 1);
-        const data = Float32Array.from({ length: n }, () => ((s = (s * 16807) % 2147483647) / 2147483647) + 0.01);
+        const data = Float32Array.from({ length: n }, () => rng() + 0.01);
         const S = dims.at(-1);
         for (let r = 0; r < n / S; ++r) {
           let sum = 0;

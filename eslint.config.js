@@ -16,10 +16,10 @@ export default [
     },
   },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' } },
-  // The library runs in browsers, workers and Node; the demo in browsers and its workers; the e2e and package tests
-  // hand callbacks to a browser page (page.evaluate) and run workers.
+  // The library runs in browsers, workers and Node; the demo in browsers and its workers; tests hand callbacks to a
+  // browser page (page.evaluate) and run workers.
   {
-    files: ['web/**', 'tests/e2e/**', 'tests/package/**'],
+    files: ['web/**', 'tests/**'],
     languageOptions: { globals: { ...globals.browser, ...globals.worker } },
   },
 ];

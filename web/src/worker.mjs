@@ -200,11 +200,13 @@ function remoteObject(client, kind, objectId) {
 
 /** A Worker running worker-host.mjs: a module Web Worker where `Worker` exists, else Node's worker_threads. */
 async function startWorker() {
-  const url = new URL('./worker-host.mjs', import.meta.url);
-  if (typeof Worker === 'function') return { worker: new Worker(url, { type: 'module' }), isNode: false };
+  if (typeof Worker === 'function') {
+    // Written in one expression, the pattern that Vite and webpack 5 recognise and bundle as a module worker.
+    return { worker: new Worker(new URL('./worker-host.mjs', import.meta.url), { type: 'module' }), isNode: false };
+  }
   const workerThreads = 'node:worker_threads'; // a variable: bundlers leave it alone
   const { Worker: NodeWorker } = await import(/* @vite-ignore */ /* webpackIgnore: true */ workerThreads);
-  return { worker: new NodeWorker(url), isNode: true };
+  return { worker: new NodeWorker(new URL('./worker-host.mjs', import.meta.url)), isNode: true };
 }
 
 /**

@@ -20,7 +20,10 @@
 #include <vector>
 
 #include "cpp/src/gemm-inl.h"
+#include "cpp/src/kernels.h"
+#include "cpp/src/packing-inl.h"
 #include "cpp/src/softmax-inl.h"
+#include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -33,12 +36,19 @@ constexpr size_t kKeyTile = 128;    // keys per tile of the online path (a multi
 // Query rows per block of the online path: a whole GEMM column tile (two vectors), at least 16.
 constexpr size_t kOnlineQueries = HWY_MAX(16, 2 * hn::MaxLanes(hn::ScalableTag<float>()));
 
+// Sizes and logit scale of one head: q (lq, dk), k (lk, dk), v (lk, dv). Shared by the forward and backward
+// problems.
+struct HeadDims {
+  size_t lq, lk, dk, dv;
+  float scale;
+};
+
 // One head. Rows are strided so that MHA can point into (tokens, embed) buffers without copies:
 // q (lq, dk) row stride q_stride, v (lk, dv) row stride v_stride, out (lq, dv) row stride out_stride,
 // weights (lq, lk) row stride lk or null. row_bias (lq, mask_cols) and key_bias (mask_cols) are additive and
 // may be null. AttendHead fills in v_packed (lk, dv) and, for the exact path, kt = kᵀ (dk, lk), packed as the
 // right GEMM operand, or, for the online path, k_packed (lk, dk) as the left one (PackA's layout).
-struct HeadProblem {
+struct HeadProblem : HeadDims {
   const float* q;
   size_t q_stride;
   PackedB kt;
@@ -49,8 +59,6 @@ struct HeadProblem {
   float* out;
   size_t out_stride;
   float* weights;
-  size_t lq, lk, dk, dv;
-  float scale;
   bool causal;
   const float* row_bias;
   const float* key_bias;
@@ -60,6 +68,20 @@ struct HeadProblem {
   const size_t* nonfinite_v_rows;
   size_t num_nonfinite_v_rows;
 };
+
+// A head whose q rows are q_stride floats apart and v and out rows v_stride apart (SDPA: dk and dv; MHA: E, a
+// head being a column slice of (tokens, E) buffers), with problem `row_problem`'s row bias and item
+// `key_problem`'s key bias of `bias` (their batch strides apply per index).
+HWY_INLINE HeadProblem MakeHeadProblem(const HeadDims& dims, const float* q, size_t q_stride, const float* v,
+                                       size_t v_stride, float* out, float* weights, bool causal,
+                                       const BiasArgs& bias, size_t row_problem, size_t key_problem) {
+  const float* row_bias = bias.row_bias ? bias.row_bias + row_problem * bias.row_bias_batch_stride : nullptr;
+  const float* key_bias = bias.key_bias ? bias.key_bias + key_problem * bias.key_bias_batch_stride : nullptr;
+  // (kt, k_packed, v_packed and the non-finite value rows: AttendHead's.)
+  return HeadProblem{dims, q, q_stride, /*kt=*/PackedB(), /*k_packed=*/nullptr, v, v_stride,
+                     /*v_packed=*/PackedB(), out, /*out_stride=*/v_stride, weights, causal, row_bias, key_bias,
+                     bias.mask_cols, /*nonfinite_v_rows=*/nullptr, 0};
+}
 
 // Keys query i may see: all, or j <= i when causal.
 HWY_INLINE size_t VisibleKeys(const HeadProblem& p, size_t i) { return p.causal ? std::min(p.lk, i + 1) : p.lk; }
@@ -94,22 +116,6 @@ HWY_INLINE void AddNonFiniteValueRows(const HeadProblem& p, const float* probs, 
       for (size_t c = 0; c < p.dv; ++c) out_row[c] += w * v_row[c];
     }
   }
-}
-
-// Whether x[0, n) holds no NaN or ±∞: x - x is 0 for a finite x and NaN otherwise, and a NaN stays in the sum.
-HWY_INLINE bool AllFinite(const float* HWY_RESTRICT x, size_t n) {
-  const hn::ScalableTag<float> d;
-  auto sum = hn::Zero(d);
-  bool finite = true;
-  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
-    const auto v = hn::LoadU(dd, x + j);
-    if constexpr (hn::MaxLanes(decltype(dd)()) == 1) {
-      finite = finite && std::isfinite(hn::GetLane(v));
-    } else {
-      sum = hn::Add(sum, hn::Sub(v, v));
-    }
-  });
-  return finite && hn::AllTrue(d, hn::Eq(sum, sum));
 }
 
 // Exact path; the logits are computed in place in p.weights.

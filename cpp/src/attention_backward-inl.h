@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "cpp/src/gemm-inl.h"
-#include "cpp/src/softmax-inl.h"
+#include "cpp/src/attention-inl.h"
+#include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -25,7 +26,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // One head's backward problem; every matrix is row-major with its own row stride.
 // q (lq, dk), k (lk, dk), v (lk, dv), weights (lq, lk) contiguous, d_out (lq, dv) →
 // d_q (lq, dk), d_k (lk, dk), d_v (lk, dv), overwritten.
-struct HeadGradProblem {
+struct HeadGradProblem : HeadDims {
   const float* q;
   size_t q_stride;
   const float* k;
@@ -41,9 +42,17 @@ struct HeadGradProblem {
   size_t d_k_stride;
   float* d_v;
   size_t d_v_stride;
-  size_t lq, lk, dk, dv;
-  float scale;
 };
+
+// A head whose q, k, d_q and d_k rows are qk_stride floats apart and v, d_out and d_v rows v_stride apart
+// (SDPA: dk and dv; MHA: E).
+HWY_INLINE HeadGradProblem MakeHeadGradProblem(const HeadDims& dims, size_t qk_stride, size_t v_stride,
+                                               const float* q, const float* k, const float* v, const float* weights,
+                                               const float* d_out, float* d_q, float* d_k, float* d_v) {
+  // Each matrix with its row stride, in the struct's order.
+  return HeadGradProblem{dims,     q,   qk_stride, k,   qk_stride, v,   v_stride, weights, d_out,
+                         v_stride, d_q, qk_stride, d_k, qk_stride, d_v, v_stride};
+}
 
 // dS row in place: ds = scale · w ⊙ (ds − Σ w ⊙ ds) over n entries.
 HWY_INLINE void SoftmaxGradRow(const float* HWY_RESTRICT w, float* HWY_RESTRICT ds, size_t n, float scale) {

@@ -1,5 +1,5 @@
 // Register-tiled, cache-blocked single-precision matrix product for every Highway target:
-// C (m, n) = A (m, k) · B (k, n) [+ bias (n)] [+ C]: C row-major, A with a row and a column stride (so that Aᵀ
+// C (m, n) = A (m, k) · B (k, n) [+ bias (n)], or C += A · B: C row-major, A with a row and a column stride (so that Aᵀ
 // is read in place: dW = dYᵀ X needs no transpose), B in the panel layout of packing.h.
 // Per-target code: include after hwy/highway.h, inside the foreach_target translation unit.
 
@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "cpp/src/packing-inl.h"
 #include "cpp/src/packing.h"
 #include "hwy/highway.h"
 
@@ -103,44 +104,6 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
   for (size_t r = 0; r < kRows; ++r) std::copy(tile + r * width, tile + r * width + valid, c + r * ldc + j);
 }
 
-// Packs rows [0, rows) x steps [0, kc) of A (element (i, p) at a[i * lda + p * a_col_stride]) for GemmTile: groups
-// of 4 rows interleaved (out[g * 4 * kc + p * 4 + r]), then each remaining row contiguous.
-HWY_INLINE void PackA(size_t rows, size_t kc, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
-                      float* HWY_RESTRICT out) {
-  size_t i = 0;
-  for (; i + 4 <= rows; i += 4, out += 4 * kc) {
-    size_t p0 = 0;
-#if HWY_TARGET != HWY_SCALAR
-    if (a_col_stride == 1) {  // 4 x 4 transposes: rows r0..r3 (p..p+3) → out (p..p+3, 4)
-      const hn::FixedTag<float, 4> d;
-      const hn::Repartition<uint64_t, decltype(d)> d64;
-      const float* row = a + i * lda;
-      for (; p0 + 4 <= kc; p0 += 4) {
-        const auto r0 = hn::LoadU(d, row + p0), r1 = hn::LoadU(d, row + lda + p0);
-        const auto r2 = hn::LoadU(d, row + 2 * lda + p0), r3 = hn::LoadU(d, row + 3 * lda + p0);
-        const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d, r0, r1));  // r0[0] r1[0] r0[1] r1[1]
-        const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d, r2, r3));  // r2[0] r3[0] r2[1] r3[1]
-        const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d, r0, r1));  // r0[2] r1[2] r0[3] r1[3]
-        const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d, r2, r3));
-        float* dst = out + p0 * 4;
-        hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t0, t1)), d, dst);
-        hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t0, t1)), d, dst + 4);
-        hn::StoreU(hn::BitCast(d, hn::InterleaveLower(d64, t2, t3)), d, dst + 8);
-        hn::StoreU(hn::BitCast(d, hn::InterleaveUpper(d64, t2, t3)), d, dst + 12);
-      }
-    }
-#endif
-    for (size_t r = 0; r < 4; ++r) {
-      const float* src = a + (i + r) * lda;
-      for (size_t p = p0; p < kc; ++p) out[p * 4 + r] = src[p * a_col_stride];
-    }
-  }
-  for (; i < rows; ++i, out += kc) {
-    const float* src = a + i * lda;
-    for (size_t p = 0; p < kc; ++p) out[p] = src[p * a_col_stride];
-  }
-}
-
 // One (mc, kc) block of A against every column tile: A packed into a_packed, or read in place.
 template <bool kPackedA>
 HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda,
@@ -161,7 +124,8 @@ HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTR
   }
 }
 
-// C (m, n) = A (m, k) · B (k, n) + (bias (n) if non-null) + (C if accumulate), B packed (packing.h). k may be 0.
+// C (m, n) = A (m, k) · B (k, n) + (bias (n) if non-null), or C += A · B when accumulate (bias is then not read),
+// B packed (packing.h). k may be 0.
 // A's element (i, p) is a[i * lda + p * a_col_stride]: a_col_stride 1 for A, or lda 1 and a_col_stride = the
 // row stride of a (k, m) matrix for its transpose.
 HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,

@@ -12,6 +12,7 @@
 #include "cpp/src/attention_backward-inl.h"
 #include "cpp/src/gemm-inl.h"
 #include "cpp/src/kernels.h"
+#include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -30,26 +31,12 @@ ForwardScratch& ThreadScratch() {
   return scratch;
 }
 
+HeadDims SdpaDims(const SdpaArgs& a) { return HeadDims{a.lq, a.lk, a.dk, a.dv, a.scale}; }
+
 // Problem b of an SdpaArgs batch, with the caller's output and weights pointers.
 HeadProblem SdpaHead(const SdpaArgs& a, size_t b, float* out, float* weights) {
-  HeadProblem p;
-  p.q = a.q + b * a.lq * a.dk;
-  p.q_stride = a.dk;
-  p.v = a.v + b * a.lk * a.dv;
-  p.v_stride = a.dv;
-  p.out = out;
-  p.out_stride = a.dv;
-  p.weights = weights;
-  p.lq = a.lq;
-  p.lk = a.lk;
-  p.dk = a.dk;
-  p.dv = a.dv;
-  p.scale = a.scale;
-  p.causal = a.causal;
-  p.row_bias = a.bias.row_bias ? a.bias.row_bias + b * a.bias.row_bias_batch_stride : nullptr;
-  p.key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
-  p.mask_cols = a.bias.mask_cols;
-  return p;
+  return MakeHeadProblem(SdpaDims(a), a.q + b * a.lq * a.dk, a.dk, a.v + b * a.lk * a.dv, a.dv, out, weights,
+                         a.causal, a.bias, b, b);
 }
 
 // q (batch, lq, dk), k (batch, lk, dk), v (batch, lk, dv) → out (batch, lq, dv), weights (batch, lq, lk).
@@ -73,27 +60,9 @@ void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
     const float* k = a.k + b * a.lk * a.dk;
     const HeadProblem p = SdpaHead(a, b, out.data(), weights.data());
     AttendHead(p, k, a.dk, scratch);
-    HeadGradProblem gp;
-    gp.q = p.q;
-    gp.q_stride = a.dk;
-    gp.k = k;
-    gp.k_stride = a.dk;
-    gp.v = p.v;
-    gp.v_stride = a.dv;
-    gp.weights = weights.data();
-    gp.d_out = g.grad_out + b * a.lq * a.dv;
-    gp.d_out_stride = a.dv;
-    gp.d_q = g.grad_q + b * a.lq * a.dk;
-    gp.d_q_stride = a.dk;
-    gp.d_k = g.grad_k + b * a.lk * a.dk;
-    gp.d_k_stride = a.dk;
-    gp.d_v = g.grad_v + b * a.lk * a.dv;
-    gp.d_v_stride = a.dv;
-    gp.lq = a.lq;
-    gp.lk = a.lk;
-    gp.dk = a.dk;
-    gp.dv = a.dv;
-    gp.scale = a.scale;
+    const HeadGradProblem gp =
+        MakeHeadGradProblem(SdpaDims(a), a.dk, a.dv, p.q, k, p.v, weights.data(), g.grad_out + b * a.lq * a.dv,
+                            g.grad_q + b * a.lq * a.dk, g.grad_k + b * a.lk * a.dk, g.grad_v + b * a.lk * a.dv);
     AttendHeadBackward(gp, pack, ds);
   }
 }
@@ -159,34 +128,20 @@ void MhaForwardImpl(const MhaArgs& a) {
     if (head_weights.size() < a.l * s_all) head_weights.resize(a.l * s_all);
     std::fill(a.weights, a.weights + a.n * a.l * s_all, 0.0f);
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
   if (s_all == 0) std::fill(ctx, ctx + a.n * a.l * e, 0.0f);  // no key: every row fully masked, no weights
   for (size_t b = 0; b < a.n && s_all > 0; ++b) {
     for (size_t h = 0; h < a.heads; ++h) {
       const size_t bh = b * a.heads + h;
-      HeadProblem p;
-      p.q = q + b * a.l * e + h * hd;
-      p.q_stride = e;
-      p.v = v + b * s_all * e + h * hd;
-      p.v_stride = e;
-      p.out = ctx + b * a.l * e + h * hd;
-      p.out_stride = e;
       // Where this head's weights go: straight into the caller's per-head output, or first into the saved
       // buffer or the averaging scratch (then copied or summed below).
       const bool direct = a.weights && !average && !saved.weights;
-      p.weights = saved.weights ? saved.weights + bh * a.l * s_all
-                  : direct      ? a.weights + bh * a.l * s_all
-                  : average     ? head_weights.data()
-                                : nullptr;
-      p.lq = a.l;
-      p.lk = s_all;
-      p.dk = hd;
-      p.dv = hd;
-      p.scale = scale;
-      p.causal = false;
-      p.row_bias = a.bias.row_bias ? a.bias.row_bias + bh * a.bias.row_bias_batch_stride : nullptr;
-      p.key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
-      p.mask_cols = a.s;
+      float* weights = saved.weights ? saved.weights + bh * a.l * s_all
+                       : direct      ? a.weights + bh * a.l * s_all
+                       : average     ? head_weights.data()
+                                     : nullptr;
+      const HeadProblem p = MakeHeadProblem(dims, q + b * a.l * e + h * hd, e, v + b * s_all * e + h * hd, e,
+                                            ctx + b * a.l * e + h * hd, weights, /*causal=*/false, a.bias, bh, b);
       AttendHead(p, k + b * s_all * e + h * hd, e, scratch);
       if (a.weights && !direct) {
         float* dst = average ? a.weights + b * a.l * s_all : a.weights + bh * a.l * s_all;
@@ -227,31 +182,14 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
 
   // Heads.
   std::vector<float> ds;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
   for (size_t b = 0; b < a.n && s_all > 0; ++b) {  // no key: d q = 0
     for (size_t h = 0; h < a.heads; ++h) {
       const size_t q_off = b * a.l * e + h * hd, kv_off = b * s_all * e + h * hd;
-      HeadGradProblem p;
-      p.q = saved.q + q_off;
-      p.q_stride = e;
-      p.k = saved.k + kv_off;
-      p.k_stride = e;
-      p.v = saved.v + kv_off;
-      p.v_stride = e;
-      p.weights = saved.weights + (b * a.heads + h) * a.l * s_all;
-      p.d_out = d_ctx.data() + q_off;
-      p.d_out_stride = e;
-      p.d_q = d_q.data() + q_off;
-      p.d_q_stride = e;
-      p.d_k = d_k.data() + kv_off;
-      p.d_k_stride = e;
-      p.d_v = d_v.data() + kv_off;
-      p.d_v_stride = e;
-      p.lq = a.l;
-      p.lk = s_all;
-      p.dk = hd;
-      p.dv = hd;
-      p.scale = scale;
+      const HeadGradProblem p = MakeHeadGradProblem(
+          dims, e, e, saved.q + q_off, saved.k + kv_off, saved.v + kv_off,
+          saved.weights + (b * a.heads + h) * a.l * s_all, d_ctx.data() + q_off, d_q.data() + q_off,
+          d_k.data() + kv_off, d_v.data() + kv_off);
       AttendHeadBackward(p, pack, ds);
     }
   }

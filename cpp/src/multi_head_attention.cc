@@ -2,10 +2,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <stdexcept>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -17,197 +18,71 @@
 namespace attnlab {
 namespace {
 
-}  // namespace
-
-struct MultiHeadAttention::Impl {
-  MhaConfig config;
-  size_t e = 0, kdim = 0, vdim = 0;
-  bool packed_in_proj = true;  // kdim == vdim == embed_dim: one in_proj_weight (3E, E)
-  // PyTorch layouts: w_q (E, E), w_k (E, kdim), w_v (E, vdim), w_o (E, E); biases (E).
+// The parameters in PyTorch's layouts: w_q (E, E), w_k (E, kdim), w_v (E, vdim), w_o (E, E); biases (E);
+// bias_k, bias_v (E). Backward's gradients have the same layout.
+struct MhaParams {
   std::vector<float> w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, bias_k, bias_v;
-  // Wᵀ (in_features, E), packed once per load for the kernels' GEMM.
-  std::vector<float> w_q_t, w_k_t, w_v_t, w_o_t;
-  PackedB w_q_packed, w_k_packed, w_v_packed, w_o_packed;
-
-  // What the last Forward with requires_grad left for Backward: copies of its inputs, its intermediates and
-  // its arguments (pointing at those copies).
-  struct Saved {
-    bool valid = false;
-    std::vector<float> query, key, value, q, k, v, ctx, weights;
-    MhaSaved buffers;
-    MhaArgs args;
-    Shape output_shape;
-    Shape query_shape, key_shape, value_shape;
-  } saved;
-
-  void Pack() {
-    w_q_packed = PackB(w_q.data(), e, e, e, /*transposed=*/true, w_q_t);
-    w_k_packed = PackB(w_k.data(), kdim, kdim, e, /*transposed=*/true, w_k_t);
-    w_v_packed = PackB(w_v.data(), vdim, vdim, e, /*transposed=*/true, w_v_t);
-    w_o_packed = PackB(w_o.data(), e, e, e, /*transposed=*/true, w_o_t);
-  }
 };
 
-MultiHeadAttention::MultiHeadAttention(const MhaConfig& config, uint64_t seed) : impl_(nullptr) {
-  if (config.embed_dim <= 0) Fail("embed_dim", "a positive integer", std::to_string(config.embed_dim));
-  if (config.num_heads <= 0) Fail("num_heads", "a positive integer", std::to_string(config.num_heads));
-  if (config.embed_dim % config.num_heads != 0) {
-    Fail("embed_dim", "a multiple of num_heads = " + std::to_string(config.num_heads),
-         std::to_string(config.embed_dim));
-  }
-  for (const auto& [name, dim] : {std::pair<const char*, int64_t>{"kdim", config.kdim}, {"vdim", config.vdim}}) {
-    if (dim != -1 && dim <= 0) Fail(name, "a positive integer (or -1 for embed_dim)", std::to_string(dim));
-  }
-  const int64_t e = config.embed_dim;
-  const int64_t kdim = config.kdim == -1 ? e : config.kdim;
-  const int64_t vdim = config.vdim == -1 ? e : config.vdim;
-  CheckedNumel("embed_dim", {4, e, e});
-  CheckedNumel("kdim", {e, kdim});
-  CheckedNumel("vdim", {e, vdim});
+// One state-dict entry: its name and shape, and the parameters it concatenates, with their element counts
+// (in_proj_weight = [w_q; w_k; w_v]). The one description of the state dict: ParameterShapes, LoadStateDict,
+// StateDict and Backward's grad_params all walk it.
+struct StateSlot {
+  const char* name;
+  Shape shape;
+  std::vector<std::pair<std::vector<float> MhaParams::*, size_t>> parts;
+};
 
-  auto impl = std::make_unique<Impl>();
-  impl->config = config;
-  impl->config.kdim = kdim;
-  impl->config.vdim = vdim;
-  impl->e = static_cast<size_t>(e);
-  impl->kdim = static_cast<size_t>(kdim);
-  impl->vdim = static_cast<size_t>(vdim);
-  impl->packed_in_proj = kdim == e && vdim == e;
-
-  // PyTorch's _reset_parameters: xavier_uniform_ on in_proj_weight (3E, E) as one matrix or on each of
-  // q/k/v_proj_weight, zero in_proj_bias and out_proj.bias, out_proj.weight as nn.Linear
-  // (kaiming_uniform_(a=√5) = U(±1/√E)), xavier_normal_ on bias_k/bias_v (1, 1, E).
-  Rng rng(seed);
-  const size_t ue = impl->e;
-  auto fill_uniform = [&](std::vector<float>& w, size_t n, double bound) {
-    w.resize(n);
-    for (float& x : w) x = rng.Uniform(bound);
-  };
-  if (impl->packed_in_proj) {
-    const double bound = std::sqrt(6.0 / (ue + 3.0 * ue));
-    fill_uniform(impl->w_q, ue * ue, bound);
-    fill_uniform(impl->w_k, ue * ue, bound);
-    fill_uniform(impl->w_v, ue * ue, bound);
+// PyTorch's names and order for configuration c (kdim, vdim resolved).
+std::vector<StateSlot> StateSlots(const MhaConfig& c) {
+  const int64_t e = c.embed_dim;
+  const size_t ue = static_cast<size_t>(e), uk = static_cast<size_t>(c.kdim), uv = static_cast<size_t>(c.vdim);
+  std::vector<StateSlot> slots;
+  if (c.kdim == e && c.vdim == e) {
+    slots.push_back({"in_proj_weight",
+                     {3 * e, e},
+                     {{&MhaParams::w_q, ue * ue}, {&MhaParams::w_k, ue * ue}, {&MhaParams::w_v, ue * ue}}});
   } else {
-    fill_uniform(impl->w_q, ue * ue, std::sqrt(6.0 / (2.0 * ue)));
-    fill_uniform(impl->w_k, ue * impl->kdim, std::sqrt(6.0 / (ue + impl->kdim)));
-    fill_uniform(impl->w_v, ue * impl->vdim, std::sqrt(6.0 / (ue + impl->vdim)));
+    slots.push_back({"q_proj_weight", {e, e}, {{&MhaParams::w_q, ue * ue}}});
+    slots.push_back({"k_proj_weight", {e, c.kdim}, {{&MhaParams::w_k, ue * uk}}});
+    slots.push_back({"v_proj_weight", {e, c.vdim}, {{&MhaParams::w_v, ue * uv}}});
   }
-  fill_uniform(impl->w_o, ue * ue, 1.0 / std::sqrt(static_cast<double>(ue)));
-  if (config.bias) {
-    impl->b_q.assign(ue, 0.0f);
-    impl->b_k.assign(ue, 0.0f);
-    impl->b_v.assign(ue, 0.0f);
-    impl->b_o.assign(ue, 0.0f);
+  if (c.bias) {
+    slots.push_back({"in_proj_bias", {3 * e}, {{&MhaParams::b_q, ue}, {&MhaParams::b_k, ue}, {&MhaParams::b_v, ue}}});
   }
-  if (config.add_bias_kv) {
-    const double stddev = std::sqrt(2.0 / (2.0 * ue));
-    impl->bias_k.resize(ue);
-    impl->bias_v.resize(ue);
-    for (float& x : impl->bias_k) x = rng.Normal(stddev);
-    for (float& x : impl->bias_v) x = rng.Normal(stddev);
+  if (c.add_bias_kv) {
+    slots.push_back({"bias_k", {1, 1, e}, {{&MhaParams::bias_k, ue}}});
+    slots.push_back({"bias_v", {1, 1, e}, {{&MhaParams::bias_v, ue}}});
   }
-  impl->Pack();
-  impl_ = impl.release();
+  slots.push_back({"out_proj.weight", {e, e}, {{&MhaParams::w_o, ue * ue}}});
+  if (c.bias) slots.push_back({"out_proj.bias", {e}, {{&MhaParams::b_o, ue}}});
+  return slots;
 }
 
-MultiHeadAttention::~MultiHeadAttention() { delete impl_; }
-MultiHeadAttention::MultiHeadAttention(MultiHeadAttention&& other) noexcept : impl_(other.impl_) {
-  other.impl_ = nullptr;
-}
-MultiHeadAttention& MultiHeadAttention::operator=(MultiHeadAttention&& other) noexcept {
-  std::swap(impl_, other.impl_);
-  return *this;
-}
-
-const MhaConfig& MultiHeadAttention::config() const { return impl_->config; }
-
-std::vector<std::pair<std::string, Shape>> MultiHeadAttention::ParameterShapes() const {
-  const int64_t e = impl_->config.embed_dim, kdim = impl_->config.kdim, vdim = impl_->config.vdim;
-  std::vector<std::pair<std::string, Shape>> shapes;
-  if (impl_->packed_in_proj) {
-    shapes.push_back({"in_proj_weight", {3 * e, e}});
-  } else {
-    shapes.push_back({"q_proj_weight", {e, e}});
-    shapes.push_back({"k_proj_weight", {e, kdim}});
-    shapes.push_back({"v_proj_weight", {e, vdim}});
-  }
-  if (impl_->config.bias) shapes.push_back({"in_proj_bias", {3 * e}});
-  if (impl_->config.add_bias_kv) {
-    shapes.push_back({"bias_k", {1, 1, e}});
-    shapes.push_back({"bias_v", {1, 1, e}});
-  }
-  shapes.push_back({"out_proj.weight", {e, e}});
-  if (impl_->config.bias) shapes.push_back({"out_proj.bias", {e}});
-  return shapes;
-}
-
-void MultiHeadAttention::LoadStateDict(const std::map<std::string, TensorView>& state_dict) {
-  CheckStateDict(ParameterShapes(), state_dict);
-  // Everything is valid: copy.
-  Impl& m = *impl_;
-  const size_t e = m.e;
-  auto get = [&](const char* name, size_t offset, size_t count) {
-    const float* p = state_dict.at(name).data + offset;
-    return std::vector<float>(p, p + count);
-  };
-  if (m.packed_in_proj) {
-    m.w_q = get("in_proj_weight", 0, e * e);
-    m.w_k = get("in_proj_weight", e * e, e * e);
-    m.w_v = get("in_proj_weight", 2 * e * e, e * e);
-  } else {
-    m.w_q = get("q_proj_weight", 0, e * e);
-    m.w_k = get("k_proj_weight", 0, e * m.kdim);
-    m.w_v = get("v_proj_weight", 0, e * m.vdim);
-  }
-  if (m.config.bias) {
-    m.b_q = get("in_proj_bias", 0, e);
-    m.b_k = get("in_proj_bias", e, e);
-    m.b_v = get("in_proj_bias", 2 * e, e);
-    m.b_o = get("out_proj.bias", 0, e);
-  }
-  if (m.config.add_bias_kv) {
-    m.bias_k = get("bias_k", 0, e);
-    m.bias_v = get("bias_v", 0, e);
-  }
-  m.w_o = get("out_proj.weight", 0, e * e);
-  m.Pack();
-  m.saved.valid = false;  // its intermediates belong to the old parameters
-}
-
-std::map<std::string, Tensor> MultiHeadAttention::StateDict() const {
-  const Impl& m = *impl_;
-  auto concat = [](std::initializer_list<const std::vector<float>*> parts) {
-    std::vector<float> all;
-    for (const auto* p : parts) all.insert(all.end(), p->begin(), p->end());
-    return all;
-  };
-  std::map<std::string, std::vector<float>> data;
-  if (m.packed_in_proj) {
-    data["in_proj_weight"] = concat({&m.w_q, &m.w_k, &m.w_v});
-  } else {
-    data["q_proj_weight"] = m.w_q;
-    data["k_proj_weight"] = m.w_k;
-    data["v_proj_weight"] = m.w_v;
-  }
-  if (m.config.bias) {
-    data["in_proj_bias"] = concat({&m.b_q, &m.b_k, &m.b_v});
-    data["out_proj.bias"] = m.b_o;
-  }
-  if (m.config.add_bias_kv) {
-    data["bias_k"] = m.bias_k;
-    data["bias_v"] = m.bias_v;
-  }
-  data["out_proj.weight"] = m.w_o;
+// The state dict of `params` (or of gradients in the same layout): each slot's parts concatenated.
+std::map<std::string, Tensor> JoinSlots(const std::vector<StateSlot>& slots, const MhaParams& params) {
   std::map<std::string, Tensor> dict;
-  for (const auto& [name, shape] : ParameterShapes()) dict[name] = Tensor{std::move(data[name]), shape};
+  for (const StateSlot& slot : slots) {
+    Tensor& t = dict[slot.name];
+    t.shape = slot.shape;
+    for (const auto& part : slot.parts) {
+      const std::vector<float>& data = params.*part.first;
+      t.data.insert(t.data.end(), data.begin(), data.end());
+    }
+  }
   return dict;
 }
 
-AttentionResult MultiHeadAttention::Forward(const TensorView& query, const TensorView& key, const TensorView& value,
-                                            const MhaForwardOptions& options) {
-  Impl& m = *impl_;
-  const MhaConfig& c = m.config;
+float* DataOrNull(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
+
+
+// Validates Forward's arguments against configuration c (kdim, vdim resolved) and fills in every size, the
+// layout and the masks of MhaArgs (not the parameters, out or weights); weights_shape gets the returned weights'
+// shape. The mask storages hold bool masks' additive form. Every size check comes before the first allocation:
+// a rejected call allocates nothing.
+MhaArgs PrepareMha(const MhaConfig& c, const TensorView& query, const TensorView& key, const TensorView& value,
+                   const MhaForwardOptions& options, std::vector<float>& kpm_storage, std::vector<float>& mask_storage,
+                   Shape& weights_shape) {
   const size_t rank = query.shape.size();
   if (rank != 3 && rank != 2) {
     Fail("query", c.batch_first ? "rank 3 (N, L, E) or rank 2 (L, E)" : "rank 3 (L, N, E) or rank 2 (L, E)",
@@ -251,7 +126,6 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
 
   const int64_t h = c.num_heads;
   MhaArgs args;
-  std::vector<float> kpm_storage, mask_storage;
   const Mask& kpm = options.key_padding_mask;
   const size_t kpm_numel = CheckMask("key_padding_mask", kpm);
   if (kpm.kind != Mask::Kind::kNone) {
@@ -281,21 +155,12 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
   args.bias.mask_cols = static_cast<size_t>(s);
 
   const int64_t s_all = s + (c.add_bias_kv ? 1 : 0) + (c.add_zero_attn ? 1 : 0);
-  // Every size check before the first allocation: a rejected call allocates nothing.
-  Shape w_shape = options.average_attn_weights ? Shape{n, l, s_all} : Shape{n, h, l, s_all};
-  if (!batched) w_shape.erase(w_shape.begin());
-  const size_t out_numel = CheckedNumel("output", query.shape);
-  const size_t w_numel = options.need_weights ? CheckedNumel("weights", w_shape) : 0;
+  weights_shape = options.average_attn_weights ? Shape{n, l, s_all} : Shape{n, h, l, s_all};
+  if (!batched) weights_shape.erase(weights_shape.begin());
+  CheckedNumel("output", query.shape);
+  if (options.need_weights) CheckedNumel("weights", weights_shape);
   CheckedNumel("key", {n, s_all, c.embed_dim});  // projected key/value buffers
   if (options.requires_grad) CheckedNumel("weights", {n, h, l, s_all});  // saved per-head weights
-  AttentionResult result;
-  result.output.shape = query.shape;
-  result.output.data.resize(out_numel);
-  if (options.need_weights) {
-    result.weights.data.resize(w_numel);
-    result.weights.shape = w_shape;
-    args.weights = result.weights.data.data();
-  }
 
   args.query = query.data;
   args.key = key.data;
@@ -303,43 +168,185 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
   args.n = static_cast<size_t>(n);
   args.l = static_cast<size_t>(l);
   args.s = static_cast<size_t>(s);
-  args.e = m.e;
+  args.e = static_cast<size_t>(c.embed_dim);
   args.heads = static_cast<size_t>(h);
-  args.kdim = m.kdim;
-  args.vdim = m.vdim;
+  args.kdim = static_cast<size_t>(c.kdim);
+  args.vdim = static_cast<size_t>(c.vdim);
   args.batch_first = c.batch_first || !batched;
-  args.wq_t = m.w_q_packed;
-  args.wk_t = m.w_k_packed;
-  args.wv_t = m.w_v_packed;
-  args.wo_t = m.w_o_packed;
-  if (c.bias) {
-    args.bq = m.b_q.data();
-    args.bk = m.b_k.data();
-    args.bv = m.b_v.data();
-    args.bo = m.b_o.data();
-  }
-  if (c.add_bias_kv) {
-    args.bias_k = m.bias_k.data();
-    args.bias_v = m.bias_v.data();
-  }
   args.add_zero_attn = c.add_zero_attn;
-  args.out = result.output.data.data();
   args.average_weights = options.average_attn_weights;
+  return args;
+}
+
+}  // namespace
+
+struct MultiHeadAttention::Impl {
+  MhaConfig config;  // kdim and vdim resolved
+  size_t e = 0, kdim = 0, vdim = 0;
+  MhaParams params;
+  // Wᵀ (in_features, E), packed once per load for the kernels' GEMM.
+  std::vector<float> w_q_t, w_k_t, w_v_t, w_o_t;
+  PackedB w_q_packed, w_k_packed, w_v_packed, w_o_packed;
+
+  // What the last Forward with requires_grad left for Backward: copies of its inputs, its intermediates and
+  // its arguments (pointing at those copies).
+  struct Saved {
+    bool valid = false;
+    std::vector<float> query, key, value, q, k, v, ctx, weights;
+    MhaSaved buffers;
+    MhaArgs args;
+    Shape output_shape;
+    Shape query_shape, key_shape, value_shape;
+  } saved;
+
+  void Pack() {
+    w_q_packed = PackB(params.w_q.data(), e, e, e, /*transposed=*/true, w_q_t);
+    w_k_packed = PackB(params.w_k.data(), kdim, kdim, e, /*transposed=*/true, w_k_t);
+    w_v_packed = PackB(params.w_v.data(), vdim, vdim, e, /*transposed=*/true, w_v_t);
+    w_o_packed = PackB(params.w_o.data(), e, e, e, /*transposed=*/true, w_o_t);
+  }
+
+  // The parameters' part of MhaArgs.
+  void SetParameters(MhaArgs& args) {
+    args.wq_t = w_q_packed;
+    args.wk_t = w_k_packed;
+    args.wv_t = w_v_packed;
+    args.wo_t = w_o_packed;
+    args.bq = DataOrNull(params.b_q);
+    args.bk = DataOrNull(params.b_k);
+    args.bv = DataOrNull(params.b_v);
+    args.bo = DataOrNull(params.b_o);
+    args.bias_k = DataOrNull(params.bias_k);
+    args.bias_v = DataOrNull(params.bias_v);
+  }
+};
+
+MultiHeadAttention::MultiHeadAttention(const MhaConfig& config, uint64_t seed) {
+  if (config.embed_dim <= 0) Fail("embed_dim", "a positive integer", std::to_string(config.embed_dim));
+  if (config.num_heads <= 0) Fail("num_heads", "a positive integer", std::to_string(config.num_heads));
+  if (config.embed_dim % config.num_heads != 0) {
+    Fail("embed_dim", "a multiple of num_heads = " + std::to_string(config.num_heads),
+         std::to_string(config.embed_dim));
+  }
+  for (const auto& [name, dim] : {std::pair<const char*, int64_t>{"kdim", config.kdim}, {"vdim", config.vdim}}) {
+    if (dim != -1 && dim <= 0) Fail(name, "a positive integer (or -1 for embed_dim)", std::to_string(dim));
+  }
+  const int64_t e = config.embed_dim;
+  const int64_t kdim = config.kdim == -1 ? e : config.kdim;
+  const int64_t vdim = config.vdim == -1 ? e : config.vdim;
+  CheckedNumel("embed_dim", {4, e, e});
+  CheckedNumel("kdim", {e, kdim});
+  CheckedNumel("vdim", {e, vdim});
+
+  impl_ = std::make_unique<Impl>();
+  Impl& m = *impl_;
+  m.config = config;
+  m.config.kdim = kdim;
+  m.config.vdim = vdim;
+  m.e = static_cast<size_t>(e);
+  m.kdim = static_cast<size_t>(kdim);
+  m.vdim = static_cast<size_t>(vdim);
+
+  // PyTorch's _reset_parameters: xavier_uniform_ on in_proj_weight (3E, E) as one matrix or on each of
+  // q/k/v_proj_weight, zero in_proj_bias and out_proj.bias, out_proj.weight as nn.Linear
+  // (kaiming_uniform_(a=√5) = U(±1/√E)), xavier_normal_ on bias_k/bias_v (1, 1, E).
+  Rng rng(seed);
+  const size_t ue = m.e;
+  MhaParams& p = m.params;
+  auto fill_uniform = [&](std::vector<float>& w, size_t n, double bound) {
+    w.resize(n);
+    for (float& x : w) x = rng.Uniform(bound);
+  };
+  if (kdim == e && vdim == e) {
+    const double bound = std::sqrt(6.0 / (ue + 3.0 * ue));
+    fill_uniform(p.w_q, ue * ue, bound);
+    fill_uniform(p.w_k, ue * ue, bound);
+    fill_uniform(p.w_v, ue * ue, bound);
+  } else {
+    fill_uniform(p.w_q, ue * ue, std::sqrt(6.0 / (2.0 * ue)));
+    fill_uniform(p.w_k, ue * m.kdim, std::sqrt(6.0 / (ue + m.kdim)));
+    fill_uniform(p.w_v, ue * m.vdim, std::sqrt(6.0 / (ue + m.vdim)));
+  }
+  fill_uniform(p.w_o, ue * ue, 1.0 / std::sqrt(static_cast<double>(ue)));
+  if (config.bias) {
+    p.b_q.assign(ue, 0.0f);
+    p.b_k.assign(ue, 0.0f);
+    p.b_v.assign(ue, 0.0f);
+    p.b_o.assign(ue, 0.0f);
+  }
+  if (config.add_bias_kv) {
+    const double stddev = std::sqrt(2.0 / (2.0 * ue));
+    p.bias_k.resize(ue);
+    p.bias_v.resize(ue);
+    for (float& x : p.bias_k) x = rng.Normal(stddev);
+    for (float& x : p.bias_v) x = rng.Normal(stddev);
+  }
+  m.Pack();
+}
+
+MultiHeadAttention::~MultiHeadAttention() = default;
+MultiHeadAttention::MultiHeadAttention(MultiHeadAttention&&) noexcept = default;
+MultiHeadAttention& MultiHeadAttention::operator=(MultiHeadAttention&&) noexcept = default;
+
+const MhaConfig& MultiHeadAttention::config() const { return impl_->config; }
+
+std::vector<std::pair<std::string, Shape>> MultiHeadAttention::ParameterShapes() const {
+  std::vector<std::pair<std::string, Shape>> shapes;
+  for (const StateSlot& slot : StateSlots(impl_->config)) shapes.push_back({slot.name, slot.shape});
+  return shapes;
+}
+
+void MultiHeadAttention::LoadStateDict(const std::map<std::string, TensorView>& state_dict) {
+  CheckStateDict(ParameterShapes(), state_dict);
+  // Everything is valid: split each entry into its parameters.
+  Impl& m = *impl_;
+  for (const StateSlot& slot : StateSlots(m.config)) {
+    const float* src = state_dict.at(slot.name).data;
+    for (const auto& [field, count] : slot.parts) {
+      (m.params.*field).assign(src, src + count);
+      src += count;
+    }
+  }
+  m.Pack();
+  m.saved.valid = false;  // its intermediates belong to the old parameters
+}
+
+std::map<std::string, Tensor> MultiHeadAttention::StateDict() const {
+  return JoinSlots(StateSlots(impl_->config), impl_->params);
+}
+
+AttentionResult MultiHeadAttention::Forward(const TensorView& query, const TensorView& key, const TensorView& value,
+                                            const MhaForwardOptions& options) {
+  Impl& m = *impl_;
+  std::vector<float> kpm_storage, mask_storage;
+  Shape w_shape;
+  MhaArgs args = PrepareMha(m.config, query, key, value, options, kpm_storage, mask_storage, w_shape);
+  m.SetParameters(args);
+  AttentionResult result;
+  result.output.shape = query.shape;
+  result.output.data.resize(CheckedNumel("output", query.shape));
+  if (options.need_weights) {
+    result.weights.data.resize(CheckedNumel("weights", w_shape));
+    result.weights.shape = w_shape;
+    args.weights = result.weights.data.data();
+  }
+  args.out = result.output.data.data();
   if (!options.requires_grad) {
     MhaForward(args);
     return result;
   }
   Impl::Saved& saved = m.saved;
   saved.valid = false;
+  const size_t s_all = args.s + (args.bias_k ? 1 : 0) + (args.add_zero_attn ? 1 : 0);
   saved.query.assign(query.data, query.data + result.output.data.size());
   saved.key.assign(key.data, key.data + CheckedNumel("key", key.shape));
   saved.value.assign(value.data, value.data + CheckedNumel("value", value.shape));
-  const size_t s_rows = static_cast<size_t>(n * s_all) * m.e, l_rows = static_cast<size_t>(n * l) * m.e;
+  const size_t s_rows = args.n * s_all * m.e, l_rows = args.n * args.l * m.e;
   saved.q.resize(l_rows);
   saved.k.resize(s_rows);
   saved.v.resize(s_rows);
   saved.ctx.resize(l_rows);
-  saved.weights.resize(CheckedNumel("weights", {n, h, l, s_all}));
+  saved.weights.resize(args.n * args.heads * args.l * s_all);
   saved.buffers = MhaSaved{saved.q.data(), saved.k.data(), saved.v.data(), saved.ctx.data(), saved.weights.data()};
   args.query = saved.query.data();
   args.key = saved.key.data();
@@ -370,68 +377,40 @@ MhaGradients MultiHeadAttention::Backward(const TensorView& grad_output) {
     Fail("grad_output", "the output's shape " + ShapeString(saved.output_shape), ShapeString(grad_output.shape));
   }
   CheckTensor("grad_output", grad_output);
-  const size_t e = m.e;
   MhaGradients grads;
   grads.grad_query = Tensor{std::vector<float>(saved.query.size()), saved.query_shape};
   grads.grad_key = Tensor{std::vector<float>(saved.key.size()), saved.key_shape};
   grads.grad_value = Tensor{std::vector<float>(saved.value.size()), saved.value_shape};
-  std::vector<float> g_wq(e * e), g_wk(e * m.kdim), g_wv(e * m.vdim), g_wo(e * e), g_bq, g_bk, g_bv, g_bo, g_bias_k,
-      g_bias_v;
+  // Zero-filled gradients of exactly the parameters this configuration has (absent ones stay empty: null).
+  const std::vector<StateSlot> slots = StateSlots(m.config);
+  MhaParams g;
+  for (const StateSlot& slot : slots) {
+    for (const auto& [field, count] : slot.parts) (g.*field).assign(count, 0.0f);
+  }
   MhaArgs forward = saved.args;
   forward.saved = const_cast<MhaSaved*>(&saved.buffers);
   MhaBackwardArgs args;
   args.forward = &forward;
-  args.w_q = m.w_q.data();
-  args.w_k = m.w_k.data();
-  args.w_v = m.w_v.data();
-  args.w_o = m.w_o.data();
+  args.w_q = m.params.w_q.data();
+  args.w_k = m.params.w_k.data();
+  args.w_v = m.params.w_v.data();
+  args.w_o = m.params.w_o.data();
   args.grad_out = grad_output.data;
   args.grad_query = grads.grad_query.data.data();
   args.grad_key = grads.grad_key.data.data();
   args.grad_value = grads.grad_value.data.data();
-  args.grad_w_q = g_wq.data();
-  args.grad_w_k = g_wk.data();
-  args.grad_w_v = g_wv.data();
-  args.grad_w_o = g_wo.data();
-  if (m.config.bias) {
-    for (auto* g : {&g_bq, &g_bk, &g_bv, &g_bo}) g->assign(e, 0.0f);
-    args.grad_b_q = g_bq.data();
-    args.grad_b_k = g_bk.data();
-    args.grad_b_v = g_bv.data();
-    args.grad_b_o = g_bo.data();
-  }
-  if (m.config.add_bias_kv) {
-    g_bias_k.assign(e, 0.0f);
-    g_bias_v.assign(e, 0.0f);
-    args.grad_bias_k = g_bias_k.data();
-    args.grad_bias_v = g_bias_v.data();
-  }
+  args.grad_w_q = g.w_q.data();
+  args.grad_w_k = g.w_k.data();
+  args.grad_w_v = g.w_v.data();
+  args.grad_w_o = g.w_o.data();
+  args.grad_b_q = DataOrNull(g.b_q);
+  args.grad_b_k = DataOrNull(g.b_k);
+  args.grad_b_v = DataOrNull(g.b_v);
+  args.grad_b_o = DataOrNull(g.b_o);
+  args.grad_bias_k = DataOrNull(g.bias_k);
+  args.grad_bias_v = DataOrNull(g.bias_v);
   MhaBackward(args);
-
-  std::map<std::string, std::vector<float>> data;
-  if (m.packed_in_proj) {
-    std::vector<float> packed = g_wq;
-    packed.insert(packed.end(), g_wk.begin(), g_wk.end());
-    packed.insert(packed.end(), g_wv.begin(), g_wv.end());
-    data["in_proj_weight"] = std::move(packed);
-  } else {
-    data["q_proj_weight"] = std::move(g_wq);
-    data["k_proj_weight"] = std::move(g_wk);
-    data["v_proj_weight"] = std::move(g_wv);
-  }
-  if (m.config.bias) {
-    std::vector<float> packed = g_bq;
-    packed.insert(packed.end(), g_bk.begin(), g_bk.end());
-    packed.insert(packed.end(), g_bv.begin(), g_bv.end());
-    data["in_proj_bias"] = std::move(packed);
-    data["out_proj.bias"] = std::move(g_bo);
-  }
-  if (m.config.add_bias_kv) {
-    data["bias_k"] = std::move(g_bias_k);
-    data["bias_v"] = std::move(g_bias_v);
-  }
-  data["out_proj.weight"] = std::move(g_wo);
-  for (const auto& [name, shape] : ParameterShapes()) grads.grad_params[name] = Tensor{std::move(data[name]), shape};
+  grads.grad_params = JoinSlots(slots, g);
   return grads;
 }
 

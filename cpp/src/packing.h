@@ -3,7 +3,8 @@
 // [q·kPanel, (q+1)·kPanel) as k contiguous rows of kPanel floats, zero-padded past n. A register tile then reads
 // B with a fixed small stride (kPanel floats) instead of B's row stride, whose power-of-two values (E = 512:
 // 2 KiB) map every row of a tile onto the same few L1 sets. kPanel is a multiple of every target's tile width
-// (2 vectors: 32 floats on AVX-512, 8 on WASM SIMD128).
+// (2 vectors: 32 floats on AVX-512, 8 on WASM SIMD128). The left operand's packing (PackA, per target) is in
+// packing-inl.h.
 #ifndef ATTNLAB_SRC_PACKING_H_
 #define ATTNLAB_SRC_PACKING_H_
 

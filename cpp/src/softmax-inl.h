@@ -15,37 +15,13 @@
 #include <cstdint>
 #include <limits>
 
+#include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace attnlab {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr float kPosInf = std::numeric_limits<float>::infinity();
-
-// Calls body(d, i) for whole vectors of d over [begin, end), then body(d1, i) for the remaining single lanes.
-template <class Body>
-HWY_INLINE void ForEachLane(size_t begin, size_t end, const Body& body) {
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  size_t i = begin;
-  for (; i + N <= end; i += N) body(d, i);
-  const hn::CappedTag<float, 1> d1;
-  for (; i < end; ++i) body(d1, i);
-}
-
-// Largest lane of v. (MaxOfLanes of Highway 1.0.3's EMU128 starts from the lowest finite float, not -inf,
-// which would hide fully masked rows.)
-template <class D>
-HWY_INLINE float MaxLane(D d, hn::Vec<D> v) {
-  HWY_ALIGN float lanes[hn::MaxLanes(D())];
-  hn::Store(v, d, lanes);
-  float max = lanes[0];
-  for (size_t i = 1; i < hn::Lanes(d); ++i) max = std::max(max, lanes[i]);
-  return max;
-}
 
 // v + b where b is a key's bias sum, or -inf where b is -inf: the key is masked whatever its logit holds (so a
 // NaN or ∞ logit of a masked key reaches nothing); a NaN bias makes the logit NaN.
@@ -148,15 +124,6 @@ HWY_INLINE float ExpSubtractSum(float* HWY_RESTRICT x, size_t n, float max) {
   });
   return ssum + hn::GetLane(hn::SumOfLanes(d, vsum));
 }
-
-// x[j] *= factor for j in [0, n).
-HWY_INLINE void ScaleRow(float* HWY_RESTRICT x, size_t n, float factor) {
-  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
-    hn::StoreU(hn::Mul(hn::LoadU(dd, x + j), hn::Set(dd, factor)), dd, x + j);
-  });
-}
-
-HWY_INLINE void ZeroRow(float* HWY_RESTRICT x, size_t n) { std::fill(x, x + n, 0.0f); }
 
 enum class RowKind { kAttends, kFullyMasked, kNaN };
 

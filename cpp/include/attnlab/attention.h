@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -129,7 +130,7 @@ class MultiHeadAttention {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Name of the Highway target the dispatcher chooses now (e.g. "AVX3", "WASM", "EMU128").

@@ -1,0 +1,56 @@
+// Helpers of the kernel tests below the public API (gemm_test.cc, softmax_test.cc), in Highway's own test style:
+// a per-target sweep over sizes 0…2N and misaligned pointers returns what it checked and its first failure; the
+// Catch2 side runs it once per compiled target (hwy_targets.h) through the test file's own dynamic dispatch.
+#ifndef ATTNLAB_TESTS_CPP_KERNEL_SWEEP_H_
+#define ATTNLAB_TESTS_CPP_KERNEL_SWEEP_H_
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hwy_targets.h"
+
+namespace attnlab_test {
+
+struct SweepResult {
+  size_t cases = 0;     // calls checked
+  std::string failure;  // the first failed check, "" when none
+
+  bool Failed() const { return !failure.empty(); }
+  // Records `what` (built from the stream) as the failure unless one is already recorded.
+  template <class... Parts>
+  void Fail(const Parts&... parts) {
+    if (Failed()) return;
+    std::ostringstream os;
+    (os << ... << parts);
+    failure = os.str();
+  }
+};
+
+// Offsets in floats from an aligned start for vectors of n lanes: 0, n/4 and 3n/5, as Highway's
+// ForeachCountAndMisalign, without repeats.
+inline std::vector<size_t> Misalignments(size_t n) {
+  std::vector<size_t> m{0, n / 4, 3 * n / 5};
+  std::sort(m.begin(), m.end());
+  m.erase(std::unique(m.begin(), m.end()), m.end());
+  return m;
+}
+
+// Runs the sweep `run` (a dispatched per-target function) on every compiled target.
+template <class Run>
+void CheckSweepOnEveryTarget(Run&& run) {
+  ForEachTarget([&](const std::string&) {
+    const SweepResult r = run();
+    INFO(r.failure);
+    CHECK(r.failure.empty());
+    CHECK(r.cases > 0);
+  });
+}
+
+}  // namespace attnlab_test
+
+#endif  // ATTNLAB_TESTS_CPP_KERNEL_SWEEP_H_

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser end-to-end test of the demo page (tests/e2e/): serves the repo with scripts/serve.mjs on a free
-# port and drives Debian's headless Chromium with npm playwright-core. Screenshots: build/screenshots/.
+# port and drives Debian's headless Chromium with npm playwright-core, one test file per area of the page (both
+# languages). Screenshots of every part, 中文 and English, 1280 and 400 px: build/screenshots/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -4,7 +4,8 @@
 // in:  { sizes: number[], E, H, jsMaxL }     out: { type: 'progress' | 'result' | 'done' | 'error', ... }
 
 import { init } from '/dist/index.mjs';
-import { sdpaBatched, mhaSelf } from './reference.js';
+// The plain-JS baseline is the one `npm run bench` measures (one source for both).
+import * as plain from '/scripts/bench/plain-js.mjs';
 import { rng } from './util.js';
 
 const flops = {
@@ -51,7 +52,7 @@ self.onmessage = async (ev) => {
       try {
         builds.push({ name: `attnlab ${variant}`, variant, attn: await init({ variant }) });
       } catch (e) {
-        postMessage({ type: 'note', text: `attnlab ${variant} build could not load here: ${e.message}` });
+        postMessage({ type: 'note', variant, message: e.message }); // worded on the page, in its language
       }
     }
     if (!builds.length) throw new Error('no attnlab build could be loaded');
@@ -109,7 +110,7 @@ self.onmessage = async (ev) => {
               t = { ms: prev.ms * (f / prev.flops), runs: 0, min: NaN, max: NaN };
               extrapolated = true;
             } else {
-              const fn = op === 'sdpa' ? () => { out = sdpaBatched(q, k, v, H, L, d); } : () => { out = mhaSelf(x, p, L, E, H); };
+              const fn = op === 'sdpa' ? () => { out = plain.sdpa(q, k, v, H, L, L, d, d, 1 / Math.sqrt(d)); } : () => { out = plain.mha(x, L, E, H, p); };
               t = time(fn, { budget: 300, warm: L <= 128 });
               lastJs[op] = { ms: t.ms, flops: f };
             }

@@ -1,7 +1,7 @@
-// Tiny SVG charts (line chart for the d_k lab, grouped bar chart for the speed test). Every mark carries a
-// <title> (numbers on hover) and data- attributes (numbers for tests).
+// The page's one chart module: SVG charts (line chart for the √dₖ part, grouped bars for the speed test; every
+// mark carries a <title> and data- attributes) and a canvas line chart against training step (the training part).
 
-import { svg, fmt } from './util.js';
+import { svg, fmt, sizeCanvas } from './util.js';
 
 /**
  * Line chart. opts: { width, height, x: number[], xLabels: string[], xTitle, yTitle, yMin, yMax,
@@ -118,14 +118,99 @@ function tick(v) {
   return fmt(v, 2);
 }
 
-function niceCeil(v) {
+function decades(lo, hi) {
+  const out = [];
+  for (let v = lo; v <= hi * 1.0001; v *= 10) out.push(v);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Canvas line charts against training step (many points, redrawn ≈ 16 times a second)
+// ---------------------------------------------------------------------------------------------------------
+
+/** 50, 100, 200, 250, 500, …: a round upper end for the step axis, so that fifths are whole steps. */
+export function niceCeil(v) {
   const p = 10 ** Math.floor(Math.log10(v));
   for (const k of [1, 2, 2.5, 5, 10]) if (k * p >= v) return k * p;
   return 10 * p;
 }
 
-function decades(lo, hi) {
-  const out = [];
-  for (let v = lo; v <= hi * 1.0001; v *= 10) out.push(v);
-  return out;
+/**
+ * A line chart on a canvas. opts: { width, height, xMax, xTitle, log (y on a log10 scale), yMin, yMax,
+ * yTicks: [value, label][], series: [{ points: [[x, y]], color, width?, dash? }], guides: [{ y, label, color? }] }.
+ * A series with more points than pixel columns is drawn as bucket means.
+ */
+export function canvasLineChart(canvas, opts) {
+  const W = opts.width;
+  const H = opts.height;
+  const m = { l: 44, r: 10, t: 10, b: 32 };
+  const ctx = sizeCanvas(canvas, W, H);
+  const iw = W - m.l - m.r;
+  const ih = H - m.t - m.b;
+  const f = opts.log ? (v) => Math.log10(Math.max(v, opts.yMin)) : (v) => v;
+  const [lo, hi] = [f(opts.yMin), f(opts.yMax)];
+  const Y = (v) => m.t + ih - ((f(v) - lo) / (hi - lo || 1)) * ih;
+  const X = (s) => m.l + (s / opts.xMax) * iw;
+  ctx.fillStyle = '#fff';
+  ctx.fillRect(0, 0, W, H);
+  ctx.font = '10px system-ui, sans-serif';
+  ctx.textBaseline = 'middle';
+  for (const [v, label] of opts.yTicks) {
+    ctx.strokeStyle = '#e6e9ee';
+    ctx.beginPath();
+    ctx.moveTo(m.l, Y(v));
+    ctx.lineTo(m.l + iw, Y(v));
+    ctx.stroke();
+    ctx.fillStyle = '#667';
+    ctx.textAlign = 'right';
+    ctx.fillText(label, m.l - 5, Y(v));
+  }
+  ctx.textAlign = 'center';
+  for (let k = 0; k <= 5; k++) ctx.fillText(String(Math.round((opts.xMax * k) / 5)), m.l + (iw * k) / 5, m.t + ih + 11);
+  ctx.strokeStyle = '#99a';
+  ctx.beginPath();
+  ctx.moveTo(m.l, m.t);
+  ctx.lineTo(m.l, m.t + ih);
+  ctx.lineTo(m.l + iw, m.t + ih);
+  ctx.stroke();
+  ctx.fillStyle = '#334';
+  ctx.font = '11px system-ui, sans-serif';
+  ctx.fillText(opts.xTitle, m.l + iw / 2, H - 7);
+  for (const g of opts.guides || []) {
+    ctx.strokeStyle = g.color || '#888';
+    ctx.setLineDash([3, 3]);
+    ctx.beginPath();
+    ctx.moveTo(m.l, Y(g.y));
+    ctx.lineTo(m.l + iw, Y(g.y));
+    ctx.stroke();
+    ctx.setLineDash([]);
+    if (g.label) {
+      ctx.fillStyle = g.color || '#666';
+      ctx.font = '10px system-ui, sans-serif';
+      ctx.textAlign = 'right';
+      ctx.fillText(g.label, m.l + iw - 2, Y(g.y) - 7);
+    }
+  }
+  for (const s of opts.series) {
+    const pts = s.points;
+    if (!pts.length) continue;
+    const k = Math.max(1, Math.ceil(pts.length / iw));
+    ctx.strokeStyle = s.color;
+    ctx.lineWidth = s.width || 2;
+    ctx.setLineDash(s.dash ? [5, 3] : []);
+    ctx.beginPath();
+    for (let i = 0; i < pts.length; i += k) {
+      let sx = 0;
+      let sy = 0;
+      let c = 0;
+      for (let q = i; q < Math.min(pts.length, i + k); q++) { sx += pts[q][0]; sy += pts[q][1]; c++; }
+      const x = X(sx / c);
+      const y = Y(Math.min(opts.yMax, Math.max(opts.yMin, sy / c)));
+      if (i === 0) ctx.moveTo(x, y);
+      else ctx.lineTo(x, y);
+    }
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.lineWidth = 1;
+  }
 }

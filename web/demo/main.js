@@ -1,71 +1,109 @@
-// attnlab demo entry point: loads the package through its public API (init from /dist/index.mjs, the
-// built npm package) and mounts the five parts. URL parameters: ?variant=simd|scalar|auto picks the build;
-// ?bench=quick makes the speed test small (used by the end-to-end test); ?trainseed=N is part 5's first seed.
+// attnlab demo entry point: picks the language (i18n.js), builds the table of contents and one section per part
+// in the tutorial's order, loads the package through its public API (init from /dist/index.mjs, the built npm
+// package) and mounts the parts. URL parameters: ?lang=zh|en; ?variant=simd|scalar|auto picks the build;
+// ?bench=quick makes the speed test small (used by the end-to-end test); ?trainseed=N is the training part's seed.
 
-import { errText } from './util.js';
+import { errText, h } from './util.js';
+import { lang, t } from './i18n.js';
+
+// id → the tutorial's sections it brings to life, and its module. Titles and intros: part.<id>.title / .intro.
+export const PARTS = [
+  { id: 'sbs', sec: '§1–2 · §4.1 · §4.5 · §5 · §6', mod: './stepbystep.js' },
+  { id: 'why', sec: '§3', mod: './why.js' },
+  { id: 'dot', sec: '§4.2 · §4.3', mod: './dotprod.js' },
+  { id: 'dk', sec: '§4.4', mod: './dklab.js' },
+  { id: 'cross', sec: '§4.6 · §6.1', mod: './crossbatch.js' },
+  { id: 'heads', sec: '§6.2–6.4 · §7', mod: './heads.js' },
+  { id: 'mha', sec: '§2.3 · §7.1 · §8.1', mod: './mha.js' },
+  { id: 'myths', sec: '§8', mod: './myths.js' },
+  { id: 'pitfalls', sec: '§9', mod: './pitfalls.js' },
+  { id: 'train', sec: '§10', mod: './train.js' },
+  { id: 'speed', sec: '§3 · O(L²)', mod: './speed.js' },
+  { id: 'model', sec: '§7', mod: './yourmodel.js' },
+];
 
 const params = new URLSearchParams(location.search);
 const variant = ['simd', 'scalar', 'auto'].includes(params.get('variant')) ? params.get('variant') : 'auto';
 const badge = document.getElementById('build');
-const pick = document.getElementById('variant-pick');
-pick.value = variant;
-pick.addEventListener('change', () => {
-  const p = new URLSearchParams(location.search);
-  p.set('variant', pick.value);
-  location.search = p.toString();
-});
+
+function applyStatic() {
+  document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
+  document.title = t('page.title');
+  for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  for (const el of document.querySelectorAll('[data-i18n-html]')) el.innerHTML = t(el.dataset.i18nHtml); // our own catalogue
+  for (const el of document.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
+  for (const el of document.querySelectorAll('[data-i18n-aria]')) el.setAttribute('aria-label', t(el.dataset.i18nAria));
+  for (const code of ['zh', 'en']) { // the switch keeps the other parameters
+    const a = document.getElementById(`lang-${code}`);
+    const p = new URLSearchParams(location.search);
+    p.set('lang', code);
+    a.href = `?${p}`;
+    if (code === lang) a.setAttribute('aria-current', 'true');
+  }
+}
+
+function buildSections() {
+  const toc = document.getElementById('toc');
+  const main = document.getElementById('parts');
+  PARTS.forEach((p, n) => {
+    toc.append(h('a', { href: `#part-${p.id}` }, `${n + 1} · ${t(`part.${p.id}.toc`)}`, h('span.toc-sec', { text: ` ${p.sec}` })));
+    main.append(h(`section.part#part-${p.id}`, { 'aria-labelledby': `h-${p.id}` },
+      h(`h2#h-${p.id}`, {}, h('span.num', { text: String(n + 1) }), t(`part.${p.id}.title`),
+        h('span.sec', { title: t('page.secTitle'), text: p.sec })),
+      h('p.intro', { html: t(`part.${p.id}.intro`) }),
+      h(`div#${p.id}`)));
+  });
+}
 
 function fatal(msg) {
   const box = document.getElementById('fatal');
   box.hidden = false;
   box.textContent = msg;
-  badge.textContent = 'attnlab not loaded';
+  badge.textContent = t('page.notLoaded');
   document.body.dataset.ready = 'error';
 }
 
 async function main() {
+  applyStatic();
+  buildSections();
+  const pick = document.getElementById('variant-pick');
+  pick.value = variant;
+  pick.addEventListener('change', () => {
+    const p = new URLSearchParams(location.search);
+    p.set('variant', pick.value);
+    location.search = p.toString();
+  });
   let init;
   try {
     ({ init } = await import('/dist/index.mjs'));
   } catch (e) {
-    fatal(`Could not import /dist/index.mjs (the built attnlab package): ${errText(e)}\n` +
-      'Build it with `bash scripts/build.sh` (or `npm start`, which also builds), then reload.');
+    fatal(t('page.importFailed', { err: errText(e) }));
     return;
   }
   let attn;
   try {
     attn = await init({ variant });
   } catch (e) {
-    fatal(`attnlab's init({ variant: '${variant}' }) failed: ${errText(e)}`);
+    fatal(t('page.initFailed', { variant, err: errText(e) }));
     return;
   }
   badge.dataset.variant = attn.variant;
-  badge.textContent = `attnlab ${attn.version} · build: ${attn.variant === 'simd' ? 'SIMD (WebAssembly SIMD128)' : 'scalar (no SIMD)'}`;
-  document.title = `attnlab demo (${attn.variant})`;
+  badge.textContent = t('page.badge', { version: attn.version, build: t(attn.variant === 'scalar' ? 'page.scalar' : 'page.simd') });
+  document.title = `${t('page.title')} (${attn.variant})`;
 
-  const parts = [
-    ['sbs', './stepbystep.js'],
-    ['mha', './mha.js'],
-    ['speed', './speed.js'],
-    ['pitfalls', './pitfalls.js'],
-    ['train', './train.js'],
-  ];
-  for (const [id, mod] of parts) {
-    const el = document.getElementById(id);
+  for (const p of PARTS) {
+    const el = document.getElementById(p.id);
     try {
-      const m = await import(mod);
+      const m = await import(p.mod);
       await m.mount(el, attn, { params });
       el.dataset.ready = '1';
     } catch (e) {
       console.error(e);
       el.dataset.ready = 'error';
-      const box = document.createElement('div');
-      box.className = 'error-box';
-      box.textContent = `This part failed: ${errText(e)}`;
-      el.append(box);
+      el.append(h('div.error-box', { text: t('page.partFailed', { err: errText(e) }) }));
     }
   }
-  window.attnlabDemo = { attn, variant: attn.variant };
+  window.attnlabDemo = { attn, variant: attn.variant, lang };
   document.body.dataset.ready = '1';
 }
 

@@ -1,6 +1,5 @@
 // Plain-JavaScript attention, used by the demo where attnlab is deliberately NOT used:
 //  - the intermediate stages of the step-by-step view (shown, labelled "plain JS");
-//  - the "plain JS" baseline of the speed test;
 //  - the deliberately wrong variants of the pitfalls table.
 // Straightforward loops over Float32Array, no DOM: runs in a page, a Web Worker and Node.
 
@@ -95,52 +94,6 @@ export function sdpaStages(q, k, v, Lq, Lk, dk, dv, scale, addMask = null) {
   const weights = softmaxRows(masked, Lq, Lk);
   const output = matmul(weights, v, Lq, dv, Lk);
   return { scores, scaled, masked, weights, output };
-}
-
-/** Plain-JS SDPA over a batch of heads: q, k, v (B, L, d) → output (B, L, d). No mask. */
-export function sdpaBatched(q, k, v, B, L, d, scale = 1 / Math.sqrt(d)) {
-  const out = new Float32Array(B * L * d);
-  const s = new Float32Array(L * L);
-  for (let b = 0; b < B; b++) {
-    const off = b * L * d;
-    matmulABt(q, k, L, L, d, s, off, off, 0);
-    for (let i = 0; i < s.length; i++) s[i] *= scale;
-    softmaxRows(s, L, L, s);
-    matmul(s, v, L, d, L, out, 0, off, off);
-  }
-  return out;
-}
-
-/**
- * Plain-JS nn.MultiheadAttention forward (self-attention, batch 1, no masks), x (L, E) → (L, E).
- * p: { in_proj_weight (3E×E), in_proj_bias (3E), 'out_proj.weight' (E×E), 'out_proj.bias' (E) }.
- */
-export function mhaSelf(x, p, L, E, H) {
-  const d = E / H;
-  const qkv = matmulABt(x, p.in_proj_weight, L, 3 * E, E);           // (L, 3E)
-  const bias = p.in_proj_bias;
-  if (bias) for (let i = 0; i < L; i++) for (let j = 0; j < 3 * E; j++) qkv[i * 3 * E + j] += bias[j];
-  // split heads: (H, L, d) for q, k, v
-  const q = new Float32Array(H * L * d);
-  const k = new Float32Array(H * L * d);
-  const v = new Float32Array(H * L * d);
-  for (let i = 0; i < L; i++) {
-    for (let hh = 0; hh < H; hh++) {
-      for (let c = 0; c < d; c++) {
-        const dst = hh * L * d + i * d + c;
-        q[dst] = qkv[i * 3 * E + hh * d + c];
-        k[dst] = qkv[i * 3 * E + E + hh * d + c];
-        v[dst] = qkv[i * 3 * E + 2 * E + hh * d + c];
-      }
-    }
-  }
-  const o = sdpaBatched(q, k, v, H, L, d);
-  const merged = new Float32Array(L * E);
-  for (let hh = 0; hh < H; hh++) for (let i = 0; i < L; i++) for (let c = 0; c < d; c++) merged[i * E + hh * d + c] = o[hh * L * d + i * d + c];
-  const out = matmulABt(merged, p['out_proj.weight'], L, E, E);
-  const ob = p['out_proj.bias'];
-  if (ob) for (let i = 0; i < L; i++) for (let j = 0; j < E; j++) out[i * E + j] += ob[j];
-  return out;
 }
 
 /** Entropy (nats) of a probability row. */

@@ -1,38 +1,38 @@
-// Part 3: the speed test. The timing runs in a module Web Worker (bench-worker.js) so the page stays
+// Part "speed" (§3's O(L²) cost): the speed test. The timing runs in a module Web Worker (bench-worker.js) so the page stays
 // responsive; this file draws the controls, the progress bar, the table and the bar charts.
 
 import { h, fmt, errText } from './util.js';
 import { barChart } from './charts.js';
+import { t } from './i18n.js';
 
 const SETS = {
-  full: { label: 'Full: L = 128, 512, 2048', sizes: [128, 512, 2048] },
-  quick: { label: 'Quick: L = 32, 64, 128', sizes: [32, 64, 128] },
+  full: { label: 'speed.setFull', sizes: [128, 512, 2048] },
+  quick: { label: 'speed.setQuick', sizes: [32, 64, 128] },
 };
+/** Implementation names as shown: the worker's 'plain JS' is worded in the page's language. */
+const implName = (n) => (n === 'plain JS' ? t('speed.plainJs') : n);
 const COLORS = { 'attnlab simd': '#1e7b34', 'attnlab scalar': '#d08a1f', 'plain JS': '#7b8794' };
 
 export function mount(root, attn, { params }) {
-  const setSel = h('select', { id: 'speed-set', 'aria-label': 'sizes' },
-    Object.entries(SETS).map(([k, s]) => h('option', { value: k, text: s.label, selected: k === (params.get('bench') === 'quick' ? 'quick' : 'full') })));
-  const runBtn = h('button.primary', { type: 'button', id: 'speed-run', text: 'Run speed test' });
+  const setSel = h('select', { id: 'speed-set', 'aria-label': t('speed.sizes') },
+    Object.entries(SETS).map(([k, s]) => h('option', { value: k, text: t(s.label), selected: k === (params.get('bench') === 'quick' ? 'quick' : 'full') })));
+  const runBtn = h('button.primary', { type: 'button', id: 'speed-run', text: t('speed.run') });
   const bar = h('progress', { id: 'speed-progress', max: '1', value: '0' });
-  const status = h('span.bench-status', { id: 'speed-status', 'aria-live': 'polite', text: 'Not run yet.' });
+  const status = h('span.bench-status', { id: 'speed-status', 'aria-live': 'polite', text: t('speed.notRun') });
   const out = h('div', { id: 'speed-results' });
   const alive = h('span.note', { id: 'speed-alive', text: '' });
   root.dataset.state = 'idle';
   root.append(
     h('div.controls', {},
-      h('label.ctl', { for: 'speed-set' }, h('span', { text: 'Sizes' }), setSel),
+      h('label.ctl', { for: 'speed-set' }, h('span', { text: t('speed.sizes') }), setSel),
       runBtn,
-      h('div.ctl', {}, h('span', { text: 'Progress' }), h('div', {}, bar, ' ', status))),
-    h('p.note', {}, 'FLOPs: MHA = 8·L·E² + 4·L²·E (projections + attention), SDPA = 4·L²·E (here as 8 heads × (L, 64)). ',
-      'attnlab runs with needWeights: false. Plain JS is a straightforward loop implementation; at L = 2048 it is ',
-      h('em', { text: 'not run' }), ' (it would take tens of seconds): its bar is extrapolated from L = 512 at the same GFLOP/s and drawn hatched. ',
-      'Each timing is the median of up to 7 runs after a warm-up (single runs where one run is slow). The page clock below keeps ticking while the worker runs: ', alive),
+      h('div.ctl', {}, h('span', { text: t('speed.progress') }), h('div', {}, bar, ' ', status))),
+    h('p.note', {}, t('speed.note'), ' ', alive),
     out);
 
   // A ticking clock proves the main thread stays responsive during the run.
   let ticks = 0;
-  setInterval(() => { ticks += 1; alive.textContent = `main thread alive · ${ticks}`; }, 250);
+  setInterval(() => { ticks += 1; alive.textContent = t('speed.alive', { n: ticks }); }, 250);
 
   let worker = null;
   runBtn.addEventListener('click', () => {
@@ -44,7 +44,7 @@ export function mount(root, attn, { params }) {
     root.dataset.state = 'running';
     out.replaceChildren();
     bar.value = 0;
-    status.textContent = 'Starting the worker…';
+    status.textContent = t('speed.starting');
     const t0 = performance.now();
     worker = new Worker(new URL('./bench-worker.js', import.meta.url), { type: 'module' });
     const finish = () => {
@@ -56,29 +56,29 @@ export function mount(root, attn, { params }) {
       const m = ev.data;
       if (m.type === 'progress') {
         bar.value = m.total ? m.done / m.total : 0;
-        status.textContent = m.label === 'done' ? 'done' : `${m.done}/${m.total} · ${m.label}`;
+        status.textContent = m.label === 'done' ? t('speed.doneShort') : `${m.done}/${m.total} · ${m.label === 'warming up' ? t('speed.warmup') : implName(m.label)}`;
       } else if (m.type === 'note') {
-        notes.push(m.text);
+        notes.push(t('speed.noteLoad', { variant: m.variant, err: m.message }));
       } else if (m.type === 'result') {
         rows.push(m.row);
         draw(rows, notes, false);
       } else if (m.type === 'done') {
         bar.value = 1;
-        status.textContent = `Done in ${((performance.now() - t0) / 1000).toFixed(1)} s (${m.cores} logical cores reported; attnlab here is single-threaded).`;
+        status.textContent = t('speed.done', { s: ((performance.now() - t0) / 1000).toFixed(1), cores: m.cores });
         draw(m.results, notes, true);
         root.dataset.state = 'done';
         finish();
       } else if (m.type === 'error') {
-        status.textContent = 'Failed.';
-        out.replaceChildren(h('div.error-box', { role: 'alert', text: `The speed test failed in the worker: ${m.message}` }));
+        status.textContent = t('speed.failed');
+        out.replaceChildren(h('div.error-box', { role: 'alert', text: t('speed.failedWorker', { err: m.message }) }));
         root.dataset.state = 'error';
         finish();
       }
     };
     worker.onerror = (ev) => {
       ev.preventDefault();
-      status.textContent = 'Failed.';
-      out.replaceChildren(h('div.error-box', { role: 'alert', text: `The speed-test worker could not start or crashed: ${ev.message || errText(ev)}` }));
+      status.textContent = t('speed.failed');
+      out.replaceChildren(h('div.error-box', { role: 'alert', text: t('speed.crashed', { err: ev.message || errText(ev) }) }));
       root.dataset.state = 'error';
       finish();
     };
@@ -92,39 +92,39 @@ export function mount(root, attn, { params }) {
     const groups = [];
     for (const op of ['sdpa', 'mha']) for (const L of [...new Set(rows.map((r) => r.L))]) if (rows.some((r) => r.op === op && r.L === L)) groups.push({ op, L, label: `${op.toUpperCase()}\nL=${L}` });
     const get = (g, si) => rows.find((r) => r.op === groups[g].op && r.L === groups[g].L && r.impl === impls[si]);
-    const series = impls.map((name) => ({ name, color: COLORS[name] || '#555' }));
+    const series = impls.map((name) => ({ name: implName(name), color: COLORS[name] || '#555' }));
     const avail = out.clientWidth || 600;
     const width = avail > 900 ? Math.min(580, Math.floor((avail - 50) / 2)) : Math.max(300, Math.min(580, avail - 16));
-    const msChart = barChart({ title: 'time in ms', groups, series, width, yTitle: 'ms (log scale, lower is better)', log: true,
-      values: (g, si) => { const r = get(g, si); return r && { value: r.ms, hatched: r.extrapolated, label: `${fmt(r.ms, 2)} ms${r.extrapolated ? ' (extrapolated)' : ''}` }; } });
-    const gfChart = barChart({ title: 'GFLOP/s', groups, series, width, yTitle: 'GFLOP/s (higher is better)',
-      values: (g, si) => { const r = get(g, si); return r && { value: r.gflops, hatched: r.extrapolated, label: `${fmt(r.gflops, 2)} GFLOP/s${r.extrapolated ? ' (extrapolated)' : ''}` }; } });
+    const msChart = barChart({ title: t('speed.msTitle'), groups, series, width, yTitle: t('speed.msAxis'), log: true,
+      values: (g, si) => { const r = get(g, si); return r && { value: r.ms, hatched: r.extrapolated, label: `${fmt(r.ms, 2)} ms${r.extrapolated ? t('speed.extrapolatedTag') : ''}` }; } });
+    const gfChart = barChart({ title: 'GFLOP/s', groups, series, width, yTitle: t('speed.gfAxis'),
+      values: (g, si) => { const r = get(g, si); return r && { value: r.gflops, hatched: r.extrapolated, label: `${fmt(r.gflops, 2)} GFLOP/s${r.extrapolated ? t('speed.extrapolatedTag') : ''}` }; } });
     const key = h('div.chart-key', {}, series.map((s) => h('span', {}, h('i', { style: `background:${s.color}; height: 10px; width: 14px` }), s.name)),
-      h('span', { text: 'hatched = extrapolated, not run' }));
+      h('span', { text: t('speed.hatched') }));
     const cell = (r) => {
       if (!r) return h('td', { text: '—' });
       return h(r.extrapolated ? 'td.extra' : 'td', { 'data-impl': r.impl, 'data-ms': r.ms, 'data-gflops': r.gflops,
-        title: r.extrapolated ? 'not run: extrapolated from L = 512 at the same GFLOP/s' : `median of ${r.runs} run(s); min ${fmt(r.min, 3)} ms, max ${fmt(r.max, 3)} ms`,
+        title: r.extrapolated ? t('speed.extrapolatedTitle') : t('speed.cellTitle', { n: r.runs, min: fmt(r.min, 3), max: fmt(r.max, 3) }),
         text: `${r.extrapolated ? '≈ ' : ''}${fmt(r.ms, 1)} ms · ${fmt(r.gflops, 2)}` });
     };
     const table = h('table.bench-table', { id: 'speed-table' },
-      h('thead', {}, h('tr', {}, ['op', 'L', ...impls.map((n) => `${n}: ms · GFLOP/s`), 'simd vs plain JS'].map((t) => h('th', { scope: 'col', text: t })))),
+      h('thead', {}, h('tr', {}, [t('speed.colOp'), 'L', ...impls.map((n) => `${implName(n)}: ms · GFLOP/s`), t('speed.colRatio')].map((c) => h('th', { scope: 'col', text: c })))),
       h('tbody', {}, groups.map((g, gi) => {
         const simd = get(gi, impls.indexOf('attnlab simd'));
         const js = get(gi, impls.indexOf('plain JS'));
         return h('tr', { 'data-op': g.op, 'data-l': g.L },
           h('td', { text: g.op.toUpperCase() }), h('td', { text: g.L }),
           impls.map((_, si) => cell(get(gi, si))),
-          h('td', { text: simd && js ? `${js.extrapolated ? '≈ ' : ''}${fmt(js.ms / simd.ms, 1)}× faster` : '—' }));
+          h('td', { text: simd && js ? `${js.extrapolated ? '≈ ' : ''}${t('speed.faster', { x: fmt(js.ms / simd.ms, 1) })}` : '—' }));
       })));
     const diffs = rows.filter((r) => typeof r.maxDiff === 'number');
     const worst = diffs.reduce((m, r) => Math.max(m, r.maxDiff), 0);
-    const check = diffs.length ? h('p.note', { id: 'speed-check', text: `Every implementation's output was compared with the first build's on the same inputs and weights: max |Δ| = ${worst.toExponential(1)}.` }) : '';
+    const check = diffs.length ? h('p.note', { id: 'speed-check', text: t('speed.check', { d: worst.toExponential(1) }) }) : '';
     out.replaceChildren(
       notes.length ? h('div.warn-box', { text: notes.join('\n') }) : '',
       key,
-      h('div.charts', {}, h('div.chart', { 'data-chart': 'ms' }, h('div.small', { text: 'Time per call' }), msChart),
-        h('div.chart', { 'data-chart': 'gflops' }, h('div.small', { text: 'Throughput' }), gfChart)),
+      h('div.charts', {}, h('div.chart', { 'data-chart': 'ms' }, h('div.small', { text: t('speed.timePerCall') }), msChart),
+        h('div.chart', { 'data-chart': 'gflops' }, h('div.small', { text: t('speed.throughput') }), gfChart)),
       h('div.table-scroll', {}, table), check);
   }
 }

@@ -25,6 +25,8 @@
 // A value may also be a nested array (its shape is then read from the nesting). Non-finite numbers may be
 // written as the strings "NaN", "Infinity", "-Infinity".
 
+import { t } from './i18n.js';
+
 export const FORMAT_DOC = `{
   "embed_dim": 32,
   "num_heads": 4,
@@ -56,19 +58,19 @@ export function parseLayerFile(text, fileName = 'the file') {
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new Error(`${fileName} is not valid JSON (${e.message}).`);
+    throw new Error(t('sd.notJson', { f: fileName, err: e.message }));
   }
   if (doc && doc.format === 'attnlab-toy-model' && doc.mha) doc = doc.mha;
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error(`${fileName}: expected a JSON object with "embed_dim", "num_heads" and "state_dict".`);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error(t('sd.notObject', { f: fileName }));
   for (const key of ['embed_dim', 'num_heads']) {
-    if (!(key in doc)) throw new Error(`${fileName}: missing "${key}" (a positive integer).`);
-    if (!Number.isInteger(doc[key]) || doc[key] <= 0) throw new Error(`${fileName}: "${key}" must be a positive integer, got ${JSON.stringify(doc[key])}.`);
+    if (!(key in doc)) throw new Error(t('sd.missingInt', { f: fileName, key }));
+    if (!Number.isInteger(doc[key]) || doc[key] <= 0) throw new Error(t('sd.badInt', { f: fileName, key, got: JSON.stringify(doc[key]) }));
   }
   if (!doc.state_dict || typeof doc.state_dict !== 'object' || Array.isArray(doc.state_dict)) {
-    throw new Error(`${fileName}: missing "state_dict" (an object mapping PyTorch parameter names to {"shape": [...], "data": [...]}).`);
+    throw new Error(t('sd.missingSd', { f: fileName }));
   }
   let entries = Object.entries(doc.state_dict);
-  if (!entries.length) throw new Error(`${fileName}: "state_dict" is empty.`);
+  if (!entries.length) throw new Error(t('sd.emptySd', { f: fileName }));
   // Accept a common module prefix ("attn.in_proj_weight" → "in_proj_weight").
   const prefix = commonPrefix(entries.map(([n]) => n));
   if (prefix) entries = entries.map(([n, v]) => [n.slice(prefix.length), v]);
@@ -123,7 +125,7 @@ function num(x, where) {
   if (x === 'NaN') return NaN;
   if (x === 'Infinity') return Infinity;
   if (x === '-Infinity') return -Infinity;
-  throw new Error(`${where}: ${JSON.stringify(x)} is not a number.`);
+  throw new Error(t('sd.notNumber', { where, x: JSON.stringify(x) }));
 }
 
 function readTensor(val, where, fileName) {
@@ -133,18 +135,18 @@ function readTensor(val, where, fileName) {
     for (let a = val; Array.isArray(a); a = a[0]) shape.push(a.length);
     const flat = val.flat(Infinity);
     const n = shape.reduce((p, x) => p * x, 1);
-    if (flat.length !== n) throw new Error(`${where}: the nested arrays are ragged (not a rectangular ${shape.join('×')} block).`);
+    if (flat.length !== n) throw new Error(t('sd.ragged', { where, shape: shape.join('×') }));
     return { data: Float32Array.from(flat, (x, i) => num(x, `${where}[${i}]`)), shape };
   }
-  if (!val || typeof val !== 'object') throw new Error(`${where}: expected {"shape": [...], "data": [...]}, got ${JSON.stringify(val)?.slice(0, 40)}.`);
+  if (!val || typeof val !== 'object') throw new Error(t('sd.notTensor', { where, got: JSON.stringify(val)?.slice(0, 40) }));
   if (!Array.isArray(val.shape) || !val.shape.every((d) => Number.isInteger(d) && d >= 0)) {
-    throw new Error(`${where}: "shape" must be a list of non-negative integers, got ${JSON.stringify(val.shape)}.`);
+    throw new Error(t('sd.badShape', { where, got: JSON.stringify(val.shape) }));
   }
-  if (!Array.isArray(val.data)) throw new Error(`${where}: "data" must be a flat list of numbers.`);
+  if (!Array.isArray(val.data)) throw new Error(t('sd.badData', { where }));
   const flat = val.data.flat(Infinity);
   const n = val.shape.reduce((p, x) => p * x, 1);
   if (flat.length !== n) {
-    throw new Error(`${where}: shape [${val.shape.join(', ')}] needs ${n} numbers, but "data" has ${flat.length}.`);
+    throw new Error(t('sd.count', { where, shape: val.shape.join(', '), n, got: flat.length }));
   }
   return { data: Float32Array.from(flat, (x, i) => num(x, `${where}.data[${i}]`)), shape: val.shape.slice() };
 }

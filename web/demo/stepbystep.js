@@ -1,71 +1,100 @@
-// Part 1: attention step by step on a small editable Q, K, V, plus the "d_k lab".
-// The intermediate stages (QKᵀ, × scale, + mask) are plain JS, labelled so; the softmax weights and the
-// output are attnlab's scaledDotProductAttention (the public API), with a plain-JS cross-check shown.
+// Part 1: attention step by step on a small editable Q, K, V, opening on the tutorial's §5 example.
+// The stages QKᵀ, × scale and + mask are plain JS (labelled so); the weights and the output are attnlab's
+// scaledDotProductAttention. The mask is the tutorial's 0/1 matrix (0 = masked), filled with −1e9 (as the
+// tutorial's masked_fill does: passed to attnlab as an additive float mask) or −∞ (a bool mask).
 
-import { h, matrixTable, divColor, seqColor, legend, fmt, full, showTip, hideTip, rng, errText } from './util.js';
-import { sdpaStages, entropy } from './reference.js';
-import { lineChart } from './charts.js';
+import { h, matrixTable, divColor, seqColor, legend, fmt, full, showTip, hideTip, errText } from './util.js';
+import { sdpaStages } from './reference.js';
+import { t } from './i18n.js';
 
 const DEFAULT = '1 0 1 0\n0 1 0 1\n1 1 0 0';
 const MAX = 8;
+// What the tutorial's §5 prints for this Q = K = V (its own code cannot produce it; see sbs.sec5Why).
+export const PRINTED = [[0.2665, 0.1462, 0.5873], [0.1462, 0.2665, 0.5873], [0.2201, 0.2201, 0.5599]];
+export const EXAMPLE = [[1, 0, 1, 0], [0, 1, 0, 1], [1, 1, 0, 0]];
 
 /** "1 0 1\n0, 1, 2" or "[[1,0],[0,1]]" → rows of numbers, or throws an Error in words. */
 export function parseMatrix(text, name) {
   const lines = text.replace(/\]\s*,?\s*\[/g, '\n').replace(/[[\]]/g, '').split(/\n|;/).map((l) => l.trim()).filter(Boolean);
-  if (!lines.length) throw new Error(`${name} is empty: write one row per line, e.g. "1 0 1 0".`);
+  if (!lines.length) throw new Error(t('sbs.errEmpty', { name }));
   const rows = lines.map((line, i) => line.split(/[\s,]+/).filter(Boolean).map((tok) => {
     const v = Number(tok);
-    if (!Number.isFinite(v)) throw new Error(`${name}, row ${i + 1}: "${tok}" is not a number.`);
+    if (!Number.isFinite(v)) throw new Error(t('sbs.errNumber', { name, row: i + 1, tok }));
     return v;
   }));
   const w = rows[0].length;
   rows.forEach((r, i) => {
-    if (r.length !== w) throw new Error(`${name}: row ${i + 1} has ${r.length} numbers but row 1 has ${w}; every row needs the same length.`);
+    if (r.length !== w) throw new Error(t('sbs.errRagged', { name, row: i + 1, n: r.length, w }));
   });
-  if (rows.length > MAX || w > MAX) throw new Error(`${name} is ${rows.length}×${w}; this view shows at most ${MAX}×${MAX}.`);
+  if (rows.length > MAX || w > MAX) throw new Error(t('sbs.errBig', { name, r: rows.length, c: w, max: MAX }));
   return rows;
 }
 
-export function mount(root, attn) {
-  const st = { scaleMode: 'default', custom: 0.5, temp: 1, causal: false, masked: new Set() };
+/** The §5 box: the tutorial's printed weights next to attnlab's for its Q = K = V. */
+function sec5Box(attn) {
+  const x = { data: Float32Array.from(EXAMPLE.flat()), shape: [3, 4] };
+  const w = attn.scaledDotProductAttention(x, x, x, { needWeights: true }).weights.data;
+  const row = (label, vals, attrs, digits) => h('tr', {}, h('th', { scope: 'row', text: label }),
+    vals.map((v, j) => h('td', { ...attrs(j), text: v.toFixed(digits) })));
+  const body = [];
+  for (let i = 0; i < 3; i++) {
+    body.push(row(t('sbs.printedRow', { i }), PRINTED[i], () => ({ class: 'printed' }), 4));
+    body.push(row(t('sbs.computedRow', { i }), Array.from(w.subarray(i * 3, i * 3 + 3)),
+      (j) => ({ class: 'computed', 'data-i': i, 'data-j': j, 'data-value': w[i * 3 + j] }), 5));
+  }
+  return h('div.sec5', { id: 'sbs-sec5' },
+    h('h3', { text: t('sbs.sec5Title') }),
+    h('p.note', { text: t('sbs.sec5Note') }),
+    h('div.table-scroll', {}, h('table.answers.sec5-table', {},
+      h('tr', {}, h('th', { text: '' }), ['k0', 'k1', 'k2'].map((k) => h('th', { scope: 'col', text: k }))), body)),
+    h('p.warn-box', { id: 'sbs-sec5-why', text: t('sbs.sec5Why') }));
+}
 
-  const ta = (name) => h('textarea', { id: `sbs-in-${name.toLowerCase()}`, spellcheck: 'false', 'aria-label': `${name} matrix, one row per line` }, DEFAULT);
+export function mount(root, attn) {
+  const st = { scaleMode: 'default', custom: 0.5, temp: 1, causal: false, fill: '-1e9', masked: new Set() };
+
+  const ta = (name) => h('textarea', { id: `sbs-in-${name.toLowerCase()}`, spellcheck: 'false', 'aria-label': t('sbs.matrixAria', { name }) }, DEFAULT);
   const qIn = ta('Q');
   const kIn = ta('K');
   const vIn = ta('V');
-  const resetBtn = h('button', { type: 'button', text: 'Reset Q, K, V', onclick: () => {
+  const resetBtn = h('button', { type: 'button', text: t('sbs.reset'), onclick: () => {
     qIn.value = kIn.value = vIn.value = DEFAULT;
     st.masked.clear();
     render();
   } });
-
-  const scaleRadios = ['default', 'off', 'custom'].map((mode) => h('label', {},
-    h('input', { type: 'radio', name: 'sbs-scale', value: mode, checked: mode === 'default', onchange: () => { st.scaleMode = mode; render(); } }),
-    { default: '1/√dₖ', off: 'off (1)', custom: 'custom' }[mode]));
-  const customIn = h('input', { type: 'number', id: 'sbs-scale-custom', step: '0.05', value: '0.5', 'aria-label': 'custom scale',
+  const radios = (name, options, current, set) => options.map(([value, label]) => h('label', {},
+    h('input', { type: 'radio', name, value, checked: value === current, onchange: () => { set(value); render(); } }), label));
+  const scaleRadios = radios('sbs-scale', [['default', '1/√dₖ'], ['off', t('sbs.scaleOff')], ['custom', t('sbs.scaleCustom')]],
+    st.scaleMode, (v) => { st.scaleMode = v; });
+  const customIn = h('input', { type: 'number', id: 'sbs-scale-custom', step: '0.05', value: '0.5', 'aria-label': t('sbs.scaleCustomAria'),
     oninput: () => { st.custom = Number(customIn.value); st.scaleMode = 'custom'; scaleRadios[2].firstChild.checked = true; render(); } });
   const tempVal = h('span.mono', { text: '1.00' });
-  const tempIn = h('input', { type: 'range', id: 'sbs-temp', min: '0.1', max: '5', step: '0.05', value: '1', 'aria-label': 'temperature',
+  const tempIn = h('input', { type: 'range', id: 'sbs-temp', min: '0.1', max: '5', step: '0.05', value: '1', 'aria-label': t('sbs.tempAria'),
     oninput: () => { st.temp = Number(tempIn.value); tempVal.textContent = st.temp.toFixed(2); render(); } });
   const causalIn = h('input', { type: 'checkbox', id: 'sbs-causal', onchange: () => { st.causal = causalIn.checked; render(); } });
-  const clearBtn = h('button', { type: 'button', id: 'sbs-clear-masks', text: 'Clear clicked masks', onclick: () => { st.masked.clear(); render(); } });
+  const fillRadios = radios('sbs-fill', [['-1e9', t('sbs.fill1e9')], ['-inf', t('sbs.fillInf')]], st.fill, (v) => { st.fill = v; });
+  fillRadios.forEach((l) => { l.firstChild.id = `sbs-fill-${l.firstChild.value === '-1e9' ? '1e9' : 'inf'}`; });
+  const clearBtn = h('button', { type: 'button', id: 'sbs-clear-masks', text: t('sbs.clearMasks'), onclick: () => { st.masked.clear(); render(); } });
 
   const msg = h('div');
   const pipeline = h('div.pipeline', { id: 'sbs-pipeline' });
   root.append(
+    sec5Box(attn),
+    h('h3', { text: t('sbs.liveTitle') }),
     h('div.qkv-inputs', {},
-      h('label', { for: 'sbs-in-q', title: 'queries: one row per query, dₖ columns' }, 'Q (Lq × dₖ)', qIn),
-      h('label', { for: 'sbs-in-k', title: 'keys: one row per key, dₖ columns' }, 'K (Lk × dₖ)', kIn),
-      h('label', { for: 'sbs-in-v', title: 'values: one row per key, dᵥ columns' }, 'V (Lk × dᵥ)', vIn)),
+      h('label', { for: 'sbs-in-q', title: t('sbs.qTitle') }, 'Q (Lq × dₖ)', qIn),
+      h('label', { for: 'sbs-in-k', title: t('sbs.kTitle') }, 'K (Lk × dₖ)', kIn),
+      h('label', { for: 'sbs-in-v', title: t('sbs.vTitle') }, 'V (Lk × dᵥ)', vIn)),
     h('div.controls', {},
-      h('div.ctl', {}, h('span', { text: 'Scale' }), h('div.radio-row', {}, scaleRadios, customIn)),
-      h('label.ctl', { for: 'sbs-temp' }, h('span', {}, 'Temperature T = ', tempVal), tempIn),
-      h('label.ctl.inline', { for: 'sbs-causal' }, causalIn, h('span', { text: 'Causal (query i sees keys j ≤ i)' })),
+      h('div.ctl', {}, h('span', { text: t('sbs.scale') }), h('div.radio-row', {}, scaleRadios, customIn)),
+      h('label.ctl', { for: 'sbs-temp' }, h('span', {}, t('sbs.temp'), ' T = ', tempVal), tempIn),
+      h('label.ctl.inline', { for: 'sbs-causal' }, causalIn, h('span', { text: t('sbs.causal') })),
+      h('div.ctl', {}, h('span', { text: t('sbs.fill') }), h('div.radio-row', {}, fillRadios)),
       clearBtn, resetBtn),
+    h('p.note', { id: 'sbs-temp-note', text: t('sbs.tempNote') }),
     msg, pipeline);
-  for (const t of [qIn, kIn, vIn]) t.addEventListener('input', () => { st.masked.clear(); render(); });
+  for (const el of [qIn, kIn, vIn]) el.addEventListener('input', () => { st.masked.clear(); render(); });
 
-  // ---------------------------------------------------------------------------------------------------
   function render() {
     msg.replaceChildren();
     pipeline.replaceChildren();
@@ -76,119 +105,93 @@ export function mount(root, attn) {
       Q = parseMatrix(qIn.value, 'Q');
       K = parseMatrix(kIn.value, 'K');
       V = parseMatrix(vIn.value, 'V');
-      if (Q[0].length !== K[0].length) throw new Error(`Q has ${Q[0].length} columns but K has ${K[0].length}: queries and keys need the same dₖ.`);
-      if (K.length !== V.length) throw new Error(`K has ${K.length} rows but V has ${V.length}: every key needs one value row.`);
+      if (Q[0].length !== K[0].length) throw new Error(t('sbs.errDk', { q: Q[0].length, k: K[0].length }));
+      if (K.length !== V.length) throw new Error(t('sbs.errKv', { k: K.length, v: V.length }));
     } catch (e) {
       msg.append(h('div.error-box', { role: 'alert', text: e.message }));
       return;
     }
-    const Lq = Q.length;
-    const Lk = K.length;
-    const dk = Q[0].length;
-    const dv = V[0].length;
+    const [Lq, Lk, dk, dv] = [Q.length, K.length, Q[0].length, V[0].length];
     const base = st.scaleMode === 'default' ? 1 / Math.sqrt(dk) : st.scaleMode === 'off' ? 1 : st.custom;
     if (!Number.isFinite(base)) {
-      msg.append(h('div.error-box', { text: 'The custom scale must be a number.' }));
+      msg.append(h('div.error-box', { text: t('sbs.errScale') }));
       return;
     }
     const scale = base / st.temp;
-    const q = Float32Array.from(Q.flat());
-    const k = Float32Array.from(K.flat());
-    const v = Float32Array.from(V.flat());
+    const [q, k, v] = [Q, K, V].map((m) => Float32Array.from(m.flat()));
     const isMasked = (i, j) => (st.causal && j > i) || st.masked.has(`${i},${j}`);
-    const addMask = new Float32Array(Lq * Lk);
-    const keep = new Uint8Array(Lq * Lk); // SDPA bool mask: 1 = may attend
-    let anyClicked = false;
+    const fillValue = st.fill === '-1e9' ? -1e9 : -Infinity;
+    const keep = new Uint8Array(Lq * Lk); // the tutorial's mask: 1 = may attend, 0 = masked
+    const add = new Float32Array(Lq * Lk);
     for (let i = 0; i < Lq; i++) {
       for (let j = 0; j < Lk; j++) {
-        addMask[i * Lk + j] = isMasked(i, j) ? -Infinity : 0;
-        keep[i * Lk + j] = st.masked.has(`${i},${j}`) ? 0 : 1;
-        if (st.masked.has(`${i},${j}`)) anyClicked = true;
+        keep[i * Lk + j] = isMasked(i, j) ? 0 : 1;
+        add[i * Lk + j] = isMasked(i, j) ? fillValue : 0;
       }
     }
-    const js = sdpaStages(q, k, v, Lq, Lk, dk, dv, scale, addMask);
+    const js = sdpaStages(q, k, v, Lq, Lk, dk, dv, scale, add);
     let res;
-    try {
-      res = attn.scaledDotProductAttention(
-        { data: q, shape: [Lq, dk] }, { data: k, shape: [Lk, dk] }, { data: v, shape: [Lk, dv] },
-        { scale, isCausal: st.causal, attnMask: anyClicked ? { data: keep, shape: [Lq, Lk] } : undefined, needWeights: true });
+    try { // −1e9: an additive float mask (what masked_fill computes); −∞: the bool mask itself
+      const attnMask = st.fill === '-1e9' ? { data: add, shape: [Lq, Lk] } : { data: keep, shape: [Lq, Lk] };
+      res = attn.scaledDotProductAttention({ data: q, shape: [Lq, dk] }, { data: k, shape: [Lk, dk] }, { data: v, shape: [Lk, dv] },
+        { scale, attnMask, needWeights: true });
     } catch (e) {
-      msg.append(h('div.error-box', { text: `attnlab.scaledDotProductAttention threw ${errText(e)}` }));
+      msg.append(h('div.error-box', { text: t('sbs.errAttn', { err: errText(e) }) }));
       return;
     }
     const W = res.weights.data;
     const O = res.output.data;
     let maxDiff = 0;
-    for (let i = 0; i < W.length; i++) maxDiff = Math.max(maxDiff, Math.abs(W[i] - js.weights[i]));
+    for (let i = 0; i < W.length; i++) if (Number.isFinite(js.weights[i])) maxDiff = Math.max(maxDiff, Math.abs(W[i] - js.weights[i]));
     const deadRows = [];
-    for (let i = 0; i < Lq; i++) {
-      let all = true;
-      for (let j = 0; j < Lk; j++) if (!isMasked(i, j)) all = false;
-      if (all) deadRows.push(i);
-    }
+    for (let i = 0; i < Lq; i++) if (keep.subarray(i * Lk, (i + 1) * Lk).every((x) => x === 0)) deadRows.push(i);
 
     const qL = Array.from({ length: Lq }, (_, i) => `q${i}`);
     const kL = Array.from({ length: Lk }, (_, j) => `k${j}`);
     const dL = (n) => Array.from({ length: n }, (_, c) => `d${c}`);
-    const mAbs = (a) => a.reduce((m, x) => (Number.isFinite(x) ? Math.max(m, Math.abs(x)) : m), 0) || 1;
-    const scoreOpts = (label, m) => ({
-      rows: Lq, cols: Lk, rowLabels: qL, colLabels: kL, color: (x) => divColor(x, m), className: 'clickable', noTitle: true,
-      cellAttrs: (x, i, j) => (isMasked(i, j) ? { class: 'masked' } : {}),
-    });
+    const mAbs = (a) => a.reduce((m, x) => (Number.isFinite(x) && Math.abs(x) < 1e8 ? Math.max(m, Math.abs(x)) : m), 0) || 1;
+    const cellMask = (x, i, j) => (isMasked(i, j) ? { class: 'masked' } : {});
+    const scoreOpts = (m) => ({ rows: Lq, cols: Lk, rowLabels: qL, colLabels: kL, color: (x) => divColor(x, m), className: 'clickable', noTitle: true, cellAttrs: cellMask });
+    const input = (data, r, c, rl, id, name) => matrixTable(data, { rows: r, cols: c, rowLabels: rl, colLabels: dL(c), id, caption: name, cellTitle: (x, i, j) => `${name}[${i}, ${j}] = ${full(x)}` });
 
-    const inputs = h('div.stage', {}, h('h4', { text: 'Inputs' }), h('div.formula', { text: 'rows = tokens' }),
-      h('div.scroll.inputs-row', {},
-        matrixTable(q, { rows: Lq, cols: dk, rowLabels: qL, colLabels: dL(dk), id: 'sbs-q', caption: 'Q', cellTitle: (x, i, j) => `Q[${i}, ${j}] = ${full(x)}` }),
-        matrixTable(k, { rows: Lk, cols: dk, rowLabels: kL, colLabels: dL(dk), id: 'sbs-k', caption: 'K', cellTitle: (x, i, j) => `K[${i}, ${j}] = ${full(x)}` }),
-        matrixTable(v, { rows: Lk, cols: dv, rowLabels: kL.map((s) => s.replace('k', 'v')), colLabels: dL(dv), id: 'sbs-v', caption: 'V', cellTitle: (x, i, j) => `V[${i}, ${j}] = ${full(x)}` })));
-
+    const inputs = h('div.stage', {}, h('h4', { text: t('sbs.inputs') }), h('div.formula', { text: t('sbs.inputsNote') }),
+      h('div.scroll.inputs-row', {}, input(q, Lq, dk, qL, 'sbs-q', 'Q'), input(k, Lk, dk, kL, 'sbs-k', 'K'),
+        input(v, Lk, dv, kL.map((s) => s.replace('k', 'v')), 'sbs-v', 'V')));
     const m1 = mAbs(js.scores);
     const m2 = mAbs(js.scaled);
-    const s1 = stage('① QKᵀ', 'scores[i, j] = q_i · k_j', 'js',
-      matrixTable(js.scores, { ...scoreOpts('QKᵀ', m1), id: 'sbs-scores' }), legend('div', -m1, m1, 'score'));
-    const baseText = st.scaleMode === 'default' ? `× 1/√${dk} = ${fmt(base, 4)}` : st.scaleMode === 'off' ? '× 1 (scale off)' : `× ${fmt(base, 4)} (custom)`;
-    const s2 = stage('② × scale', st.temp !== 1 ? `${baseText}, ÷ T ${fmt(st.temp, 3)} → × ${fmt(scale, 4)}` : baseText, 'js',
-      matrixTable(js.scaled, { ...scoreOpts('scaled', m2), id: 'sbs-scaled' }), legend('div', -m2, m2, 'scaled score'));
-    const s3 = stage('③ + mask', st.causal || st.masked.size ? '−∞ where a key is hidden' : 'no mask: + 0 everywhere', 'js',
-      matrixTable(js.masked, { ...scoreOpts('masked', m2), id: 'sbs-masked' }), legend('div', -m2, m2, 'masked score (hatched = −∞)'));
+    const s1 = stage(t('sbs.s1'), 'scores[i, j] = q_i · k_j', 'js', matrixTable(js.scores, { ...scoreOpts(m1), id: 'sbs-scores' }), legend('div', -m1, m1, t('sbs.legScore')));
+    const baseText = st.scaleMode === 'default' ? `× 1/√${dk} = ${fmt(base, 4)}` : st.scaleMode === 'off' ? t('sbs.scaleOffText') : t('sbs.scaleCustomText', { s: fmt(base, 4) });
+    const s2 = stage(t('sbs.s2'), st.temp !== 1 ? `${baseText}, ÷ T ${fmt(st.temp, 3)} → × ${fmt(scale, 4)}` : baseText, 'js',
+      matrixTable(js.scaled, { ...scoreOpts(m2), id: 'sbs-scaled' }), legend('div', -m2, m2, t('sbs.legScaled')));
+    const maskTable = matrixTable(Float32Array.from(keep), { rows: Lq, cols: Lk, rowLabels: qL, colLabels: kL, id: 'sbs-mask', className: 'clickable.mask01',
+      caption: t('sbs.maskCaption'), color: (x) => (x ? 'rgb(226, 244, 230)' : 'rgb(253, 231, 229)'), digits: 0, noTitle: true, cellAttrs: cellMask });
+    const s3 = stage(t('sbs.s3'), st.fill === '-1e9' ? 'masked_fill(mask == 0, -1e9)' : 'masked_fill(mask == 0, -inf)', 'js',
+      h('div.inputs-row', {}, maskTable, matrixTable(js.masked, { ...scoreOpts(m2), id: 'sbs-masked', caption: t('sbs.maskedCaption') })),
+      legend('div', -m2, m2, t('sbs.legMasked')));
     const sums = [];
-    for (let i = 0; i < Lq; i++) {
-      let s = 0;
-      for (let j = 0; j < Lk; j++) s += W[i * Lk + j];
-      sums.push(s);
-    }
+    for (let i = 0; i < Lq; i++) sums.push(W.subarray(i * Lk, (i + 1) * Lk).reduce((a, b) => a + b, 0));
     const wTable = matrixTable(W, {
       rows: Lq, cols: Lk, rowLabels: qL, colLabels: kL, color: (x) => seqColor(x), id: 'sbs-weights', className: 'clickable', noTitle: true,
-      rowExtra: (i) => `Σ ${fmt(sums[i], 4)}`, rowExtraLabel: 'row sum',
-      cellAttrs: (x, i, j) => (isMasked(i, j) ? { class: 'masked' } : {}),
+      rowExtra: (i) => `Σ ${fmt(sums[i], 4)}`, rowExtraLabel: t('sbs.rowSum'), cellAttrs: cellMask,
     });
-    wTable.dataset.lq = Lq;
-    wTable.dataset.lk = Lk;
-    wTable.dataset.causal = st.causal ? '1' : '0';
-    wTable.dataset.deadRows = deadRows.join(',');
-    const s4 = stage('④ softmax (rows)', 'each row sums to 1', 'attnlab', wTable, legend('seq', 0, 1, 'weight'),
-      h('div.check-note', { text: `plain-JS softmax of ③ agrees to ${maxDiff === 0 ? 'the bit' : `max |Δ| = ${maxDiff.toExponential(1)}`}` }),
-      deadRows.map((i) => h('div.row-note', { 'data-dead-row': i, text:
-        `Row q${i} is fully masked: every key is −∞, so softmax would compute 0/0. attnlab returns zeros for this row's weights and output (PyTorch's F.scaled_dot_product_attention gives NaN here). Unmask a cell or turn causal off to bring it back.` })));
+    Object.assign(wTable.dataset, { lq: Lq, lk: Lk, causal: st.causal ? '1' : '0', fill: st.fill, deadRows: deadRows.join(',') });
+    const s4 = stage(t('sbs.s4'), t('sbs.s4Formula'), 'attnlab', wTable, legend('seq', 0, 1, t('sbs.legWeight')),
+      h('div.check-note', { text: maxDiff === 0 ? t('sbs.checkExact') : t('sbs.checkDiff', { d: maxDiff.toExponential(1) }) }),
+      deadRows.map((i) => h('div.row-note', { 'data-dead-row': i,
+        text: t(st.fill === '-1e9' ? 'sbs.deadRow1e9' : 'sbs.deadRowInf', { i, lk: Lk, u: fmt(1 / Lk, 4) }) })));
     const mo = mAbs(O);
-    const s5 = stage('⑤ · V', 'output_i = Σ_j weight[i, j] · v_j', 'attnlab',
+    const s5 = stage(t('sbs.s5'), 'output_i = Σ_j weight[i, j] · v_j', 'attnlab',
       matrixTable(O, { rows: Lq, cols: dv, rowLabels: qL.map((s) => s.replace('q', 'o')), colLabels: dL(dv), id: 'sbs-output', color: (x) => divColor(x, mo),
-        cellTitle: (x, i, j) => `output[${i}, ${j}] = ${full(x)}` }), legend('div', -mo, mo, 'output'));
-
+        cellTitle: (x, i, j) => `output[${i}, ${j}] = ${full(x)}` }), legend('div', -mo, mo, t('sbs.legOutput')));
     pipeline.append(inputs, arrow(), s1, arrow(), s2, arrow(), s3, arrow(), s4, arrow(), s5);
     pipeline.dataset.scale = scale;
 
-    // hover highlighting and click-to-mask
     pipeline.querySelectorAll('table.clickable td[data-i]').forEach((td) => {
       const i = Number(td.dataset.i);
       const j = Number(td.dataset.j);
-      const tipText = () => `weight[q${i}, k${j}] = ${fmt(W[i * Lk + j], 5)}  (row q${i} of Q · row k${j} of K)\n` +
-        `score q${i}·k${j} = ${fmt(js.scores[i * Lk + j], 4)}, × scale = ${fmt(js.scaled[i * Lk + j], 4)}${isMasked(i, j) ? ', masked (−∞)' : ''}\n` +
-        `click to ${st.masked.has(`${i},${j}`) ? 'unmask' : 'mask'} this pair`;
-      td.addEventListener('mouseenter', (ev) => {
-        highlight(i, j, true);
-        showTip(tipText(), ev.pageX, ev.pageY);
-      });
+      const tipText = () => t('sbs.tip', { i, j, w: fmt(W[i * Lk + j], 5), s: fmt(js.scores[i * Lk + j], 4), ss: fmt(js.scaled[i * Lk + j], 4),
+        m: isMasked(i, j) ? t('sbs.tipMasked') : '', act: t(st.masked.has(`${i},${j}`) ? 'sbs.tipUnmask' : 'sbs.tipMask') });
+      td.addEventListener('mouseenter', (ev) => { highlight(i, j, true); showTip(tipText(), ev.pageX, ev.pageY); });
       td.addEventListener('mousemove', (ev) => showTip(tipText(), ev.pageX, ev.pageY));
       td.addEventListener('mouseleave', () => { highlight(i, j, false); hideTip(); });
       td.addEventListener('click', () => {
@@ -210,77 +213,13 @@ export function mount(root, attn) {
   }
 
   function stage(title, formula, who, ...body) {
-    return h('div.stage', {}, h('h4', {}, title, ' ', who === 'js' ? h('span.tag.js', { text: 'plain JS', title: 'computed in plain JavaScript for display' })
-      : h('span.tag.attnlab', { text: 'attnlab', title: 'from attn.scaledDotProductAttention' })), h('div.formula', { text: formula }), h('div.scroll', {}, body[0]), body.slice(1));
+    const tag = who === 'js' ? h('span.tag.js', { text: t('sbs.tagJs'), title: t('sbs.tagJsTitle') })
+      : h('span.tag.attnlab', { text: 'attnlab', title: t('sbs.tagAttnTitle') });
+    return h('div.stage', {}, h('h4', {}, title, ' ', tag), h('div.formula', { text: formula }), h('div.scroll', {}, body[0]), body.slice(1));
   }
   function arrow() {
     return h('div.arrow', { 'aria-hidden': 'true', text: '→' });
   }
 
   render();
-  mountDkLab(root, attn);
-}
-
-// -------------------------------------------------------------------------------------------------------
-// d_k lab: random Q, K with growing d_k; largest weight and row entropy with and without 1/√d_k
-// -------------------------------------------------------------------------------------------------------
-
-const DKS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
-
-export function dkLabData(attn, { keys = 16, queries = 32, seed = 1 } = {}) {
-  const r = rng(seed);
-  const out = { dk: DKS, keys, scaled: { maxWeight: [], entropy: [] }, unscaled: { maxWeight: [], entropy: [] } };
-  for (const dk of DKS) {
-    const q = Float32Array.from({ length: queries * dk }, r.normal);
-    const k = Float32Array.from({ length: keys * dk }, r.normal);
-    const v = new Float32Array(keys);
-    for (const [name, scale] of [['scaled', undefined], ['unscaled', 1]]) {
-      const { weights } = attn.scaledDotProductAttention({ data: q, shape: [queries, dk] }, { data: k, shape: [keys, dk] },
-        { data: v, shape: [keys, 1] }, { scale, needWeights: true });
-      let mx = 0;
-      let en = 0;
-      for (let i = 0; i < queries; i++) {
-        let m = 0;
-        for (let j = 0; j < keys; j++) m = Math.max(m, weights.data[i * keys + j]);
-        mx += m;
-        en += entropy(weights.data, i * keys, keys);
-      }
-      out[name].maxWeight.push(mx / queries);
-      out[name].entropy.push(en / queries);
-    }
-  }
-  return out;
-}
-
-function mountDkLab(root, attn) {
-  let seed = 1;
-  const keysIn = h('input', { type: 'number', id: 'dk-keys', min: '2', max: '64', value: '16', 'aria-label': 'number of keys' });
-  const resample = h('button', { type: 'button', text: 'New random Q, K', onclick: () => { seed += 1; draw(); } });
-  const charts = h('div.charts', { id: 'dk-lab' });
-  root.append(h('h3', { text: 'The dₖ lab: why divide by √dₖ?' }),
-    h('p.note', { text: 'Random Q, K with N(0, 1) entries. A dot product of two dₖ-long random vectors has variance dₖ, so without the scale the logits grow like √dₖ and softmax saturates: one key takes nearly all the weight and the row entropy collapses. With 1/√dₖ the logits keep variance 1 at every dₖ. Weights from attnlab (scale = 1/√dₖ vs scale = 1); averages over 32 query rows.' }),
-    h('div.controls', {}, h('label.ctl', { for: 'dk-keys' }, h('span', { text: 'Keys per row' }), keysIn), resample),
-    charts);
-  keysIn.addEventListener('change', draw);
-
-  function draw() {
-    const keys = Math.max(2, Math.min(64, Math.round(Number(keysIn.value) || 16)));
-    const d = dkLabData(attn, { keys, seed });
-    const x = DKS.map((v) => Math.log2(v));
-    const xLabels = DKS.map((v, i) => (i % 2 === 0 ? String(v) : ''));
-    const key = (extra) => h('div.chart-key', {},
-      h('span', {}, h('i', { style: 'background:#1f5fbf' }), 'with 1/√dₖ'),
-      h('span', { style: 'color:#c0392b' }, h('i.dash', { style: 'background:#c0392b' }), 'without (scale 1)'), extra);
-    const c1 = lineChart({ x, xLabels, xName: 'dₖ', xTitle: 'dₖ (log scale)', yTitle: 'largest weight in a row', yMin: 0, yMax: 1, title: 'largest weight vs dk',
-      series: [{ name: 'with 1/√dₖ', color: '#1f5fbf', values: d.scaled.maxWeight }, { name: 'without scale', color: '#c0392b', values: d.unscaled.maxWeight, dash: true }],
-      guides: [{ y: 1 / keys, label: `uniform 1/${keys}` }] });
-    const hmax = Math.log(keys);
-    const c2 = lineChart({ x, xLabels, xName: 'dₖ', xTitle: 'dₖ (log scale)', yTitle: 'row entropy (nats)', yMin: 0, yMax: Math.ceil(hmax * 2) / 2, title: 'entropy vs dk',
-      series: [{ name: 'with 1/√dₖ', color: '#1f5fbf', values: d.scaled.entropy }, { name: 'without scale', color: '#c0392b', values: d.unscaled.entropy, dash: true }],
-      guides: [{ y: hmax, label: `max ln ${keys}` }] });
-    const w1 = h('div.chart', { 'data-chart': 'max-weight', 'data-series': JSON.stringify({ dk: DKS, scaled: d.scaled.maxWeight, unscaled: d.unscaled.maxWeight }) }, key(), c1);
-    const w2 = h('div.chart', { 'data-chart': 'entropy', 'data-series': JSON.stringify({ dk: DKS, scaled: d.scaled.entropy, unscaled: d.unscaled.entropy }) }, key(), c2);
-    charts.replaceChildren(w1, w2);
-  }
-  draw();
 }

@@ -8,6 +8,7 @@
 //   logits = (x + a) · readout.weightᵀ + readout.bias
 
 import { positionalEncoding } from './util.js';
+import { t } from './i18n.js';
 
 /** Parse a toy-model JSON document into typed arrays. Throws an Error that says what is wrong. */
 export function loadToy(doc) {
@@ -78,11 +79,10 @@ export function expectedAnswers(model, tokens) {
 /** Text ("A B C" / "a=3 b=1 a?") → token ids, or { error } naming the unknown tokens. */
 export function parseTokens(model, text) {
   const words = text.trim().split(/[\s,]+/).filter(Boolean);
-  if (!words.length) return { error: 'Enter at least one token.' };
+  if (!words.length) return { error: t('toy.empty') };
   const bad = words.filter((w) => !model.index.has(w));
   if (bad.length) {
-    const hint = model.task === 'reverse' ? 'letters A–L' : 'store tokens like c=7 (keys a–h, digits 0–9) and queries like c?';
-    return { error: `Not in the toy vocabulary: ${bad.map((b) => `"${b}"`).join(', ')}. Use ${hint}, separated by spaces.` };
+    return { error: t(`toy.unknown.${model.task === 'reverse' ? 'reverse' : 'recall'}`, { bad: bad.map((b) => `"${b}"`).join(', ') }) };
   }
   return { ids: words.map((w) => model.index.get(w)) };
 }

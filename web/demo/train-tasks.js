@@ -1,5 +1,6 @@
-// The tasks of part 5 ("Train it yourself"): vocabulary, sequence length, random examples, training targets
-// and which positions are scored. No DOM: imported by the page (train.js) and by its Web Worker
+// The tasks of the training part: vocabulary, sequence length, random examples, training targets, which
+// positions are scored and which key each query should learn to attend to. Their words are in the catalogues
+// (task.<id>.*). No DOM: imported by the page (train.js) and by its Web Worker
 // (train-worker.js). The reversal and recall examples come from toy.js, the generators of the shipped toy
 // models (scripts/train_toy.py), so a model trained here speaks the toy models' vocabulary.
 //
@@ -27,8 +28,6 @@ function task(def) {
 export const TASKS = {
   reverse: task({
     id: 'reverse',
-    label: 'Reverse the sequence',
-    short: 'reverse',
     causal: false,
     T: 6,
     vocab: LETTERS,
@@ -37,19 +36,17 @@ export const TASKS = {
     fixedText: 'C A F E B D',
     tryText: 'A B C D E F',
     toy: 'reverse',
-    description: 'Six random letters A–L; the answer at position t is the letter at position 5 − t. Every position is scored.',
-    pattern: 'the anti-diagonal: query t looks at key 5 − t',
     sample(rnd) {
       const { tokens, targets } = sampleExample({ task: 'reverse', T: this.T, V: this.V }, rnd);
       return { tokens, targets, scored: tokens.map(() => true) };
     },
     /** Right answers for user input (any length): null = not scored. */
     answers: (ids) => ids.slice().reverse(),
+    /** The key each query should attend to (the learned pattern), or null. */
+    targetKeys: (ids) => ids.map((_, i) => ids.length - 1 - i),
   }),
   next: task({
     id: 'next',
-    label: 'Next token of a repeating pattern (causal)',
-    short: 'next token',
     causal: true,
     T: 6,
     vocab: [...LETTERS, DOT],
@@ -58,8 +55,6 @@ export const TASKS = {
     fixedText: 'D A K D A K',
     tryText: 'G C J G C J',
     toy: null,
-    description: `Three random letters, then the same three again; a causal mask lets each position see only itself and earlier ones. The answer at position t is the next token: from t = ${PERIOD - 1} on it is the letter ${PERIOD - 1} positions back; before that it cannot be known, and the model must say "${DOT}" (not scored).`,
-    pattern: `the diagonal ${PERIOD - 1} below the main one: query t looks at key t − ${PERIOD - 1}`,
     sample(rnd) {
       const block = Array.from({ length: PERIOD }, () => rnd.int(LETTERS.length));
       const tokens = Array.from({ length: this.T }, (_, t) => block[t % PERIOD]);
@@ -71,11 +66,10 @@ export const TASKS = {
     answers(ids) {
       return ids.map((_, t) => (t >= PERIOD - 1 ? ids[t - (PERIOD - 1)] : null));
     },
+    targetKeys: (ids) => ids.map((_, t) => (t >= PERIOD - 1 ? t - (PERIOD - 1) : null)),
   }),
   recall: task({
     id: 'recall',
-    label: 'Key-value recall',
-    short: 'recall',
     causal: false,
     T: 8,
     vocab: RECALL_VOCAB,
@@ -84,8 +78,6 @@ export const TASKS = {
     fixedText: 'h=9 e=6 a=8 g=9 d=3 h? g? a?',
     tryText: 'b=4 f=7 c=1 h=0 a=9 f? a? b?',
     toy: 'recall',
-    description: 'Five store tokens "k=v" (distinct keys a–h, digits 0–9), then three queries "k?"; the answer at a query is the digit stored under its key (scored). At a store token the model is trained to say its own digit (not scored).',
-    pattern: 'each query row (the last three) looks at the store token with the same key',
     sample(rnd) {
       const { tokens, targets } = sampleExample({ task: 'recall' }, rnd);
       return { tokens, targets: this.targetsFor(tokens, targets), scored: tokens.map((t) => t >= 90) };
@@ -94,6 +86,8 @@ export const TASKS = {
       return ids.map((t, i) => (t < 90 ? (t - 10) % 10 : expected[i] ?? 0));
     },
     answers: (ids) => expectedAnswers({ task: 'recall' }, ids),
+    // a query "k?" (id ≥ 90) should look at the store token "k=v" with the same key (ids 10 + 10·key + digit)
+    targetKeys: (ids) => ids.map((q) => (q < 90 ? null : ids.findIndex((s) => s >= 10 && s < 90 && Math.floor((s - 10) / 10) === q - 90))),
   }),
 };
 

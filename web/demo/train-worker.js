@@ -4,7 +4,7 @@
 // and answers for the task's fixed example (now, and at the steps since the last tick that the replay keeps).
 //
 // in:  { type: 'init', variant }                                  → { type: 'ready', variant, version, warmUpMs }
-//      { type: 'reset', gen, task, heads, seed, lr, batch, pace, stopAt } → a tick at step 0 (the untrained model)
+//      { type: 'reset', gen, task, heads, seed, lr, batch, pace, stopAt, noScale, initScale } → a tick at step 0
 //      { type: 'run' } | { type: 'pause' }                          → ticks … then { type: 'stopped', reason }
 //        (reason 'done': the accuracy reached stopAt, which stops a run once; a later run goes on until paused)
 //      { type: 'set', lr?, batch?, pace?, stopAt? }                 (applies from the next step)
@@ -77,6 +77,7 @@ async function handle(m) {
     gen = m.gen;
     cfg = { heads: m.heads, seed: m.seed, lr: m.lr, batch: m.batch, pace: m.pace, stopAt: m.stopAt };
     model = attn.createTinyTransformer({ vocabSize: t.V, embedDim: EMBED_DIM, numHeads: cfg.heads, causal: t.causal, seed: cfg.seed });
+    rescaleInit(model, m.initScale ?? 1, m.noScale ? Math.sqrt(EMBED_DIM / cfg.heads) : 1);
     rnd = rng(cfg.seed * 2 + 1);
     evalRnd = rng(cfg.seed * 2 + 2);
     const ids = t.fixedText.split(' ').map((w) => t.index.get(w));
@@ -206,6 +207,20 @@ function warmUp() {
     scratch.dispose();
   }
   return performance.now() - start;
+}
+
+/**
+ * The page's initialisation controls, around the package's API: W_Q and W_K (the first 2E rows of in_proj_weight:
+ * what sets how peaked the first weights are) are multiplied by initScale, and W_Q also by qFactor. TinyTransformer always divides the
+ * scores by √dₖ; W_Q × √dₖ cancels that at the start, so the model begins exactly as one without the scale.
+ */
+function rescaleInit(m, initScale, qFactor) {
+  if (initScale === 1 && qFactor === 1) return;
+  const sd = m.stateDict();
+  const w = sd['attn.in_proj_weight'].data;
+  const rows = EMBED_DIM * EMBED_DIM; // W_Q, then W_K, then W_V
+  for (let i = 0; i < 2 * rows; i++) w[i] *= initScale * (i < rows ? qFactor : 1);
+  m.loadStateDict(sd);
 }
 
 function stop(reason) {

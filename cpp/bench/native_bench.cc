@@ -15,9 +15,9 @@
 //   - MHA with a single key/value row: the query and output projections (4·L·E² FLOPs) with a trivial
 //     attention, i.e. the projection GEMM rate.
 //
-// Eigen gets AVX2+FMA code through a GCC target pragma (the project builds without -march, which would leave
-// Eigen at SSE2), used only after a CPU check; the naive reference uses the project's flags; attnlab
-// dispatches at run time.
+// The references (references.h): Eigen gets AVX2+FMA code through a GCC target pragma (the project builds without
+// -march, which would leave Eigen at SSE2), used only after a CPU check; the naive reference uses the project's
+// flags; attnlab dispatches at run time. Timing: harness.h.
 
 #include <algorithm>
 #include <chrono>
@@ -36,289 +36,16 @@
 #include <vector>
 
 #include "attnlab/attention.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
-#define BENCH_EIGEN_AVX2 1
-#pragma GCC push_options
-#pragma GCC target("avx,avx2,fma")
-// g++ does not update the ISA macros after a target pragma in C++, so Eigen would not see the ISA: say it.
-#if !defined(__AVX2__)
-#define BENCH_DEFINED_ISA_MACROS 1
-#define __AVX__ 1
-#define __AVX2__ 1
-#define __FMA__ 1
-#endif
-#else
-#define BENCH_EIGEN_AVX2 0
-#endif
-#define EIGEN_DONT_PARALLELIZE
-#include <Eigen/Dense>
-#ifdef BENCH_DEFINED_ISA_MACROS
-#undef __AVX__
-#undef __AVX2__
-#undef __FMA__
-#endif
-
-namespace eigen_ref {
-
-using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMap = Eigen::Map<const RowMat>;
-
-const char* SimdInUse() {
-#if defined(EIGEN_VECTORIZE_AVX512)
-  return "AVX-512";
-#elif defined(EIGEN_VECTORIZE_AVX2) && defined(EIGEN_VECTORIZE_FMA)
-  return "AVX2+FMA";
-#elif defined(EIGEN_VECTORIZE_AVX)
-  return "AVX";
-#else
-  return Eigen::SimdInstructionSetsInUse();
-#endif
-}
-
-// Row softmax of s in place.
-void SoftmaxRows(RowMat& s) {
-  const Eigen::VectorXf max = s.rowwise().maxCoeff();
-  s = (s.colwise() - max).array().exp().matrix();
-  const Eigen::VectorXf inv = s.rowwise().sum().cwiseInverse();
-  s = inv.asDiagonal() * s;
-}
-
-// q, k, v (heads, L, d) → out (heads, L, d).
-void Sdpa(const float* q, const float* k, const float* v, float* out, int heads, int L, int d) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  RowMat s(L, L), qs(L, d);
-  for (int h = 0; h < heads; ++h) {
-    const size_t off = static_cast<size_t>(h) * L * d;
-    ConstMap Q(q + off, L, d), K(k + off, L, d), V(v + off, L, d);
-    // Scale the small Q, not the (L, L) product: `(Q * Kᵀ) * scale` is several times slower in Eigen 3.4.
-    qs.noalias() = Q * scale;
-    s.noalias() = qs * K.transpose();
-    SoftmaxRows(s);
-    Eigen::Map<RowMat>(out + off, L, d).noalias() = s * V;
-  }
-}
-
-// nn.MultiheadAttention forward, batch 1, batch_first, self-attention: x (L, E) → out (L, E).
-void Mha(const float* x, const float* w_in, const float* b_in, const float* w_out, const float* b_out, float* out,
-         int L, int E, int heads) {
-  const int d = E / heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  ConstMap X(x, L, E), Win(w_in, 3 * E, E), Wout(w_out, E, E);
-  Eigen::Map<const Eigen::RowVectorXf> bin(b_in, 3 * E), bout(b_out, E);
-  RowMat qkv(L, 3 * E);
-  qkv.noalias() = X * Win.transpose();
-  qkv.rowwise() += bin;
-  qkv.leftCols(E) *= scale;  // scale q once (see Sdpa)
-  RowMat ctx(L, E), s(L, L);
-  for (int h = 0; h < heads; ++h) {
-    s.noalias() = qkv.middleCols(h * d, d) * qkv.middleCols(E + h * d, d).transpose();
-    SoftmaxRows(s);
-    ctx.middleCols(h * d, d).noalias() = s * qkv.middleCols(2 * E + h * d, d);
-  }
-  Eigen::Map<RowMat> O(out, L, E);
-  O.noalias() = ctx * Wout.transpose();
-  O.rowwise() += bout;
-}
-
-}  // namespace eigen_ref
-
-#if BENCH_EIGEN_AVX2
-#pragma GCC pop_options
-#endif
+#include "cpp/bench/harness.h"
+#include "cpp/bench/references.h"
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------------------------
-// Naive reference: textbook loops, the (L, L) scores of one head materialised.
-namespace naive {
-
-void Sdpa(const float* q, const float* k, const float* v, float* out, int heads, int L, int d) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  std::vector<float> s(static_cast<size_t>(L) * L);
-  for (int h = 0; h < heads; ++h) {
-    const size_t off = static_cast<size_t>(h) * L * d;
-    const float* Q = q + off;
-    const float* K = k + off;
-    const float* V = v + off;
-    float* O = out + off;
-    for (int i = 0; i < L; ++i) {
-      for (int j = 0; j < L; ++j) {
-        float acc = 0.0f;
-        for (int t = 0; t < d; ++t) acc += Q[i * d + t] * K[j * d + t];
-        s[static_cast<size_t>(i) * L + j] = acc * scale;
-      }
-    }
-    for (int i = 0; i < L; ++i) {
-      float* row = &s[static_cast<size_t>(i) * L];
-      float m = -INFINITY;
-      for (int j = 0; j < L; ++j) m = std::max(m, row[j]);
-      float sum = 0.0f;
-      for (int j = 0; j < L; ++j) sum += (row[j] = std::exp(row[j] - m));
-      for (int j = 0; j < L; ++j) row[j] /= sum;
-    }
-    for (int i = 0; i < L; ++i) {
-      for (int t = 0; t < d; ++t) O[i * d + t] = 0.0f;
-      for (int j = 0; j < L; ++j) {
-        const float p = s[static_cast<size_t>(i) * L + j];
-        for (int t = 0; t < d; ++t) O[i * d + t] += p * V[j * d + t];
-      }
-    }
-  }
-}
-
-// y (rows, n) = x (rows, k) · w[w_row0 : w_row0 + n]ᵀ + b[w_row0 : …]  (w in PyTorch's (out, in) layout)
-void Linear(const float* x, int rows, int kdim, const float* w, const float* b, int n, float* y) {
-  for (int i = 0; i < rows; ++i) {
-    for (int j = 0; j < n; ++j) {
-      float acc = b[j];
-      for (int t = 0; t < kdim; ++t) acc += x[static_cast<size_t>(i) * kdim + t] * w[static_cast<size_t>(j) * kdim + t];
-      y[static_cast<size_t>(i) * n + j] = acc;
-    }
-  }
-}
-
-void Mha(const float* x, const float* w_in, const float* b_in, const float* w_out, const float* b_out, float* out,
-         int L, int E, int heads) {
-  const int d = E / heads;
-  std::vector<float> qkv(static_cast<size_t>(L) * 3 * E);
-  Linear(x, L, E, w_in, b_in, 3 * E, qkv.data());
-  std::vector<float> q(static_cast<size_t>(heads) * L * d), k(q.size()), v(q.size()), o(q.size()),
-      ctx(static_cast<size_t>(L) * E);
-  for (int i = 0; i < L; ++i) {
-    for (int h = 0; h < heads; ++h) {
-      for (int t = 0; t < d; ++t) {
-        const size_t dst = (static_cast<size_t>(h) * L + i) * d + t;
-        const size_t src = static_cast<size_t>(i) * 3 * E + h * d + t;
-        q[dst] = qkv[src];
-        k[dst] = qkv[src + E];
-        v[dst] = qkv[src + 2 * E];
-      }
-    }
-  }
-  Sdpa(q.data(), k.data(), v.data(), o.data(), heads, L, d);
-  for (int i = 0; i < L; ++i) {
-    for (int h = 0; h < heads; ++h) {
-      for (int t = 0; t < d; ++t) ctx[static_cast<size_t>(i) * E + h * d + t] = o[(static_cast<size_t>(h) * L + i) * d + t];
-    }
-  }
-  Linear(ctx.data(), L, E, w_out, b_out, E, out);
-}
-
-}  // namespace naive
-
-// ---------------------------------------------------------------------------------------------------------------
+using namespace bench;  // NOLINT(build/namespaces): the harness
 
 constexpr int kE = 512;
 constexpr int kHeads = 8;
 constexpr int kD = kE / kHeads;
-constexpr double kTol = 1e-3;
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double Median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
-
-std::vector<float> Uniform(size_t n, float bound, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-bound, bound);
-  std::vector<float> a(n);
-  for (auto& x : a) x = dist(rng);
-  return a;
-}
-
-double MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return INFINITY;
-  double m = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
-    if (!(d <= m)) m = std::isnan(d) ? INFINITY : d;
-  }
-  return m;
-}
-
-std::string Fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
-
-std::string FmtMs(double ms) { return Fmt(ms >= 100 ? "%.0f" : ms >= 10 ? "%.1f" : "%.2f", ms); }
-
-struct Impl {
-  Impl(std::string n, std::function<std::vector<float>()> r) : name(std::move(n)), run(std::move(r)) {}
-  std::string name;
-  std::function<std::vector<float>()> run;
-  std::vector<double> times_ms;
-  std::string status = "ok";
-  double max_abs_diff = 0;
-  double first_s = 0;
-};
-
-struct Row {
-  std::string op;
-  int L;
-  double flops;
-  std::string impl;
-  std::string status;
-  double median_ms = 0, min_ms = 0, max_ms = 0, gflops = 0, vs_attnlab = 0, max_abs_diff = 0;
-  int runs = 0;
-};
-
-struct Options {
-  bool quick = false;
-  double max_run_s = 5.0;
-  int min_reps = 10;
-  std::string out_dir = "build/bench";
-};
-
-// Times `impls` round-robin: checks each against the first (the reference), then warm-up and timed rounds.
-// Entries with a non-"ok" status are left alone.
-void RunCase(const std::string& label, std::vector<Impl>& impls, const Options& opt) {
-  std::vector<float> reference;
-  for (auto& impl : impls) {
-    if (impl.status != "ok") continue;
-    const double t0 = Now();
-    std::vector<float> out = impl.run();
-    impl.first_s = Now() - t0;
-    if (reference.empty()) {
-      reference = std::move(out);
-      impl.max_abs_diff = 0;
-    } else {
-      impl.max_abs_diff = MaxAbsDiff(out, reference);
-      if (!(impl.max_abs_diff <= kTol)) {
-        std::fprintf(stderr, "\nMISMATCH: %s disagrees with attnlab on %s: max |diff| = %g (tolerance %g). Aborting.\n",
-                     impl.name.c_str(), label.c_str(), impl.max_abs_diff, kTol);
-        std::exit(1);
-      }
-    }
-  }
-  double round_s = 0;
-  std::vector<Impl*> live;
-  for (auto& impl : impls) {
-    if (impl.status == "ok") {
-      live.push_back(&impl);
-      round_s += impl.first_s;
-    }
-  }
-  const int warmups = round_s < 0.5 ? 3 : round_s < 5 ? 1 : 0;  // big cases: the check run was the warm-up
-  const int reps = std::max(opt.min_reps, std::min(50, static_cast<int>(2.0 / std::max(round_s, 1e-4))));
-  for (int rep = -warmups; rep < reps; ++rep) {
-    const size_t start = static_cast<size_t>(rep + warmups) % live.size();
-    for (size_t j = 0; j < live.size(); ++j) {
-      Impl& impl = *live[(start + j) % live.size()];
-      const double t0 = Now();
-      const std::vector<float> out = impl.run();
-      const double dt = (Now() - t0) * 1e3;
-      if (out.empty()) std::abort();  // keeps the result observable
-      if (rep >= 0) impl.times_ms.push_back(dt);
-    }
-  }
-}
 
 }  // namespace
 
@@ -339,11 +66,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  bool eigen_ok = true;
-#if BENCH_EIGEN_AVX2
-  __builtin_cpu_init();
-  eigen_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
+  const bool eigen_ok = eigen_ref::CpuSupported();
   const double t_start = Now();
   const char* target = attnlab::ActiveTargetName();
   std::fprintf(stderr, "attnlab native bench: Highway target %s, Eigen %s\n", target,
@@ -365,8 +88,8 @@ int main(int argc, char** argv) {
     int L;
   };
   std::vector<Case> cases = opt.quick ? std::vector<Case>{{"SDPA", 128}, {"MHA", 128}, {"SDPA", 512}}
-                                      : std::vector<Case>{{"SDPA", 128}, {"SDPA", 512}, {"SDPA", 2048},
-                                                          {"SDPA", 8192}, {"MHA", 128}, {"MHA", 512}, {"MHA", 2048}};
+                                      : std::vector<Case>{{"SDPA", 128}, {"SDPA", 512}, {"SDPA", 2048}, {"SDPA", 8192},
+                                                          {"MHA", 128},  {"MHA", 512},  {"MHA", 2048}};
   auto flops_of = [](const std::string& op, double L) {
     return op == "MHA" ? 8 * L * kE * kE + 4 * L * L * kE : 4 * L * L * kE;
   };
@@ -409,10 +132,10 @@ int main(int argc, char** argv) {
     } else {
       attnlab::MhaForwardOptions fo;
       fo.need_weights = false;
-      impls.push_back({"attnlab", [&, fo] {
-                         return mha.Forward({x.data(), x_shape}, {x.data(), x_shape}, {x.data(), x_shape}, fo)
-                             .output.data;
-                       }});
+      impls.push_back(
+          {"attnlab", [&, fo] {
+             return mha.Forward({x.data(), x_shape}, {x.data(), x_shape}, {x.data(), x_shape}, fo).output.data;
+           }});
       impls.push_back({"Eigen", [&] {
                          std::vector<float> out(x.size());
                          eigen_ref::Mha(x.data(), w_in.data(), b_in.data(), w_out.data(), b_out.data(), out.data(), L,
@@ -433,7 +156,8 @@ int main(int argc, char** argv) {
       if (&impl == &impls[0] || impl.status != "ok" || it == last.end()) continue;
       const double predicted = it->second.second * flops / it->second.first;
       if (predicted > opt.max_run_s) {
-        impl.status = "skipped: ~" + Fmt("%.0f", predicted) + " s/run predicted (> " + Fmt("%.0f", opt.max_run_s) + " s)";
+        impl.status =
+            "skipped: ~" + Fmt("%.0f", predicted) + " s/run predicted (> " + Fmt("%.0f", opt.max_run_s) + " s)";
       }
     }
     const std::string label = c.op + " L=" + std::to_string(L);
@@ -452,8 +176,8 @@ int main(int argc, char** argv) {
         if (impl.name == "attnlab") attnlab_ms = r.median_ms;
         r.vs_attnlab = attnlab_ms > 0 ? attnlab_ms / r.median_ms : 0;
         last[impl.name + "|" + c.op] = {flops, r.median_ms / 1e3};
-        std::fprintf(stderr, "  %-12s median %s ms [%s–%s] %.1f GFLOP/s\n", impl.name.c_str(), FmtMs(r.median_ms).c_str(),
-                     FmtMs(r.min_ms).c_str(), FmtMs(r.max_ms).c_str(), r.gflops);
+        std::fprintf(stderr, "  %-12s median %s ms [%s–%s] %.1f GFLOP/s\n", impl.name.c_str(),
+                     FmtMs(r.median_ms).c_str(), FmtMs(r.min_ms).c_str(), FmtMs(r.max_ms).c_str(), r.gflops);
       } else {
         std::fprintf(stderr, "  %-12s %s\n", impl.name.c_str(), impl.status.c_str());
       }
@@ -492,10 +216,10 @@ int main(int argc, char** argv) {
                        return attnlab::ScaledDotProductAttention({q.data(), hs}, {k.data(), hs}, {v.data(), hs}, online)
                            .output.data;
                      }});
-    impls.push_back({"SDPA exact (need_weights true)", [&] {
-                       return attnlab::ScaledDotProductAttention({q.data(), hs}, {k.data(), hs}, {v.data(), hs}, exact)
-                           .output.data;
-                     }});
+    impls.push_back(
+        {"SDPA exact (need_weights true)", [&] {
+           return attnlab::ScaledDotProductAttention({q.data(), hs}, {k.data(), hs}, {v.data(), hs}, exact).output.data;
+         }});
     impls.push_back({"SDPA online, d = 128", [&] {
                        return attnlab::ScaledDotProductAttention({q2.data(), hs2}, {k2.data(), hs2}, {v2.data(), hs2},
                                                                  online2)
@@ -526,8 +250,7 @@ int main(int argc, char** argv) {
         }
       }
     }
-    const double fl[] = {4.0 * L * L * kE, 4.0 * L * L * kE, 8.0 * L * L * kE, flops_of("MHA", L),
-                         4.0 * L * kE * kE};
+    const double fl[] = {4.0 * L * L * kE, 4.0 * L * L * kE, 8.0 * L * L * kE, flops_of("MHA", L), 4.0 * L * kE * kE};
     for (size_t i = 0; i < impls.size(); ++i) {
       Step s{impls[i].name, L, fl[i]};
       s.median_ms = Median(impls[i].times_ms);
@@ -543,8 +266,7 @@ int main(int argc, char** argv) {
   const std::string malloc_setting = mmap_env ? mmap_env : "default";
   std::ostringstream md;
   md << "## attnlab native benchmark\n\n";
-  md << "Highway target chosen at run time: **" << target << "**; Eigen " << EIGEN_WORLD_VERSION << "."
-     << EIGEN_MAJOR_VERSION << "." << EIGEN_MINOR_VERSION << " single thread ("
+  md << "Highway target chosen at run time: **" << target << "**; Eigen " << eigen_ref::Version() << " single thread ("
      << (eigen_ok ? eigen_ref::SimdInUse() : "skipped") << "); naive loops with the project's flags "
      << "(-O3, no -march). E = 512, 8 heads (d = 64), batch 1, need_weights false; SDPA query (8, L, 64). "
      << "Round-robin, warm-up then >= 10 timed runs; total " << Fmt("%.0f", wall_s) << " s. glibc "
@@ -579,8 +301,8 @@ int main(int argc, char** argv) {
                  proj = find("MHA, one key");
     const double softmax = std::max(0.0, 2 * t64 - t128);
     const double proj_all = proj * 2.0;  // Q+out measured; K and V projections cost the same again
-    md << "\nL = " << L << ", from minimum times: softmax + tile bookkeeping share of SDPA ≈ " << Fmt("%.0f", 100 * softmax / t64) << "% (" << FmtMs(softmax)
-       << " of " << FmtMs(t64) << " ms; matmul part ≈ "
+    md << "\nL = " << L << ", from minimum times: softmax + tile bookkeeping share of SDPA ≈ "
+       << Fmt("%.0f", 100 * softmax / t64) << "% (" << FmtMs(softmax) << " of " << FmtMs(t64) << " ms; matmul part ≈ "
        << Fmt("%.1f", 4.0 * L * L * kE / ((t64 - softmax) / 1e3) / 1e9) << " GFLOP/s). MHA " << FmtMs(mha_ms)
        << " ms ≈ projections " << FmtMs(proj_all) << " ms (4 × L·E² GEMMs, from the one-key run × 2) + attention "
        << FmtMs(t64) << " ms (the SDPA at this L) + rest " << FmtMs(mha_ms - proj_all - t64) << " ms.\n";
@@ -602,8 +324,8 @@ int main(int argc, char** argv) {
   js << "  ],\n  \"substeps\": [\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
-    js << "    {\"L\": " << s.L << ", \"step\": \"" << s.name << "\", \"flops\": " << s.flops << ", \"median_ms\": "
-       << s.median_ms << ", \"min_ms\": " << s.min_ms << ", \"max_ms\": " << s.max_ms << "}"
+    js << "    {\"L\": " << s.L << ", \"step\": \"" << s.name << "\", \"flops\": " << s.flops
+       << ", \"median_ms\": " << s.median_ms << ", \"min_ms\": " << s.min_ms << ", \"max_ms\": " << s.max_ms << "}"
        << (i + 1 < steps.size() ? "," : "") << "\n";
   }
   js << "  ]\n}\n";

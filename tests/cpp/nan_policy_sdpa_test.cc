@@ -1,13 +1,5 @@
-// The NaN / Inf policy (docs/robustness.md, "NaN and Inf"), on every Highway target and on both attention paths
-// (need_weights: the exact path that writes weights; without: the tiled online-softmax path):
-//   * NaN or ±Inf reaches output row i (and weight row i) only from query row i, from the key and value rows that
-//     row i attends (visible and not masked) and from mask row i; never from other rows or other batch items;
-//   * NaN there makes the row NaN (weights and output); NaN in value row j makes NaN exactly the output columns
-//     that hold it, of the rows that attend key j;
-//   * a masked (bool or -inf) or causally hidden key is not attended: its key and value rows cannot reach the row,
-//     whatever they hold; a row whose keys are all masked is 0 (weights and output), never NaN;
-//   * +inf in a float mask element of an attended key makes the row NaN (IEEE: inf - inf in the softmax).
-// Rows not named stay equal to the same call without the non-finite value.
+// The NaN / Inf policy of ScaledDotProductAttention (nan_policy.h states it), on every Highway target and both
+// attention paths.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -19,57 +11,11 @@
 
 #include "attnlab/attention.h"
 #include "hwy_targets.h"
+#include "nan_policy.h"
 
 namespace {
 
-using attnlab::AttentionResult;
-using attnlab::Mask;
-using attnlab::Shape;
-using attnlab::TensorView;
-
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// Deterministic values in [-1, 1).
-std::vector<float> Values(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / static_cast<float>(1 << 23) - 1.0f;
-  }
-  return v;
-}
-
-bool AllNaN(const std::vector<float>& v, size_t begin, size_t count) {
-  for (size_t i = begin; i < begin + count; ++i) {
-    if (!std::isnan(v[i])) return false;
-  }
-  return true;
-}
-
-bool AllFinite(const std::vector<float>& v, size_t begin, size_t count) {
-  for (size_t i = begin; i < begin + count; ++i) {
-    if (!std::isfinite(v[i])) return false;
-  }
-  return true;
-}
-
-bool AllZero(const std::vector<float>& v, size_t begin, size_t count) {
-  for (size_t i = begin; i < begin + count; ++i) {
-    if (v[i] != 0.0f) return false;
-  }
-  return true;
-}
-
-// Rows [begin, begin + count) of a and b agree (both finite, within 1e-6 relative).
-bool Same(const std::vector<float>& a, const std::vector<float>& b, size_t begin, size_t count) {
-  for (size_t i = begin; i < begin + count; ++i) {
-    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return false;
-    if (std::fabs(a[i] - b[i]) > 1e-6f * (1.0f + std::fabs(b[i]))) return false;
-  }
-  return true;
-}
+using namespace nan_policy_test;  // NOLINT(build/namespaces): the policy's helpers
 
 // An SDPA problem (batch, lq, lk, d) with d = dk = dv, random data, optional float mask (batch, lq, lk).
 struct Sdpa {
@@ -98,17 +44,6 @@ struct Sdpa {
                                               TensorView{v.data(), ks}, o);
   }
 };
-
-// Runs fn(need_weights) on every target, for both paths.
-template <class Fn>
-void EveryPath(Fn&& fn) {
-  attnlab_test::ForEachTarget([&](const std::string&) {
-    for (const bool need_weights : {true, false}) {
-      INFO("need_weights " << need_weights);
-      fn(need_weights);
-    }
-  });
-}
 
 // Checks each row (b, i) of `got` against `clean`: rows where poisoned(b, i) must be all NaN (weights too),
 // the others must equal the clean result.
@@ -149,20 +84,20 @@ TEST_CASE("NaN policy (SDPA): NaN found in full vectors (Lk a multiple of every 
       INFO("Lk " << lk);
       const size_t lq = 3, d = 2;
       std::vector<float> q = Values(lq * d, 7), k = Values(lk * d, 8), v = Values(lk * d, 9);
-      q[1 * d + 0] = kNaN;  // query row 1
+      q[1 * d + 0] = kNaN;         // query row 1
       k[(lk - 1) * d + 1] = kNaN;  // the last key: seen by every row
       attnlab::SdpaOptions o;
       o.need_weights = nw;
-      const AttentionResult r = attnlab::ScaledDotProductAttention(
-          TensorView{q.data(), {int64_t(lq), int64_t(d)}}, TensorView{k.data(), {int64_t(lk), int64_t(d)}},
-          TensorView{v.data(), {int64_t(lk), int64_t(d)}}, o);
+      const AttentionResult r = attnlab::ScaledDotProductAttention(TensorView{q.data(), {int64_t(lq), int64_t(d)}},
+                                                                   TensorView{k.data(), {int64_t(lk), int64_t(d)}},
+                                                                   TensorView{v.data(), {int64_t(lk), int64_t(d)}}, o);
       CHECK(AllNaN(r.output.data, 0, lq * d));
       if (nw) CHECK(AllNaN(r.weights.data, 0, lq * lk));
       // Query NaN alone (finite keys).
       k[(lk - 1) * d + 1] = 0.5f;
-      const AttentionResult r2 = attnlab::ScaledDotProductAttention(
-          TensorView{q.data(), {int64_t(lq), int64_t(d)}}, TensorView{k.data(), {int64_t(lk), int64_t(d)}},
-          TensorView{v.data(), {int64_t(lk), int64_t(d)}}, o);
+      const AttentionResult r2 = attnlab::ScaledDotProductAttention(TensorView{q.data(), {int64_t(lq), int64_t(d)}},
+                                                                    TensorView{k.data(), {int64_t(lk), int64_t(d)}},
+                                                                    TensorView{v.data(), {int64_t(lk), int64_t(d)}}, o);
       CHECK(AllNaN(r2.output.data, 1 * d, d));
       CHECK(AllFinite(r2.output.data, 0, d));
       CHECK(AllFinite(r2.output.data, 2 * d, d));
@@ -365,127 +300,6 @@ TEST_CASE("NaN policy (SDPA): repeated calls with NaN and Inf inputs are bit-ide
     CHECK(a.weights.data.size() == b.weights.data.size());
     if (!a.weights.data.empty()) {
       CHECK(std::memcmp(a.weights.data.data(), b.weights.data.data(), a.weights.data.size() * sizeof(float)) == 0);
-    }
-  });
-}
-
-// ---- MultiHeadAttention: the same policy per (item, query position), through the projections.
-namespace {
-
-struct Mha {
-  static constexpr int64_t E = 4, H = 2, N = 2, L = 3, S = 4;
-  attnlab::MultiHeadAttention mha;
-  std::vector<float> q = Values(N * L * E, 11), k = Values(N * S * E, 12), v = Values(N * S * E, 13);
-  std::vector<uint8_t> kpm;              // (N, S), true = padded
-  std::vector<float> am;                 // (N * H, L, S) float
-
-  static attnlab::MhaConfig Config() {
-    attnlab::MhaConfig c;
-    c.embed_dim = E;
-    c.num_heads = H;
-    c.batch_first = true;
-    return c;
-  }
-  Mha() : mha(Config(), 5) {}
-  float& Q(size_t b, size_t i, size_t c) { return q[(b * L + i) * E + c]; }
-  float& K(size_t b, size_t j, size_t c) { return k[(b * S + j) * E + c]; }
-  float& V(size_t b, size_t j, size_t c) { return v[(b * S + j) * E + c]; }
-
-  AttentionResult Run(bool need_weights, bool average = false) {
-    attnlab::MhaForwardOptions o;
-    o.need_weights = need_weights;
-    o.average_attn_weights = average;
-    if (!kpm.empty()) o.key_padding_mask = Mask::Bool(kpm.data(), {N, S});
-    if (!am.empty()) o.attn_mask = Mask::Float(am.data(), {N * H, L, S});
-    return mha.Forward(TensorView{q.data(), {N, L, E}}, TensorView{k.data(), {N, S, E}},
-                       TensorView{v.data(), {N, S, E}}, o);
-  }
-};
-
-template <class Poisoned>
-void ExpectNaNTokens(const AttentionResult& got, const AttentionResult& clean, Poisoned&& poisoned) {
-  for (size_t b = 0; b < Mha::N; ++b) {
-    for (size_t i = 0; i < Mha::L; ++i) {
-      INFO("item " << b << ", position " << i);
-      const size_t tok = b * Mha::L + i;
-      if (poisoned(b, i)) {
-        CHECK(AllNaN(got.output.data, tok * Mha::E, Mha::E));
-      } else {
-        CHECK(Same(got.output.data, clean.output.data, tok * Mha::E, Mha::E));
-      }
-    }
-  }
-}
-
-}  // namespace
-
-TEST_CASE("NaN policy (MHA): NaN in a query token poisons that token only", "[nan][mha]") {
-  EveryPath([](bool nw) {
-    Mha m;
-    const AttentionResult clean = m.Run(nw);
-    m.Q(1, 0, 2) = kNaN;
-    const AttentionResult got = m.Run(nw);
-    ExpectNaNTokens(got, clean, [](size_t b, size_t i) { return b == 1 && i == 0; });
-    if (nw) {  // per-head weights (N, H, L, S): both heads of that row
-      for (size_t h = 0; h < Mha::H; ++h) CHECK(AllNaN(got.weights.data, ((1 * Mha::H + h) * Mha::L + 0) * Mha::S, Mha::S));
-    }
-  });
-}
-
-TEST_CASE("NaN policy (MHA): NaN in a key or value token poisons its item only", "[nan][mha]") {
-  EveryPath([](bool nw) {
-    Mha m;
-    const AttentionResult clean = m.Run(nw);
-    m.K(0, 2, 1) = kNaN;
-    ExpectNaNTokens(m.Run(nw), clean, [](size_t b, size_t) { return b == 0; });
-    Mha v;
-    v.V(1, 3, 3) = kNaN;
-    ExpectNaNTokens(v.Run(nw), clean, [](size_t b, size_t) { return b == 1; });
-  });
-}
-
-TEST_CASE("NaN policy (MHA): a padded key/value token holding NaN / Inf does not reach any row", "[nan][mha][mask]") {
-  EveryPath([](bool nw) {
-    Mha m;
-    m.kpm.assign(Mha::N * Mha::S, 0);
-    m.kpm[0 * Mha::S + 1] = 1;  // item 0, key 1 padded
-    const AttentionResult clean = m.Run(nw);
-    m.K(0, 1, 0) = kNaN;
-    m.V(0, 1, 2) = kNaN;
-    m.V(0, 1, 3) = kInf;
-    ExpectNaNTokens(m.Run(nw), clean, [](size_t, size_t) { return false; });
-  });
-}
-
-TEST_CASE("NaN policy (MHA): a fully padded item gives out_proj.bias rows even with NaN values", "[nan][mha][mask]") {
-  EveryPath([](bool nw) {
-    Mha m;
-    m.kpm.assign(Mha::N * Mha::S, 0);
-    for (size_t j = 0; j < Mha::S; ++j) m.kpm[1 * Mha::S + j] = 1;  // item 1 fully padded
-    m.V(1, 0, 0) = kNaN;
-    m.K(1, 2, 1) = kInf;
-    const AttentionResult got = m.Run(nw);
-    const auto sd = m.mha.StateDict();
-    const std::vector<float>& bias = sd.at("out_proj.bias").data;
-    for (size_t i = 0; i < Mha::L; ++i) {
-      for (size_t c = 0; c < Mha::E; ++c) CHECK(got.output.data[((1 * Mha::L) + i) * Mha::E + c] == bias[c]);
-    }
-    if (nw) CHECK(AllZero(got.weights.data, 1 * Mha::H * Mha::L * Mha::S, Mha::H * Mha::L * Mha::S));
-  });
-}
-
-TEST_CASE("NaN policy (MHA): NaN in a 3-D attn_mask element poisons that head's row and the token", "[nan][mha][mask]") {
-  EveryPath([](bool nw) {
-    Mha m;
-    m.am.assign(Mha::N * Mha::H * Mha::L * Mha::S, 0.0f);
-    const AttentionResult clean = m.Run(nw);
-    const size_t b = 1, h = 1, i = 2;
-    m.am[((b * Mha::H + h) * Mha::L + i) * Mha::S + 0] = kNaN;
-    const AttentionResult got = m.Run(nw);
-    ExpectNaNTokens(got, clean, [&](size_t bb, size_t ii) { return bb == b && ii == i; });
-    if (nw) {
-      CHECK(AllNaN(got.weights.data, ((b * Mha::H + h) * Mha::L + i) * Mha::S, Mha::S));
-      CHECK(Same(got.weights.data, clean.weights.data, ((b * Mha::H + 0) * Mha::L + i) * Mha::S, Mha::S));  // head 0
     }
   });
 }

@@ -1,47 +1,120 @@
 #!/usr/bin/env bash
-# npm test: set-up, build everything, then every test suite. Stops at the first failing suite.
+# npm test: set-up, build everything, then every test suite; ends with a table of each suite's wall time.
+# Stops at the first failing suite. Suites that use one core each run side by side (logs in build/test-logs/).
+#   scripts/test.sh          everything (npm test)
+#   scripts/test.sh --quick  the JS API suites + the wasm-simd Catch2 suite, incremental (npm run test:quick)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh
-bash scripts/build.sh --tests
+quick=0
+case "${1:-}" in
+  '') ;;
+  --quick) quick=1 ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
+mkdir -p build/test-logs
+
+names=()
+times=()
+results=()
+started=$SECONDS
+record() { names+=("$1"); times+=("$2"); results+=("$3"); }
+table() {
+  local status=$? i
+  ((${#names[@]})) || return $status
+  echo
+  printf '%-66s %7s  %s\n' "suite" "wall" "result"
+  for i in "${!names[@]}"; do
+    printf '%-66s %6ss  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+  done
+  printf '%-66s %6ss\n' "total (side-by-side suites overlap)" $((SECONDS - started))
+  return $status
+}
+trap table EXIT
+
+# suite NAME COMMAND...: runs COMMAND in the foreground; a failure ends npm test.
+suite() {
+  local name=$1 t0=$SECONDS
+  shift
+  echo "== $name"
+  if "$@"; then
+    record "$name" $((SECONDS - t0)) ok
+  else
+    record "$name" $((SECONDS - t0)) FAILED
+    exit 1
+  fi
+}
+
+# side_by_side NAME1 FUNCTION1 NAME2 FUNCTION2: runs both at once (each uses one core), then shows their logs.
+side_by_side() {
+  local -a name=("$1" "$3") fn=("$2" "$4") pid=()
+  local i failed=0
+  echo "== ${name[0]}  +  ${name[1]} (side by side)"
+  for i in 0 1; do
+    (
+      t0=$SECONDS
+      if ${fn[$i]} >"build/test-logs/${fn[$i]}.log" 2>&1; then r=ok; else r=FAILED; fi
+      echo "$((SECONDS - t0)) $r" >"build/test-logs/${fn[$i]}.status"
+    ) &
+    pid+=($!)
+  done
+  wait "${pid[@]}" || true
+  for i in 0 1; do
+    local t r
+    read -r t r <"build/test-logs/${fn[$i]}.status"
+    echo "-- ${name[$i]}: $r in ${t}s (log: build/test-logs/${fn[$i]}.log)"
+    if [ "$r" = ok ]; then tail -n 25 "build/test-logs/${fn[$i]}.log"; else tail -n 80 "build/test-logs/${fn[$i]}.log"; failed=1; fi
+    record "${name[$i]}" "$t" "$r"
+  done
+  ((failed == 0)) || exit 1
+}
 
 run_ctest() {  # build dir, label: full log in build/<label>-ctest.log, summary on stdout
   local log="build/$2-ctest.log"
   if ! ctest --test-dir "$1" --output-on-failure -V -j "$(nproc)" >"$log" 2>&1; then
     grep -vE "^[0-9]+: *$" "$log" | tail -n 80 | cut -c1-400
     echo "$2: FAILED (full log: $log)"
-    exit 1
+    return 1
   fi
   grep -hE "targets:|fixtures:|All tests passed|tests passed|test cases" "$log" | sed 's/^[0-9]*: //' | sort | uniq -c | cut -c1-300
   tail -n 3 "$log"
 }
-echo "== native Catch2 suite (ctest)"
-run_ctest build/native native
-for variant in simd scalar; do
-  echo "== wasm-$variant Catch2 suite under node (ctest)"
-  run_ctest build/wasm-$variant wasm-$variant
-done
-
-echo "== native Catch2 suite with AddressSanitizer + UndefinedBehaviorSanitizer (ctest)"
-if [ ! -f build/asan/build.ninja ]; then
-  cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_SANITIZE=ON >build/asan.configure.log 2>&1 ||
-    { cat build/asan.configure.log; exit 1; }
-fi
-cmake --build build/asan -j "$(nproc)" --target attnlab_tests
-run_ctest build/asan native-asan
-
-echo "== libFuzzer target under ASan + UBSan, 60 s (scripts/fuzz.sh; a finding fails the run)"
-# A fixed seed: a CI failure can be reproduced with the same command. scripts/fuzz.sh alone explores (random seed).
-FUZZ_FLAGS="-seed=20261130 ${FUZZ_FLAGS:-}" bash scripts/fuzz.sh 60
-
-echo "== JavaScript API (node --test)"
-node --test tests/js/
-
-for extra in scripts/test-package.sh scripts/test-e2e.sh; do
-  if [ -f "$extra" ]; then
-    echo "== $extra"
-    bash "$extra"
+wasm_simd_catch2() { run_ctest build/wasm-simd wasm-simd; }
+wasm_scalar_catch2() { run_ctest build/wasm-scalar wasm-scalar; }
+js_api() { node --test tests/js/; }
+docs_links() { node --test tests/package/; }
+asan() {
+  if [ ! -f build/asan/build.ninja ]; then
+    cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_SANITIZE=ON >build/asan.configure.log 2>&1 ||
+      { cat build/asan.configure.log; return 1; }
   fi
-done
+  cmake --build build/asan -j "$(nproc)" --target attnlab_tests && run_ctest build/asan native-asan
+}
+# A fixed seed: a CI failure can be reproduced with the same command. scripts/fuzz.sh alone explores (random seed).
+fuzz60() { FUZZ_FLAGS="-seed=20261130 ${FUZZ_FLAGS:-}" bash scripts/fuzz.sh 60; }
+package() { bash scripts/test-package.sh; }
+e2e() { bash scripts/test-e2e.sh; }
+
+if ((quick)); then
+  suite "set-up (scripts/setup.sh)" bash scripts/setup.sh
+  suite "build: package + wasm-simd Catch2 (scripts/build.sh --quick)" bash scripts/build.sh --quick
+  side_by_side "wasm-simd Catch2 suite under node (ctest)" wasm_simd_catch2 "JavaScript API (node --test tests/js/)" js_api
+  suite "docs: links and cited paths (node --test tests/package/)" docs_links
+  echo "npm run test:quick: passed"
+  exit 0
+fi
+
+suite "set-up (scripts/setup.sh)" bash scripts/setup.sh
+suite "docs: links and cited paths (node --test tests/package/)" docs_links
+suite "build: native + wasm-simd + wasm-scalar with tests (scripts/build.sh --tests)" bash scripts/build.sh --tests
+suite "build: demo site build/site/ (scripts/build.sh --site)" bash scripts/build.sh --site
+suite "native Catch2 suite, every Highway target (ctest)" run_ctest build/native native
+side_by_side "wasm-simd Catch2 suite under node (ctest)" wasm_simd_catch2 \
+  "wasm-scalar Catch2 suite under node (ctest)" wasm_scalar_catch2
+suite "native Catch2 suite under ASan + UBSan: build + ctest" asan
+suite "libFuzzer target under ASan + UBSan: build (scripts/fuzz.sh --build-only)" bash scripts/fuzz.sh --build-only
+side_by_side "libFuzzer target, 60 s, fixed seed (a finding fails the run)" fuzz60 \
+  "JavaScript API (node --test tests/js/)" js_api
+suite "package: tarball, publint/attw, Node, tsc, bundler matrix in Chromium (scripts/test-package.sh)" package
+suite "demo page end to end in Chromium (scripts/test-e2e.sh)" e2e
 echo "npm test: all suites passed"

@@ -1,5 +1,6 @@
-// Production build of the consumer app. `worker.format: 'es'` because attnlab loads its wasm glue with a
-// dynamic import(), which needs code splitting (Vite's default 'iife' worker format cannot split).
+// Vite 8 (dev server and production build): no attnlab-specific setting is needed. `worker.format: 'es'` is for
+// the production build: attnlab loads its wasm glue with a dynamic import(), which needs code splitting, and
+// Vite's default 'iife' worker format cannot split.
 export default {
   base: './',
   logLevel: 'warn',

@@ -1,8 +1,5 @@
-// The same check inside a module Web Worker (bundled by Vite).
+// The same check inside a module Web Worker, bundled with the page.
 import { init } from 'attnlab';
-import { check } from '../check.mjs';
+import { check, report } from '../check.mjs';
 
-check(init, 'vite worker').then(
-  (text) => postMessage({ ok: true, text }),
-  (e) => postMessage({ ok: false, text: String(e?.stack ?? e) }),
-);
+report(check(init, 'bundled worker'));

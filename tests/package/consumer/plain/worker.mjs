@@ -1,8 +1,5 @@
-// The same check in a module Web Worker, without a bundler.
+// The same check in an unbundled module Web Worker (import maps do not reach workers: the path is spelled out).
 import { init } from '/node_modules/attnlab/dist/index.mjs';
-import { check } from '/check.mjs';
+import { check, report } from '/check.mjs';
 
-check(init, 'plain worker').then(
-  (text) => postMessage({ ok: true, text }),
-  (e) => postMessage({ ok: false, text: String(e?.stack ?? e) }),
-);
+report(check(init, 'module worker'));

@@ -58,7 +58,13 @@ function resolveFile(root, urlPath) {
   const abs = path.resolve(root, '.' + path.posix.normalize('/' + rel));
   if (abs !== root && !abs.startsWith(root + path.sep)) return null;
   // Never serve version-control internals or installed dependencies' dotfiles.
-  if (path.relative(root, abs).split(path.sep).some((part) => part.startsWith('.'))) return null;
+  if (
+    path
+      .relative(root, abs)
+      .split(path.sep)
+      .some((part) => part.startsWith('.'))
+  )
+    return null;
   return abs;
 }
 
@@ -154,7 +160,9 @@ async function main() {
   }
   console.log(`attnlab demo: ${server.url}/  (serving ${root}; Ctrl+C stops)`);
   if (!dir && !fs.existsSync(path.join(repo, 'dist', 'index.mjs'))) {
-    console.log('  note: dist/index.mjs is missing; run `bash scripts/build.sh` first, or the page cannot load attnlab.');
+    console.log(
+      '  note: dist/index.mjs is missing; run `bash scripts/build.sh` first, or the page cannot load attnlab.',
+    );
   }
   for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(0));
 }

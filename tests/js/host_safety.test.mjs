@@ -51,7 +51,10 @@ test("a later unrelated throw exits with Node's own code and the user's stack", 
   assert.match(withAttnlab.stderr, /Error: user failure 123\n\s+at (Timeout\.)?userTimer/);
   // Node prints the throwing source line first: the user's, not a line of minified glue.
   assert.equal(withAttnlab.stderr.split('\n')[1], without.stderr.split('\n')[1]);
-  assert.ok(withAttnlab.stderr.length < without.stderr.length + 500, `stderr grew to ${withAttnlab.stderr.length} chars`);
+  assert.ok(
+    withAttnlab.stderr.length < without.stderr.length + 500,
+    `stderr grew to ${withAttnlab.stderr.length} chars`,
+  );
 });
 
 test("a user's uncaughtException handler still keeps the process alive", () => {

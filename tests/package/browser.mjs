@@ -103,7 +103,9 @@ function demoReady() {
   const attn = window.attnlabDemo?.attn;
   return {
     ok: ready === '1' && failed.length === 0 && parts.length > 0,
-    lines: [`demo page: ${parts.length} parts mounted, failed: [${failed}], attnlab ${attn?.version} (${attn?.variant})`],
+    lines: [
+      `demo page: ${parts.length} parts mounted, failed: [${failed}], attnlab ${attn?.version} (${attn?.variant})`,
+    ],
   };
 }
 

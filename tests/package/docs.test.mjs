@@ -13,7 +13,9 @@ const tracked = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], {
   .split('\n')
   .filter((f) => f && existsSync(join(root, f)));
 const markdown = tracked.filter((f) => f.endsWith('.md'));
-const code = tracked.filter((f) => /\.(mjs|js|cjs|ts|mts|cts|cc|h|sh|py|json|md)$/.test(f) && !f.startsWith('tests/fixtures/'));
+const code = tracked.filter(
+  (f) => /\.(mjs|js|cjs|ts|mts|cts|cc|h|sh|py|json|md)$/.test(f) && !f.startsWith('tests/fixtures/'),
+);
 
 /** GitHub's anchor of a heading. */
 function slug(heading) {

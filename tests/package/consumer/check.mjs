@@ -29,7 +29,8 @@ function expectClose(actual, expected, tol, what) {
   for (let i = 0; i < expected.length; ++i) {
     for (let j = 0; j < expected[i].length; ++j) {
       const a = actual[i][j];
-      if (!(Math.abs(a - expected[i][j]) <= tol)) throw new Error(`${what}[${i}][${j}] = ${a}, expected ${expected[i][j]}`);
+      if (!(Math.abs(a - expected[i][j]) <= tol))
+        throw new Error(`${what}[${i}][${j}] = ${a}, expected ${expected[i][j]}`);
     }
   }
 }
@@ -54,8 +55,15 @@ export async function check(init, label, options = {}) {
     expectClose(rows, reference, 1e-6, `${label} [${variant}]: weights`);
     expectClose(rows, kExpectedWeights, 1e-5, `${label} [${variant}]: weights vs the tutorial`);
     // output = weights · V
-    const out = [0, 1, 2].map((i) => [0, 1, 2, 3].map((c) => reference[i].reduce((s, w, j) => s + w * kExample[j][c], 0)));
-    expectClose([0, 1, 2].map((i) => Array.from(output.data.subarray(4 * i, 4 * i + 4))), out, 1e-6, `${label} [${variant}]: output`);
+    const out = [0, 1, 2].map((i) =>
+      [0, 1, 2, 3].map((c) => reference[i].reduce((s, w, j) => s + w * kExample[j][c], 0)),
+    );
+    expectClose(
+      [0, 1, 2].map((i) => Array.from(output.data.subarray(4 * i, 4 * i + 4))),
+      out,
+      1e-6,
+      `${label} [${variant}]: output`,
+    );
 
     const mha = attn.createMultiHeadAttention({ embedDim: 8, numHeads: 2, batchFirst: true });
     try {

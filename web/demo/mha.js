@@ -53,7 +53,10 @@ export async function mount(root, attn, { params }) {
   const sourceRadios = ['random', 'toy-reverse', 'toy-recall', 'user'].map((value) => h('label', {},
     h('input', { type: 'radio', name: 'mha-source', value, id: `mha-src-${value}`, checked: value === st.source,
       onchange: () => { st.source = value; syncControls(); render(); } }), t(`mha.src.${value}`)));
-  const fileIn = h('input', { type: 'file', id: 'mha-file', accept: '.json,application/json', 'aria-label': t('mha.fileAria') });
+  // The browser words its own file input ("Choose File") in its language, not the page's: a labelled button instead.
+  const fileIn = h('input.visually-hidden', { type: 'file', id: 'mha-file', accept: '.json,application/json', 'aria-label': t('mha.fileAria') });
+  const fileName = h('span.note', { id: 'mha-file-name', text: t('mha.noFile') });
+  const fileBtn = h('label.file-btn', { for: 'mha-file' }, t('mha.chooseFile'), fileIn);
   const fileMsg = h('div', { id: 'mha-file-msg', 'aria-live': 'polite' });
   const desc = h('div.source-desc.note', { id: 'mha-source-desc' });
   const textIn = h('input', { type: 'text', id: 'mha-text', style: 'width: min(560px, calc(100vw - 40px))', 'aria-label': t('mha.tokens') });
@@ -69,7 +72,7 @@ export async function mount(root, attn, { params }) {
   const view = { grid: h('div.heat-grid', { id: 'mha-heatmaps' }), legendBox: h('div'), chips: h('div.head-chips', { id: 'mha-head-chips' }), links: h('div.links', { id: 'mha-links' }) };
 
   root.append(
-    h('div.ctl', {}, h('span', { text: t('mha.source') }), h('div.source-row', {}, sourceRadios, fileIn)),
+    h('div.ctl', {}, h('span', { text: t('mha.source') }), h('div.source-row', {}, sourceRadios, fileBtn, fileName)),
     fileMsg, desc,
     h('div.controls', {}, h('label.ctl', { for: 'mha-text' }, h('span', { text: t('mha.tokens') }), textIn), exampleBtns),
     h('div.controls', {},
@@ -91,6 +94,7 @@ export async function mount(root, attn, { params }) {
   padIn.addEventListener('change', () => { st.padTo = Math.max(0, Math.min(MAX_TOKENS, Math.round(Number(padIn.value) || 0))); padIn.value = st.padTo; render(); });
   fileIn.addEventListener('change', async () => {
     const f = fileIn.files && fileIn.files[0];
+    fileName.textContent = f ? f.name : t('mha.noFile');
     if (f) await loadUserLayer(await f.text(), f.name);
   });
 

@@ -71,8 +71,8 @@ export default {
   'sbs.errAttn': 'attnlab\'s scaledDotProductAttention threw {err}',
   'sbs.sec5Title': 'The tutorial\'s §5 example',
   'sbs.sec5Note': 'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], dₖ = 4, scale 1/√4. The first row of each pair is what the tutorial prints; the second is what attnlab computes (softmax of each row of QKᵀ/2).',
-  'sbs.printedRow': 'row {i}, printed in the tutorial',
-  'sbs.computedRow': 'row {i}, computed by attnlab',
+  'sbs.printedRow': 'q{i} · printed',
+  'sbs.computedRow': 'q{i} · attnlab',
   'sbs.sec5Why': 'The printed numbers cannot be right: q0·k0 = 2 is the largest score in row 0 (q0·k1 = 0, q0·k2 = 1), so k0 must get the largest weight, yet the printed row 0 gives k2 the most.',
   'sbs.liveTitle': 'Your own Q, K, V (starts on the same example)',
   'sbs.matrixAria': '{name} matrix, one row per line',
@@ -358,4 +358,6 @@ export default {
   'mha.scoreCausal': ' — with the causal mask on, queries cannot see later keys the model was trained to use, so answers break.',
   'mha.scorePad': ' Padding keys are masked with keyPaddingMask.',
 
+  'mha.chooseFile': 'Choose a JSON file…',
+  'mha.noFile': 'no file chosen',
 };

@@ -71,8 +71,8 @@ export default {
   'sbs.errAttn': 'attnlab 的 scaledDotProductAttention 报错：{err}',
   'sbs.sec5Title': '教程 §5 示例',
   'sbs.sec5Note': 'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]]，dₖ = 4，缩放 1/√4。每组第一行是教程印出的权重，第二行是 attnlab 算出的权重（对 QKᵀ/2 的每一行做 softmax）。',
-  'sbs.printedRow': '第 {i} 行，教程印出的',
-  'sbs.computedRow': '第 {i} 行，attnlab 算出的',
+  'sbs.printedRow': 'q{i} · 教程印出',
+  'sbs.computedRow': 'q{i} · attnlab 算出',
   'sbs.sec5Why': '教程印出的数不可能对：第 0 行里 q0·k0 = 2 是最大的分数（q0·k1 = 0，q0·k2 = 1），所以 k0 的权重必须最大，而印出的第 0 行却让 k2 的权重最大。',
   'sbs.liveTitle': '自己动手改 Q、K、V（初始值就是上面的示例）',
   'sbs.matrixAria': '{name} 矩阵，每行一个向量',
@@ -358,4 +358,6 @@ export default {
   'mha.scoreCausal': '——打开因果掩码后，查询看不到模型训练时要用的后面的键，所以答案出错。',
   'mha.scorePad': ' padding 的键用 keyPaddingMask 屏蔽。',
 
+  'mha.chooseFile': '选择 JSON 文件…',
+  'mha.noFile': '未选择文件',
 };

@@ -2,13 +2,14 @@
 # Builds the libFuzzer target (tests/fuzz/attention_fuzzer.cc: SDPA and MultiHeadAttention under
 # ASan + UBSan) and runs it.
 #   scripts/fuzz.sh SECONDS            fuzz for SECONDS (default 60) from tests/fuzz/corpus + tests/fuzz/regressions
-#   scripts/fuzz.sh --lenient SECONDS  do not check the strict NaN policy (checked by default; see fuzz_target.h)
+#   scripts/fuzz.sh --lenient SECONDS  do not check the strict NaN policy (checked by default; see
+#                                      tests/fuzz/fuzz_target.h)
 #   scripts/fuzz.sh --replay FILE...   run the given inputs once each (prints the decoded case of a finding)
 #   scripts/fuzz.sh --build-only
 # Every finding (crash, sanitizer report, invariant violation, timeout, out-of-memory, leak) is copied into
 # tests/fuzz/regressions/ (commit it: tests/cpp/fuzz_regressions_test.cc replays it forever) and the script
 # exits 1. New interesting inputs go to build/fuzz/corpus (not committed). Environment: FUZZ_JOBS (default 1),
-# FUZZ_CXX (default clang++), FUZZ_FLAGS (extra libFuzzer flags).
+# FUZZ_CXX (default clang++), FUZZ_BUILD_JOBS (default 2), FUZZ_FLAGS (extra libFuzzer flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,48 +37,19 @@ while (($#)); do
   shift
 done
 
-CXX=${FUZZ_CXX:-clang++}
 out=build/fuzz
-mkdir -p "$out/obj" "$out/corpus" "$out/artifacts"
-# pointer-overflow and float-cast-overflow are recoverable so that tests/fuzz/ubsan.supp can silence known, reported reports; every
-# other UBSan check (and any pointer-overflow not listed there: halt_on_error=1) stops the run.
-common=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=all -fsanitize-recover=pointer-overflow,float-cast-overflow
-  -DHWY_IS_TEST=1 -Icpp/include -I.)
-lib_flags=("${common[@]}" -fsanitize=fuzzer-no-link,address,undefined)
-drv_flags=("${common[@]}" -fsanitize=fuzzer,address,undefined)
-
-# Incremental: the library objects are rebuilt when a library source or header changed (content hash, so that
-# an edit made while compiling is never missed), the driver when it or fuzz_target.h changed.
-lib_sources=(cpp/src/checks.cc cpp/src/kernels.cc cpp/src/multi_head_attention.cc cpp/src/sdpa.cc)
-hash_of() { cat "$@" | sha1sum | cut -d' ' -f1; }
-flags_hash=$(echo "$CXX ${common[*]}" | sha1sum | cut -d' ' -f1)
-lib_hash=$(hash_of "${lib_sources[@]}" cpp/src/*.h cpp/include/attnlab/*.h)-$flags_hash
-drv_hash=$(hash_of tests/fuzz/attention_fuzzer.cc tests/fuzz/fuzz_target.h cpp/include/attnlab/*.h)-$flags_hash
-objs=()
-relink=0
-if [ "$(cat "$out/obj/lib.stamp" 2>/dev/null)" != "$lib_hash" ]; then
-  rm -f "$out/obj/lib.stamp"
-  for src in "${lib_sources[@]}"; do
-    echo "fuzz: compiling $src"
-    "$CXX" "${lib_flags[@]}" -c "$src" -o "$out/obj/$(basename "${src%.cc}").o"
-  done
-  echo "$lib_hash" >"$out/obj/lib.stamp"
-  relink=1
+mkdir -p "$out/corpus" "$out/artifacts"
+# CMake builds the library, the fuzz target (tests/fuzz/*.cc, also linked by the Catch2 replay) and the driver
+# with the ATTNLAB_FUZZ flags, incrementally; FUZZ_CXX picks the compiler (libFuzzer needs clang).
+cxx=${FUZZ_CXX:-clang++}
+if [ ! -f "$out/CMakeCache.txt" ] || [ "$(cat "$out/compiler" 2>/dev/null)" != "$cxx" ]; then
+  rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles"
+  cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$cxx" -DATTNLAB_FUZZ=ON \
+    -DATTNLAB_BUILD_TESTS=OFF >"$out/configure.log" || { cat "$out/configure.log"; exit 1; }
+  echo "$cxx" >"$out/compiler"
 fi
-for src in "${lib_sources[@]}"; do objs+=("$out/obj/$(basename "${src%.cc}").o"); done
-if [ "$(cat "$out/obj/driver.stamp" 2>/dev/null)" != "$drv_hash" ]; then
-  rm -f "$out/obj/driver.stamp"
-  echo "fuzz: compiling tests/fuzz/attention_fuzzer.cc"
-  "$CXX" "${drv_flags[@]}" -c tests/fuzz/attention_fuzzer.cc -o "$out/obj/attention_fuzzer.o"
-  echo "$drv_hash" >"$out/obj/driver.stamp"
-  relink=1
-fi
-objs+=("$out/obj/attention_fuzzer.o")
+cmake --build "$out" --target attnlab_fuzzer -- -j"${FUZZ_BUILD_JOBS:-2}"
 bin="$out/attention_fuzzer"
-if ((relink)) || [ ! -x "$bin" ]; then
-  echo "fuzz: linking $bin"
-  "$CXX" "${drv_flags[@]}" "${objs[@]}" -lhwy -o "$bin"
-fi
 [ "$mode" = build ] && exit 0
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:symbolize=1}

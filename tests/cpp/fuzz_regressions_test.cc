@@ -1,6 +1,7 @@
 // Replays every input of tests/fuzz/regressions/ (findings the fuzzer ever made; kept forever) and
-// tests/fuzz/corpus/ (the seeds) through the fuzz target's own decode + check code (tests/fuzz/fuzz_target.h),
-// on every Highway target. Plus hand-written regressions of hostile sizes found by review.
+// tests/fuzz/corpus/ (the seeds) through the fuzz target's own decode + check code (tests/fuzz/fuzz_target.h: the
+// library attnlab_fuzz_target, which the libFuzzer driver links too), on every Highway target. Plus hand-written
+// regressions of hostile sizes found by review.
 #include <catch2/catch.hpp>
 
 #include <dirent.h>

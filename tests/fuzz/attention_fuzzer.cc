@@ -1,5 +1,5 @@
-// libFuzzer driver of attnlab (scripts/fuzz.sh builds and runs it). All decoding and checking lives in
-// fuzz_target.h, shared with the Catch2 replay of tests/fuzz/corpus and tests/fuzz/regressions.
+// libFuzzer driver of attnlab (scripts/fuzz.sh builds and runs it). All decoding and checking lives in the fuzz
+// target library (fuzz_target.h), shared with the Catch2 replay of tests/fuzz/corpus and tests/fuzz/regressions.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

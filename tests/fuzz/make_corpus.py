@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the attnlab fuzzer (tests/fuzz/corpus/*.bin) in the byte format that
-tests/fuzz/fuzz_target.h decodes. Each seed is a meaningful case; the fuzzer mutates from there.
+tests/fuzz/input.h decodes (read by the sessions, tests/fuzz/*_session.cc). Each seed is a meaningful case;
+the fuzzer mutates from there.
 
     python3 tests/fuzz/make_corpus.py          # rewrites tests/fuzz/corpus/
 """
@@ -11,7 +12,7 @@ import random
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, 'corpus')
 
-# Value(): bytes < 224 are (b - 112) / 16; specials from 224 (fuzz_target.h SpecialValue).
+# Value(): bytes < 224 are (b - 112) / 16; specials from 224 (input.cc SpecialValue).
 SPECIAL = {'nan': 224, 'inf': 225, '-inf': 226, '-0': 228, 1e30: 229, -1e30: 230, 'max': 231,
            '-max': 232, 1e-40: 233, -1e-40: 234, 'tiny': 235, 1e-30: 237, 1e10: 238, -1e10: 239, 1e20: 240, 1e37: 242,
            100.0: 244, -100.0: 245, 88.7: 248, 104.0: 250, -104.0: 251}

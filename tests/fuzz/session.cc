@@ -1,0 +1,72 @@
+// The fuzz target's driver: target choice, dispatch to the SDPA or MHA session, the finding's text.
+#include "tests/fuzz/session.h"
+
+#include <cstdlib>
+
+#include "hwy/targets.h"
+
+namespace attnlab_fuzz {
+
+Options OptionsFromEnv() {
+  Options o;
+  const char* s = std::getenv("ATTNLAB_FUZZ_STRICT");
+  o.strict_nan = s == nullptr || s[0] != '0';
+  const char* v = std::getenv("ATTNLAB_FUZZ_VERBOSE");
+  o.verbose = v != nullptr && v[0] == '1';
+  return o;
+}
+
+std::string RunOne(const uint8_t* data, size_t size, const Options& opts) { return Session(data, size, opts).Run(); }
+
+std::string Session::Run() {
+  const uint8_t target_byte = r_.U8();
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  int64_t target = opts_.forced_target;
+  if (target == 0 && opts_.use_target_byte && targets.size() > 1) target = targets[target_byte % targets.size()];
+  if (target != 0 && targets.size() > 1) hwy::SetSupportedTargetsForTest(target);
+  target_name_ = attnlab::ActiveTargetName();
+  const uint8_t kind = r_.U8();
+  try {
+    if (kind % 2 == 0) {
+      RunSdpa();
+    } else {
+      RunMha();
+    }
+  } catch (const std::exception& e) {
+    Finding(std::string("unexpected exception escaped the fuzz target: ") + e.what());
+  }
+  if (target != 0 && targets.size() > 1) hwy::SetSupportedTargetsForTest(0);
+  if (opts_.verbose)
+    std::fprintf(stderr, "[%s] %s\n  -> %s\n", target_name_.c_str(), case_.c_str(),
+                 finding_.empty() ? "ok" : "FINDING");
+  return finding_;
+}
+
+void Session::Finding(const std::string& what) {
+  if (!finding_.empty()) return;
+  finding_ = "[" + target_name_ + (opts_.strict_nan ? ", strict NaN policy" : "") + "] " + what + "\n  case: " + case_;
+}
+
+bool Session::TooBigToAllocate(std::initializer_list<const TensorBuf*> tensors) {
+  for (const TensorBuf* t : tensors) {
+    if (t->numel.ok && !t->allocated) return true;
+  }
+  return false;
+}
+
+void Session::FillInputs(uint8_t nulls, std::initializer_list<TensorBuf*> tensors,
+                         std::initializer_list<MaskBuf*> masks) {
+  unsigned bit = 1;
+  for (TensorBuf* t : tensors) {
+    t->null_ptr = nulls & bit;
+    bit <<= 1;
+  }
+  for (MaskBuf* m : masks) {
+    m->null_ptr = nulls & bit;
+    bit <<= 1;
+  }
+  for (TensorBuf* t : tensors) t->Fill(r_);
+  for (MaskBuf* m : masks) m->Fill(r_);
+}
+
+}  // namespace attnlab_fuzz

@@ -1,0 +1,102 @@
+// The fuzz target's session (fuzz_target.h): decodes one input into calls of the library, runs them and checks the
+// invariants listed in fuzz_target.h. Its methods are defined in session.cc (driver, classification of
+// exceptions), sdpa_session.cc, sdpa_backward_session.cc, mha_session.cc and mha_check.cc.
+#ifndef ATTNLAB_TESTS_FUZZ_SESSION_H_
+#define ATTNLAB_TESTS_FUZZ_SESSION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <initializer_list>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "attnlab/attention.h"
+#include "tests/fuzz/fuzz_target.h"
+#include "tests/fuzz/input.h"
+
+namespace attnlab_fuzz {
+
+constexpr double kMaxWork = 1e6;  // multiply-adds per call above which a valid call is skipped
+
+class Session {
+ public:
+  Session(const uint8_t* data, size_t size, const Options& opts) : r_(data, size), opts_(opts) {}
+
+  std::string Run();
+
+ private:
+  void Finding(const std::string& what);
+  bool Failed() const { return !finding_.empty(); }
+  static bool TooBigToAllocate(std::initializer_list<const TensorBuf*> tensors);
+  // Bit i of `nulls` makes input i (the tensors, then the masks) pass a null data pointer; then fills them in
+  // that order from the input.
+  void FillInputs(uint8_t nulls, std::initializer_list<TensorBuf*> tensors, std::initializer_list<MaskBuf*> masks);
+
+  // Runs `call`, which calls the library. Returns true when it returned; classifies exceptions.
+  template <class Call>
+  bool Invoke(const char* what, bool model_valid, Call&& call) {
+    if (opts_.verbose)
+      std::fprintf(stderr, "calling %s (model: %s): %s\n", what, model_valid ? "valid" : "invalid", case_.c_str());
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      const std::string msg = e.what();
+      if (model_valid) {
+        Finding(std::string(what) + ": a valid call was rejected: std::invalid_argument(\"" + msg + "\")");
+      } else if (msg.find(": expected ") == std::string::npos || msg.find(", got ") == std::string::npos) {
+        Finding(std::string(what) + ": error message not in the form \"<argument>: expected …, got …\": " + msg);
+      }
+      return false;
+    } catch (const std::exception& e) {
+      Finding(std::string(what) + ": threw an exception other than std::invalid_argument: " + typeid(e).name() + "(\"" +
+              e.what() + "\")");
+      return false;
+    } catch (...) {
+      Finding(std::string(what) + ": threw a non-std::exception");
+      return false;
+    }
+    if (!model_valid) Finding(std::string(what) + ": an invalid call was accepted (expected std::invalid_argument)");
+    return model_valid;
+  }
+
+  // SDPA (sdpa_session.cc, sdpa_backward_session.cc).
+  void RunSdpa();
+  void CheckSdpaRows(const TensorBuf& q, const TensorBuf& k, const TensorBuf& v, const MaskBuf& mask,
+                     const attnlab::SdpaOptions& o, const attnlab::AttentionResult& res, size_t nbatch);
+  // ScaledDotProductAttentionBackward on the same arguments (3/4 of valid calls): the model (grad_output must have
+  // the output's shape), shapes, determinism, and on batch items whose every input is finite and tame: finite
+  // gradients that agree with a float64 reference (tolerance from an abs-value bound of every product).
+  void RunSdpaBackward(const TensorBuf& q, const TensorBuf& k, const TensorBuf& v, const MaskBuf& mask,
+                       const attnlab::SdpaOptions& o, const Shape& out_shape, size_t nbatch);
+
+  // MultiHeadAttention (mha_session.cc, mha_check.cc).
+  struct Params {
+    // PyTorch layouts, float64: wq (E, E), wk (E, kdim), wv (E, vdim), wo (E, E), biases (E) (zeros when absent).
+    std::vector<double> wq, wk, wv, wo, bq, bk, bv, bo, bias_k, bias_v;
+    bool finite = true;
+  };
+  static Params ReadParams(const attnlab::MultiHeadAttention& mha);
+  void RunMha();
+  void MhaLoad(attnlab::MultiHeadAttention& mha, const std::vector<std::pair<std::string, Shape>>& shapes);
+  void MhaForward(attnlab::MultiHeadAttention& mha, const attnlab::MhaConfig& c, int64_t kdim, int64_t vdim);
+  void CheckMhaRows(const attnlab::MultiHeadAttention& mha, const attnlab::MhaConfig& c, int64_t kdim_, int64_t vdim_,
+                    const TensorBuf& q, const TensorBuf& k, const TensorBuf& v, const MaskBuf& kpm, const MaskBuf& am,
+                    const attnlab::MhaForwardOptions& o, const attnlab::AttentionResult& res, int64_t N_, int64_t L_,
+                    int64_t S_, bool batched);
+
+  Reader r_;
+  Options opts_;
+  std::string finding_;
+  std::string case_;
+  std::string target_name_;
+};
+
+}  // namespace attnlab_fuzz
+
+#endif  // ATTNLAB_TESTS_FUZZ_SESSION_H_

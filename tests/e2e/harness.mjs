@@ -15,10 +15,30 @@ import { chromium } from 'playwright-core';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const SHOTS = path.join(ROOT, 'build', 'screenshots');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 /** The page's parts, in the tutorial's order (web/demo/main.js PARTS). */
-export const PARTS = ['sbs', 'why', 'dot', 'dk', 'cross', 'heads', 'mha', 'myths', 'pitfalls', 'train', 'speed', 'model'];
+export const PARTS = [
+  'sbs',
+  'why',
+  'dot',
+  'dk',
+  'cross',
+  'heads',
+  'mha',
+  'myths',
+  'pitfalls',
+  'train',
+  'speed',
+  'model',
+];
 
 export const ctx = { base: null, browser: null, tmp: null };
 
@@ -27,7 +47,10 @@ export function setUp() {
   before(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
     ctx.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-e2e-'));
-    server = spawn(process.execPath, [path.join(ROOT, 'scripts', 'serve.mjs')], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, [path.join(ROOT, 'scripts', 'serve.mjs')], {
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     ctx.base = await new Promise((resolve, reject) => {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`serve.mjs printed no URL: ${out}`)), 15000);
@@ -39,7 +62,9 @@ export function setUp() {
           resolve(m[0]);
         }
       });
-      server.stderr.on('data', (d) => { out += d; });
+      server.stderr.on('data', (d) => {
+        out += d;
+      });
       server.on('exit', (code) => reject(new Error(`serve.mjs exited (${code}): ${out}`)));
     });
     ctx.browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
@@ -55,10 +80,14 @@ export function setUp() {
 export async function open(query = '', width = 1280) {
   const page = await ctx.browser.newPage({ viewport: { width, height: 900 } });
   const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+  });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
   await page.goto(ctx.base + query);
   await page.waitForFunction(() => document.body.dataset.ready, null, { timeout: 90000 });
   assert.equal(await page.evaluate(() => document.body.dataset.ready), '1', `page not ready: ${problems.join('\n')}`);
@@ -69,16 +98,18 @@ export const attr = (page, sel, name) => page.$eval(sel, (el, n) => el.getAttrib
 
 /** Share of non-white pixels and number of distinct colours in every canvas matched. */
 export async function canvasInk(page, sel) {
-  return page.$$eval(sel, (cs) => cs.map((c) => {
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let ink = 0;
-    const colours = new Set();
-    for (let i = 0; i < d.length; i += 4) {
-      if (d[i + 3] > 0 && (d[i] < 245 || d[i + 1] < 245 || d[i + 2] < 245)) ink += 1;
-      if (i % 64 === 0) colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-    }
-    return { ink: ink / (d.length / 4), colours: colours.size, w: c.width, h: c.height };
-  }));
+  return page.$$eval(sel, (cs) =>
+    cs.map((c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let ink = 0;
+      const colours = new Set();
+      for (let i = 0; i < d.length; i += 4) {
+        if (d[i + 3] > 0 && (d[i] < 245 || d[i + 1] < 245 || d[i + 2] < 245)) ink += 1;
+        if (i % 64 === 0) colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      }
+      return { ink: ink / (d.length / 4), colours: colours.size, w: c.width, h: c.height };
+    }),
+  );
 }
 
 /** Screenshot of one part: build/screenshots/<part>-<lang>-<width>.png (or a given name). */

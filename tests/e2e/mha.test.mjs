@@ -16,7 +16,12 @@ test('the head average is labelled as a diagnostic; causal zeroes the upper tria
     assert.match(await page.textContent('#mha-source-desc'), /Kaiming-uniform/);
     await page.check('#mha-causal');
     const maps = await page.$$eval('#mha-heatmaps canvas', (cs) => cs.map((c) => JSON.parse(c.dataset.matrix)));
-    for (const m of maps) m.forEach((row, i) => row.forEach((v, j) => { if (j > i) assert.equal(v, 0); }));
+    for (const m of maps)
+      m.forEach((row, i) =>
+        row.forEach((v, j) => {
+          if (j > i) assert.equal(v, 0);
+        }),
+      );
   });
 });
 
@@ -28,7 +33,9 @@ test("the toy models' answers are correct", async () => {
       const total = Number(await attr(page, '#mha-answer-table', 'data-total'));
       assert.ok(total > 0, `${label}: answers shown`);
       assert.equal(correct, total, `${label}: ${correct}/${total}`);
-      const cells = await page.$$eval('#mha-answer-table td[data-pos]', (tds) => tds.map((td) => [td.dataset.predicted, td.dataset.expected]));
+      const cells = await page.$$eval('#mha-answer-table td[data-pos]', (tds) =>
+        tds.map((td) => [td.dataset.predicted, td.dataset.expected]),
+      );
       for (const [p, e] of cells) if (e) assert.equal(p, e);
       return total;
     };
@@ -40,7 +47,14 @@ test("the toy models' answers are correct", async () => {
     // an example typed by hand
     await page.fill('#mha-text', 'A B C D E F');
     await page.press('#mha-text', 'Enter');
-    assert.deepEqual(JSON.parse(await attr(page, '#mha-answer-table', 'data-predicted')), ['F', 'E', 'D', 'C', 'B', 'A']);
+    assert.deepEqual(JSON.parse(await attr(page, '#mha-answer-table', 'data-predicted')), [
+      'F',
+      'E',
+      'D',
+      'C',
+      'B',
+      'A',
+    ]);
     await page.check('#mha-src-toy-recall');
     assert.equal(await check('recall, first example'), 3);
     for (let n = 0; n < 5; n++) {
@@ -68,17 +82,26 @@ test('random weights and the tokenizer (CJK per character, other text per word)'
     await page.click('#mha-example-zh');
     assert.deepEqual(JSON.parse(await attr(page, '#mha', 'data-tokens')), [...'这只猫因为没有及时喂食所以一直在叫']);
     assert.match(await page.textContent('#mha-source-desc'), /look like noise/);
-    assert.deepEqual(await page.$$eval('#mha-head-chips button', (bs) => bs.map((b) => b.getAttribute('aria-pressed'))), ['true', 'true', 'true', 'true'],
-      'a new layer shows all its heads');
+    assert.deepEqual(
+      await page.$$eval('#mha-head-chips button', (bs) => bs.map((b) => b.getAttribute('aria-pressed'))),
+      ['true', 'true', 'true', 'true'],
+      'a new layer shows all its heads',
+    );
     await page.selectOption('#mha-heads', '8');
     assert.equal(await page.$$eval('#mha-heatmaps canvas', (cs) => cs.length), 9);
     // token links: hover a query token → only its lines; click a head chip → that head's lines go
-    const visibleLines = () => page.$$eval('#mha-links line', (ls) => ls.filter((l) => l.style.display !== 'none').map((l) => [l.dataset.head, +l.dataset.i]));
+    const visibleLines = () =>
+      page.$$eval('#mha-links line', (ls) =>
+        ls.filter((l) => l.style.display !== 'none').map((l) => [l.dataset.head, +l.dataset.i]),
+      );
     const all = await visibleLines();
     assert.ok(new Set(all.map(([hh]) => hh)).size === 8, 'lines of all 8 heads');
     await page.hover('#mha-links text[data-side="q"][data-idx="3"]');
     const focused = await visibleLines();
-    assert.ok(focused.length > 0 && focused.length < all.length && focused.every(([, i]) => i === 3), 'hover isolates a token');
+    assert.ok(
+      focused.length > 0 && focused.length < all.length && focused.every(([, i]) => i === 3),
+      'hover isolates a token',
+    );
     await page.mouse.move(0, 0);
     await page.click('#mha-head-chips button[data-head="0"]');
     assert.equal(await attr(page, '#mha-head-chips button[data-head="0"]', 'aria-pressed'), 'false');
@@ -97,9 +120,24 @@ test('a PyTorch state-dict file loads; broken ones show an error in words', asyn
   const E = 12;
   const H = 3;
   let seed = 5;
-  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
-  const T = (shape) => ({ shape, data: Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => Math.round(rnd() * 1e4) / 1e4) });
-  const good = { embed_dim: E, num_heads: H, state_dict: { in_proj_weight: T([3 * E, E]), in_proj_bias: T([3 * E]), 'out_proj.weight': T([E, E]), 'out_proj.bias': T([E]) } };
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648 - 0.5;
+  };
+  const T = (shape) => ({
+    shape,
+    data: Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => Math.round(rnd() * 1e4) / 1e4),
+  });
+  const good = {
+    embed_dim: E,
+    num_heads: H,
+    state_dict: {
+      in_proj_weight: T([3 * E, E]),
+      in_proj_bias: T([3 * E]),
+      'out_proj.weight': T([E, E]),
+      'out_proj.bias': T([E]),
+    },
+  };
   const files = {
     good: good,
     missing: { ...good, state_dict: { ...good.state_dict, in_proj_weight: undefined } },

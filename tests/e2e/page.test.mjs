@@ -20,58 +20,88 @@ test('the server: redirect, MIME types, isolation headers, no escape from the re
   assert.equal(wasm.headers.get('cross-origin-embedder-policy'), 'require-corp');
   const mjs = await fetch(ctx.base + 'dist/index.mjs');
   assert.match(mjs.headers.get('content-type'), /^text\/javascript/);
-  for (const p of ['%2e%2e/%2e%2e/etc/passwd', '.git/config', 'nope.js']) assert.equal((await fetch(ctx.base + p)).status, 404, p);
+  for (const p of ['%2e%2e/%2e%2e/etc/passwd', '.git/config', 'nope.js'])
+    assert.equal((await fetch(ctx.base + p)).status, 404, p);
 });
 
 const PRINTED0 = [0.2665, 0.1462, 0.5873];
-const TRUE = [[0.50648, 0.18632, 0.30720], [0.18632, 0.50648, 0.30720], [0.27407, 0.27407, 0.45186]];
+const TRUE = [
+  [0.50648, 0.18632, 0.3072],
+  [0.18632, 0.50648, 0.3072],
+  [0.27407, 0.27407, 0.45186],
+];
 
 for (const lang of ['zh', 'en']) {
-  test(`${lang}: every part renders in the tutorial's order, with its §, the §5 numbers and the heads check (1280 px)`, { timeout: 120000 }, async () => {
-    await withPage(`?lang=${lang}`, async (page) => {
-      assert.equal(await page.evaluate(() => document.documentElement.lang), lang === 'zh' ? 'zh-CN' : 'en');
-      assert.equal(await page.evaluate(() => window.crossOriginIsolated), true, 'COOP/COEP make the page cross-origin isolated');
-      assert.ok(['simd', 'scalar', 'simd-threaded'].includes(await attr(page, '#build', 'data-variant')));
-      assert.deepEqual(await page.$$eval('#toc a', (as) => as.map((a) => a.getAttribute('href'))), PARTS.map((p) => `#part-${p}`));
-      for (const p of PARTS) {
-        assert.equal(await attr(page, `#${p}`, 'data-ready'), '1', `part ${p} mounted`);
-        assert.match(await page.textContent(`#part-${p} h2 .sec`), /§\d/, `part ${p} names its §`);
-      }
-      const secs = await page.$$eval('.part h2 .sec', (els) => els.map((e) => e.textContent));
-      assert.match(secs[0], /§5/);
-      assert.match(secs[5], /§6\.2/);
-      assert.match(secs[9], /§10/);
-      // Chinese text where the page is in Chinese, English where it is in English
-      const intro = await page.textContent('#part-sbs .intro');
-      if (lang === 'zh') assert.match(intro, /注意力/);
-      else assert.match(intro, /weighted sum/);
-      assert.match(await page.textContent('#sbs-sec5 h3'), lang === 'zh' ? /教程 §5 示例/ : /§5 example/);
+  test(
+    `${lang}: every part renders in the tutorial's order, with its §, the §5 numbers and the heads check (1280 px)`,
+    { timeout: 120000 },
+    async () => {
+      await withPage(`?lang=${lang}`, async (page) => {
+        assert.equal(await page.evaluate(() => document.documentElement.lang), lang === 'zh' ? 'zh-CN' : 'en');
+        assert.equal(
+          await page.evaluate(() => window.crossOriginIsolated),
+          true,
+          'COOP/COEP make the page cross-origin isolated',
+        );
+        assert.ok(['simd', 'scalar', 'simd-threaded'].includes(await attr(page, '#build', 'data-variant')));
+        assert.deepEqual(
+          await page.$$eval('#toc a', (as) => as.map((a) => a.getAttribute('href'))),
+          PARTS.map((p) => `#part-${p}`),
+        );
+        for (const p of PARTS) {
+          assert.equal(await attr(page, `#${p}`, 'data-ready'), '1', `part ${p} mounted`);
+          assert.match(await page.textContent(`#part-${p} h2 .sec`), /§\d/, `part ${p} names its §`);
+        }
+        const secs = await page.$$eval('.part h2 .sec', (els) => els.map((e) => e.textContent));
+        assert.match(secs[0], /§5/);
+        assert.match(secs[5], /§6\.2/);
+        assert.match(secs[9], /§10/);
+        // Chinese text where the page is in Chinese, English where it is in English
+        const intro = await page.textContent('#part-sbs .intro');
+        if (lang === 'zh') assert.match(intro, /注意力/);
+        else assert.match(intro, /weighted sum/);
+        assert.match(await page.textContent('#sbs-sec5 h3'), lang === 'zh' ? /教程 §5 示例/ : /§5 example/);
 
-      // §5: printed next to computed; attnlab's weights are the true ones, and the reason is given
-      const computed = await page.$$eval('#sbs-sec5 td.computed', (tds) => tds.map((td) => [+td.dataset.i, +td.dataset.j, Number(td.dataset.value)]));
-      assert.equal(computed.length, 9);
-      for (const [i, j, v] of computed) assert.ok(Math.abs(v - TRUE[i][j]) < 1e-4, `row ${i}, key ${j}: ${v}`);
-      const printed = await page.$$eval('#sbs-sec5 td.printed', (tds) => tds.map((td) => Number(td.textContent)));
-      assert.deepEqual(printed.slice(0, 3), PRINTED0);
-      assert.match(await page.textContent('#sbs-sec5-why'), /q0·k0 = 2/);
-      // the live view starts on the same example and agrees
-      const w00 = Number(await attr(page, '#sbs-weights td[data-i="0"][data-j="0"]', 'data-value'));
-      assert.ok(Math.abs(w00 - 0.50648) < 1e-4);
+        // §5: printed next to computed; attnlab's weights are the true ones, and the reason is given
+        const computed = await page.$$eval('#sbs-sec5 td.computed', (tds) =>
+          tds.map((td) => [+td.dataset.i, +td.dataset.j, Number(td.dataset.value)]),
+        );
+        assert.equal(computed.length, 9);
+        for (const [i, j, v] of computed) assert.ok(Math.abs(v - TRUE[i][j]) < 1e-4, `row ${i}, key ${j}: ${v}`);
+        const printed = await page.$$eval('#sbs-sec5 td.printed', (tds) => tds.map((td) => Number(td.textContent)));
+        assert.deepEqual(printed.slice(0, 3), PRINTED0);
+        assert.match(await page.textContent('#sbs-sec5-why'), /q0·k0 = 2/);
+        // the live view starts on the same example and agrees
+        const w00 = Number(await attr(page, '#sbs-weights td[data-i="0"][data-j="0"]', 'data-value'));
+        assert.ok(Math.abs(w00 - 0.50648) < 1e-4);
 
-      // X → heads → back: the shape chain and the check against mha.forward
-      assert.deepEqual(JSON.parse(await attr(page, '#heads-chain', 'data-shapes')),
-        [[2, 4, 8], [2, 4, 8], [2, 4, 2, 4], [2, 2, 4, 4], [2, 2, 4, 4], [2, 2, 4, 4], [2, 4, 8], [2, 4, 8]]);
-      assert.match(await page.textContent('#heads-chain'), /\(2, 4, 2, 4\).*\(2, 2, 4, 4\)/);
-      assert.equal(await attr(page, '#heads-check', 'data-ok'), '1', await page.textContent('#heads-check'));
-      assert.ok(Number(await attr(page, '#heads-check', 'data-diff')) < 1e-5);
+        // X → heads → back: the shape chain and the check against mha.forward
+        assert.deepEqual(JSON.parse(await attr(page, '#heads-chain', 'data-shapes')), [
+          [2, 4, 8],
+          [2, 4, 8],
+          [2, 4, 2, 4],
+          [2, 2, 4, 4],
+          [2, 2, 4, 4],
+          [2, 2, 4, 4],
+          [2, 4, 8],
+          [2, 4, 8],
+        ]);
+        assert.match(await page.textContent('#heads-chain'), /\(2, 4, 2, 4\).*\(2, 2, 4, 4\)/);
+        assert.equal(await attr(page, '#heads-check', 'data-ok'), '1', await page.textContent('#heads-check'));
+        assert.ok(Number(await attr(page, '#heads-check', 'data-diff')) < 1e-5);
 
-      // every placeholder filled, no catalogue key shown instead of its text
-      const text = await page.evaluate(() => document.body.innerText);
-      assert.doesNotMatch(text, /\{[a-zA-Z]+\}/, 'an unfilled {placeholder}');
-      assert.doesNotMatch(text, /\b(page|part|sbs|dk|why|dot|cross|heads|mha|myths|pf|train|task|speed|sd|toy|heat)\.(?!forward\b)[a-zA-Z-]+\b/, 'a catalogue key on the page');
-      for (const p of PARTS) await shot(page, p, `${p}-${lang}-1280`);
-    });
-  });
+        // every placeholder filled, no catalogue key shown instead of its text
+        const text = await page.evaluate(() => document.body.innerText);
+        assert.doesNotMatch(text, /\{[a-zA-Z]+\}/, 'an unfilled {placeholder}');
+        assert.doesNotMatch(
+          text,
+          /\b(page|part|sbs|dk|why|dot|cross|heads|mha|myths|pf|train|task|speed|sd|toy|heat)\.(?!forward\b)[a-zA-Z-]+\b/,
+          'a catalogue key on the page',
+        );
+        for (const p of PARTS) await shot(page, p, `${p}-${lang}-1280`);
+      });
+    },
+  );
 
   test(`${lang}: the layout works at 400 px (scalar build for one of them)`, { timeout: 120000 }, async () => {
     await withPage(`?lang=${lang}${lang === 'en' ? '&variant=scalar' : ''}`, 400, async (page) => {
@@ -91,7 +121,11 @@ test('the language switch and navigator.language', async () => {
     assert.equal(await zhPage.evaluate(() => document.documentElement.lang), 'zh-CN', 'zh-* browsers get 中文');
     assert.equal(await attr(zhPage, '#lang-zh', 'aria-current'), 'true');
     await zhPage.click('#lang-en');
-    await zhPage.waitForFunction(() => document.body.dataset.ready === '1' && document.documentElement.lang === 'en', null, { timeout: 90000 });
+    await zhPage.waitForFunction(
+      () => document.body.dataset.ready === '1' && document.documentElement.lang === 'en',
+      null,
+      { timeout: 90000 },
+    );
     assert.match(zhPage.url(), /lang=en/);
     assert.match(zhPage.url(), /bench=quick/, 'the switch keeps the other parameters');
   } finally {

@@ -11,13 +11,16 @@ test('the speed run completes in a worker and draws its bar chart', { timeout: 3
   await withPage('?lang=en&bench=quick', async (page) => {
     assert.equal(await page.$eval('#speed-set', (s) => s.value), 'quick');
     await page.click('#speed-run');
-    await page.waitForFunction(() => document.querySelector('#speed').dataset.state !== 'running', null, { timeout: 280000 });
+    await page.waitForFunction(() => document.querySelector('#speed').dataset.state !== 'running', null, {
+      timeout: 280000,
+    });
     assert.equal(await attr(page, '#speed', 'data-state'), 'done', await page.textContent('#speed'));
     const rows = JSON.parse(await attr(page, '#speed-results', 'data-json'));
     assert.equal(rows.length, 3 * 2 * 3, 'L x {SDPA, MHA} x {simd, scalar, plain JS}');
     for (const r of rows) {
       assert.ok(r.ms > 0 && r.gflops > 0, JSON.stringify(r));
-      if (r.maxDiff !== null) assert.ok(r.maxDiff < 1e-3, `${r.impl} ${r.op} L=${r.L} disagrees with attnlab: ${r.maxDiff}`);
+      if (r.maxDiff !== null)
+        assert.ok(r.maxDiff < 1e-3, `${r.impl} ${r.op} L=${r.L} disagrees with attnlab: ${r.maxDiff}`);
     }
     assert.deepEqual(new Set(rows.map((r) => r.impl)), new Set(['attnlab simd', 'attnlab scalar', 'plain JS']));
     assert.ok((await page.$$('#speed-results svg rect[data-series]')).length >= 30, 'bars');
@@ -30,7 +33,9 @@ test('the speed run at 400 px in 中文 with the scalar build', { timeout: 30000
   await withPage('?lang=zh&bench=quick&variant=scalar', 400, async (page) => {
     assert.equal(await attr(page, '#build', 'data-variant'), 'scalar');
     await page.click('#speed-run');
-    await page.waitForFunction(() => document.querySelector('#speed').dataset.state !== 'running', null, { timeout: 280000 });
+    await page.waitForFunction(() => document.querySelector('#speed').dataset.state !== 'running', null, {
+      timeout: 280000,
+    });
     assert.equal(await attr(page, '#speed', 'data-state'), 'done');
     await shot(page, 'speed', 'speed-done-zh-400');
     assert.match(await page.textContent('#speed-status'), /完成/);

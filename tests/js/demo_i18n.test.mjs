@@ -15,7 +15,10 @@ const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort(
 
 test('zh and en have the same keys, none empty, with the same placeholders', () => {
   assert.deepEqual(Object.keys(zh).sort(), Object.keys(en).sort());
-  for (const [name, cat] of [['zh', zh], ['en', en]]) {
+  for (const [name, cat] of [
+    ['zh', zh],
+    ['en', en],
+  ]) {
     for (const [k, v] of Object.entries(cat)) {
       assert.equal(typeof v, 'string', `${name}: ${k}`);
       assert.ok(v.trim().length > 0, `${name}: ${k} is empty`);
@@ -26,24 +29,29 @@ test('zh and en have the same keys, none empty, with the same placeholders', () 
 
 /** Three or more English words in a row, outside <code>…</code>, quotes, file names and identifiers. */
 function englishSentence(s) {
-  const text = s.replace(/<code>.*?<\/code>/g, ' ').replace(/<[^>]+>/g, ' ').replace(/"[^"]*"/g, ' ');
+  const text = s
+    .replace(/<code>.*?<\/code>/g, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/"[^"]*"/g, ' ');
   return text.match(/(?:\b[A-Za-z][a-z'’]+\b[ ,]+){2,}\b[A-Za-z][a-z'’]+\b/g) || [];
 }
 
 test('no English sentence is left in 中文', () => {
-  const bad = Object.entries(zh).filter(([, v]) => englishSentence(v).length).map(([k, v]) => `${k}: ${englishSentence(v).join(' | ')} in "${v}"`);
+  const bad = Object.entries(zh)
+    .filter(([, v]) => englishSentence(v).length)
+    .map(([k, v]) => `${k}: ${englishSentence(v).join(' | ')} in "${v}"`);
   assert.deepEqual(bad, []);
   // the check itself finds an English sentence
   assert.ok(englishSentence('这是 the weights are wrong here').length > 0);
   assert.equal(englishSentence('用 <code>masked_fill(mask == 0, -1e9)</code> 和 nn.MultiheadAttention').length, 0);
 });
 
-test('every key the page asks for exists (t(\'…\') and part.<id>.* in the source)', () => {
+test("every key the page asks for exists (t('…') and part.<id>.* in the source)", () => {
   const files = fs.readdirSync(DEMO).filter((f) => f.endsWith('.js'));
   const keys = new Set();
   for (const f of files) {
     const src = fs.readFileSync(path.join(DEMO, f), 'utf8');
-    for (const m of src.matchAll(/\bt\('([\w.-]+)'/g)) keys.add(m[1]);
+    for (const m of src.matchAll(/\bt\(\s*'([\w.-]+)'/g)) keys.add(m[1]);
   }
   const html = fs.readFileSync(path.join(DEMO, 'index.html'), 'utf8');
   for (const m of html.matchAll(/data-i18n(?:-html|-title|-aria)?="([\w.-]+)"/g)) keys.add(m[1]);

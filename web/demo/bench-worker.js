@@ -81,7 +81,12 @@ self.onmessage = async (ev) => {
       const xw = { data: Float32Array.from({ length: L * E }, r.normal), shape: [1, L, E] };
       for (let n = 0; n < 5; n++) {
         builds.forEach((b, bi) => {
-          b.attn.scaledDotProductAttention({ data: a, shape: [H, L, d] }, { data: a, shape: [H, L, d] }, { data: a, shape: [H, L, d] }, { needWeights: false });
+          b.attn.scaledDotProductAttention(
+            { data: a, shape: [H, L, d] },
+            { data: a, shape: [H, L, d] },
+            { data: a, shape: [H, L, d] },
+            { needWeights: false },
+          );
           mhas[bi].forward(xw, xw, xw, { needWeights: false });
         });
       }
@@ -110,16 +115,28 @@ self.onmessage = async (ev) => {
               t = { ms: prev.ms * (f / prev.flops), runs: 0, min: NaN, max: NaN };
               extrapolated = true;
             } else {
-              const fn = op === 'sdpa' ? () => { out = plain.sdpa(q, k, v, H, L, L, d, d, 1 / Math.sqrt(d)); } : () => { out = plain.mha(x, L, E, H, p); };
+              const fn =
+                op === 'sdpa'
+                  ? () => {
+                      out = plain.sdpa(q, k, v, H, L, L, d, d, 1 / Math.sqrt(d));
+                    }
+                  : () => {
+                      out = plain.mha(x, L, E, H, p);
+                    };
               t = time(fn, { budget: 300, warm: L <= 128 });
               lastJs[op] = { ms: t.ms, flops: f };
             }
           } else {
             const bi = builds.findIndex((b) => b.name === impl);
             const b = builds[bi];
-            const fn = op === 'sdpa'
-              ? () => { out = b.attn.scaledDotProductAttention(T(q), T(k), T(v), { needWeights: false }).output.data; }
-              : () => { out = mhas[bi].forward(X, X, X, { needWeights: false }).output.data; };
+            const fn =
+              op === 'sdpa'
+                ? () => {
+                    out = b.attn.scaledDotProductAttention(T(q), T(k), T(v), { needWeights: false }).output.data;
+                  }
+                : () => {
+                    out = mhas[bi].forward(X, X, X, { needWeights: false }).output.data;
+                  };
             const prev = last[`${impl}/${op}`];
             t = time(fn, { budget: 400, warm: !prev || prev.ms * (f / prev.flops) < 1000 });
             last[`${impl}/${op}`] = { ms: t.ms, flops: f };
@@ -133,7 +150,21 @@ self.onmessage = async (ev) => {
               for (let i = 0; i < out.length; i++) maxDiff = Math.max(maxDiff, Math.abs(out[i] - check[i]));
             }
           }
-          const row = { op, L, E, H, impl, ms: t.ms, min: t.min, max: t.max, runs: t.runs, flops: f, gflops: f / (t.ms * 1e6), extrapolated, maxDiff };
+          const row = {
+            op,
+            L,
+            E,
+            H,
+            impl,
+            ms: t.ms,
+            min: t.min,
+            max: t.max,
+            runs: t.runs,
+            flops: f,
+            gflops: f / (t.ms * 1e6),
+            extrapolated,
+            maxDiff,
+          };
           results.push(row);
           done += 1;
           postMessage({ type: 'result', row });
@@ -142,7 +173,12 @@ self.onmessage = async (ev) => {
     }
     for (const m of mhas) m.dispose();
     progress('done');
-    postMessage({ type: 'done', results, builds: builds.map((b) => b.attn.variant), cores: navigator.hardwareConcurrency });
+    postMessage({
+      type: 'done',
+      results,
+      builds: builds.map((b) => b.attn.variant),
+      cores: navigator.hardwareConcurrency,
+    });
   } catch (e) {
     postMessage({ type: 'error', message: `${e.name || 'Error'}: ${e.message}` });
   }

@@ -20,32 +20,105 @@ export function lineChart(opts) {
   const y1 = opts.yMax;
   const X = (v) => m.l + ((v - x0) / (x1 - x0 || 1)) * iw;
   const Y = (v) => m.t + ih - ((v - y0) / (y1 - y0 || 1)) * ih;
-  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': opts.title || '' });
+  const root = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    width: W,
+    height: H,
+    role: 'img',
+    'aria-label': opts.title || '',
+  });
   // grid + axes
   const yTicks = opts.yTicks ?? 4;
   for (let i = 0; i <= yTicks; i++) {
     const v = y0 + ((y1 - y0) * i) / yTicks;
     root.append(svg('line', { x1: m.l, x2: m.l + iw, y1: Y(v), y2: Y(v), stroke: '#e6e9ee' }));
-    root.append(svg('text', { x: m.l - 5, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#667', text: fmt(v, 2) }));
+    root.append(
+      svg('text', { x: m.l - 5, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#667', text: fmt(v, 2) }),
+    );
   }
   xs.forEach((v, i) => {
     if (opts.xLabels && opts.xLabels[i] === '') return;
-    root.append(svg('text', { x: X(v), y: m.t + ih + 14, 'text-anchor': 'middle', 'font-size': 10, fill: '#667', text: opts.xLabels ? opts.xLabels[i] : fmt(v) }));
+    root.append(
+      svg('text', {
+        x: X(v),
+        y: m.t + ih + 14,
+        'text-anchor': 'middle',
+        'font-size': 10,
+        fill: '#667',
+        text: opts.xLabels ? opts.xLabels[i] : fmt(v),
+      }),
+    );
   });
   root.append(svg('line', { x1: m.l, x2: m.l + iw, y1: m.t + ih, y2: m.t + ih, stroke: '#99a' }));
   root.append(svg('line', { x1: m.l, x2: m.l, y1: m.t, y2: m.t + ih, stroke: '#99a' }));
-  root.append(svg('text', { x: m.l + iw / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 11, fill: '#334', text: opts.xTitle || '' }));
-  root.append(svg('text', { x: 12, y: m.t + ih / 2, 'text-anchor': 'middle', 'font-size': 11, fill: '#334', transform: `rotate(-90 12 ${m.t + ih / 2})`, text: opts.yTitle || '' }));
+  root.append(
+    svg('text', {
+      x: m.l + iw / 2,
+      y: H - 6,
+      'text-anchor': 'middle',
+      'font-size': 11,
+      fill: '#334',
+      text: opts.xTitle || '',
+    }),
+  );
+  root.append(
+    svg('text', {
+      x: 12,
+      y: m.t + ih / 2,
+      'text-anchor': 'middle',
+      'font-size': 11,
+      fill: '#334',
+      transform: `rotate(-90 12 ${m.t + ih / 2})`,
+      text: opts.yTitle || '',
+    }),
+  );
   for (const g of opts.guides || []) {
-    root.append(svg('line', { x1: m.l, x2: m.l + iw, y1: Y(g.y), y2: Y(g.y), stroke: '#888', 'stroke-dasharray': '2 3' }));
-    root.append(svg('text', { x: m.l + iw - 2, y: Y(g.y) - 3, 'text-anchor': 'end', 'font-size': 10, fill: '#666', text: g.label }));
+    root.append(
+      svg('line', { x1: m.l, x2: m.l + iw, y1: Y(g.y), y2: Y(g.y), stroke: '#888', 'stroke-dasharray': '2 3' }),
+    );
+    root.append(
+      svg('text', {
+        x: m.l + iw - 2,
+        y: Y(g.y) - 3,
+        'text-anchor': 'end',
+        'font-size': 10,
+        fill: '#666',
+        text: g.label,
+      }),
+    );
   }
   for (const s of opts.series) {
-    const d = s.values.map((v, i) => `${i ? 'L' : 'M'}${X(xs[i]).toFixed(1)},${Y(Math.min(y1, Math.max(y0, v))).toFixed(1)}`).join(' ');
-    root.append(svg('path', { d, fill: 'none', stroke: s.color, 'stroke-width': 2, 'stroke-dasharray': s.dash ? '5 3' : null, 'data-series': s.name }));
+    const d = s.values
+      .map((v, i) => `${i ? 'L' : 'M'}${X(xs[i]).toFixed(1)},${Y(Math.min(y1, Math.max(y0, v))).toFixed(1)}`)
+      .join(' ');
+    root.append(
+      svg('path', {
+        d,
+        fill: 'none',
+        stroke: s.color,
+        'stroke-width': 2,
+        'stroke-dasharray': s.dash ? '5 3' : null,
+        'data-series': s.name,
+      }),
+    );
     s.values.forEach((v, i) => {
-      root.append(svg('circle', { cx: X(xs[i]), cy: Y(Math.min(y1, Math.max(y0, v))), r: 3.2, fill: s.dash ? '#fff' : s.color, stroke: s.color, 'stroke-width': 1.5, 'data-value': v },
-        svg('title', { text: `${s.name}\n${opts.xName || 'x'} = ${opts.xLabels ? opts.xLabels[i] || xs[i] : xs[i]}: ${fmt(v, 4)}` })));
+      root.append(
+        svg(
+          'circle',
+          {
+            cx: X(xs[i]),
+            cy: Y(Math.min(y1, Math.max(y0, v))),
+            r: 3.2,
+            fill: s.dash ? '#fff' : s.color,
+            stroke: s.color,
+            'stroke-width': 1.5,
+            'data-value': v,
+          },
+          svg('title', {
+            text: `${s.name}\n${opts.xName || 'x'} = ${opts.xLabels ? opts.xLabels[i] || xs[i] : xs[i]}: ${fmt(v, 4)}`,
+          }),
+        ),
+      );
     });
   }
   return root;
@@ -65,25 +138,48 @@ export function barChart(opts) {
   const ih = H - m.t - m.b;
   let vmax = 0;
   let vmin = Infinity;
-  groups.forEach((_, g) => series.forEach((__, s) => {
-    const c = opts.values(g, s);
-    if (c && c.value > 0) {
-      vmax = Math.max(vmax, c.value);
-      vmin = Math.min(vmin, c.value);
-    }
-  }));
+  groups.forEach((_, g) =>
+    series.forEach((__, s) => {
+      const c = opts.values(g, s);
+      if (c && c.value > 0) {
+        vmax = Math.max(vmax, c.value);
+        vmin = Math.min(vmin, c.value);
+      }
+    }),
+  );
   if (!(vmax > 0)) vmax = 1;
   const log = !!opts.log;
   const lo = log ? 10 ** Math.floor(Math.log10(Math.min(vmin, vmax))) : 0;
   const hi = log ? 10 ** Math.ceil(Math.log10(vmax)) : niceCeil(vmax);
-  const Y = (v) => m.t + ih - (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo) || 1) : v / hi) * ih;
-  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': opts.title || '' });
+  const Y = (v) =>
+    m.t +
+    ih -
+    (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo) || 1) : v / hi) * ih;
+  const root = svg('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    width: W,
+    height: H,
+    role: 'img',
+    'aria-label': opts.title || '',
+  });
   const ticks = log ? decades(lo, hi) : [0, hi / 4, hi / 2, (3 * hi) / 4, hi];
   for (const v of ticks) {
     root.append(svg('line', { x1: m.l, x2: m.l + iw, y1: Y(v), y2: Y(v), stroke: '#e6e9ee' }));
-    root.append(svg('text', { x: m.l - 5, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#667', text: tick(v) }));
+    root.append(
+      svg('text', { x: m.l - 5, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#667', text: tick(v) }),
+    );
   }
-  root.append(svg('text', { x: 12, y: m.t + ih / 2, 'text-anchor': 'middle', 'font-size': 11, fill: '#334', transform: `rotate(-90 12 ${m.t + ih / 2})`, text: opts.yTitle || '' }));
+  root.append(
+    svg('text', {
+      x: 12,
+      y: m.t + ih / 2,
+      'text-anchor': 'middle',
+      'font-size': 11,
+      fill: '#334',
+      transform: `rotate(-90 12 ${m.t + ih / 2})`,
+      text: opts.yTitle || '',
+    }),
+  );
   const gw = iw / groups.length;
   const bw = Math.min(22, (gw - 10) / series.length);
   groups.forEach((grp, g) => {
@@ -92,7 +188,16 @@ export function barChart(opts) {
       const c = opts.values(g, si);
       if (!c || !(c.value > 0)) return;
       const y = Y(c.value);
-      const attrs = { x: gx + si * bw + 1, y, width: bw - 2, height: m.t + ih - y, fill: s.color, 'data-series': s.name, 'data-group': grp.label, 'data-value': c.value };
+      const attrs = {
+        x: gx + si * bw + 1,
+        y,
+        width: bw - 2,
+        height: m.t + ih - y,
+        fill: s.color,
+        'data-series': s.name,
+        'data-group': grp.label,
+        'data-value': c.value,
+      };
       if (c.hatched) {
         attrs.fill = 'url(#hatch-' + si + ')';
         attrs.stroke = s.color;
@@ -100,12 +205,29 @@ export function barChart(opts) {
       root.append(svg('rect', attrs, svg('title', { text: `${s.name}, ${grp.label}: ${c.label ?? fmt(c.value, 3)}` })));
     });
     const lines = String(grp.label).split('\n');
-    lines.forEach((ln, k) => root.append(svg('text', { x: m.l + g * gw + gw / 2, y: m.t + ih + 14 + k * 12, 'text-anchor': 'middle', 'font-size': 10, fill: '#334', text: ln })));
+    lines.forEach((ln, k) =>
+      root.append(
+        svg('text', {
+          x: m.l + g * gw + gw / 2,
+          y: m.t + ih + 14 + k * 12,
+          'text-anchor': 'middle',
+          'font-size': 10,
+          fill: '#334',
+          text: ln,
+        }),
+      ),
+    );
   });
   const defs = svg('defs');
   series.forEach((s, si) => {
-    defs.append(svg('pattern', { id: 'hatch-' + si, width: 5, height: 5, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
-      svg('rect', { width: 5, height: 5, fill: '#fff' }), svg('rect', { width: 2.5, height: 5, fill: s.color })));
+    defs.append(
+      svg(
+        'pattern',
+        { id: 'hatch-' + si, width: 5, height: 5, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
+        svg('rect', { width: 5, height: 5, fill: '#fff' }),
+        svg('rect', { width: 2.5, height: 5, fill: s.color }),
+      ),
+    );
   });
   root.prepend(defs);
   root.append(svg('line', { x1: m.l, x2: m.l + iw, y1: m.t + ih, y2: m.t + ih, stroke: '#99a' }));
@@ -203,7 +325,11 @@ export function canvasLineChart(canvas, opts) {
       let sx = 0;
       let sy = 0;
       let c = 0;
-      for (let q = i; q < Math.min(pts.length, i + k); q++) { sx += pts[q][0]; sy += pts[q][1]; c++; }
+      for (let q = i; q < Math.min(pts.length, i + k); q++) {
+        sx += pts[q][0];
+        sy += pts[q][1];
+        c++;
+      }
       const x = X(sx / c);
       const y = Y(Math.min(opts.yMax, Math.max(opts.yMin, sy / c)));
       if (i === 0) ctx.moveTo(x, y);

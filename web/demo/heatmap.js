@@ -81,8 +81,20 @@ export function drawHeatmap(canvas, data, opts) {
       const i = Math.floor((((ev.clientY - r.top) / r.height) * g.Ht - g.tw) / g.cell);
       if (i < 0 || j < 0 || i >= g.L || j >= g.S) return hideTip();
       const v = g.data[i * g.S + j];
-      showTip(t('heat.tip', { title: g.title, i, q: g.rowLabels[i], j, k: g.colLabels[j], w: fmt(v, 5), full: full(v),
-        m: g.masked && g.masked(i, j) ? t('heat.masked') : '' }), ev.pageX, ev.pageY);
+      showTip(
+        t('heat.tip', {
+          title: g.title,
+          i,
+          q: g.rowLabels[i],
+          j,
+          k: g.colLabels[j],
+          w: fmt(v, 5),
+          full: full(v),
+          m: g.masked && g.masked(i, j) ? t('heat.masked') : '',
+        }),
+        ev.pageX,
+        ev.pageY,
+      );
     });
     canvas.addEventListener('mouseleave', hideTip);
   }

@@ -33,7 +33,8 @@ function applyStatic() {
   for (const el of document.querySelectorAll('[data-i18n-html]')) el.innerHTML = t(el.dataset.i18nHtml); // our own catalogue
   for (const el of document.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
   for (const el of document.querySelectorAll('[data-i18n-aria]')) el.setAttribute('aria-label', t(el.dataset.i18nAria));
-  for (const code of ['zh', 'en']) { // the switch keeps the other parameters
+  for (const code of ['zh', 'en']) {
+    // the switch keeps the other parameters
     const a = document.getElementById(`lang-${code}`);
     const p = new URLSearchParams(location.search);
     p.set('lang', code);
@@ -46,12 +47,29 @@ function buildSections() {
   const toc = document.getElementById('toc');
   const main = document.getElementById('parts');
   PARTS.forEach((p, n) => {
-    toc.append(h('a', { href: `#part-${p.id}` }, `${n + 1} · ${t(`part.${p.id}.toc`)}`, h('span.toc-sec', { text: ` ${p.sec}` })));
-    main.append(h(`section.part#part-${p.id}`, { 'aria-labelledby': `h-${p.id}` },
-      h(`h2#h-${p.id}`, {}, h('span.num', { text: String(n + 1) }), t(`part.${p.id}.title`),
-        h('span.sec', { title: t('page.secTitle'), text: p.sec })),
-      h('p.intro', { html: t(`part.${p.id}.intro`) }),
-      h(`div#${p.id}`)));
+    toc.append(
+      h(
+        'a',
+        { href: `#part-${p.id}` },
+        `${n + 1} · ${t(`part.${p.id}.toc`)}`,
+        h('span.toc-sec', { text: ` ${p.sec}` }),
+      ),
+    );
+    main.append(
+      h(
+        `section.part#part-${p.id}`,
+        { 'aria-labelledby': `h-${p.id}` },
+        h(
+          `h2#h-${p.id}`,
+          {},
+          h('span.num', { text: String(n + 1) }),
+          t(`part.${p.id}.title`),
+          h('span.sec', { title: t('page.secTitle'), text: p.sec }),
+        ),
+        h('p.intro', { html: t(`part.${p.id}.intro`) }),
+        h(`div#${p.id}`),
+      ),
+    );
   });
 }
 
@@ -88,7 +106,10 @@ async function main() {
     return;
   }
   badge.dataset.variant = attn.variant;
-  badge.textContent = t('page.badge', { version: attn.version, build: t(attn.variant === 'scalar' ? 'page.scalar' : 'page.simd') });
+  badge.textContent = t('page.badge', {
+    version: attn.version,
+    build: t(attn.variant === 'scalar' ? 'page.scalar' : 'page.simd'),
+  });
   document.title = `${t('page.title')} (${attn.variant})`;
 
   for (const p of PARTS) {

@@ -6,7 +6,7 @@
 
 import { h, rng, hashString, positionalEncoding, errText, hideTip } from './util.js';
 import { loadToy, createToyMha, runToy, sampleExample, parseTokens, causalMask } from './toy.js';
-import { parseLayerFile, expectedShapes, FORMAT_DOC, EXPORT_SNIPPET } from './statedict.js';
+import { buildUserLayer, FORMAT_DOC, EXPORT_SNIPPET } from './statedict.js';
 import { drawHeatmaps, drawLinks, answersTable } from './mha-draw.js';
 import { t, lang } from './i18n.js';
 
@@ -45,53 +45,166 @@ export async function mount(root, attn, { params }) {
   let user = null; // { cfg, mha, fileName }
   let exampleCounter = 1;
   const st = {
-    source: 'random', heads: 4, causal: false, padTo: 0, view: 'per-head', visibleHeads: new Set(), visibleFor: null,
-    text: { 'toy-reverse': toys.reverse.examples[0].text, 'toy-recall': toys.recall.examples[0].text, random: SENTENCES[lang], user: SENTENCES[lang] },
+    source: 'random',
+    heads: 4,
+    causal: false,
+    padTo: 0,
+    view: 'per-head',
+    visibleHeads: new Set(),
+    visibleFor: null,
+    text: {
+      'toy-reverse': toys.reverse.examples[0].text,
+      'toy-recall': toys.recall.examples[0].text,
+      random: SENTENCES[lang],
+      user: SENTENCES[lang],
+    },
   };
 
   // ---- controls -----------------------------------------------------------------------------------------
-  const sourceRadios = ['random', 'toy-reverse', 'toy-recall', 'user'].map((value) => h('label', {},
-    h('input', { type: 'radio', name: 'mha-source', value, id: `mha-src-${value}`, checked: value === st.source,
-      onchange: () => { st.source = value; syncControls(); render(); } }), t(`mha.src.${value}`)));
+  const sourceRadios = ['random', 'toy-reverse', 'toy-recall', 'user'].map((value) =>
+    h(
+      'label',
+      {},
+      h('input', {
+        type: 'radio',
+        name: 'mha-source',
+        value,
+        id: `mha-src-${value}`,
+        checked: value === st.source,
+        onchange: () => {
+          st.source = value;
+          syncControls();
+          render();
+        },
+      }),
+      t(`mha.src.${value}`),
+    ),
+  );
   // The browser words its own file input ("Choose File") in its language, not the page's: a labelled button instead.
-  const fileIn = h('input.visually-hidden', { type: 'file', id: 'mha-file', accept: '.json,application/json', 'aria-label': t('mha.fileAria') });
+  const fileIn = h('input.visually-hidden', {
+    type: 'file',
+    id: 'mha-file',
+    accept: '.json,application/json',
+    'aria-label': t('mha.fileAria'),
+  });
   const fileName = h('span.note', { id: 'mha-file-name', text: t('mha.noFile') });
   const fileBtn = h('label.file-btn', { for: 'mha-file' }, t('mha.chooseFile'), fileIn);
   const fileMsg = h('div', { id: 'mha-file-msg', 'aria-live': 'polite' });
   const desc = h('div.source-desc.note', { id: 'mha-source-desc' });
-  const textIn = h('input', { type: 'text', id: 'mha-text', style: 'width: min(560px, calc(100vw - 40px))', 'aria-label': t('mha.tokens') });
+  const textIn = h('input', {
+    type: 'text',
+    id: 'mha-text',
+    style: 'width: min(560px, calc(100vw - 40px))',
+    'aria-label': t('mha.tokens'),
+  });
   const exampleBtns = h('span', {});
-  const headsSel = h('select', { id: 'mha-heads', 'aria-label': t('mha.headsAria') }, [1, 2, 4, 8].map((n) => h('option', { value: n, text: String(n), selected: n === st.heads })));
+  const headsSel = h(
+    'select',
+    { id: 'mha-heads', 'aria-label': t('mha.headsAria') },
+    [1, 2, 4, 8].map((n) => h('option', { value: n, text: String(n), selected: n === st.heads })),
+  );
   const headsNote = h('span.note', {});
   const causalIn = h('input', { type: 'checkbox', id: 'mha-causal' });
-  const padIn = h('input', { type: 'number', id: 'mha-pad', min: '0', max: String(MAX_TOKENS), value: '0', 'aria-label': t('mha.padAria') });
-  const viewRadios = [['per-head', t('mha.viewPerHead')], ['average', t('mha.viewAverage')]].map(([value, label]) => h('label', {},
-    h('input', { type: 'radio', name: 'mha-view', value, checked: value === st.view, onchange: () => { st.view = value; render(); } }), label));
+  const padIn = h('input', {
+    type: 'number',
+    id: 'mha-pad',
+    min: '0',
+    max: String(MAX_TOKENS),
+    value: '0',
+    'aria-label': t('mha.padAria'),
+  });
+  const viewRadios = [
+    ['per-head', t('mha.viewPerHead')],
+    ['average', t('mha.viewAverage')],
+  ].map(([value, label]) =>
+    h(
+      'label',
+      {},
+      h('input', {
+        type: 'radio',
+        name: 'mha-view',
+        value,
+        checked: value === st.view,
+        onchange: () => {
+          st.view = value;
+          render();
+        },
+      }),
+      label,
+    ),
+  );
   const msg = h('div', { id: 'mha-msg' });
   const answers = h('div.answers-wrap', { id: 'mha-answers' });
-  const view = { grid: h('div.heat-grid', { id: 'mha-heatmaps' }), legendBox: h('div'), chips: h('div.head-chips', { id: 'mha-head-chips' }), links: h('div.links', { id: 'mha-links' }) };
+  const view = {
+    grid: h('div.heat-grid', { id: 'mha-heatmaps' }),
+    legendBox: h('div'),
+    chips: h('div.head-chips', { id: 'mha-head-chips' }),
+    links: h('div.links', { id: 'mha-links' }),
+  };
 
   root.append(
     h('div.ctl', {}, h('span', { text: t('mha.source') }), h('div.source-row', {}, sourceRadios, fileBtn, fileName)),
-    fileMsg, desc,
-    h('div.controls', {}, h('label.ctl', { for: 'mha-text' }, h('span', { text: t('mha.tokens') }), textIn), exampleBtns),
-    h('div.controls', {},
-      h('label.ctl', { for: 'mha-heads' }, h('span', { text: t('mha.heads') }), h('span', {}, headsSel, ' ', headsNote)),
+    fileMsg,
+    desc,
+    h(
+      'div.controls',
+      {},
+      h('label.ctl', { for: 'mha-text' }, h('span', { text: t('mha.tokens') }), textIn),
+      exampleBtns,
+    ),
+    h(
+      'div.controls',
+      {},
+      h(
+        'label.ctl',
+        { for: 'mha-heads' },
+        h('span', { text: t('mha.heads') }),
+        h('span', {}, headsSel, ' ', headsNote),
+      ),
       h('label.ctl.inline', { for: 'mha-causal' }, causalIn, h('span', { text: t('mha.causal') })),
       h('label.ctl', { for: 'mha-pad' }, h('span', { text: t('mha.pad') }), padIn),
-      h('div.ctl', {}, h('span', { text: t('mha.show') }), h('div.radio-row', {}, viewRadios))),
+      h('div.ctl', {}, h('span', { text: t('mha.show') }), h('div.radio-row', {}, viewRadios)),
+    ),
     h('p.note', { text: t('mha.maskConvention') }),
-    msg, answers, view.legendBox, view.grid,
-    h('h3', { text: t('mha.linksTitle') }), h('p.note', { text: t('mha.linksNote') }), view.chips, view.links,
-    h('details', { id: 'mha-format' }, h('summary', { text: t('mha.formatSummary') }),
-      h('p.note', { text: t('mha.formatNote') }), h('pre.format', { text: EXPORT_SNIPPET }), h('pre.format', { text: FORMAT_DOC })));
+    msg,
+    answers,
+    view.legendBox,
+    view.grid,
+    h('h3', { text: t('mha.linksTitle') }),
+    h('p.note', { text: t('mha.linksNote') }),
+    view.chips,
+    view.links,
+    h(
+      'details',
+      { id: 'mha-format' },
+      h('summary', { text: t('mha.formatSummary') }),
+      h('p.note', { text: t('mha.formatNote') }),
+      h('pre.format', { text: EXPORT_SNIPPET }),
+      h('pre.format', { text: FORMAT_DOC }),
+    ),
+  );
 
-  const setText = () => { st.text[st.source] = textIn.value; render(); };
+  const setText = () => {
+    st.text[st.source] = textIn.value;
+    render();
+  };
   textIn.addEventListener('change', setText);
-  textIn.addEventListener('keydown', (e) => { if (e.key === 'Enter') setText(); });
-  headsSel.addEventListener('change', () => { st.heads = Number(headsSel.value); render(); });
-  causalIn.addEventListener('change', () => { st.causal = causalIn.checked; render(); });
-  padIn.addEventListener('change', () => { st.padTo = Math.max(0, Math.min(MAX_TOKENS, Math.round(Number(padIn.value) || 0))); padIn.value = st.padTo; render(); });
+  textIn.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') setText();
+  });
+  headsSel.addEventListener('change', () => {
+    st.heads = Number(headsSel.value);
+    render();
+  });
+  causalIn.addEventListener('change', () => {
+    st.causal = causalIn.checked;
+    render();
+  });
+  padIn.addEventListener('change', () => {
+    st.padTo = Math.max(0, Math.min(MAX_TOKENS, Math.round(Number(padIn.value) || 0)));
+    padIn.value = st.padTo;
+    render();
+  });
   fileIn.addEventListener('change', async () => {
     const f = fileIn.files && fileIn.files[0];
     fileName.textContent = f ? f.name : t('mha.noFile');
@@ -102,37 +215,17 @@ export async function mount(root, attn, { params }) {
     fileMsg.replaceChildren();
     st.source = 'user';
     sourceRadios[3].firstChild.checked = true;
-    const done = (errorText) => {
-      if (errorText) showFileError(errorText);
-      syncControls();
-      render();
-    };
-    let cfg;
     try {
-      cfg = parseLayerFile(text, fileName);
+      const layer = buildUserLayer(attn, text, fileName);
+      if (user) user.mha.dispose();
+      user = { ...layer, fileName };
+      st.visibleFor = null;
+      fileMsg.append(h('div.ok-box', { id: 'mha-file-ok', text: layer.summary }));
     } catch (e) {
-      return done(t('mha.fileUnreadable', { f: fileName, err: e.message }));
+      showFileError(e.message);
     }
-    let mha;
-    try {
-      mha = attn.createMultiHeadAttention({ embedDim: cfg.embedDim, numHeads: cfg.numHeads, bias: cfg.bias, addBiasKV: cfg.addBiasKV,
-        addZeroAttn: cfg.addZeroAttn, kdim: cfg.kdim, vdim: cfg.vdim, batchFirst: true });
-    } catch (e) {
-      return done(t('mha.fileBuild', { e: cfg.embedDim, h: cfg.numHeads, err: errText(e) }));
-    }
-    try {
-      mha.loadStateDict(cfg.stateDict);
-    } catch (e) {
-      mha.dispose();
-      return done(t('mha.fileRefused', { f: fileName, err: errText(e), e: cfg.embedDim, nb: cfg.bias ? '' : ', bias=False', want: expectedShapes(cfg),
-        has: cfg.names.map((n) => `${n} [${cfg.stateDict[n].shape.join(', ')}]`).join(', ') }));
-    }
-    if (user) user.mha.dispose();
-    user = { cfg, mha, fileName };
-    st.visibleFor = null;
-    const extras = `${cfg.bias ? '' : ', bias=False'}${cfg.addBiasKV ? ', add_bias_kv=True' : ''}${cfg.addZeroAttn ? ', add_zero_attn=True' : ''}${cfg.kdim !== cfg.embedDim ? `, kdim=${cfg.kdim}` : ''}${cfg.vdim !== cfg.embedDim ? `, vdim=${cfg.vdim}` : ''}`;
-    fileMsg.append(h('div.ok-box', { id: 'mha-file-ok', text: t('mha.fileOk', { f: fileName, layer: `nn.MultiheadAttention(embed_dim=${cfg.embedDim}, num_heads=${cfg.numHeads}${extras})`, n: cfg.names.length }) }));
-    return done(null);
+    syncControls();
+    render();
   }
   function showFileError(text) {
     const still = user ? `\n${t('mha.fileStill', { f: user.fileName })}` : '';
@@ -144,30 +237,81 @@ export async function mount(root, attn, { params }) {
     const toy = st.source.startsWith('toy-') ? toys[st.source.slice(4)] : null;
     textIn.value = st.text[st.source];
     exampleBtns.replaceChildren();
-    const setEx = (s) => { st.text[st.source] = s; syncControls(); render(); };
+    const setEx = (s) => {
+      st.text[st.source] = s;
+      syncControls();
+      render();
+    };
     if (toy) {
-      exampleBtns.append(h('button', { type: 'button', id: 'mha-new-example', text: t('mha.newExample'), onclick: () => {
-        const ex = sampleExample(toy, rng(1000 + exampleCounter++));
-        setEx(ex.tokens.map((tk) => toy.vocab[tk]).join(' '));
-      } }));
+      exampleBtns.append(
+        h('button', {
+          type: 'button',
+          id: 'mha-new-example',
+          text: t('mha.newExample'),
+          onclick: () => {
+            const ex = sampleExample(toy, rng(1000 + exampleCounter++));
+            setEx(ex.tokens.map((tk) => toy.vocab[tk]).join(' '));
+          },
+        }),
+      );
     } else {
-      exampleBtns.append(h('button', { type: 'button', id: 'mha-example-zh', text: t('mha.exampleZh'), onclick: () => setEx(SENTENCES.zh) }),
-        h('button', { type: 'button', id: 'mha-example-en', text: t('mha.exampleEn'), onclick: () => setEx(SENTENCES.en) }));
+      exampleBtns.append(
+        h('button', {
+          type: 'button',
+          id: 'mha-example-zh',
+          text: t('mha.exampleZh'),
+          onclick: () => setEx(SENTENCES.zh),
+        }),
+        h('button', {
+          type: 'button',
+          id: 'mha-example-en',
+          text: t('mha.exampleEn'),
+          onclick: () => setEx(SENTENCES.en),
+        }),
+      );
     }
     const fixedH = toy ? toy.H : st.source === 'user' ? user?.cfg.numHeads : null;
     headsSel.disabled = fixedH !== null && fixedH !== undefined;
     headsNote.textContent = headsSel.disabled ? t('mha.headsFixed', { n: fixedH }) : `E = ${RANDOM_E}`;
     if (headsSel.disabled) {
-      if (![...headsSel.options].some((o) => Number(o.value) === fixedH)) headsSel.append(h('option', { value: fixedH, text: String(fixedH) }));
+      if (![...headsSel.options].some((o) => Number(o.value) === fixedH))
+        headsSel.append(h('option', { value: fixedH, text: String(fixedH) }));
       headsSel.value = fixedH;
     } else {
       headsSel.value = st.heads;
     }
     if (toy) {
-      desc.replaceChildren(h('div', {}, h('strong', { text: t('mha.toyBy') }), ' ', t(`mha.toyDesc.${toy.task}`), ' ',
-        t('mha.toyArch', { e: toy.E, h: toy.H, nb: toy.bias ? '' : ', bias=False', p: (toy.training.answer_accuracy * 100).toFixed(1), n: toy.training.eval_examples })));
+      desc.replaceChildren(
+        h(
+          'div',
+          {},
+          h('strong', { text: t('mha.toyBy') }),
+          ' ',
+          t(`mha.toyDesc.${toy.task}`),
+          ' ',
+          t('mha.toyArch', {
+            e: toy.E,
+            h: toy.H,
+            nb: toy.bias ? '' : ', bias=False',
+            p: (toy.training.answer_accuracy * 100).toFixed(1),
+            n: toy.training.eval_examples,
+          }),
+        ),
+      );
     } else if (st.source === 'random') {
-      desc.replaceChildren(h('div', {}, h('strong', { text: t('mha.untrained') }), ' ', t('mha.randomDesc', { e: RANDOM_E }), ' ', h('strong', { text: t('mha.noise') }), ' ', t('mha.noiseWhy')));
+      desc.replaceChildren(
+        h(
+          'div',
+          {},
+          h('strong', { text: t('mha.untrained') }),
+          ' ',
+          t('mha.randomDesc', { e: RANDOM_E }),
+          ' ',
+          h('strong', { text: t('mha.noise') }),
+          ' ',
+          t('mha.noiseWhy'),
+        ),
+      );
     } else {
       desc.replaceChildren(h('div', { text: user ? t('mha.userDesc', { f: user.fileName }) : t('mha.userNone') }));
     }
@@ -205,15 +349,27 @@ export async function mount(root, attn, { params }) {
     let result; // { weights (H·L·S), average (L·S), S, keyLabels }
     try {
       if (toy) {
-        const r = runToy(toy, getMha(st.source, () => createToyMha(attn, toy)), ids.concat(Array(L - L0).fill(-1)), { causal: st.causal });
+        const r = runToy(
+          toy,
+          getMha(st.source, () => createToyMha(attn, toy)),
+          ids.concat(Array(L - L0).fill(-1)),
+          { causal: st.causal },
+        );
         H = toy.H;
         result = { weights: r.weights, average: r.average, S: L, keyLabels: labels };
         answers.append(...answersTable(toy, ids, r.predicted, { causal: st.causal, padded: st.padTo > ids.length }));
       } else {
         if (st.source === 'user' && !user) return clearViews();
-        const mha = st.source === 'random'
-          ? getMha(`random-${st.heads}`, () => attn.createMultiHeadAttention({ embedDim: RANDOM_E, numHeads: st.heads, batchFirst: true })) : user.mha;
-        const cfg = st.source === 'random' ? { numHeads: st.heads, embedDim: RANDOM_E, kdim: RANDOM_E, vdim: RANDOM_E } : user.cfg;
+        const mha =
+          st.source === 'random'
+            ? getMha(`random-${st.heads}`, () =>
+                attn.createMultiHeadAttention({ embedDim: RANDOM_E, numHeads: st.heads, batchFirst: true }),
+              )
+            : user.mha;
+        const cfg =
+          st.source === 'random'
+            ? { numHeads: st.heads, embedDim: RANDOM_E, kdim: RANDOM_E, vdim: RANDOM_E }
+            : user.cfg;
         H = cfg.numHeads;
         const E = cfg.embedDim;
         const extraKeys = [cfg.addBiasKV ? '⟨bias_k⟩' : null, cfg.addZeroAttn ? '⟨zero⟩' : null].filter(Boolean);
@@ -234,7 +390,8 @@ export async function mount(root, attn, { params }) {
       return fail(t('mha.threw', { err: errText(e) }));
     }
     const layerKey = `${st.source}/${H}/${user?.fileName ?? ''}`;
-    if (st.visibleFor !== layerKey) { // a new layer: show all its heads
+    if (st.visibleFor !== layerKey) {
+      // a new layer: show all its heads
       st.visibleFor = layerKey;
       st.visibleHeads = new Set(Array.from({ length: H }, (_, i) => i));
     }
@@ -244,7 +401,12 @@ export async function mount(root, attn, { params }) {
   }
 
   function draw() {
-    Object.assign(view, { width: root.clientWidth || 600, perHead: st.view === 'per-head', visible: st.visibleHeads, causal: st.causal });
+    Object.assign(view, {
+      width: root.clientWidth || 600,
+      perHead: st.view === 'per-head',
+      visible: st.visibleHeads,
+      causal: st.causal,
+    });
     const { labels, result, H, padded } = last;
     drawHeatmaps(view, labels, result, H, padded);
     drawLinks(view, labels, result, H, padded, (hh) => {
@@ -263,7 +425,8 @@ export async function mount(root, attn, { params }) {
 
   syncControls();
   render();
-  if (params.get('layer')) { // ?layer=URL loads a state-dict file at start (a link to share your layer)
+  if (params.get('layer')) {
+    // ?layer=URL loads a state-dict file at start (a link to share your layer)
     try {
       const r = await fetch(params.get('layer'));
       await loadUserLayer(await r.text(), params.get('layer'));

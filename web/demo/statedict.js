@@ -26,6 +26,7 @@
 // written as the strings "NaN", "Infinity", "-Infinity".
 
 import { t } from './i18n.js';
+import { errText } from './util.js';
 
 export const FORMAT_DOC = `{
   "embed_dim": 32,
@@ -45,8 +46,17 @@ sd = {k: {"shape": list(v.shape), "data": v.detach().flatten().tolist()}
 json.dump({"embed_dim": mha.embed_dim, "num_heads": mha.num_heads,
            "state_dict": sd}, open("mha.json", "w"))`;
 
-const KNOWN = ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias', 'q_proj_weight', 'k_proj_weight',
-  'v_proj_weight', 'bias_k', 'bias_v'];
+const KNOWN = [
+  'in_proj_weight',
+  'in_proj_bias',
+  'out_proj.weight',
+  'out_proj.bias',
+  'q_proj_weight',
+  'k_proj_weight',
+  'v_proj_weight',
+  'bias_k',
+  'bias_v',
+];
 
 /**
  * Parse the text of a state-dict file. Returns { embedDim, numHeads, bias, addBiasKV, addZeroAttn, kdim, vdim,
@@ -64,7 +74,8 @@ export function parseLayerFile(text, fileName = 'the file') {
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error(t('sd.notObject', { f: fileName }));
   for (const key of ['embed_dim', 'num_heads']) {
     if (!(key in doc)) throw new Error(t('sd.missingInt', { f: fileName, key }));
-    if (!Number.isInteger(doc[key]) || doc[key] <= 0) throw new Error(t('sd.badInt', { f: fileName, key, got: JSON.stringify(doc[key]) }));
+    if (!Number.isInteger(doc[key]) || doc[key] <= 0)
+      throw new Error(t('sd.badInt', { f: fileName, key, got: JSON.stringify(doc[key]) }));
   }
   if (!doc.state_dict || typeof doc.state_dict !== 'object' || Array.isArray(doc.state_dict)) {
     throw new Error(t('sd.missingSd', { f: fileName }));
@@ -100,7 +111,8 @@ export function expectedShapes(cfg) {
   const E = cfg.embedDim;
   const parts = [];
   if (cfg.kdim === E && cfg.vdim === E) parts.push(`in_proj_weight [${3 * E}, ${E}]`);
-  else parts.push(`q_proj_weight [${E}, ${E}]`, `k_proj_weight [${E}, ${cfg.kdim}]`, `v_proj_weight [${E}, ${cfg.vdim}]`);
+  else
+    parts.push(`q_proj_weight [${E}, ${E}]`, `k_proj_weight [${E}, ${cfg.kdim}]`, `v_proj_weight [${E}, ${cfg.vdim}]`);
   if (cfg.bias) parts.push(`in_proj_bias [${3 * E}]`);
   parts.push(`out_proj.weight [${E}, ${E}]`);
   if (cfg.bias) parts.push(`out_proj.bias [${E}]`);
@@ -130,7 +142,8 @@ function num(x, where) {
 
 function readTensor(val, where, fileName) {
   where = `${fileName}, ${where}`;
-  if (Array.isArray(val)) { // nested arrays
+  if (Array.isArray(val)) {
+    // nested arrays
     const shape = [];
     for (let a = val; Array.isArray(a); a = a[0]) shape.push(a.length);
     const flat = val.flat(Infinity);
@@ -138,7 +151,8 @@ function readTensor(val, where, fileName) {
     if (flat.length !== n) throw new Error(t('sd.ragged', { where, shape: shape.join('×') }));
     return { data: Float32Array.from(flat, (x, i) => num(x, `${where}[${i}]`)), shape };
   }
-  if (!val || typeof val !== 'object') throw new Error(t('sd.notTensor', { where, got: JSON.stringify(val)?.slice(0, 40) }));
+  if (!val || typeof val !== 'object')
+    throw new Error(t('sd.notTensor', { where, got: JSON.stringify(val)?.slice(0, 40) }));
   if (!Array.isArray(val.shape) || !val.shape.every((d) => Number.isInteger(d) && d >= 0)) {
     throw new Error(t('sd.badShape', { where, got: JSON.stringify(val.shape) }));
   }
@@ -149,4 +163,59 @@ function readTensor(val, where, fileName) {
     throw new Error(t('sd.count', { where, shape: val.shape.join(', '), n, got: flat.length }));
   }
   return { data: Float32Array.from(flat, (x, i) => num(x, `${where}.data[${i}]`)), shape: val.shape.slice() };
+}
+
+/**
+ * The user's layer, ready to run: parse the file, create the attnlab layer, load the state dict. Returns
+ * { cfg, mha, summary } or throws an Error whose message says, in the page's language, what went wrong.
+ */
+export function buildUserLayer(attn, text, fileName) {
+  let cfg;
+  try {
+    cfg = parseLayerFile(text, fileName);
+  } catch (e) {
+    throw new Error(t('mha.fileUnreadable', { f: fileName, err: e.message }));
+  }
+  let mha;
+  try {
+    mha = attn.createMultiHeadAttention({
+      embedDim: cfg.embedDim,
+      numHeads: cfg.numHeads,
+      bias: cfg.bias,
+      addBiasKV: cfg.addBiasKV,
+      addZeroAttn: cfg.addZeroAttn,
+      kdim: cfg.kdim,
+      vdim: cfg.vdim,
+      batchFirst: true,
+    });
+  } catch (e) {
+    throw new Error(t('mha.fileBuild', { e: cfg.embedDim, h: cfg.numHeads, err: errText(e) }));
+  }
+  try {
+    mha.loadStateDict(cfg.stateDict);
+  } catch (e) {
+    mha.dispose();
+    const has = cfg.names.map((n) => `${n} [${cfg.stateDict[n].shape.join(', ')}]`).join(', ');
+    throw new Error(
+      t('mha.fileRefused', {
+        f: fileName,
+        err: errText(e),
+        e: cfg.embedDim,
+        nb: cfg.bias ? '' : ', bias=False',
+        want: expectedShapes(cfg),
+        has,
+      }),
+    );
+  }
+  const extras = [
+    !cfg.bias && ', bias=False',
+    cfg.addBiasKV && ', add_bias_kv=True',
+    cfg.addZeroAttn && ', add_zero_attn=True',
+    cfg.kdim !== cfg.embedDim && `, kdim=${cfg.kdim}`,
+    cfg.vdim !== cfg.embedDim && `, vdim=${cfg.vdim}`,
+  ]
+    .filter(Boolean)
+    .join('');
+  const layer = `nn.MultiheadAttention(embed_dim=${cfg.embedDim}, num_heads=${cfg.numHeads}${extras})`;
+  return { cfg, mha, summary: t('mha.fileOk', { f: fileName, layer, n: cfg.names.length }) };
 }

@@ -19,7 +19,8 @@ export function loadToy(doc) {
     return Float32Array.from(t.data);
   };
   const stateDict = {};
-  for (const [name, t] of Object.entries(doc.mha.state_dict)) stateDict[name] = { data: f32(t, name), shape: t.shape.slice() };
+  for (const [name, t] of Object.entries(doc.mha.state_dict))
+    stateDict[name] = { data: f32(t, name), shape: t.shape.slice() };
   return {
     task: doc.task,
     description: doc.description,
@@ -78,11 +79,18 @@ export function expectedAnswers(model, tokens) {
 
 /** Text ("A B C" / "a=3 b=1 a?") → token ids, or { error } naming the unknown tokens. */
 export function parseTokens(model, text) {
-  const words = text.trim().split(/[\s,]+/).filter(Boolean);
+  const words = text
+    .trim()
+    .split(/[\s,]+/)
+    .filter(Boolean);
   if (!words.length) return { error: t('toy.empty') };
   const bad = words.filter((w) => !model.index.has(w));
   if (bad.length) {
-    return { error: t(`toy.unknown.${model.task === 'reverse' ? 'reverse' : 'recall'}`, { bad: bad.map((b) => `"${b}"`).join(', ') }) };
+    return {
+      error: t(`toy.unknown.${model.task === 'reverse' ? 'reverse' : 'recall'}`, {
+        bad: bad.map((b) => `"${b}"`).join(', '),
+      }),
+    };
   }
   return { ids: words.map((w) => model.index.get(w)) };
 }
@@ -127,7 +135,12 @@ export function argmaxRows(logits, L, V) {
 
 /** attnlab MultiheadAttention holding the toy model's trained layer. */
 export function createToyMha(attn, model) {
-  const mha = attn.createMultiHeadAttention({ embedDim: model.E, numHeads: model.H, bias: model.bias, batchFirst: true });
+  const mha = attn.createMultiHeadAttention({
+    embedDim: model.E,
+    numHeads: model.H,
+    bias: model.bias,
+    batchFirst: true,
+  });
   mha.loadStateDict(model.stateDict);
   return mha;
 }
@@ -141,7 +154,8 @@ export function runToy(model, mha, ids, { causal = false } = {}) {
   const { E, V, H } = model;
   const x = embed(model, ids);
   const opts = { needWeights: true, averageAttnWeights: false };
-  if (ids.some((t) => t < 0)) opts.keyPaddingMask = { data: Uint8Array.from(ids, (t) => (t < 0 ? 1 : 0)), shape: [1, L] };
+  if (ids.some((t) => t < 0))
+    opts.keyPaddingMask = { data: Uint8Array.from(ids, (t) => (t < 0 ? 1 : 0)), shape: [1, L] };
   if (causal) opts.attnMask = causalMask(L);
   const X = { data: x, shape: [1, L, E] };
   const { output, weights } = mha.forward(X, X, X, opts);

@@ -83,11 +83,12 @@ export const TASKS = {
       return { tokens, targets: this.targetsFor(tokens, targets), scored: tokens.map((t) => t >= 90) };
     },
     targetsFor(ids, expected = expectedAnswers({ task: 'recall' }, ids)) {
-      return ids.map((t, i) => (t < 90 ? (t - 10) % 10 : expected[i] ?? 0));
+      return ids.map((t, i) => (t < 90 ? (t - 10) % 10 : (expected[i] ?? 0)));
     },
     answers: (ids) => expectedAnswers({ task: 'recall' }, ids),
     // a query "k?" (id ≥ 90) should look at the store token "k=v" with the same key (ids 10 + 10·key + digit)
-    targetKeys: (ids) => ids.map((q) => (q < 90 ? null : ids.findIndex((s) => s >= 10 && s < 90 && Math.floor((s - 10) / 10) === q - 90))),
+    targetKeys: (ids) =>
+      ids.map((q) => (q < 90 ? null : ids.findIndex((s) => s >= 10 && s < 90 && Math.floor((s - 10) / 10) === q - 90))),
   }),
 };
 

@@ -55,7 +55,13 @@ function mapCell(avail, H, T) {
   return Math.max(10, Math.min(H > 2 ? 28 : 36, cell));
 }
 
-const headTitle = (hh) => h('h4', {}, h('span.swatch', { style: `background:${HEAD_COLORS[hh % HEAD_COLORS.length]}` }), t('mha.head', { h: hh + 1 }));
+const headTitle = (hh) =>
+  h(
+    'h4',
+    {},
+    h('span.swatch', { style: `background:${HEAD_COLORS[hh % HEAD_COLORS.length]}` }),
+    t('mha.head', { h: hh + 1 }),
+  );
 
 /** Every head's map of the fixed example; data-checksum changes whenever any weight changes. */
 export function drawMaps(grid, task, m, avail) {
@@ -66,17 +72,38 @@ export function drawMaps(grid, task, m, avail) {
     grid.replaceChildren();
     grid.dataset.key = `${task.id}/${H}`;
     for (let hh = 0; hh < H; hh++) {
-      grid.append(h('div.heat', { 'data-head': hh }, headTitle(hh), h('canvas', { 'data-head': hh, role: 'img', 'aria-label': t('mha.mapAria', { title: t('mha.head', { h: hh + 1 }) }) })));
+      grid.append(
+        h(
+          'div.heat',
+          { 'data-head': hh },
+          headTitle(hh),
+          h('canvas', {
+            'data-head': hh,
+            role: 'img',
+            'aria-label': t('mha.mapAria', { title: t('mha.head', { h: hh + 1 }) }),
+          }),
+        ),
+      );
     }
   }
   let checksum = 0;
   for (let hh = 0; hh < H; hh++) {
     const data = m.weights.subarray(hh * T * T, (hh + 1) * T * T);
     const canvas = grid.children[hh].querySelector('canvas');
-    data.forEach((v, k) => { checksum += v * (1 + ((k * 7919 + hh * 104729) % 97)); });
+    data.forEach((v, k) => {
+      checksum += v * (1 + ((k * 7919 + hh * 104729) % 97));
+    });
     canvas.dataset.step = m.step;
-    drawHeatmap(canvas, data, { rows: T, cols: T, rowLabels: labels, colLabels: labels, cell, labelLen: 5,
-      masked: task.causal ? (i, j) => j > i : null, title: t('mha.head', { h: hh + 1 }) });
+    drawHeatmap(canvas, data, {
+      rows: T,
+      cols: T,
+      rowLabels: labels,
+      colLabels: labels,
+      cell,
+      labelLen: 5,
+      masked: task.causal ? (i, j) => j > i : null,
+      title: t('mha.head', { h: hh + 1 }),
+    });
   }
   grid.dataset.checksum = checksum;
   grid.dataset.step = m.step;
@@ -89,7 +116,11 @@ function cellFor(task, predicted, expected, input) {
   if (task.id === 'recall' && input < 90) return { text: '·', cls: 'x' };
   if (expected === null) return { text, cls: 'x', attrs: { 'data-predicted': text, 'data-expected': '' } };
   const ok = predicted === expected;
-  return { text: `${text} ${ok ? '✓' : '✗'}`, cls: ok ? 'ok' : 'bad', attrs: { 'data-predicted': text, 'data-expected': task.vocab[expected] } };
+  return {
+    text: `${text} ${ok ? '✓' : '✗'}`,
+    cls: ok ? 'ok' : 'bad',
+    attrs: { 'data-predicted': text, 'data-expected': task.vocab[expected] },
+  };
 }
 
 function rightText(task, expected, input) {
@@ -99,8 +130,20 @@ function rightText(task, expected, input) {
 }
 
 function answerTable(rows, id) {
-  return h('table.answers', { id }, rows.map(([label, cells]) => h('tr', {}, h('th', { scope: 'row', text: label }),
-    cells.map((c, i) => h(`td${c.cls ? '.' + c.cls : ''}`, { 'data-pos': c.attrs ? i : undefined, ...(c.attrs || {}), text: c.text })))));
+  return h(
+    'table.answers',
+    { id },
+    rows.map(([label, cells]) =>
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'row', text: label }),
+        cells.map((c, i) =>
+          h(`td${c.cls ? '.' + c.cls : ''}`, { 'data-pos': c.attrs ? i : undefined, ...(c.attrs || {}), text: c.text }),
+        ),
+      ),
+    ),
+  );
 }
 
 const score = (pred, expected) => pred.filter((p, i) => expected[i] !== null && p === expected[i]).length;
@@ -108,11 +151,14 @@ const score = (pred, expected) => pred.filter((p, i) => expected[i] !== null && 
 export function drawExample(box, task, predicted) {
   const ids = task.fixedText.split(' ').map((w) => task.index.get(w));
   const expected = task.answers(ids);
-  const table = answerTable([
-    [t('mha.rowInput'), ids.map((id) => ({ text: task.vocab[id] }))],
-    [t('train.rowNow'), predicted.map((p, i) => cellFor(task, p, expected[i], ids[i]))],
-    [t('mha.rowRight'), expected.map((e, i) => ({ text: rightText(task, e, ids[i]) }))],
-  ], 'train-example-table');
+  const table = answerTable(
+    [
+      [t('mha.rowInput'), ids.map((id) => ({ text: task.vocab[id] }))],
+      [t('train.rowNow'), predicted.map((p, i) => cellFor(task, p, expected[i], ids[i]))],
+      [t('mha.rowRight'), expected.map((e, i) => ({ text: rightText(task, e, ids[i]) }))],
+    ],
+    'train-example-table',
+  );
   table.dataset.correct = score(predicted, expected);
   table.dataset.total = expected.filter((e) => e !== null).length;
   box.replaceChildren(table);
@@ -132,17 +178,66 @@ export function drawCurves(charts, hist, task, H, width) {
   const ticks = [];
   for (let k = lo; k <= hi; k++) ticks.push([10 ** k, fmt(10 ** k, 4)]);
   const perStep = (vals) => vals.map((v, i) => [i + 1, v]);
-  canvasLineChart(charts.loss, { width, height: 170, xMax, xTitle, log: true, yMin: 10 ** lo, yMax: 10 ** hi, yTicks: ticks,
-    series: [{ points: perStep(hist.losses), color: COLORS.raw, width: 1 }, { points: perStep(hist.smooth), color: COLORS.smooth }] });
+  canvasLineChart(charts.loss, {
+    width,
+    height: 170,
+    xMax,
+    xTitle,
+    log: true,
+    yMin: 10 ** lo,
+    yMax: 10 ** hi,
+    yTicks: ticks,
+    series: [
+      { points: perStep(hist.losses), color: COLORS.raw, width: 1 },
+      { points: perStep(hist.smooth), color: COLORS.smooth },
+    ],
+  });
   const pct = [0, 0.25, 0.5, 0.75, 1].map((v) => [v, `${v * 100} %`]);
-  canvasLineChart(charts.acc, { width, height: 140, xMax, xTitle, yMin: 0, yMax: 1, yTicks: pct,
-    series: [{ points: hist.acc, color: COLORS.acc }], guides: [{ y: STOP_AT, label: t('train.target', { p: STOP_AT * 100 }) }] });
+  canvasLineChart(charts.acc, {
+    width,
+    height: 140,
+    xMax,
+    xTitle,
+    yMin: 0,
+    yMax: 1,
+    yTicks: pct,
+    series: [{ points: hist.acc, color: COLORS.acc }],
+    guides: [{ y: STOP_AT, label: t('train.target', { p: STOP_AT * 100 }) }],
+  });
   const u = uniformEntropy(task);
   const yMaxE = Math.ceil(u * 2 + 0.01) / 2;
-  const headSeries = (k) => Array.from({ length: H }, (_, hh) => ({ points: hist.stats.map(([s, st]) => [s, st[k][hh]]), color: HEAD_COLORS[hh % HEAD_COLORS.length] }));
-  canvasLineChart(charts.entropy, { width, height: 150, xMax, xTitle, yMin: 0, yMax: yMaxE, yTicks: [0, yMaxE / 2, yMaxE].map((v) => [v, fmt(v, 2)]),
-    series: headSeries('entropy'), guides: [{ y: u, label: task.causal ? t('train.uniformCausal', { u: fmt(u, 3) }) : `ln ${task.T} = ${fmt(u, 3)}`, color: '#c0392b' }] });
-  canvasLineChart(charts.mass, { width, height: 140, xMax, xTitle, yMin: 0, yMax: 1, yTicks: pct, series: headSeries('mass') });
+  const headSeries = (k) =>
+    Array.from({ length: H }, (_, hh) => ({
+      points: hist.stats.map(([s, st]) => [s, st[k][hh]]),
+      color: HEAD_COLORS[hh % HEAD_COLORS.length],
+    }));
+  canvasLineChart(charts.entropy, {
+    width,
+    height: 150,
+    xMax,
+    xTitle,
+    yMin: 0,
+    yMax: yMaxE,
+    yTicks: [0, yMaxE / 2, yMaxE].map((v) => [v, fmt(v, 2)]),
+    series: headSeries('entropy'),
+    guides: [
+      {
+        y: u,
+        label: task.causal ? t('train.uniformCausal', { u: fmt(u, 3) }) : `ln ${task.T} = ${fmt(u, 3)}`,
+        color: '#c0392b',
+      },
+    ],
+  });
+  canvasLineChart(charts.mass, {
+    width,
+    height: 140,
+    xMax,
+    xTitle,
+    yMin: 0,
+    yMax: 1,
+    yTicks: pct,
+    series: headSeries('mass'),
+  });
   charts.loss.dataset.points = n;
   charts.acc.dataset.points = hist.acc.length;
   charts.acc.dataset.series = JSON.stringify(hist.acc.slice(-200));
@@ -162,21 +257,41 @@ export function tryModels({ task, ids, trained, heads, toyTiny, toys, toyRecallM
   let toy = null;
   if (task.toy === 'reverse') {
     const o = toyTiny.forward(tokens);
-    toy = { predicted: Array.from(argmax(o.logits.data, L, toys.reverse.V)), weights: o.weights.data, H: toys.reverse.H };
+    toy = {
+      predicted: Array.from(argmax(o.logits.data, L, toys.reverse.V)),
+      weights: o.weights.data,
+      H: toys.reverse.H,
+    };
   } else if (task.toy === 'recall') {
     const o = runToy(toys.recall, toyRecallMha, ids);
     toy = { predicted: o.predicted, weights: o.weights, H: toys.recall.H };
   }
   const expected = task.answers(ids);
-  const rows = [[t('mha.rowInput'), ids.map((id) => ({ text: task.vocab[id] }))], [t('train.mine'), mine.predicted.map((p, i) => cellFor(task, p, expected[i], ids[i]))]];
+  const rows = [
+    [t('mha.rowInput'), ids.map((id) => ({ text: task.vocab[id] }))],
+    [t('train.mine'), mine.predicted.map((p, i) => cellFor(task, p, expected[i], ids[i]))],
+  ];
   if (toy) rows.push([t('train.toy'), toy.predicted.map((p, i) => cellFor(task, p, expected[i], ids[i]))]);
   rows.push([t('mha.rowRight'), expected.map((e, i) => ({ text: rightText(task, e, ids[i]) }))]);
   const table = answerTable(rows, 'train-try-table');
   const total = expected.filter((e) => e !== null).length;
-  Object.assign(table.dataset, { total, trainedCorrect: score(mine.predicted, expected), trainedPredicted: JSON.stringify(mine.predicted.map((x) => task.vocab[x])) });
-  if (toy) Object.assign(table.dataset, { toyCorrect: score(toy.predicted, expected), toyPredicted: JSON.stringify(toy.predicted.map((x) => task.vocab[x])) });
-  const summary = h('p.note', { id: 'train-try-summary' }, h('strong', { text: t('train.tryMine', { r: score(mine.predicted, expected), n: total }) }),
-    toy ? t('train.tryToy', { r: score(toy.predicted, expected), n: total }) : '', L !== task.T ? t(toy ? 'train.tryLengthBoth' : 'train.tryLength', { T: task.T }) : '');
+  Object.assign(table.dataset, {
+    total,
+    trainedCorrect: score(mine.predicted, expected),
+    trainedPredicted: JSON.stringify(mine.predicted.map((x) => task.vocab[x])),
+  });
+  if (toy)
+    Object.assign(table.dataset, {
+      toyCorrect: score(toy.predicted, expected),
+      toyPredicted: JSON.stringify(toy.predicted.map((x) => task.vocab[x])),
+    });
+  const summary = h(
+    'p.note',
+    { id: 'train-try-summary' },
+    h('strong', { text: t('train.tryMine', { r: score(mine.predicted, expected), n: total }) }),
+    toy ? t('train.tryToy', { r: score(toy.predicted, expected), n: total }) : '',
+    L !== task.T ? t(toy ? 'train.tryLengthBoth' : 'train.tryLength', { T: task.T }) : '',
+  );
   const labels = ids.map((id) => task.vocab[id]);
   const groups = [[t('train.mine'), mine, 'mine']];
   if (toy) groups.push([t('train.toy'), toy, 'toy']);
@@ -186,9 +301,22 @@ export function tryModels({ task, ids, trained, heads, toyTiny, toys, toyRecallM
   const mapGroups = groups.map(([title, g, key]) => {
     const grid = h('div.heat-grid', { 'data-model': key });
     for (let hh = 0; hh < g.H; hh++) {
-      const canvas = h('canvas', { 'data-head': hh, 'data-model': key, role: 'img', 'aria-label': `${title}, ${t('mha.head', { h: hh + 1 })}` });
-      drawHeatmap(canvas, g.weights.subarray(hh * L * L, (hh + 1) * L * L), { rows: L, cols: L, rowLabels: labels, colLabels: labels, cell, labelLen: 5,
-        masked: task.causal ? (i, j) => j > i : null, title: `${title}, ${t('mha.head', { h: hh + 1 })}` });
+      const canvas = h('canvas', {
+        'data-head': hh,
+        'data-model': key,
+        role: 'img',
+        'aria-label': `${title}, ${t('mha.head', { h: hh + 1 })}`,
+      });
+      drawHeatmap(canvas, g.weights.subarray(hh * L * L, (hh + 1) * L * L), {
+        rows: L,
+        cols: L,
+        rowLabels: labels,
+        colLabels: labels,
+        cell,
+        labelLen: 5,
+        masked: task.causal ? (i, j) => j > i : null,
+        title: `${title}, ${t('mha.head', { h: hh + 1 })}`,
+      });
       grid.append(h('div.heat', { 'data-head': hh }, headTitle(hh), canvas));
     }
     return h('div.try-group', {}, h('div.small.strong', { text: t('train.groupTitle', { title, n: g.H }) }), grid);

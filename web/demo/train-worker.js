@@ -40,10 +40,12 @@ let gen = 0; // the page's reset counter, echoed in every message so that it can
 // Messages are handled one at a time, in order (init is asynchronous).
 let queue = Promise.resolve();
 self.onmessage = (ev) => {
-  queue = queue.then(() => handle(ev.data)).catch((e) => {
-    running = false;
-    postMessage({ type: 'error', message: `${e.name || 'Error'}: ${e.message}` });
-  });
+  queue = queue
+    .then(() => handle(ev.data))
+    .catch((e) => {
+      running = false;
+      postMessage({ type: 'error', message: `${e.name || 'Error'}: ${e.message}` });
+    });
 };
 
 // A zero-delay scheduler between ticks (setTimeout(0) is clamped to 4 ms when nested); pause messages get in.
@@ -76,7 +78,13 @@ async function handle(m) {
     t = TASKS[m.task];
     gen = m.gen;
     cfg = { heads: m.heads, seed: m.seed, lr: m.lr, batch: m.batch, pace: m.pace, stopAt: m.stopAt };
-    model = attn.createTinyTransformer({ vocabSize: t.V, embedDim: EMBED_DIM, numHeads: cfg.heads, causal: t.causal, seed: cfg.seed });
+    model = attn.createTinyTransformer({
+      vocabSize: t.V,
+      embedDim: EMBED_DIM,
+      numHeads: cfg.heads,
+      causal: t.causal,
+      seed: cfg.seed,
+    });
     rescaleInit(model, m.initScale ?? 1, m.noScale ? Math.sqrt(EMBED_DIM / cfg.heads) : 1);
     rnd = rng(cfg.seed * 2 + 1);
     evalRnd = rng(cfg.seed * 2 + 2);
@@ -172,9 +180,23 @@ function post(losses) {
   const trainStepsPerSecond = trainMs > tr0 ? ((step - s0) * 1000) / (trainMs - tr0) : 0;
   const last = snaps.at(-1);
   postMessage({
-    type: 'tick', gen, step, losses: Float32Array.from(losses), accuracy: acc.answers, sequences: acc.sequences,
-    evals: evals.map((e) => [e.step, e.answers]), weights: last.weights, predicted: last.predicted, snapshots: snaps,
-    heads: cfg.heads, T: t.T, stepsPerSecond, trainStepsPerSecond, runMs, trainMs, reached,
+    type: 'tick',
+    gen,
+    step,
+    losses: Float32Array.from(losses),
+    accuracy: acc.answers,
+    sequences: acc.sequences,
+    evals: evals.map((e) => [e.step, e.answers]),
+    weights: last.weights,
+    predicted: last.predicted,
+    snapshots: snaps,
+    heads: cfg.heads,
+    T: t.T,
+    stepsPerSecond,
+    trainStepsPerSecond,
+    runMs,
+    trainMs,
+    reached,
   });
   snaps = [];
   evals = [];

@@ -1,19 +1,17 @@
 // Part "train it yourself" (§10): a one-layer transformer (attn.createTinyTransformer: the toy models'
 // architecture) trains in a module Web Worker (train-worker.js) with trainStep (Adam) on fresh random batches.
-// This file holds the state, the controls and the worker's messages; train-view.js draws the maps, the curves
-// (loss, accuracy, each head's entropy against ln T, mass on the target keys) and the "try it" comparison.
+// This file holds the state and the worker's messages; train-controls.js builds the controls, train-view.js draws
+// the maps, the curves (loss, accuracy, each head's entropy against ln T, mass on the target keys) and the "try it"
+// comparison.
 // Once training stops, the worker's state dict runs on the page next to the toy model shipped in models/.
 
 import { h, fmt, errText, hideTip } from './util.js';
 import { loadToy, createToyMha, parseTokens } from './toy.js';
-import { TASKS, HEAD_CHOICES, EMBED_DIM } from './train-tasks.js';
+import { TASKS, EMBED_DIM } from './train-tasks.js';
+import { buildTrainUi } from './train-controls.js';
 import { STOP_AT, drawMaps, drawExample, drawCurves, headStats, tryModels } from './train-view.js';
 import { t } from './i18n.js';
 
-const LRS = [0.001, 0.003, 0.01, 0.03, 0.1];
-const BATCHES = [8, 16, 32, 64, 128];
-const PACES = [0, 100, 30, 5];
-const INIT_SCALES = [0.1, 0.3, 1, 3, 10];
 const MAX_SNAPSHOTS = 3000; // maps kept for the replay (thinned by half beyond)
 const MAX_TRY_TOKENS = 16;
 
@@ -38,7 +36,14 @@ export async function mount(root, attn, { params }) {
 
   const seed0 = Number.parseInt(params.get('trainseed') ?? '', 10);
   const st = {
-    task: 'reverse', heads: 2, lr: 0.01, batch: 32, pace: 30, stopAt: true, noScale: false, initScale: 1,
+    task: 'reverse',
+    heads: 2,
+    lr: 0.01,
+    batch: 32,
+    pace: 30,
+    stopAt: true,
+    noScale: false,
+    initScale: 1,
     seed: Number.isSafeInteger(seed0) && seed0 >= 0 ? seed0 : 1,
     state: 'loading', // loading | ready | running | paused | done | error
   };
@@ -47,76 +52,37 @@ export async function mount(root, attn, { params }) {
   let trained = null; // { model, key } on the main thread, loaded from the worker's state dict
   let gen = 0; // reset counter: messages of an older model are dropped
 
-  // ---- controls --------------------------------------------------------------------------------------------
-  const taskRadios = Object.values(TASKS).map((k) => h('label', {},
-    h('input', { type: 'radio', name: 'train-task', value: k.id, id: `train-task-${k.id}`, checked: k.id === st.task,
-      onchange: () => { st.task = k.id; reset(); } }), t(`task.${k.id}.label`)));
-  const taskDesc = h('p.note.train-desc', { id: 'train-task-desc' });
-  const select = (id, label, options, value, onchange) => {
-    const sel = h('select', { id, 'aria-label': label }, options.map(([v, text]) => h('option', { value: String(v), text, selected: v === value })));
-    sel.addEventListener('change', () => onchange(sel.value));
-    return sel;
-  };
-  const headsSel = select('train-heads', t('train.headsAria'), HEAD_CHOICES.map((n) => [n, String(n)]), st.heads, (v) => { st.heads = Number(v); reset(); });
-  const lrSel = select('train-lr', t('train.lr'), LRS.map((v) => [v, String(v)]), st.lr, (v) => { st.lr = Number(v); send({ type: 'set', lr: st.lr }); });
-  const batchSel = select('train-batch', t('train.batch'), BATCHES.map((v) => [v, String(v)]), st.batch, (v) => { st.batch = Number(v); send({ type: 'set', batch: st.batch }); });
-  const paceSel = select('train-pace', t('train.pace'), PACES.map((v) => [v, t(`train.pace${v}`)]), st.pace, (v) => { st.pace = Number(v); send({ type: 'set', pace: st.pace }); });
-  const initSel = select('train-init', t('train.init'), INIT_SCALES.map((v) => [v, `× ${v}`]), st.initScale, (v) => { st.initScale = Number(v); reset(); });
-  const noScaleIn = h('input', { type: 'checkbox', id: 'train-noscale', onchange: () => { st.noScale = noScaleIn.checked; reset(); } });
-  const seedIn = h('input', { type: 'number', id: 'train-seed', min: '0', max: '999999', step: '1', value: String(st.seed), 'aria-label': t('train.seed') });
-  const stopIn = h('input', { type: 'checkbox', id: 'train-stop', checked: st.stopAt });
-  const startBtn = h('button.primary', { type: 'button', id: 'train-start', text: t('train.train'), disabled: true });
-  const pauseBtn = h('button', { type: 'button', id: 'train-pause', text: t('train.pause'), disabled: true });
-  const resetBtn = h('button', { type: 'button', id: 'train-reset', text: t('train.reset'), disabled: true });
-  const stateMsg = h('span.train-state', { id: 'train-state-msg', 'aria-live': 'polite', text: t('train.loadingWorker') });
-  const errBox = h('div', { id: 'train-error' });
-  const stat = (id, key) => {
-    const v = h('span.v', { id, text: '—' });
-    return [h('div.stat', { title: t(`train.stat.${key}Title`) }, h('span.k', { text: t(`train.stat.${key}`) }), v), v];
-  };
-  const stats = ['build', 'step', 'speed', 'loss', 'acc', 'time', 'updates'].map((k) => stat(`train-${k}`, k));
-  const [buildV, stepV, speedV, lossV, accV, timeV, updV] = stats.map((s) => s[1]);
-  const reachedNote = h('p.note', { id: 'train-reached' });
-  const charts = {
-    loss: h('canvas', { id: 'train-loss-chart', role: 'img', 'aria-label': t('train.lossAria') }),
-    acc: h('canvas', { id: 'train-acc-chart', role: 'img', 'aria-label': t('train.accAria') }),
-    entropy: h('canvas', { id: 'train-entropy-chart', role: 'img', 'aria-label': t('train.entropyAria') }),
-    mass: h('canvas', { id: 'train-mass-chart', role: 'img', 'aria-label': t('train.massAria') }),
-  };
-  const chartBox = h('div.train-charts', {},
-    h('div.chart', {}, h('div.small', { text: t('train.lossTitle') }), charts.loss),
-    h('div.chart', {}, h('div.small', { text: t('train.accTitle') }), charts.acc),
-    h('div.chart', {}, h('div.small', { text: t('train.entropyTitle') }), charts.entropy, h('div.note.small', { text: t('train.entropyNote') })),
-    h('div.chart', {}, h('div.small', { text: t('train.massTitle') }), charts.mass, h('div.note.small', { id: 'train-mass-note' })));
-  const mapsGrid = h('div.heat-grid', { id: 'train-maps' });
-  const mapsNote = h('p.note', { id: 'train-maps-note' });
-  const exampleBox = h('div.answers-wrap', { id: 'train-example' });
-  const replayIn = h('input', { type: 'range', id: 'train-replay', min: '0', max: '0', step: '1', value: '0', disabled: true });
-  const replayBtn = h('button', { type: 'button', id: 'train-replay-play', text: t('train.replay'), disabled: true });
-  const replayStep = h('span.note', { id: 'train-replay-step' });
-  const tryIn = h('input', { type: 'text', id: 'train-try-text', style: 'width: min(420px, calc(100vw - 60px))', 'aria-label': t('train.tryAria') });
-  const tryBtn = h('button.primary', { type: 'button', id: 'train-try-run', text: t('train.runBoth'), disabled: true });
-  const tryNote = h('p.note', { id: 'train-try-note' });
-  const tryMsg = h('div', { id: 'train-try-msg' });
-  const tryOut = h('div', { id: 'train-try-out' });
-  const ctl = (id, key, el) => h('label.ctl', { for: id }, h('span', { text: t(key, { e: EMBED_DIM }) }), el);
-
-  root.append(
-    h('div.ctl', {}, h('span', { text: t('train.task') }), h('div.radio-row', {}, taskRadios)), taskDesc,
-    h('div.controls', {}, ctl('train-heads', 'train.heads', headsSel), ctl('train-lr', 'train.lr', lrSel), ctl('train-batch', 'train.batch', batchSel),
-      ctl('train-pace', 'train.pace', paceSel), ctl('train-seed', 'train.seed', seedIn),
-      h('label.ctl.inline', { for: 'train-stop' }, stopIn, h('span', { text: t('train.stopAt', { p: STOP_AT * 100 }) }))),
-    h('div.controls', {}, ctl('train-init', 'train.init', initSel),
-      h('label.ctl.inline', { for: 'train-noscale' }, noScaleIn, h('span', { text: t('train.noScale') }))),
-    h('p.note', { id: 'train-scale-note', text: t('train.scaleNote') }),
-    h('div.controls.train-buttons', {}, startBtn, pauseBtn, resetBtn, stateMsg),
-    errBox, h('div.stats', { id: 'train-stats' }, stats.map((s) => s[0])), reachedNote,
-    h('div.train-grid', {}, chartBox,
-      h('div.train-maps-col', {}, h('h3', { text: t('train.mapsTitle') }), mapsNote, mapsGrid,
-        h('div.controls.replay', {}, h('label.ctl', { for: 'train-replay' }, h('span', { text: t('train.mapsAt') }), replayIn), replayBtn, replayStep),
-        exampleBox)),
-    h('h3', { text: t('train.tryTitle') }), tryNote,
-    h('div.controls', {}, ctl('train-try-text', 'mha.tokens', tryIn), tryBtn), tryMsg, tryOut);
+  const {
+    taskDesc,
+    seedIn,
+    stopIn,
+    startBtn,
+    pauseBtn,
+    resetBtn,
+    stateMsg,
+    errBox,
+    buildV,
+    stepV,
+    speedV,
+    lossV,
+    accV,
+    timeV,
+    updV,
+    reachedNote,
+    charts,
+    chartBox,
+    mapsGrid,
+    mapsNote,
+    exampleBox,
+    replayIn,
+    replayBtn,
+    replayStep,
+    tryIn,
+    tryBtn,
+    tryNote,
+    tryMsg,
+    tryOut,
+  } = buildTrainUi(root, st, { reset: () => reset(), send: (m) => send(m) });
 
   // ---- the worker -------------------------------------------------------------------------------------------
   const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
@@ -163,10 +129,17 @@ export async function mount(root, attn, { params }) {
     seedIn.value = st.seed;
     reset();
   });
-  stopIn.addEventListener('change', () => { st.stopAt = stopIn.checked; send({ type: 'set', stopAt: st.stopAt ? STOP_AT : 0 }); });
-  tryIn.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !tryBtn.disabled) runTry(); });
+  stopIn.addEventListener('change', () => {
+    st.stopAt = stopIn.checked;
+    send({ type: 'set', stopAt: st.stopAt ? STOP_AT : 0 });
+  });
+  tryIn.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !tryBtn.disabled) runTry();
+  });
   tryBtn.addEventListener('click', runTry);
-  window.addEventListener('resize', () => { if (hist) curves(); });
+  window.addEventListener('resize', () => {
+    if (hist) curves();
+  });
 
   function reset() {
     const task = TASKS[st.task];
@@ -176,8 +149,16 @@ export async function mount(root, attn, { params }) {
     setState('loading');
     stateMsg.textContent = t('train.creating');
     reachedNote.textContent = '';
-    taskDesc.replaceChildren(h('strong', { text: t('train.taskTitle', { label: t(`task.${task.id}.label`) }) }), t(`task.${task.id}.description`), ' ', t('train.learned', { p: t(`task.${task.id}.pattern`) }));
-    mapsNote.textContent = t(task.causal ? 'train.mapsNoteCausal' : 'train.mapsNote', { ex: task.fixedText, p: t(`task.${task.id}.pattern`) });
+    taskDesc.replaceChildren(
+      h('strong', { text: t('train.taskTitle', { label: t(`task.${task.id}.label`) }) }),
+      t(`task.${task.id}.description`),
+      ' ',
+      t('train.learned', { p: t(`task.${task.id}.pattern`) }),
+    );
+    mapsNote.textContent = t(task.causal ? 'train.mapsNoteCausal' : 'train.mapsNote', {
+      ex: task.fixedText,
+      p: t(`task.${task.id}.pattern`),
+    });
     root.querySelector('#train-mass-note').textContent = t('train.massNote', { p: t(`task.${task.id}.pattern`) });
     tryIn.value = tryText[st.task];
     tryMsg.replaceChildren();
@@ -186,11 +167,46 @@ export async function mount(root, attn, { params }) {
     tryBtn.disabled = true;
     tryBtn.textContent = t(task.toy ? 'train.runBoth' : 'train.runOne');
     tryNote.textContent = t(task.toy ? 'train.tryFirstToy' : 'train.tryFirst', { toy: task.toy });
-    Object.assign(root.dataset, { task: st.task, heads: st.heads, seed: st.seed, step: 0, updates: 0, noScale: st.noScale ? '1' : '0', initScale: st.initScale });
-    for (const k of ['loss', 'lossInitial', 'lossSmoothed', 'accuracy', 'accuracyInitial', 'reachedStep', 'reachedMs', 'reachedTrainMs', 'stepsPerSecond',
-      'trainStepsPerSecond', 'updatesPerSecond', 'runMs', 'entropy', 'entropyInitial', 'mass']) delete root.dataset[k];
-    send({ type: 'reset', gen, task: st.task, heads: st.heads, seed: st.seed, lr: st.lr, batch: st.batch, pace: st.pace, stopAt: st.stopAt ? STOP_AT : 0,
-      noScale: st.noScale, initScale: st.initScale });
+    Object.assign(root.dataset, {
+      task: st.task,
+      heads: st.heads,
+      seed: st.seed,
+      step: 0,
+      updates: 0,
+      noScale: st.noScale ? '1' : '0',
+      initScale: st.initScale,
+    });
+    for (const k of [
+      'loss',
+      'lossInitial',
+      'lossSmoothed',
+      'accuracy',
+      'accuracyInitial',
+      'reachedStep',
+      'reachedMs',
+      'reachedTrainMs',
+      'stepsPerSecond',
+      'trainStepsPerSecond',
+      'updatesPerSecond',
+      'runMs',
+      'entropy',
+      'entropyInitial',
+      'mass',
+    ])
+      delete root.dataset[k];
+    send({
+      type: 'reset',
+      gen,
+      task: st.task,
+      heads: st.heads,
+      seed: st.seed,
+      lr: st.lr,
+      batch: st.batch,
+      pace: st.pace,
+      stopAt: st.stopAt ? STOP_AT : 0,
+      noScale: st.noScale,
+      initScale: st.initScale,
+    });
   }
 
   function setState(s) {
@@ -201,7 +217,8 @@ export async function mount(root, attn, { params }) {
     resetBtn.disabled = s === 'loading';
     startBtn.textContent = t(s === 'paused' ? 'train.resume' : s === 'done' ? 'train.keepTraining' : 'train.train');
     replayIn.disabled = replayBtn.disabled = !(s === 'paused' || s === 'done');
-    if (['ready', 'running', 'paused', 'done', 'error'].includes(s)) stateMsg.textContent = t(`train.state.${s}`, { p: STOP_AT * 100 });
+    if (['ready', 'running', 'paused', 'done', 'error'].includes(s))
+      stateMsg.textContent = t(`train.state.${s}`, { p: STOP_AT * 100 });
     if (s === 'running') {
       tryBtn.disabled = true;
       tryNote.textContent = t('train.tryWhileRunning');
@@ -226,7 +243,8 @@ export async function mount(root, attn, { params }) {
     hist.acc.push(...m.evals);
     for (const s of m.snapshots) hist.stats.push([s.step, headStats(TASKS[st.task], fixedIds(), s.weights, m.heads)]);
     hist.snaps.push(...m.snapshots);
-    if (hist.snaps.length > MAX_SNAPSHOTS) hist.snaps = hist.snaps.filter((_, i) => i % 2 === 0 || i === hist.snaps.length - 1);
+    if (hist.snaps.length > MAX_SNAPSHOTS)
+      hist.snaps = hist.snaps.filter((_, i) => i % 2 === 0 || i === hist.snaps.length - 1);
     replayIn.max = String(hist.snaps.length - 1);
     replayIn.value = replayIn.max;
     replayStep.textContent = t('train.now', { s: m.step });
@@ -239,31 +257,61 @@ export async function mount(root, attn, { params }) {
     const loss = hist.losses.at(-1);
     const smooth = hist.smooth.at(-1);
     stepV.textContent = String(m.step);
-    speedV.textContent = !m.step ? '—' : st.pace ? t('train.paced', { n: fmt(m.stepsPerSecond, 0) }) : `${fmt(m.stepsPerSecond, 0)} (${fmt(m.trainStepsPerSecond, 0)})`;
+    speedV.textContent = !m.step
+      ? '—'
+      : st.pace
+        ? t('train.paced', { n: fmt(m.stepsPerSecond, 0) })
+        : `${fmt(m.stepsPerSecond, 0)} (${fmt(m.trainStepsPerSecond, 0)})`;
     lossV.textContent = loss === undefined ? '—' : `${fmt(loss, 3)} (${fmt(smooth, 3)})`;
     accV.textContent = `${(m.accuracy * 100).toFixed(1)} %`;
     timeV.textContent = `${(m.runMs / 1000).toFixed(2)} s`;
-    const ups = hist.updates.length > 1 ? ((hist.updates.length - 1) * 1000) / (hist.updates.at(-1) - hist.updates[0]) : 0;
+    const ups =
+      hist.updates.length > 1 ? ((hist.updates.length - 1) * 1000) / (hist.updates.at(-1) - hist.updates[0]) : 0;
     updV.textContent = st.state === 'running' && ups ? fmt(ups, 0) : '—';
     if (m.reached) {
-      reachedNote.replaceChildren(h('strong', { text: t('train.reached', { p: STOP_AT * 100, s: m.reached.step }) }), ' ',
-        t('train.reachedHow', { sec: (m.reached.ms / 1000).toFixed(2), v: attn.variant, b: st.batch, lr: st.lr, h: st.heads,
-          pace: st.pace ? t('train.pacedAt', { n: st.pace }) : t('train.pace0'), inside: (m.reached.trainMs / 1000).toFixed(2) }));
+      reachedNote.replaceChildren(
+        h('strong', { text: t('train.reached', { p: STOP_AT * 100, s: m.reached.step }) }),
+        ' ',
+        t('train.reachedHow', {
+          sec: (m.reached.ms / 1000).toFixed(2),
+          v: attn.variant,
+          b: st.batch,
+          lr: st.lr,
+          h: st.heads,
+          pace: st.pace ? t('train.pacedAt', { n: st.pace }) : t('train.pace0'),
+          inside: (m.reached.trainMs / 1000).toFixed(2),
+        }),
+      );
     }
     const ds = root.dataset;
     const last = hist.stats.at(-1)[1];
-    Object.assign(ds, { step: m.step, accuracy: m.accuracy, runMs: m.runMs, updates: hist.rendered, entropy: JSON.stringify(last.entropy), mass: JSON.stringify(last.mass) });
+    Object.assign(ds, {
+      step: m.step,
+      accuracy: m.accuracy,
+      runMs: m.runMs,
+      updates: hist.rendered,
+      entropy: JSON.stringify(last.entropy),
+      mass: JSON.stringify(last.mass),
+    });
     if (m.step === 0) Object.assign(ds, { accuracyInitial: m.accuracy, entropyInitial: JSON.stringify(last.entropy) });
     if (loss !== undefined) Object.assign(ds, { loss, lossSmoothed: smooth, lossInitial: hist.losses[0] });
-    if (m.step && m.stepsPerSecond) Object.assign(ds, { stepsPerSecond: m.stepsPerSecond, trainStepsPerSecond: m.trainStepsPerSecond });
+    if (m.step && m.stepsPerSecond)
+      Object.assign(ds, { stepsPerSecond: m.stepsPerSecond, trainStepsPerSecond: m.trainStepsPerSecond });
     if (ups) ds.updatesPerSecond = ups;
-    if (m.reached) Object.assign(ds, { reachedStep: m.reached.step, reachedMs: m.reached.ms, reachedTrainMs: m.reached.trainMs });
+    if (m.reached)
+      Object.assign(ds, { reachedStep: m.reached.step, reachedMs: m.reached.ms, reachedTrainMs: m.reached.trainMs });
     drawMaps(mapsGrid, TASKS[st.task], m, Math.max(200, mapsGrid.clientWidth || root.clientWidth || 600));
     drawExample(exampleBox, TASKS[st.task], m.predicted);
     curves();
   }
   function curves() {
-    drawCurves(charts, hist, TASKS[st.task], st.heads, Math.max(240, Math.min(560, (chartBox.clientWidth || 400) - 14)));
+    drawCurves(
+      charts,
+      hist,
+      TASKS[st.task],
+      st.heads,
+      Math.max(240, Math.min(560, (chartBox.clientWidth || 400) - 14)),
+    );
   }
 
   // ---- replay: the maps at any kept step ----------------------------------------------------------------------
@@ -272,10 +320,17 @@ export async function mount(root, attn, { params }) {
     const snap = hist.snaps[k];
     if (!snap) return;
     const task = TASKS[st.task];
-    drawMaps(mapsGrid, task, { heads: st.heads, T: task.T, weights: snap.weights, step: snap.step }, Math.max(200, mapsGrid.clientWidth || 600));
+    drawMaps(
+      mapsGrid,
+      task,
+      { heads: st.heads, T: task.T, weights: snap.weights, step: snap.step },
+      Math.max(200, mapsGrid.clientWidth || 600),
+    );
     drawExample(exampleBox, task, snap.predicted);
     const lastK = k === hist.snaps.length - 1;
-    replayStep.textContent = lastK ? t('train.now', { s: snap.step }) : t('train.stepOf', { s: snap.step, n: hist.snaps.at(-1).step });
+    replayStep.textContent = lastK
+      ? t('train.now', { s: snap.step })
+      : t('train.stepOf', { s: snap.step, n: hist.snaps.at(-1).step });
     mapsGrid.dataset.replay = lastK ? '' : snap.step;
   }
   function stopReplay() {
@@ -283,7 +338,10 @@ export async function mount(root, attn, { params }) {
     replayTimer = null;
     replayBtn.textContent = t('train.replay');
   }
-  replayIn.addEventListener('input', () => { stopReplay(); showSnapshot(Number(replayIn.value)); });
+  replayIn.addEventListener('input', () => {
+    stopReplay();
+    showSnapshot(Number(replayIn.value));
+  });
   replayBtn.addEventListener('click', () => {
     if (replayTimer) return stopReplay();
     const n = hist.snaps.length;
@@ -307,7 +365,15 @@ export async function mount(root, attn, { params }) {
     try {
       if (!trained || trained.key !== key) {
         if (trained) trained.model.dispose();
-        trained = { key, model: attn.createTinyTransformer({ vocabSize: task.V, embedDim: EMBED_DIM, numHeads: st.heads, causal: task.causal }) };
+        trained = {
+          key,
+          model: attn.createTinyTransformer({
+            vocabSize: task.V,
+            embedDim: EMBED_DIM,
+            numHeads: st.heads,
+            causal: task.causal,
+          }),
+        };
       }
       trained.model.loadStateDict(m.stateDict);
     } catch (e) {
@@ -316,7 +382,10 @@ export async function mount(root, attn, { params }) {
     }
     root.dataset.trainedStep = m.step;
     tryBtn.disabled = false;
-    tryNote.textContent = t(task.toy ? 'train.tryReadyToy' : 'train.tryReady', { s: m.step, h: st.heads, toy: task.toy }) + ' ' + t(`train.vocab.${task.id === 'recall' ? 'recall' : 'letters'}`);
+    tryNote.textContent =
+      t(task.toy ? 'train.tryReadyToy' : 'train.tryReady', { s: m.step, h: st.heads, toy: task.toy }) +
+      ' ' +
+      t(`train.vocab.${task.id === 'recall' ? 'recall' : 'letters'}`);
     runTry();
   }
 
@@ -328,13 +397,26 @@ export async function mount(root, attn, { params }) {
     tryOut.replaceChildren();
     hideTip();
     if (!trained) return;
-    const p = parseTokens({ task: task.parseKind, index: new Map(task.inputVocab.map((w) => [w, task.index.get(w)])) }, tryIn.value);
+    const p = parseTokens(
+      { task: task.parseKind, index: new Map(task.inputVocab.map((w) => [w, task.index.get(w)])) },
+      tryIn.value,
+    );
     const err = (text) => tryMsg.replaceChildren(h('div.error-box', { role: 'alert', text }));
     if (p.error) return err(p.error);
     if (p.ids.length > MAX_TRY_TOKENS) return err(t('train.tooMany', { n: p.ids.length, max: MAX_TRY_TOKENS }));
     try {
-      tryOut.append(...tryModels({ task, ids: p.ids, trained: trained.model, heads: st.heads, toyTiny, toys, toyRecallMha,
-        avail: Math.max(200, tryOut.clientWidth || root.clientWidth || 600) }));
+      tryOut.append(
+        ...tryModels({
+          task,
+          ids: p.ids,
+          trained: trained.model,
+          heads: st.heads,
+          toyTiny,
+          toys,
+          toyRecallMha,
+          avail: Math.max(200, tryOut.clientWidth || root.clientWidth || 600),
+        }),
+      );
     } catch (e) {
       return err(t('mha.threw', { err: errText(e) }));
     }

@@ -12,7 +12,11 @@ export function fromRows(rows) {
   const r = rows.length;
   const c = r ? rows[0].length : 0;
   const data = new Float32Array(r * c);
-  rows.forEach((row, i) => row.forEach((v, j) => { data[i * c + j] = v; }));
+  rows.forEach((row, i) =>
+    row.forEach((v, j) => {
+      data[i * c + j] = v;
+    }),
+  );
   return tensor(data, [r, c]);
 }
 
@@ -89,8 +93,12 @@ export function full(v) {
 // Colour scales
 // ---------------------------------------------------------------------------------------------------------
 
-const SEQ_STOPS = [ // white → blue → deep indigo, for weights in [0, 1]
-  [0, [247, 251, 255]], [0.25, [198, 219, 239]], [0.5, [107, 174, 214]], [0.75, [33, 113, 181]],
+const SEQ_STOPS = [
+  // white → blue → deep indigo, for weights in [0, 1]
+  [0, [247, 251, 255]],
+  [0.25, [198, 219, 239]],
+  [0.5, [107, 174, 214]],
+  [0.75, [33, 113, 181]],
   [1, [8, 48, 107]],
 ];
 const DIV_NEG = [33, 102, 172];
@@ -217,17 +225,25 @@ export function matrixTable(values, opts) {
   const table = h('table.matrix' + (opts.className ? '.' + opts.className : ''), { id: opts.id });
   if (opts.caption) table.append(h('caption', { text: opts.caption }));
   const head = h('tr', {}, h('th.corner', { text: opts.corner || '' }));
-  for (let j = 0; j < cols; j++) head.append(h('th.col', { scope: 'col', text: opts.colLabels ? opts.colLabels[j] : String(j) }));
+  for (let j = 0; j < cols; j++)
+    head.append(h('th.col', { scope: 'col', text: opts.colLabels ? opts.colLabels[j] : String(j) }));
   if (opts.rowExtra) head.append(h('th.extra', { scope: 'col', text: opts.rowExtraLabel || '' }));
   table.append(h('thead', {}, head));
   const body = h('tbody');
   for (let i = 0; i < rows; i++) {
-    const tr = h('tr', { 'data-row': i }, h('th.row', { scope: 'row', text: opts.rowLabels ? opts.rowLabels[i] : String(i) }));
+    const tr = h(
+      'tr',
+      { 'data-row': i },
+      h('th.row', { scope: 'row', text: opts.rowLabels ? opts.rowLabels[i] : String(i) }),
+    );
     for (let j = 0; j < cols; j++) {
       const v = values[i * cols + j];
       const bg = opts.color ? opts.color(v, i, j) : null;
       const td = h('td', {
-        'data-i': i, 'data-j': j, 'data-value': full(v), text: fmt(v, opts.digits ?? 3),
+        'data-i': i,
+        'data-j': j,
+        'data-value': full(v),
+        text: fmt(v, opts.digits ?? 3),
         title: opts.noTitle ? undefined : opts.cellTitle ? opts.cellTitle(v, i, j) : full(v),
         ...(opts.cellAttrs ? opts.cellAttrs(v, i, j) : {}),
       });
@@ -262,8 +278,24 @@ export function shortLabel(s, n = 6) {
   return chars.length > n ? chars.slice(0, n - 1).join('') + '…' : s;
 }
 
-export const HEAD_COLORS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b',
-  '#e377c2', '#7f7f7f', '#bcbd22', '#393b79', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd'];
+export const HEAD_COLORS = [
+  '#d62728',
+  '#1f77b4',
+  '#2ca02c',
+  '#9467bd',
+  '#ff7f0e',
+  '#17becf',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#393b79',
+  '#637939',
+  '#8c6d31',
+  '#843c39',
+  '#7b4173',
+  '#3182bd',
+];
 
 export function svg(tag, attrs = {}, ...children) {
   const el = document.createElementNS('http://www.w3.org/2000/svg', tag);

@@ -1,13 +1,16 @@
 // English catalogue, the training part's strings (task.*, train.*); spread into en.js.
 export default {
   'task.reverse.label': 'Reverse the sequence',
-  'task.reverse.description': 'Six random letters A–L; the answer at position t is the letter at position 5 − t. Every position is scored.',
+  'task.reverse.description':
+    'Six random letters A–L; the answer at position t is the letter at position 5 − t. Every position is scored.',
   'task.reverse.pattern': 'the anti-diagonal: query t looks at key 5 − t',
   'task.next.label': 'Next token of a repeating pattern (causal)',
-  'task.next.description': 'Three random letters, then the same three again; a causal mask lets each position see only itself and earlier ones. The answer at position t is the next token: from t = 2 on it is the letter 2 positions back; before that it cannot be known, and the model must say "·" (not scored).',
+  'task.next.description':
+    'Three random letters, then the same three again; a causal mask lets each position see only itself and earlier ones. The answer at position t is the next token: from t = 2 on it is the letter 2 positions back; before that it cannot be known, and the model must say "·" (not scored).',
   'task.next.pattern': 'the diagonal 2 below the main one: query t looks at key t − 2',
   'task.recall.label': 'Key-value recall',
-  'task.recall.description': 'Five store tokens "k=v" (distinct keys a–h, digits 0–9), then three queries "k?"; the answer at a query is the digit stored under its key (scored). At a store token the model is trained to say its own digit (not scored).',
+  'task.recall.description':
+    'Five store tokens "k=v" (distinct keys a–h, digits 0–9), then three queries "k?"; the answer at a query is the digit stored under its key (scored). At a store token the model is trained to say its own digit (not scored).',
   'task.recall.pattern': 'each query row (the last three) looks at the store token with the same key',
   'train.task': 'Task',
   'train.heads': 'Heads (divide E = {e})',
@@ -23,7 +26,8 @@ export default {
   'train.stopAt': 'Stop when the accuracy reaches {p} %',
   'train.init': 'Initial scale of W_Q, W_K (§10.2)',
   'train.noScale': 'Train without 1/√dₖ (§4.4)',
-  'train.scaleNote': 'attnlab\'s TinyTransformer always divides the scores by √dₖ. To train "without" it, the page multiplies W_Q by √dₖ when the model is created: the scores then start exactly as an unscaled model\'s, large and saturated, and learning starts slower. The initial scale multiplies W_Q and W_K the same way: a large one makes the first weights peaked, a small one makes them uniform. Both act through loadStateDict on the fresh model; Adam then trains as usual.',
+  'train.scaleNote':
+    'attnlab\'s TinyTransformer always divides the scores by √dₖ. To train "without" it, the page multiplies W_Q by √dₖ when the model is created: the scores then start exactly as an unscaled model\'s, large and saturated, and learning starts slower. The initial scale multiplies W_Q and W_K the same way: a large one makes the first weights peaked, a small one makes them uniform. Both act through loadStateDict on the fresh model; Adam then trains as usual.',
   'train.train': 'Train',
   'train.pause': 'Pause',
   'train.resume': 'Resume',
@@ -38,11 +42,12 @@ export default {
   'train.state.done': 'Reached {p} %: done. Try the model below, or keep training.',
   'train.state.error': 'Stopped by an error.',
   'train.stat.build': 'build',
-  'train.stat.buildTitle': 'attnlab\'s WebAssembly build, in the worker too; switch it with the build picker at the top',
+  'train.stat.buildTitle': "attnlab's WebAssembly build, in the worker too; switch it with the build picker at the top",
   'train.stat.step': 'step',
   'train.stat.stepTitle': 'Adam steps taken (one fresh batch each)',
   'train.stat.speed': 'steps / s',
-  'train.stat.speedTitle': 'training steps per second over the last second, evaluation included; in brackets: counting only the time inside trainStep',
+  'train.stat.speedTitle':
+    'training steps per second over the last second, evaluation included; in brackets: counting only the time inside trainStep',
   'train.stat.loss': 'loss',
   'train.stat.lossTitle': 'mean cross-entropy of the last batch, before its update (smoothed in brackets)',
   'train.stat.acc': 'accuracy',
@@ -63,16 +68,17 @@ export default {
   'train.massAria': 'attention mass on the target keys against step',
   'train.lossTitle': 'Loss (log scale): per batch, and smoothed',
   'train.accTitle': 'Accuracy on fresh examples',
-  'train.entropyTitle': 'Each head\'s mean row entropy on the fixed example (nats)',
+  'train.entropyTitle': "Each head's mean row entropy on the fixed example (nats)",
   'train.entropyNote': 'Uniform weights sit on the red line; a head that has learned where to look drops below it.',
-  'train.massTitle': 'Each head\'s attention mass on the target keys',
+  'train.massTitle': "Each head's attention mass on the target keys",
   'train.massNote': 'Mean weight that each head puts on the keys of the learned pattern ({p}).',
   'train.uniformCausal': 'uniform (causal) {u}',
   'train.step': 'step',
   'train.target': '{p} % target',
   'train.mapsTitle': 'Attention of every head on a fixed example',
-  'train.mapsNote': 'Example: {ex}. An untrained model\'s maps are close to uniform; watch them turn into {p}.',
-  'train.mapsNoteCausal': 'Example: {ex}. Causal: crossed cells (keys after the query) are masked. An untrained model\'s maps are close to uniform; watch them turn into {p}.',
+  'train.mapsNote': "Example: {ex}. An untrained model's maps are close to uniform; watch them turn into {p}.",
+  'train.mapsNoteCausal':
+    "Example: {ex}. Causal: crossed cells (keys after the query) are masked. An untrained model's maps are close to uniform; watch them turn into {p}.",
   'train.mapsAt': 'Maps at step',
   'train.replay': '▶ Replay',
   'train.stopReplay': '■ Stop',
@@ -82,18 +88,24 @@ export default {
   'train.learned': 'Learned pattern: {p}.',
   'train.taskTitle': '{label}. ',
   'train.reached': '{p} % reached at step {s}',
-  'train.reachedHow': 'after {sec} s of training ({v} build, batch {b}, lr {lr}, {h} heads, {pace}); {inside} s of it inside trainStep.',
+  'train.reachedHow':
+    'after {sec} s of training ({v} build, batch {b}, lr {lr}, {h} heads, {pace}); {inside} s of it inside trainStep.',
   'train.tryTitle': 'Try it on your own tokens',
   'train.tryAria': 'your tokens',
   'train.runBoth': 'Run both models',
   'train.runOne': 'Run the model',
-  'train.tryFirstToy': 'Train first: when training stops (the target is reached, or you pause), the model trained here runs on your tokens, next to the toy model shipped with this page (models/toy-{toy}.json, trained by PyTorch).',
-  'train.tryFirst': 'Train first: when training stops (the target is reached, or you pause), the model trained here runs on your tokens. No toy model is shipped for this task, so there is nothing to compare with.',
+  'train.tryFirstToy':
+    'Train first: when training stops (the target is reached, or you pause), the model trained here runs on your tokens, next to the toy model shipped with this page (models/toy-{toy}.json, trained by PyTorch).',
+  'train.tryFirst':
+    'Train first: when training stops (the target is reached, or you pause), the model trained here runs on your tokens. No toy model is shipped for this task, so there is nothing to compare with.',
   'train.tryWhileRunning': 'Training… pause, or let it reach the target, to try the model on your tokens.',
-  'train.tryReadyToy': 'The model trained here (step {s}, {h} heads) runs on the page with attnlab; next to it, the toy model shipped with this page (models/toy-{toy}.json, trained by PyTorch).',
-  'train.tryReady': 'The model trained here (step {s}, {h} heads) runs on the page with attnlab. No toy model is shipped for this task.',
+  'train.tryReadyToy':
+    'The model trained here (step {s}, {h} heads) runs on the page with attnlab; next to it, the toy model shipped with this page (models/toy-{toy}.json, trained by PyTorch).',
+  'train.tryReady':
+    'The model trained here (step {s}, {h} heads) runs on the page with attnlab. No toy model is shipped for this task.',
   'train.vocab.letters': 'Vocabulary: letters A–L, separated by spaces.',
-  'train.vocab.recall': 'Vocabulary: store tokens like c=7 (keys a–h, digits 0–9) and queries like c?, separated by spaces.',
+  'train.vocab.recall':
+    'Vocabulary: store tokens like c=7 (keys a–h, digits 0–9) and queries like c?, separated by spaces.',
   'train.tooMany': '{n} tokens; at most {max} here.',
   'train.mine': 'trained here',
   'train.toy': 'shipped toy model',

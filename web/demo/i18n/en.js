@@ -9,19 +9,21 @@ export default {
   ...model,
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',
-  'page.lede': 'A companion to the Chinese attention tutorial: each panel below is one of its sections (§), with every number computed by attnlab, C++/Highway compiled to WebAssembly and used through its npm package (<code>import { init } from \'attnlab\'</code>).',
+  'page.lede':
+    "A companion to the Chinese attention tutorial: each panel below is one of its sections (§), with every number computed by attnlab, C++/Highway compiled to WebAssembly and used through its npm package (<code>import { init } from 'attnlab'</code>).",
   'page.buildTitle': 'attn.variant: which WebAssembly build init() loaded',
   'page.loading': 'loading attnlab…',
   'page.build': 'build',
   'page.buildAria': 'Which attnlab build to load',
   'page.langAria': 'Language',
-  'page.tocAria': 'Contents, in the tutorial\'s order',
-  'page.secTitle': 'the tutorial\'s sections this panel brings to life',
-  'page.foot': 'attnlab demo · uses only the package\'s public API',
+  'page.tocAria': "Contents, in the tutorial's order",
+  'page.secTitle': "the tutorial's sections this panel brings to life",
+  'page.foot': "attnlab demo · uses only the package's public API",
   'page.footLink': 'about this page and the state-dict format',
   'page.notLoaded': 'attnlab not loaded',
-  'page.importFailed': 'Could not import /dist/index.mjs (the built attnlab package): {err}\nBuild it with `bash scripts/build.sh` (or `npm start`, which also builds), then reload.',
-  'page.initFailed': 'attnlab\'s init({ variant: \'{variant}\' }) failed: {err}',
+  'page.importFailed':
+    'Could not import /dist/index.mjs (the built attnlab package): {err}\nBuild it with `bash scripts/build.sh` (or `npm start`, which also builds), then reload.',
+  'page.initFailed': "attnlab's init({ variant: '{variant}' }) failed: {err}",
   'page.badge': 'attnlab {version} · build: {build}',
   'page.simd': 'SIMD (WebAssembly SIMD128)',
   'page.scalar': 'scalar (no SIMD)',
@@ -29,37 +31,48 @@ export default {
 
   'part.sbs.toc': 'Step by step',
   'part.sbs.title': 'Attention step by step: softmax(QKᵀ/√dₖ + mask) · V',
-  'part.sbs.intro': 'Attention is a weighted sum (§1–2): each query scores every key, the scores are scaled and turned into weights by softmax, and the output is the weighted sum of the values (§4.1, four steps). It opens on the tutorial\'s §5 NumPy example. Softmax (§4.5) makes every weight positive and every row sum to 1, and it stretches the gaps between scores. Edit Q, K, V (one row per line); click a cell of the mask to hide that key from that query.',
+  'part.sbs.intro':
+    "Attention is a weighted sum (§1–2): each query scores every key, the scores are scaled and turned into weights by softmax, and the output is the weighted sum of the values (§4.1, four steps). It opens on the tutorial's §5 NumPy example. Softmax (§4.5) makes every weight positive and every row sum to 1, and it stretches the gaps between scores. Edit Q, K, V (one row per line); click a cell of the mask to hide that key from that query.",
   'part.why.toc': 'Why attention',
   'part.why.title': 'Why attention beats RNN and CNN',
-  'part.why.intro': 'An RNN passes information from word 1 to word n through n − 1 state updates, one after the other; a CNN sees only a window and needs layers to reach far. Attention links any two positions in one step, and all pairs are computed at once as matrix products (§3). The price: L² scores per sequence, which the speed part (last) measures.',
+  'part.why.intro':
+    'An RNN passes information from word 1 to word n through n − 1 state updates, one after the other; a CNN sees only a window and needs layers to reach far. Attention links any two positions in one step, and all pairs are computed at once as matrix products (§3). The price: L² scores per sequence, which the speed part (last) measures.',
   'part.dot.toc': 'Q/K/V and the dot product',
   'part.dot.title': 'The library: queries, keys, values, and the dot product as similarity',
-  'part.dot.intro': 'Think of a library (§4.2): your question is the query, the titles on the spines are the keys you match against, and the books\' contents are the values you take home, mixed by how well each title matched. The match is a dot product (§4.3): large when two vectors point the same way, zero when they are at right angles, negative when they point apart. Drag the query q and the keys; the scores and softmax weights follow.',
+  'part.dot.intro':
+    "Think of a library (§4.2): your question is the query, the titles on the spines are the keys you match against, and the books' contents are the values you take home, mixed by how well each title matched. The match is a dot product (§4.3): large when two vectors point the same way, zero when they are at right angles, negative when they point apart. Drag the query q and the keys; the scores and softmax weights follow.",
   'part.dk.toc': 'Why √dₖ',
   'part.dk.title': 'Why divide by √dₖ',
-  'part.dk.intro': 'A dot product of two random dₖ-long vectors with unit-variance entries has variance dₖ (§4.4). Unscaled, the scores grow like √dₖ, softmax saturates (one key takes almost all the weight) and its gradients vanish. Dividing by √dₖ keeps the scores at variance 1 for every dₖ. The weights below come from attnlab with scale 1/√dₖ and with scale 1.',
+  'part.dk.intro':
+    'A dot product of two random dₖ-long vectors with unit-variance entries has variance dₖ (§4.4). Unscaled, the scores grow like √dₖ, softmax saturates (one key takes almost all the weight) and its gradients vanish. Dividing by √dₖ keeps the scores at variance 1 for every dₖ. The weights below come from attnlab with scale 1/√dₖ and with scale 1.',
   'part.cross.toc': 'Self vs cross, batches',
   'part.cross.title': 'Self-attention, cross-attention, and a batch of sequences',
-  'part.cross.intro': 'In self-attention Q, K and V all come from the same sequence; in cross-attention the queries come from one sequence (a decoder) and K = V from another (an encoder), which may be longer (§4.6). The weights are then Lq × Lk, not square. In practice the inputs carry a batch dimension, (batch, seq, dₖ), and every item is attended on its own (§6.1).',
+  'part.cross.intro':
+    'In self-attention Q, K and V all come from the same sequence; in cross-attention the queries come from one sequence (a decoder) and K = V from another (an encoder), which may be longer (§4.6). The weights are then Lq × Lk, not square. In practice the inputs carry a batch dimension, (batch, seq, dₖ), and every item is attended on its own (§6.1).',
   'part.heads.toc': 'From X to heads and back',
   'part.heads.title': 'From X to heads and back: MultiHeadAttention(d_model=8, num_heads=2)',
-  'part.heads.intro': 'Q, K and V are not X: they are X times learned matrices W_Q, W_K, W_V (§6.2). Multi-head attention splits each of them into heads with <code>view</code> + <code>transpose</code>, attends in every head on its own, and joins the heads back with <code>transpose</code> + <code>view</code> before W_O (§6.3–6.4, §7.2). Every tensor below carries its shape; columns are coloured by head, and each head\'s attention is run by attnlab. The last line checks the result against attnlab\'s own <code>mha.forward</code>.',
+  'part.heads.intro':
+    "Q, K and V are not X: they are X times learned matrices W_Q, W_K, W_V (§6.2). Multi-head attention splits each of them into heads with <code>view</code> + <code>transpose</code>, attends in every head on its own, and joins the heads back with <code>transpose</code> + <code>view</code> before W_O (§6.3–6.4, §7.2). Every tensor below carries its shape; columns are coloured by head, and each head's attention is run by attnlab. The last line checks the result against attnlab's own <code>mha.forward</code>.",
   'part.mha.toc': 'Multi-head on a sentence',
   'part.mha.title': 'Multi-head attention on a sentence',
-  'part.mha.intro': 'Each head projects the tokens with its own W_Q, W_K, W_V and attends on its own, so different heads can follow different relations (§7.1): with one head everything must fit in one weighted average. Try the tutorial\'s sentence (§2.3) with untrained weights — the maps are noise (§8.1) — and the toy models, whose heads learned a crisp pattern.',
+  'part.mha.intro':
+    "Each head projects the tokens with its own W_Q, W_K, W_V and attends on its own, so different heads can follow different relations (§7.1): with one head everything must fit in one weighted average. Try the tutorial's sentence (§2.3) with untrained weights — the maps are noise (§8.1) — and the toy models, whose heads learned a crisp pattern.",
   'part.myths.toc': 'Misconceptions',
   'part.myths.title': 'Five misconceptions, live',
-  'part.myths.intro': 'The tutorial\'s §8 lists five misreadings of attention. Each box below shows one with numbers from attnlab.',
+  'part.myths.intro':
+    "The tutorial's §8 lists five misreadings of attention. Each box below shows one with numbers from attnlab.",
   'part.pitfalls.toc': 'Troubleshooting',
   'part.pitfalls.title': 'The troubleshooting table, live',
-  'part.pitfalls.intro': 'Every row of the tutorial\'s §9 table. The <span class="tag wrong">wrong</span> column is plain JavaScript written wrongly on purpose; the <span class="tag right">right</span> column is attnlab.',
+  'part.pitfalls.intro':
+    'Every row of the tutorial\'s §9 table. The <span class="tag wrong">wrong</span> column is plain JavaScript written wrongly on purpose; the <span class="tag right">right</span> column is attnlab.',
   'part.train.toc': 'Train it yourself',
   'part.train.title': 'Train it yourself: from uniform to structured',
-  'part.train.intro': 'The tutorial\'s learning path ends with a small task where you watch the weights go from uniform to structured (§10). Here a one-layer transformer (embedding + positional encoding + multi-head attention + residual + readout) trains in a Web Worker with attnlab\'s backward pass and Adam (<code>model.trainStep</code>), a fresh random batch every step. The entropy curve shows each head leaving the uniform level ln T.',
+  'part.train.intro':
+    "The tutorial's learning path ends with a small task where you watch the weights go from uniform to structured (§10). Here a one-layer transformer (embedding + positional encoding + multi-head attention + residual + readout) trains in a Web Worker with attnlab's backward pass and Adam (<code>model.trainStep</code>), a fresh random batch every step. The entropy curve shows each head leaving the uniform level ln T.",
   'part.speed.toc': 'Speed',
   'part.speed.title': 'Speed: the O(L²) cost, measured',
-  'part.speed.intro': 'SDPA and a full <code>nn.MultiheadAttention</code> forward at E = 512, 8 heads, batch 1, timed in a Web Worker (the page stays responsive) with attnlab\'s SIMD build, its scalar build and a plain-JavaScript reference. Four times the length costs about sixteen times the attention work (§3).',
+  'part.speed.intro':
+    "SDPA and a full <code>nn.MultiheadAttention</code> forward at E = 512, 8 heads, batch 1, timed in a Web Worker (the page stays responsive) with attnlab's SIMD build, its scalar build and a plain-JavaScript reference. Four times the length costs about sixteen times the attention work (§3).",
 
   'sbs.errEmpty': '{name} is empty: write one row per line, e.g. "1 0 1 0".',
   'sbs.errNumber': '{name}, row {row}: "{tok}" is not a number.',
@@ -68,12 +81,14 @@ export default {
   'sbs.errDk': 'Q has {q} columns but K has {k}: queries and keys need the same dₖ.',
   'sbs.errKv': 'K has {k} rows but V has {v}: every key needs one value row.',
   'sbs.errScale': 'The custom scale must be a number.',
-  'sbs.errAttn': 'attnlab\'s scaledDotProductAttention threw {err}',
-  'sbs.sec5Title': 'The tutorial\'s §5 example',
-  'sbs.sec5Note': 'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], dₖ = 4, scale 1/√4. The first row of each pair is what the tutorial prints; the second is what attnlab computes (softmax of each row of QKᵀ/2).',
+  'sbs.errAttn': "attnlab's scaledDotProductAttention threw {err}",
+  'sbs.sec5Title': "The tutorial's §5 example",
+  'sbs.sec5Note':
+    'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], dₖ = 4, scale 1/√4. The first row of each pair is what the tutorial prints; the second is what attnlab computes (softmax of each row of QKᵀ/2).',
   'sbs.printedRow': 'q{i} · printed',
   'sbs.computedRow': 'q{i} · attnlab',
-  'sbs.sec5Why': 'The printed numbers cannot be right: q0·k0 = 2 is the largest score in row 0 (q0·k1 = 0, q0·k2 = 1), so k0 must get the largest weight, yet the printed row 0 gives k2 the most.',
+  'sbs.sec5Why':
+    'The printed numbers cannot be right: q0·k0 = 2 is the largest score in row 0 (q0·k1 = 0, q0·k2 = 1), so k0 must get the largest weight, yet the printed row 0 gives k2 the most.',
   'sbs.liveTitle': 'Your own Q, K, V (starts on the same example)',
   'sbs.matrixAria': '{name} matrix, one row per line',
   'sbs.qTitle': 'queries: one row per query, dₖ columns',
@@ -88,7 +103,8 @@ export default {
   'sbs.scaleCustomText': '× {s} (custom)',
   'sbs.temp': 'Temperature',
   'sbs.tempAria': 'temperature',
-  'sbs.tempNote': 'Temperature T is not in the tutorial\'s formula: it divides the scaled scores before softmax (scale ÷ T). T > 1 flattens the weights toward uniform, T < 1 sharpens them toward the largest score; T = 1 is plain attention. It shows what softmax does to gaps between scores (§4.5).',
+  'sbs.tempNote':
+    "Temperature T is not in the tutorial's formula: it divides the scaled scores before softmax (scale ÷ T). T > 1 flattens the weights toward uniform, T < 1 sharpens them toward the largest score; T = 1 is plain attention. It shows what softmax does to gaps between scores (§4.5).",
   'sbs.causal': 'Causal (query i sees keys j ≤ i)',
   'sbs.fill': 'Fill for mask == 0',
   'sbs.fill1e9': '−1e9 (the tutorial)',
@@ -112,9 +128,12 @@ export default {
   'sbs.rowSum': 'row sum',
   'sbs.checkExact': 'the plain-JS softmax of ③ agrees to the bit',
   'sbs.checkDiff': 'the plain-JS softmax of ③ agrees: max |Δ| = {d}',
-  'sbs.deadRow1e9': 'Row q{i} is fully masked. With −1e9 every score in the row is the same −1e9, so softmax gives each key 1/{lk} = {u}: the masked keys get weight anyway, and the output is the plain mean of V. Switch the fill to −∞ to see what attnlab does with a true mask.',
-  'sbs.deadRowInf': 'Row q{i} is fully masked: every score is −∞, so softmax would compute 0/0. attnlab returns zeros for this row\'s weights and output. PyTorch\'s F.scaled_dot_product_attention gives NaN here up to version 2.4 and zeros from 2.5 on.',
-  'sbs.tip': 'weight[q{i}, k{j}] = {w}  (row q{i} of Q · row k{j} of K)\nscore q{i}·k{j} = {s}, × scale = {ss}{m}\nclick to {act} this pair',
+  'sbs.deadRow1e9':
+    'Row q{i} is fully masked. With −1e9 every score in the row is the same −1e9, so softmax gives each key 1/{lk} = {u}: the masked keys get weight anyway, and the output is the plain mean of V. Switch the fill to −∞ to see what attnlab does with a true mask.',
+  'sbs.deadRowInf':
+    "Row q{i} is fully masked: every score is −∞, so softmax would compute 0/0. attnlab returns zeros for this row's weights and output. PyTorch's F.scaled_dot_product_attention gives NaN here up to version 2.4 and zeros from 2.5 on.",
+  'sbs.tip':
+    'weight[q{i}, k{j}] = {w}  (row q{i} of Q · row k{j} of K)\nscore q{i}·k{j} = {s}, × scale = {ss}{m}\nclick to {act} this pair',
   'sbs.tipMasked': ', masked',
   'sbs.tipMask': 'mask',
   'sbs.tipUnmask': 'unmask',
@@ -122,7 +141,8 @@ export default {
   'sbs.tagJsTitle': 'computed in plain JavaScript for display',
   'sbs.tagAttnTitle': 'from attn.scaledDotProductAttention',
 
-  'dk.note': 'Random Q and K with N(0, 1) entries; averages over 32 query rows. Without the scale the largest weight climbs toward 1 and the entropy falls toward 0 as dₖ grows; with 1/√dₖ both stay level.',
+  'dk.note':
+    'Random Q and K with N(0, 1) entries; averages over 32 query rows. Without the scale the largest weight climbs toward 1 and the entropy falls toward 0 as dₖ grows; with 1/√dₖ both stay level.',
   'dk.keys': 'Keys per row',
   'dk.keysAria': 'number of keys',
   'dk.resample': 'New random Q, K',
@@ -137,66 +157,85 @@ export default {
   'why.picAria': 'path length over {n} words: RNN against attention',
   'why.rnnLabel': 'RNN: the first word reaches the last through {steps} state updates, one after the other',
   'why.attnLabel': 'Attention: the last word looks at every word in one step, all pairs at once',
-  'why.picNote': 'The sentence of §2.3, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
+  'why.picNote':
+    'The sentence of §2.3, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
   'why.colRnnPath': 'RNN path, first → last',
   'why.colAttnPath': 'attention path',
   'why.colRnnSeq': 'RNN steps that must wait for each other',
   'why.colScores': 'attention scores per head (L²)',
-  'why.costNote': 'The price of the direct path: every query scores every key, L² numbers per head. Four times the length, sixteen times the scores; the speed part at the end times it.',
+  'why.costNote':
+    'The price of the direct path: every query scores every key, L² numbers per head. Four times the length, sixteen times the scores; the speed part at the end times it.',
 
   'dot.aria': 'a query and three keys in the plane; drag them',
   'dot.drag': 'drag {name}',
-  'dot.note': 'Point q the same way as a key and its score and weight rise; turn it to a right angle and the score is 0; point it away and the score turns negative and the weight shrinks. A longer q makes the differences larger, and softmax sharper.',
+  'dot.note':
+    'Point q the same way as a key and its score and weight rise; turn it to a right angle and the score is 0; point it away and the score turns negative and the weight shrinks. A longer q makes the differences larger, and softmax sharper.',
   'dot.angle': 'angle',
   'dot.weight': 'weight (attnlab)',
   'dot.book': 'book {j}: key k{j}',
-  'dot.formula': 'weightⱼ = softmax(q · kⱼ / √2); with V = the identity, attnlab\'s output row is exactly these shares.',
+  'dot.formula': "weightⱼ = softmax(q · kⱼ / √2); with V = the identity, attnlab's output row is exactly these shares.",
 
   'cross.mode': 'Attention type',
   'cross.self': 'self-attention: Q = K = V = the decoder sequence',
   'cross.cross': 'cross-attention: Q from the decoder, K = V from the encoder',
   'cross.weights': 'weights',
   'cross.output': 'output',
-  'cross.selfNote': 'Each token of the sequence looks at the tokens of the same sequence: the weights are a square Lq × Lq matrix.',
-  'cross.crossNote': 'Each decoder token (a word being produced) looks at the encoder\'s tokens (the source sentence): 3 queries, 6 keys, so the weights are 3 × 6, and each row still sums to 1. This is how a translation model looks back at its source.',
+  'cross.selfNote':
+    'Each token of the sequence looks at the tokens of the same sequence: the weights are a square Lq × Lq matrix.',
+  'cross.crossNote':
+    "Each decoder token (a word being produced) looks at the encoder's tokens (the source sentence): 3 queries, 6 keys, so the weights are 3 × 6, and each row still sums to 1. This is how a translation model looks back at its source. Here each decoder word's vector is made close to that of the word it translates, as training would make it, so its row peaks on that word.",
   'cross.batchTitle': 'A batch: shape (batch, seq, dₖ)',
   'cross.item': 'item {b} of the batch',
-  'cross.batchNote': 'One attnlab call on the whole batch; every item is attended on its own, with no weight between items. Compared with one call per item: max |Δ| = {d}.',
+  'cross.batchNote':
+    'One attnlab call on the whole batch; every item is attended on its own, with no weight between items. Compared with one call per item: max |Δ| = {d}.',
 
   'heads.batch': 'Batch size B (the tutorial: 2)',
   'heads.batchAria': 'batch size',
   'heads.wrong': 'Wrong transpose: scores with',
-  'heads.init': 'The layer is a fresh attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 }) with PyTorch\'s default initialisation from a seeded generator; x is seeded too, so the numbers stay the same on every visit.',
-  'heads.item0': 'Shapes are for the whole batch (B = {B}); the tables show batch item 0. Columns coloured red belong to head 0, blue to head 1.',
+  'heads.init':
+    "The layer is a fresh attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 }) with PyTorch's default initialisation from a seeded generator; x is seeded too, so the numbers stay the same on every visit.",
+  'heads.item0':
+    'Shapes are for the whole batch (B = {B}); the tables show batch item 0. Columns coloured red belong to head 0, blue to head 1.',
   'heads.head': 'head {h}',
   'heads.xNote': 'B = {B} sentences of 4 tokens, 8 features each (random, seeded).',
   'heads.projNote': 'Three learned linear maps of the same x: Q, K and V are different tensors, and none of them is x.',
-  'heads.viewNote': 'view only regroups the 8 features as 2 heads × 4: the numbers do not move. Features 0–3 go to head 0, 4–7 to head 1.',
-  'heads.transposeNote': 'transpose(1, 2) brings the head dimension forward, so that each head holds a (4, 4) matrix of its own: 4 tokens × dₖ = 4.',
-  'heads.attnNote': 'Each head\'s weights, by attnlab\'s scaledDotProductAttention on the (B, 2, 4, 4) tensors: one call for every batch item and head.',
-  'heads.outNote': 'Each head\'s weighted sum of its values: still 4 features per head.',
-  'heads.mergeNote': 'transpose back and view: the two heads\' outputs are laid side by side again, 2 × 4 = 8 features. No averaging happens here.',
-  'heads.woNote': 'W_O mixes the heads\' features into the layer\'s output.',
-  'heads.checkOk': '✓ Equal to attnlab\'s mha.forward on the same x (all {B} items): max |Δ| = {d}.',
-  'heads.checkBad': '✗ Differs from attnlab\'s mha.forward: max |Δ| = {d}.',
+  'heads.viewNote':
+    'view only regroups the 8 features as 2 heads × 4: the numbers do not move. Features 0–3 go to head 0, 4–7 to head 1.',
+  'heads.transposeNote':
+    'transpose(1, 2) brings the head dimension forward, so that each head holds a (4, 4) matrix of its own: 4 tokens × dₖ = 4.',
+  'heads.attnNote':
+    "Each head's weights, by attnlab's scaledDotProductAttention on the (B, 2, 4, 4) tensors: one call for every batch item and head.",
+  'heads.outNote': "Each head's weighted sum of its values: still 4 features per head.",
+  'heads.mergeNote':
+    "transpose back and view: the two heads' outputs are laid side by side again, 2 × 4 = 8 features. No averaging happens here.",
+  'heads.woNote': "W_O mixes the heads' features into the layer's output.",
+  'heads.checkOk': "✓ Equal to attnlab's mha.forward on the same x (all {B} items): max |Δ| = {d}.",
+  'heads.checkBad': "✗ Differs from attnlab's mha.forward: max |Δ| = {d}.",
   'heads.errBatch': 'Shape error: the batch dimensions {a} and {b} (dimension {dim}) cannot be broadcast.',
-  'heads.errInner': 'Shape error: Q\'s last dimension {a} does not match the row count {b} of the right-hand side.',
-  'heads.wrongFix': 'transpose(0, 1) swapped batch and heads instead of the last two dimensions. Write K.transpose(-2, -1).',
-  'heads.wrongSilent': 'No error here, because B = H and L = dₖ make the shapes fit by accident, but the numbers are wrong: head 0\'s weights differ from the right ones by up to {d}. Try B = 3 to see the shape error.',
+  'heads.errInner': "Shape error: Q's last dimension {a} does not match the row count {b} of the right-hand side.",
+  'heads.wrongFix':
+    'transpose(0, 1) swapped batch and heads instead of the last two dimensions. Write K.transpose(-2, -1).',
+  'heads.wrongSilent':
+    "No error here, because B = H and L = dₖ make the shapes fit by accident, but the numbers are wrong: head 0's weights differ from the right ones by up to {d}. Try B = 3 to see the shape error.",
   'heads.wrongW': 'weights with the wrong transpose (item 0, head 0)',
 
   'myths.m1': '§8.1 · Attention does not find the right thing by itself',
-  'myths.m1Note': 'A freshly initialised layer on random tokens: its mean row entropy is {e} nats, against {u} for perfectly uniform weights. Nothing has taught it where to look; only training on data shapes the projections (see the training part).',
+  'myths.m1Note':
+    'A freshly initialised layer on random tokens: its mean row entropy is {e} nats, against {u} for perfectly uniform weights. Nothing has taught it where to look; only training on data shapes the projections (see the training part).',
   'myths.m1Caption': 'untrained layer, head 0',
   'myths.m2': '§8.2 · A large weight is not a large contribution',
-  'myths.m2Note': 'The weight α₀ⱼ says how much of vⱼ is mixed in, not how much the mix changes: key k{a} gets the largest weight, but its value vector is short, so k{c} contributes the most to the output (‖α₀ⱼ·vⱼ‖). Heat maps of weights are a view, not an explanation.',
+  'myths.m2Note':
+    'The weight α₀ⱼ says how much of vⱼ is mixed in, not how much the mix changes: key k{a} gets the largest weight, but its value vector is short, so k{c} contributes the most to the output (‖α₀ⱼ·vⱼ‖). Heat maps of weights are a view, not an explanation.',
   'myths.m3': '§8.3 · Q, K and V are not the input',
-  'myths.m3Note': 'The same input row x₀ becomes three different vectors through three learned matrices (an untrained attnlab layer\'s W_Q, W_K, W_V here). What a query looks for and what a key offers are both learned.',
+  'myths.m3Note':
+    "The same input row x₀ becomes three different vectors through three learned matrices (an untrained attnlab layer's W_Q, W_K, W_V here). What a query looks for and what a key offers are both learned.",
   'myths.m4': '§8.4 · The attention step has no parameters, and still matters',
-  'myths.m4Note': 'The attention step itself is a fixed rule. All {n} learned numbers of nn.MultiheadAttention(8, 2) are in the projections around it; training them is what teaches the step where to look.',
+  'myths.m4Note':
+    'The attention step itself is a fixed rule. All {n} learned numbers of nn.MultiheadAttention(8, 2) are in the projections around it; training them is what teaches the step where to look.',
   'myths.m4Sdpa': 'takes only tensors: 0 parameters',
   'myths.m5': '§8.5 · More heads is not always better',
-  'myths.m5Note': 'Heads share the model width: with E = 16, more heads means fewer dimensions per head (dₖ), and a head with dₖ = 1 can only score along one direction. The parameter count does not change. Try 1, 2 and 16 heads in the training part.',
+  'myths.m5Note':
+    'Heads share the model width: with E = 16, more heads means fewer dimensions per head (dₖ), and a head with dₖ = 1 can only score along one direction. The parameter count does not change. Try 1, 2 and 16 heads in the training part.',
   'myths.colHeads': 'heads h',
   'myths.colParams': 'parameters (attnlab layer)',
 
@@ -205,7 +244,8 @@ export default {
   'pf.rightTag': 'right · attnlab',
   'pf.no-max.title': 'NaN loss: softmax without subtracting the max',
   'pf.no-max.symptom': 'Symptom: the loss turns NaN during training.',
-  'pf.no-max.why': 'exp(x) overflows float32 for x &gt; 88.7: the wrong softmax computes ∞/∞ = <b>NaN</b>. Softmax does not change when a constant is subtracted from every score, so the right one computes exp(x − max) ≤ 1. attnlab subtracts the row max.',
+  'pf.no-max.why':
+    'exp(x) overflows float32 for x &gt; 88.7: the wrong softmax computes ∞/∞ = <b>NaN</b>. Softmax does not change when a constant is subtracted from every score, so the right one computes exp(x − max) ≤ 1. attnlab subtracts the row max.',
   'pf.no-max.aria': 'largest logit',
   'pf.no-max.ctl': 'Largest logit',
   'pf.no-max.bad': '{n} of 3 weights are NaN (exp overflowed)',
@@ -213,13 +253,15 @@ export default {
   'pf.no-max.good': 'finite, sums to {s}',
   'pf.wrong-axis.title': 'Row sums ≠ 1: softmax over the wrong dimension',
   'pf.wrong-axis.symptom': 'Symptom: the rows of the weights do not sum to 1 (check weights.sum(dim=-1)).',
-  'pf.wrong-axis.why': 'Weights must be normalised over the <b>keys</b>, the last dimension: each query row sums to 1. <code>softmax(scores, dim=0)</code> normalises over the queries instead, so the columns sum to 1 and the rows do not, and the outputs are no longer weighted averages of V. Here Q is 3×2 and K is 4×2.',
+  'pf.wrong-axis.why':
+    'Weights must be normalised over the <b>keys</b>, the last dimension: each query row sums to 1. <code>softmax(scores, dim=0)</code> normalises over the queries instead, so the columns sum to 1 and the rows do not, and the outputs are no longer weighted averages of V. Here Q is 3×2 and K is 4×2.',
   'pf.wrong-axis.new': 'New random Q, K',
   'pf.wrong-axis.bad': 'row sums {s} (the columns sum to 1 instead)',
   'pf.wrong-axis.good': 'every row sums to 1',
   'pf.heads.title': 'Shapes do not match: d_model not divisible by num_heads',
   'pf.heads.symptom': 'Symptom: a dimension mismatch around view and transpose.',
-  'pf.heads.why': 'Each head gets head_dim = embedDim / numHeads features, so the split must be exact. Code that rounds down silently drops features, or fails later with a confusing shape error. attnlab, like PyTorch, refuses at construction with a message that names the arguments.',
+  'pf.heads.why':
+    'Each head gets head_dim = embedDim / numHeads features, so the split must be exact. Code that rounds down silently drops features, or fails later with a confusing shape error. attnlab, like PyTorch, refuses at construction with a message that names the arguments.',
   'pf.heads.positive': 'embedDim and numHeads must be whole numbers ≥ 1; there is nothing to split.',
   'pf.heads.exact': 'divides exactly: {H} heads × {hd} = {E}',
   'pf.heads.zero': '{H} heads for {E} features: each head gets 0 features, and every feature is lost',
@@ -228,17 +270,20 @@ export default {
   'pf.heads.created': 'created: {H} heads of {d} features',
   'pf.transpose.title': 'Shape error after QKᵀ: transpose on the wrong dimensions',
   'pf.transpose.symptom': 'Symptom: torch reports a dimension error at the matmul of Q and K.',
-  'pf.transpose.why': 'Kᵀ must swap the <b>last two</b> dimensions (tokens and features): <code>k.transpose(-2, -1)</code>. <code>transpose(0, 1)</code> swaps batch and heads; with B = 3 the batch dimensions no longer match and the matmul fails. With B = 2 it fits by accident and gives wrong numbers silently (see "From X to heads and back"). Print q.shape and k.transpose(-2, -1).shape.',
+  'pf.transpose.why':
+    'Kᵀ must swap the <b>last two</b> dimensions (tokens and features): <code>k.transpose(-2, -1)</code>. <code>transpose(0, 1)</code> swaps batch and heads; with B = 3 the batch dimensions no longer match and the matmul fails. With B = 2 it fits by accident and gives wrong numbers silently (see "From X to heads and back"). Print q.shape and k.transpose(-2, -1).shape.',
   'pf.transpose.silent': 'no error, result ({s}), but the numbers are wrong',
   'pf.transpose.good': 'weights ({s}), one (4, 4) matrix per item and head',
   'pf.no-scale.title': 'The output barely changes: the scale is missing or dₖ is large',
   'pf.no-scale.symptom': 'Symptom: training stalls; the attention output hardly reacts to its input.',
-  'pf.no-scale.why': 'Dot products of random dₖ-long vectors have standard deviation √dₖ. Unscaled, the scores spread over tens of units, softmax saturates to almost one-hot, and its gradient vanishes: ‖∂/∂q‖ below is the gradient of the output with respect to the query. Scaling by 1/√dₖ keeps the spread near 1 for every dₖ (see the √dₖ part).',
+  'pf.no-scale.why':
+    'Dot products of random dₖ-long vectors have standard deviation √dₖ. Unscaled, the scores spread over tens of units, softmax saturates to almost one-hot, and its gradient vanishes: ‖∂/∂q‖ below is the gradient of the output with respect to the query. Scaling by 1/√dₖ keeps the spread near 1 for every dₖ (see the √dₖ part).',
   'pf.no-scale.ctl': 'dₖ (random q, 8 keys, N(0, 1) entries)',
   'pf.no-scale.stats': 'largest weight {m}, entropy {e} nats (uniform: {u}), ‖∂/∂q‖ = {g}',
   'pf.mask-zero.title': 'Masked positions still get weight: filled with 0 instead of a large negative number',
   'pf.mask-zero.symptom': 'Symptom: padding tokens receive attention.',
-  'pf.mask-zero.why': 'The last keys are padding and must get no weight. <code>scores.masked_fill(mask == 0, 0)</code> sets their scores to 0, an ordinary score: e⁰ = 1 still takes a share. Fill with −1e9 (the tutorial) or −∞ so that exp gives 0. attnlab takes a bool mask (SDPA: 1 = may attend) and never gives a masked key weight; nn.MultiheadAttention\'s masks use the opposite convention (1 = masked).',
+  'pf.mask-zero.why':
+    "The last keys are padding and must get no weight. <code>scores.masked_fill(mask == 0, 0)</code> sets their scores to 0, an ordinary score: e⁰ = 1 still takes a share. Fill with −1e9 (the tutorial) or −∞ so that exp gives 0. attnlab takes a bool mask (SDPA: 1 = may attend) and never gives a masked key weight; nn.MultiheadAttention's masks use the opposite convention (1 = masked).",
   'pf.mask-zero.ctl': 'padding keys',
   'pf.mask-zero.bad': 'masked keys still get {p} % of the weight',
   'pf.mask-zero.good': 'masked keys get exactly 0',
@@ -250,12 +295,13 @@ export default {
   'speed.run': 'Run speed test',
   'speed.notRun': 'Not run yet.',
   'speed.progress': 'Progress',
-  'speed.note': 'FLOPs: MHA = 8·L·E² + 4·L²·E (projections + attention), SDPA = 4·L²·E (here as 8 heads × (L, 64)). attnlab runs with needWeights: false. Plain JS is a straightforward loop implementation; at L = 2048 it is not run (it would take tens of seconds): its bar is extrapolated from L = 512 at the same GFLOP/s and drawn hatched. Each timing is the median of up to 7 runs after a warm-up (single runs where one run is slow). The page clock keeps ticking while the worker runs:',
+  'speed.note':
+    'FLOPs: MHA = 8·L·E² + 4·L²·E (projections + attention), SDPA = 4·L²·E (here as 8 heads × (L, 64)). attnlab runs with needWeights: false. Plain JS is a straightforward loop implementation; at L = 2048 it is not run (it would take tens of seconds): its bar is extrapolated from L = 512 at the same GFLOP/s and drawn hatched. Each timing is the median of up to 7 runs after a warm-up (single runs where one run is slow). The page clock keeps ticking while the worker runs:',
   'speed.alive': 'main thread alive · {n}',
   'speed.starting': 'Starting the worker…',
   'speed.doneShort': 'done',
   'speed.warmup': 'warming up',
-  'speed.noteLoad': 'attnlab\'s {variant} build could not load here: {err}',
+  'speed.noteLoad': "attnlab's {variant} build could not load here: {err}",
   'speed.done': 'Done in {s} s ({cores} logical cores reported; attnlab here is single-threaded).',
   'speed.failed': 'Failed.',
   'speed.failedWorker': 'The speed test failed in the worker: {err}',
@@ -270,7 +316,8 @@ export default {
   'speed.colOp': 'op',
   'speed.colRatio': 'simd vs plain JS',
   'speed.faster': '{x}× faster',
-  'speed.check': 'Every implementation\'s output was compared with the first build\'s on the same inputs and weights: max |Δ| = {d}.',
+  'speed.check':
+    "Every implementation's output was compared with the first build's on the same inputs and weights: max |Δ| = {d}.",
   'speed.timePerCall': 'Time per call',
   'speed.throughput': 'Throughput',
 
@@ -279,12 +326,14 @@ export default {
 
   'toy.empty': 'Enter at least one token.',
   'toy.unknown.reverse': 'Not in the toy vocabulary: {bad}. Use letters A–L, separated by spaces.',
-  'toy.unknown.recall': 'Not in the toy vocabulary: {bad}. Use store tokens like c=7 (keys a–h, digits 0–9) and queries like c?, separated by spaces.',
+  'toy.unknown.recall':
+    'Not in the toy vocabulary: {bad}. Use store tokens like c=7 (keys a–h, digits 0–9) and queries like c?, separated by spaces.',
   'sd.notJson': '{f} is not valid JSON ({err}).',
   'sd.notObject': '{f}: expected a JSON object with "embed_dim", "num_heads" and "state_dict".',
   'sd.missingInt': '{f}: missing "{key}" (a positive integer).',
   'sd.badInt': '{f}: "{key}" must be a positive integer, got {got}.',
-  'sd.missingSd': '{f}: missing "state_dict" (an object mapping PyTorch parameter names to {"shape": [...], "data": [...]}).',
+  'sd.missingSd':
+    '{f}: missing "state_dict" (an object mapping PyTorch parameter names to {"shape": [...], "data": [...]}).',
   'sd.emptySd': '{f}: "state_dict" is empty.',
   'sd.notNumber': '{where}: {x} is not a number.',
   'sd.ragged': '{where}: the nested arrays are ragged (not a rectangular {shape} block).',
@@ -308,14 +357,19 @@ export default {
   'mha.show': 'Show',
   'mha.viewPerHead': 'per head + average',
   'mha.viewAverage': 'head average only',
-  'mha.maskConvention': 'Mask convention here: nn.MultiheadAttention\'s, where 1 = masked (keyPaddingMask, attnMask). The step-by-step part uses SDPA\'s, where 1 = may attend, as the tutorial\'s mask == 0 does.',
+  'mha.maskConvention':
+    "Mask convention here: nn.MultiheadAttention's, where 1 = masked (keyPaddingMask, attnMask). The step-by-step part uses SDPA's, where 1 = may attend, as the tutorial's mask == 0 does.",
   'mha.linksTitle': 'Token links',
-  'mha.linksNote': 'Queries on the left, keys on the right; a line\'s opacity is the weight. Hover a token to show only its links; click a head below to show or hide it.',
+  'mha.linksNote':
+    "Queries on the left, keys on the right; a line's opacity is the weight. Hover a token to show only its links; click a head below to show or hide it.",
   'mha.formatSummary': 'The state-dict file format (for "Your PyTorch layer")',
-  'mha.formatNote': 'A JSON object with the layer\'s constructor sizes and its state dict under PyTorch\'s names; each tensor is {"shape": [...], "data": [flat, row-major numbers]}. Separate q/k/v projection weights (kdim/vdim) and bias_k/bias_v are also read. This Python writes it:',
+  'mha.formatNote':
+    'A JSON object with the layer\'s constructor sizes and its state dict under PyTorch\'s names; each tensor is {"shape": [...], "data": [flat, row-major numbers]}. Separate q/k/v projection weights (kdim/vdim) and bias_k/bias_v are also read. This Python writes it:',
   'mha.fileUnreadable': 'Could not read {f}: {err}',
-  'mha.fileBuild': 'attnlab could not build this layer (createMultiHeadAttention with embed_dim {e}, num_heads {h}): {err}',
-  'mha.fileRefused': 'attnlab refused the state dict in {f}: {err}\nFor embed_dim {e}{nb} it expects: {want}.\nThe file has: {has}.',
+  'mha.fileBuild':
+    'attnlab could not build this layer (createMultiHeadAttention with embed_dim {e}, num_heads {h}): {err}',
+  'mha.fileRefused':
+    'attnlab refused the state dict in {f}: {err}\nFor embed_dim {e}{nb} it expects: {want}.\nThe file has: {has}.',
   'mha.fileOk': 'Loaded {f}: {layer} with {n} tensors.',
   'mha.fileStill': '(The layer loaded before, {f}, is still the one shown.)',
   'mha.fetchFailed': 'Could not fetch {f}: {err}',
@@ -324,25 +378,34 @@ export default {
   'mha.exampleEn': 'English example',
   'mha.headsFixed': 'fixed by the model: {n}',
   'mha.toyBy': 'Trained by scripts/train_toy.py (PyTorch).',
-  'mha.toyDesc.reverse': 'Reverse the sequence: six letters A–L; the answer at position t is the letter at position 5 − t.',
-  'mha.toyDesc.recall': 'Key-value recall: five store tokens "k=v", then three queries "k?"; the answer at a query is the digit stored under its key.',
-  'mha.toyArch': 'Embedding + positional encoding + one nn.MultiheadAttention({e}, {h}{nb}) + residual + linear readout; {p} % right on {n} fresh examples in PyTorch. The attention runs in attnlab; the embedding and readout are plain JS. Tokens not seen in training are rejected.',
+  'mha.toyDesc.reverse':
+    'Reverse the sequence: six letters A–L; the answer at position t is the letter at position 5 − t.',
+  'mha.toyDesc.recall':
+    'Key-value recall: five store tokens "k=v", then three queries "k?"; the answer at a query is the digit stored under its key.',
+  'mha.toyArch':
+    'Embedding + positional encoding + one nn.MultiheadAttention({e}, {h}{nb}) + residual + linear readout; {p} % right on {n} fresh examples in PyTorch. The attention runs in attnlab; the embedding and readout are plain JS. Tokens not seen in training are rejected.',
   'mha.untrained': 'Untrained:',
-  'mha.randomDesc': 'a freshly created attnlab layer (embed_dim {e}) with PyTorch\'s default initialisation: Xavier-uniform in_proj_weight, out_proj.weight Kaiming-uniform (nn.Linear\'s default, U(±1/√E)), zero biases; fed pseudo-random token embeddings + positional encoding.',
+  'mha.randomDesc':
+    "a freshly created attnlab layer (embed_dim {e}) with PyTorch's default initialisation: Xavier-uniform in_proj_weight, out_proj.weight Kaiming-uniform (nn.Linear's default, U(±1/√E)), zero biases; fed pseudo-random token embeddings + positional encoding.",
   'mha.noise': 'These maps look like noise:',
-  'mha.noiseWhy': 'nothing has taught the heads where to look (§8.1). Compare the toy models, whose heads learned a crisp pattern.',
-  'mha.userDesc': 'Your layer from {f}. Its inputs are pseudo-random embeddings of the tokens (one fixed vector per distinct token) + positional encoding, because the file holds only the attention layer, not your model\'s embedding; so the maps show how your layer\'s projections treat these vectors.',
-  'mha.userNone': 'Choose a JSON state-dict file with the file picker (format below). Until then nothing is shown for this source.',
+  'mha.noiseWhy':
+    'nothing has taught the heads where to look (§8.1). Compare the toy models, whose heads learned a crisp pattern.',
+  'mha.userDesc':
+    "Your layer from {f}. Its inputs are pseudo-random embeddings of the tokens (one fixed vector per distinct token) + positional encoding, because the file holds only the attention layer, not your model's embedding; so the maps show how your layer's projections treat these vectors.",
+  'mha.userNone':
+    'Choose a JSON state-dict file with the file picker (format below). Until then nothing is shown for this source.',
   'mha.typeText': 'Type some text: CJK text is split per character, other text per word.',
   'mha.tooMany': '{n} tokens; this view shows at most {max}. Shorten the text.',
   'mha.threw': 'attnlab threw {err}',
   'mha.head': 'head {h}',
   'mha.average': 'average of {n} heads (diagnostic)',
-  'mha.averageTitle': 'PyTorch\'s averaged attention weights (average_attn_weights=True)',
-  'mha.averageNote': 'PyTorch\'s diagnostic average of the heads\' weights. The layer never uses it: combining heads concatenates their outputs and applies W_O (see "From X to heads and back").',
+  'mha.averageTitle': "PyTorch's averaged attention weights (average_attn_weights=True)",
+  'mha.averageNote':
+    'PyTorch\'s diagnostic average of the heads\' weights. The layer never uses it: combining heads concatenates their outputs and applies W_O (see "From X to heads and back").',
   'mha.mapAria': 'attention weights, {title}',
   'mha.legend': 'attention weight',
-  'mha.legendNote': 'Rows: queries, columns: keys; each row sums to 1. Hover a cell for its number. Crossed cells are masked (padding or causal).',
+  'mha.legendNote':
+    'Rows: queries, columns: keys; each row sums to 1. Hover a cell for its number. Crossed cells are masked (padding or causal).',
   'mha.chipTitle': 'click to show or hide this head',
   'mha.avgOnly': 'Showing the head average (switch "Show" to per head to colour lines by head).',
   'mha.linksAria': 'token links: query tokens to key tokens',
@@ -355,7 +418,8 @@ export default {
   'mha.rowRight': 'right answer',
   'mha.notStored': '(not stored)',
   'mha.score': 'The model got {right} of {n} answers right',
-  'mha.scoreCausal': ' — with the causal mask on, queries cannot see later keys the model was trained to use, so answers break.',
+  'mha.scoreCausal':
+    ' — with the causal mask on, queries cannot see later keys the model was trained to use, so answers break.',
   'mha.scorePad': ' Padding keys are masked with keyPaddingMask.',
 
   'mha.chooseFile': 'Choose a JSON file…',

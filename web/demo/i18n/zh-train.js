@@ -4,10 +4,12 @@ export default {
   'task.reverse.description': '六个随机字母 A–L；位置 t 的答案是位置 5 − t 上的字母。每个位置都计分。',
   'task.reverse.pattern': '反对角线：查询 t 看键 5 − t',
   'task.next.label': '重复模式的下一个词元（因果）',
-  'task.next.description': '三个随机字母，再重复一遍；因果掩码让每个位置只能看到自己和前面的位置。位置 t 的答案是下一个词元：从 t = 2 起，它是往前数 2 个位置的字母；在那之前无法知道，模型应回答 "·"（不计分）。',
+  'task.next.description':
+    '三个随机字母，再重复一遍；因果掩码让每个位置只能看到自己和前面的位置。位置 t 的答案是下一个词元：从 t = 2 起，它是往前数 2 个位置的字母；在那之前无法知道，模型应回答 "·"（不计分）。',
   'task.next.pattern': '主对角线下方第 2 条对角线：查询 t 看键 t − 2',
   'task.recall.label': '键值回忆',
-  'task.recall.description': '五个存储词元 "k=v"（键 a–h 互不相同，数字 0–9），然后是三个查询 "k?"；查询处的答案是存在该键下的数字（计分）。在存储词元处，模型被训练为说出它自己的数字（不计分）。',
+  'task.recall.description':
+    '五个存储词元 "k=v"（键 a–h 互不相同，数字 0–9），然后是三个查询 "k?"；查询处的答案是存在该键下的数字（计分）。在存储词元处，模型被训练为说出它自己的数字（不计分）。',
   'task.recall.pattern': '每个查询行（最后三行）看键相同的那个存储词元',
   'train.task': '任务',
   'train.heads': '头数（须整除 E = {e}）',
@@ -23,7 +25,8 @@ export default {
   'train.stopAt': '准确率达到 {p} % 时停止',
   'train.init': 'W_Q、W_K 的初始缩放（§10.2）',
   'train.noScale': '不用 1/√dₖ 训练（§4.4）',
-  'train.scaleNote': 'attnlab 的 TinyTransformer 总会把分数除以 √dₖ。为了“不用”它训练，页面在创建模型时把 W_Q 乘以 √dₖ：这样一开始的分数和不缩放的模型完全一样，又大又饱和，学习起步更慢。初始缩放用同样的方法把 W_Q 和 W_K 乘上一个系数：系数大，最初的权重就尖锐；系数小，最初的权重就接近均匀。两者都是对新模型调用 loadStateDict 实现的，之后 Adam 照常训练。',
+  'train.scaleNote':
+    'attnlab 的 TinyTransformer 总会把分数除以 √dₖ。为了“不用”它训练，页面在创建模型时把 W_Q 乘以 √dₖ：这样一开始的分数和不缩放的模型完全一样，又大又饱和，学习起步更慢。初始缩放用同样的方法把 W_Q 和 W_K 乘上一个系数：系数大，最初的权重就尖锐；系数小，最初的权重就接近均匀。两者都是对新模型调用 loadStateDict 实现的，之后 Adam 照常训练。',
   'train.train': '训练',
   'train.pause': '暂停',
   'train.resume': '继续',
@@ -72,7 +75,8 @@ export default {
   'train.target': '目标 {p} %',
   'train.mapsTitle': '每个头在固定样例上的注意力',
   'train.mapsNote': '样例：{ex}。未训练的模型热力图接近均匀；看它们怎样变成{p}。',
-  'train.mapsNoteCausal': '样例：{ex}。因果：画了斜线的格子（查询之后的键）被屏蔽。未训练的模型热力图接近均匀；看它们怎样变成{p}。',
+  'train.mapsNoteCausal':
+    '样例：{ex}。因果：画了斜线的格子（查询之后的键）被屏蔽。未训练的模型热力图接近均匀；看它们怎样变成{p}。',
   'train.mapsAt': '查看第几步的热力图',
   'train.replay': '▶ 回放',
   'train.stopReplay': '■ 停止',
@@ -82,15 +86,19 @@ export default {
   'train.learned': '要学会的模式：{p}。',
   'train.taskTitle': '{label}。',
   'train.reached': '在第 {s} 步达到 {p} %',
-  'train.reachedHow': '训练用时 {sec} 秒（{v} 版本，批量 {b}，学习率 {lr}，{h} 个头，{pace}）；其中 {inside} 秒在 trainStep 内部。',
+  'train.reachedHow':
+    '训练用时 {sec} 秒（{v} 版本，批量 {b}，学习率 {lr}，{h} 个头，{pace}）；其中 {inside} 秒在 trainStep 内部。',
   'train.tryTitle': '用你自己的词元试试',
   'train.tryAria': '你的词元',
   'train.runBoth': '运行两个模型',
   'train.runOne': '运行模型',
-  'train.tryFirstToy': '请先训练：训练停止后（达到目标或你按了暂停），这里训练的模型会在你的词元上运行，旁边是本页附带的玩具模型（models/toy-{toy}.json，由 PyTorch 训练）。',
-  'train.tryFirst': '请先训练：训练停止后（达到目标或你按了暂停），这里训练的模型会在你的词元上运行。这个任务没有附带玩具模型，所以没有可对比的。',
+  'train.tryFirstToy':
+    '请先训练：训练停止后（达到目标或你按了暂停），这里训练的模型会在你的词元上运行，旁边是本页附带的玩具模型（models/toy-{toy}.json，由 PyTorch 训练）。',
+  'train.tryFirst':
+    '请先训练：训练停止后（达到目标或你按了暂停），这里训练的模型会在你的词元上运行。这个任务没有附带玩具模型，所以没有可对比的。',
   'train.tryWhileRunning': '正在训练……暂停，或等它达到目标，再用你的词元试试。',
-  'train.tryReadyToy': '这里训练的模型（第 {s} 步，{h} 个头）用 attnlab 在页面上运行；旁边是本页附带的玩具模型（models/toy-{toy}.json，由 PyTorch 训练）。',
+  'train.tryReadyToy':
+    '这里训练的模型（第 {s} 步，{h} 个头）用 attnlab 在页面上运行；旁边是本页附带的玩具模型（models/toy-{toy}.json，由 PyTorch 训练）。',
   'train.tryReady': '这里训练的模型（第 {s} 步，{h} 个头）用 attnlab 在页面上运行。这个任务没有附带玩具模型。',
   'train.vocab.letters': '词表：字母 A–L，以空格分隔。',
   'train.vocab.recall': '词表：c=7 这样的存储词元（键 a–h，数字 0–9）和 c? 这样的查询，以空格分隔。',

@@ -9,7 +9,8 @@ export default {
   ...model,
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
-  'page.lede': '这是中文注意力教程的配套页面：下面每个面板对应教程的一节（§），页面上的每个数都由 attnlab 算出。attnlab 是用 C++/Highway 写成、编译为 WebAssembly 的注意力库，这里通过它的 npm 包调用（<code>import { init } from \'attnlab\'</code>）。',
+  'page.lede':
+    "这是中文注意力教程的配套页面：下面每个面板对应教程的一节（§），页面上的每个数都由 attnlab 算出。attnlab 是用 C++/Highway 写成、编译为 WebAssembly 的注意力库，这里通过它的 npm 包调用（<code>import { init } from 'attnlab'</code>）。",
   'page.buildTitle': 'attn.variant：init() 加载的是哪个 WebAssembly 版本',
   'page.loading': '正在加载 attnlab…',
   'page.build': '版本',
@@ -20,8 +21,9 @@ export default {
   'page.foot': 'attnlab 演示页 · 只用了包的公开 API',
   'page.footLink': '关于本页和 state dict 文件格式（英文）',
   'page.notLoaded': 'attnlab 未加载',
-  'page.importFailed': '无法导入 /dist/index.mjs（构建好的 attnlab 包）：{err}\n请先运行 `bash scripts/build.sh`（或 `npm start`，它也会构建），再刷新页面。',
-  'page.initFailed': 'attnlab 的 init({ variant: \'{variant}\' }) 失败：{err}',
+  'page.importFailed':
+    '无法导入 /dist/index.mjs（构建好的 attnlab 包）：{err}\n请先运行 `bash scripts/build.sh`（或 `npm start`，它也会构建），再刷新页面。',
+  'page.initFailed': "attnlab 的 init({ variant: '{variant}' }) 失败：{err}",
   'page.badge': 'attnlab {version} · 版本：{build}',
   'page.simd': 'SIMD（WebAssembly SIMD128）',
   'page.scalar': '标量（无 SIMD）',
@@ -29,37 +31,47 @@ export default {
 
   'part.sbs.toc': '逐步计算',
   'part.sbs.title': '一步一步算注意力：softmax(QKᵀ/√dₖ + 掩码) · V',
-  'part.sbs.intro': '注意力就是加权求和（§1–2）：每个查询给所有键打分，分数先缩放，再经 softmax 变成权重，输出是值的加权和（§4.1 的四步）。默认打开的是教程 §5 的 NumPy 示例。softmax（§4.5）让每个权重都为正、每行之和为 1，并拉大分数之间的差距。可以改 Q、K、V（每行一个向量）；点击掩码矩阵的格子，可以让某个查询看不到某个键。',
+  'part.sbs.intro':
+    '注意力就是加权求和（§1–2）：每个查询给所有键打分，分数先缩放，再经 softmax 变成权重，输出是值的加权和（§4.1 的四步）。默认打开的是教程 §5 的 NumPy 示例。softmax（§4.5）让每个权重都为正、每行之和为 1，并拉大分数之间的差距。可以改 Q、K、V（每行一个向量）；点击掩码矩阵的格子，可以让某个查询看不到某个键。',
   'part.why.toc': '为什么用注意力',
   'part.why.title': '注意力为什么胜过 RNN 和 CNN',
-  'part.why.intro': 'RNN 要把第 1 个词的信息传到第 n 个词，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（§3）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
+  'part.why.intro':
+    'RNN 要把第 1 个词的信息传到第 n 个词，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（§3）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
   'part.dot.toc': '查询/键/值与点积',
   'part.dot.title': '图书馆类比：查询、键、值，以及用点积衡量相似度',
-  'part.dot.intro': '把注意力想成一座图书馆（§4.2）：你的问题是查询，书脊上的标题是用来匹配的键，书的内容是值；你带走的是各本书内容的混合，混合比例取决于标题和问题有多匹配。匹配程度用点积来算（§4.3）：两个向量方向一致时点积大，垂直时为 0，方向相反时为负。拖动查询 q 和各个键，看分数和 softmax 权重怎么变。',
+  'part.dot.intro':
+    '把注意力想成一座图书馆（§4.2）：你的问题是查询，书脊上的标题是用来匹配的键，书的内容是值；你带走的是各本书内容的混合，混合比例取决于标题和问题有多匹配。匹配程度用点积来算（§4.3）：两个向量方向一致时点积大，垂直时为 0，方向相反时为负。拖动查询 q 和各个键，看分数和 softmax 权重怎么变。',
   'part.dk.toc': '为什么除以 √dₖ',
   'part.dk.title': '为什么要除以 √dₖ',
-  'part.dk.intro': '两个长度为 dₖ、各分量方差为 1 的随机向量，点积的方差是 dₖ（§4.4）。不缩放时分数随 √dₖ 变大，softmax 饱和（几乎全部权重落在一个键上），梯度也随之消失。除以 √dₖ 后，不论 dₖ 多大，分数的方差都保持为 1。下图的权重由 attnlab 分别用缩放 1/√dₖ 和缩放 1 算出。',
+  'part.dk.intro':
+    '两个长度为 dₖ、各分量方差为 1 的随机向量，点积的方差是 dₖ（§4.4）。不缩放时分数随 √dₖ 变大，softmax 饱和（几乎全部权重落在一个键上），梯度也随之消失。除以 √dₖ 后，不论 dₖ 多大，分数的方差都保持为 1。下图的权重由 attnlab 分别用缩放 1/√dₖ 和缩放 1 算出。',
   'part.cross.toc': '自注意力与交叉注意力、批量',
   'part.cross.title': '自注意力、交叉注意力和一批序列',
-  'part.cross.intro': '自注意力里 Q、K、V 都来自同一个序列；交叉注意力里查询来自一个序列（解码器），K = V 来自另一个序列（编码器），后者可以更长（§4.6）。这时权重矩阵是 Lq × Lk，不再是方阵。实际使用时输入带有批量维，形状为 (batch, seq, dₖ)，批内每个样本各算各的（§6.1）。',
+  'part.cross.intro':
+    '自注意力里 Q、K、V 都来自同一个序列；交叉注意力里查询来自一个序列（解码器），K = V 来自另一个序列（编码器），后者可以更长（§4.6）。这时权重矩阵是 Lq × Lk，不再是方阵。实际使用时输入带有批量维，形状为 (batch, seq, dₖ)，批内每个样本各算各的（§6.1）。',
   'part.heads.toc': '从 X 到多头再回来',
   'part.heads.title': '从 X 到多头再回来：MultiHeadAttention(d_model=8, num_heads=2)',
-  'part.heads.intro': 'Q、K、V 不是 X 本身，而是 X 乘上可学习的矩阵 W_Q、W_K、W_V（§6.2）。多头注意力用 <code>view</code> + <code>transpose</code> 把它们拆成多个头，每个头各自算注意力，再用 <code>transpose</code> + <code>view</code> 拼回去，最后乘 W_O（§6.3–6.4、§7.2）。下面每个张量都标了形状，列按头着色，每个头的注意力都由 attnlab 计算。最后一行把结果和 attnlab 自己的 <code>mha.forward</code> 对比。',
+  'part.heads.intro':
+    'Q、K、V 不是 X 本身，而是 X 乘上可学习的矩阵 W_Q、W_K、W_V（§6.2）。多头注意力用 <code>view</code> + <code>transpose</code> 把它们拆成多个头，每个头各自算注意力，再用 <code>transpose</code> + <code>view</code> 拼回去，最后乘 W_O（§6.3–6.4、§7.2）。下面每个张量都标了形状，列按头着色，每个头的注意力都由 attnlab 计算。最后一行把结果和 attnlab 自己的 <code>mha.forward</code> 对比。',
   'part.mha.toc': '句子上的多头注意力',
   'part.mha.title': '句子上的多头注意力',
-  'part.mha.intro': '每个头用自己的 W_Q、W_K、W_V 投影词元，各自计算注意力，所以不同的头可以关注不同的关系（§7.1）；只有一个头时，所有信息只能挤进一次加权平均。试试教程里的句子（§2.3）：用未训练的权重时热力图是一团噪声（§8.1）；换成玩具模型，各个头学到了清晰的模式。',
+  'part.mha.intro':
+    '每个头用自己的 W_Q、W_K、W_V 投影词元，各自计算注意力，所以不同的头可以关注不同的关系（§7.1）；只有一个头时，所有信息只能挤进一次加权平均。试试教程里的句子（§2.3）：用未训练的权重时热力图是一团噪声（§8.1）；换成玩具模型，各个头学到了清晰的模式。',
   'part.myths.toc': '常见误区',
   'part.myths.title': '五个常见误区，用数字说话',
   'part.myths.intro': '教程 §8 列出了理解注意力时的五个误区。下面每一栏用 attnlab 算出的数字展示其中一个。',
   'part.pitfalls.toc': '问题排查',
   'part.pitfalls.title': '问题排查表，逐行演示',
-  'part.pitfalls.intro': '教程 §9 表格的每一行。<span class="tag wrong">错误</span>一栏是故意写错的纯 JavaScript；<span class="tag right">正确</span>一栏是 attnlab。',
+  'part.pitfalls.intro':
+    '教程 §9 表格的每一行。<span class="tag wrong">错误</span>一栏是故意写错的纯 JavaScript；<span class="tag right">正确</span>一栏是 attnlab。',
   'part.train.toc': '自己训练',
   'part.train.title': '自己训练：从均匀到有结构',
-  'part.train.intro': '教程的学习路径（§10）最后建议做一个小任务，看注意力权重怎样从均匀分布变得有结构。这里一个单层 Transformer（词嵌入 + 位置编码 + 多头注意力 + 残差 + 输出层）在 Web Worker 里训练，用 attnlab 的反向传播和 Adam（<code>model.trainStep</code>），每步一批新的随机样本。熵曲线显示每个头怎样离开均匀分布的水平 ln T。',
+  'part.train.intro':
+    '教程的学习路径（§10）最后建议做一个小任务，看注意力权重怎样从均匀分布变得有结构。这里一个单层 Transformer（词嵌入 + 位置编码 + 多头注意力 + 残差 + 输出层）在 Web Worker 里训练，用 attnlab 的反向传播和 Adam（<code>model.trainStep</code>），每步一批新的随机样本。熵曲线显示每个头怎样离开均匀分布的水平 ln T。',
   'part.speed.toc': '速度',
   'part.speed.title': '速度：实测 O(L²) 的代价',
-  'part.speed.intro': '在 E = 512、8 个头、批量 1 的设置下，分别计时 SDPA 和完整的 <code>nn.MultiheadAttention</code> 前向，比较 attnlab 的 SIMD 版、标量版和纯 JavaScript 参考实现；计时在 Web Worker 里进行，页面不会卡住。序列长 4 倍，注意力的计算量约为 16 倍（§3）。',
+  'part.speed.intro':
+    '在 E = 512、8 个头、批量 1 的设置下，分别计时 SDPA 和完整的 <code>nn.MultiheadAttention</code> 前向，比较 attnlab 的 SIMD 版、标量版和纯 JavaScript 参考实现；计时在 Web Worker 里进行，页面不会卡住。序列长 4 倍，注意力的计算量约为 16 倍（§3）。',
 
   'sbs.errEmpty': '{name} 是空的：每行写一个向量，例如 "1 0 1 0"。',
   'sbs.errNumber': '{name} 第 {row} 行："{tok}" 不是数字。',
@@ -70,10 +82,12 @@ export default {
   'sbs.errScale': '自定义缩放必须是数字。',
   'sbs.errAttn': 'attnlab 的 scaledDotProductAttention 报错：{err}',
   'sbs.sec5Title': '教程 §5 示例',
-  'sbs.sec5Note': 'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]]，dₖ = 4，缩放 1/√4。每组第一行是教程印出的权重，第二行是 attnlab 算出的权重（对 QKᵀ/2 的每一行做 softmax）。',
+  'sbs.sec5Note':
+    'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]]，dₖ = 4，缩放 1/√4。每组第一行是教程印出的权重，第二行是 attnlab 算出的权重（对 QKᵀ/2 的每一行做 softmax）。',
   'sbs.printedRow': 'q{i} · 教程印出',
   'sbs.computedRow': 'q{i} · attnlab 算出',
-  'sbs.sec5Why': '教程印出的数不可能对：第 0 行里 q0·k0 = 2 是最大的分数（q0·k1 = 0，q0·k2 = 1），所以 k0 的权重必须最大，而印出的第 0 行却让 k2 的权重最大。',
+  'sbs.sec5Why':
+    '教程印出的数不可能对：第 0 行里 q0·k0 = 2 是最大的分数（q0·k1 = 0，q0·k2 = 1），所以 k0 的权重必须最大，而印出的第 0 行却让 k2 的权重最大。',
   'sbs.liveTitle': '自己动手改 Q、K、V（初始值就是上面的示例）',
   'sbs.matrixAria': '{name} 矩阵，每行一个向量',
   'sbs.qTitle': '查询：每个查询一行，共 dₖ 列',
@@ -88,7 +102,8 @@ export default {
   'sbs.scaleCustomText': '× {s}（自定义）',
   'sbs.temp': '温度',
   'sbs.tempAria': '温度',
-  'sbs.tempNote': '温度 T 不在教程的公式里：它在 softmax 之前再把缩放后的分数除以 T（缩放 ÷ T）。T > 1 让权重趋于均匀，T < 1 让权重向最大分数集中；T = 1 就是普通的注意力。拖动它可以直观看到 softmax 如何放大分数之间的差距（§4.5）。',
+  'sbs.tempNote':
+    '温度 T 不在教程的公式里：它在 softmax 之前再把缩放后的分数除以 T（缩放 ÷ T）。T > 1 让权重趋于均匀，T < 1 让权重向最大分数集中；T = 1 就是普通的注意力。拖动它可以直观看到 softmax 如何放大分数之间的差距（§4.5）。',
   'sbs.causal': '因果掩码（查询 i 只看键 j ≤ i）',
   'sbs.fill': 'mask == 0 处填入',
   'sbs.fill1e9': '−1e9（教程的写法）',
@@ -112,9 +127,12 @@ export default {
   'sbs.rowSum': '行和',
   'sbs.checkExact': '用纯 JS 对 ③ 做 softmax，结果逐位相同',
   'sbs.checkDiff': '用纯 JS 对 ③ 做 softmax，结果一致：最大 |Δ| = {d}',
-  'sbs.deadRow1e9': '第 q{i} 行被全部屏蔽。填 −1e9 时这一行的分数全都是 −1e9，softmax 给每个键 1/{lk} = {u}：被屏蔽的键照样拿到权重，输出就是 V 的简单平均。把填充值换成 −∞，看看 attnlab 对真正的掩码怎么处理。',
-  'sbs.deadRowInf': '第 q{i} 行被全部屏蔽：每个分数都是 −∞，softmax 会算出 0/0。attnlab 把这一行的权重和输出都置为 0。PyTorch 的 F.scaled_dot_product_attention 在 2.4 及以前的版本里这里得到 NaN，从 2.5 起得到 0。',
-  'sbs.tip': '权重[q{i}, k{j}] = {w}（Q 的第 q{i} 行 · K 的第 k{j} 行）\n分数 q{i}·k{j} = {s}，× 缩放 = {ss}{m}\n点击可{act}这一对',
+  'sbs.deadRow1e9':
+    '第 q{i} 行被全部屏蔽。填 −1e9 时这一行的分数全都是 −1e9，softmax 给每个键 1/{lk} = {u}：被屏蔽的键照样拿到权重，输出就是 V 的简单平均。把填充值换成 −∞，看看 attnlab 对真正的掩码怎么处理。',
+  'sbs.deadRowInf':
+    '第 q{i} 行被全部屏蔽：每个分数都是 −∞，softmax 会算出 0/0。attnlab 把这一行的权重和输出都置为 0。PyTorch 的 F.scaled_dot_product_attention 在 2.4 及以前的版本里这里得到 NaN，从 2.5 起得到 0。',
+  'sbs.tip':
+    '权重[q{i}, k{j}] = {w}（Q 的第 q{i} 行 · K 的第 k{j} 行）\n分数 q{i}·k{j} = {s}，× 缩放 = {ss}{m}\n点击可{act}这一对',
   'sbs.tipMasked': '，已屏蔽',
   'sbs.tipMask': '屏蔽',
   'sbs.tipUnmask': '取消屏蔽',
@@ -122,7 +140,8 @@ export default {
   'sbs.tagJsTitle': '用纯 JavaScript 算出，仅用于展示',
   'sbs.tagAttnTitle': '来自 attn.scaledDotProductAttention',
 
-  'dk.note': 'Q 和 K 的分量取自 N(0, 1)，结果是 32 个查询行的平均。不缩放时，随着 dₖ 增大，最大权重趋近 1，熵趋近 0；用 1/√dₖ 缩放时两者都保持平稳。',
+  'dk.note':
+    'Q 和 K 的分量取自 N(0, 1)，结果是 32 个查询行的平均。不缩放时，随着 dₖ 增大，最大权重趋近 1，熵趋近 0；用 1/√dₖ 缩放时两者都保持平稳。',
   'dk.keys': '每行的键数',
   'dk.keysAria': '键的个数',
   'dk.resample': '重新随机生成 Q、K',
@@ -137,16 +156,19 @@ export default {
   'why.picAria': '{n} 个词上的路径长度：RNN 对比注意力',
   'why.rnnLabel': 'RNN：第一个词要经过 {steps} 次依次进行的状态更新才能到达最后一个词',
   'why.attnLabel': '注意力：最后一个词一步就能看到每个词，所有位置对同时计算',
-  'why.picNote': '这是 §2.3 的句子（{n} 个词元）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
+  'why.picNote':
+    '这是 §2.3 的句子（{n} 个词元）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
   'why.colRnnPath': 'RNN 路径（首 → 尾）',
   'why.colAttnPath': '注意力路径',
   'why.colRnnSeq': 'RNN 必须依次等待的步数',
   'why.colScores': '每个头的注意力分数个数（L²）',
-  'why.costNote': '直接连接的代价：每个查询都要给每个键打分，每个头 L² 个数。序列长 4 倍，分数多 16 倍；最后的“速度”部分会实测。',
+  'why.costNote':
+    '直接连接的代价：每个查询都要给每个键打分，每个头 L² 个数。序列长 4 倍，分数多 16 倍；最后的“速度”部分会实测。',
 
   'dot.aria': '平面上的一个查询和三个键，可以拖动',
   'dot.drag': '拖动 {name}',
-  'dot.note': '让 q 和某个键方向一致，它的分数和权重就上升；转到垂直，分数为 0；方向相反，分数变负，权重变小。q 越长，分数之间的差距越大，softmax 也越尖锐。',
+  'dot.note':
+    '让 q 和某个键方向一致，它的分数和权重就上升；转到垂直，分数为 0；方向相反，分数变负，权重变小。q 越长，分数之间的差距越大，softmax 也越尖锐。',
   'dot.angle': '夹角',
   'dot.weight': '权重（attnlab）',
   'dot.book': '第 {j} 本书：键 k{j}',
@@ -158,22 +180,29 @@ export default {
   'cross.weights': '权重',
   'cross.output': '输出',
   'cross.selfNote': '序列里每个词元看同一序列里的词元：权重是 Lq × Lq 的方阵。',
-  'cross.crossNote': '解码器的每个词元（正在生成的词）看编码器的词元（原句）：3 个查询、6 个键，所以权重是 3 × 6，每行之和仍是 1。翻译模型就是这样回看原文的。',
+  'cross.crossNote':
+    '解码器的每个词元（正在生成的词）看编码器的词元（原句）：3 个查询、6 个键，所以权重是 3 × 6，每行之和仍是 1。翻译模型就是这样回看原文的。这里让每个解码器词的向量接近它所翻译的原词的向量（训练后的模型会学到这一点），所以每一行的权重集中在那个词上。',
   'cross.batchTitle': '一个批次：形状 (batch, seq, dₖ)',
   'cross.item': '批次中的第 {b} 个样本',
-  'cross.batchNote': '对整个批次只调用一次 attnlab；每个样本各算各的，样本之间没有权重。和逐个样本分别调用相比：最大 |Δ| = {d}。',
+  'cross.batchNote':
+    '对整个批次只调用一次 attnlab；每个样本各算各的，样本之间没有权重。和逐个样本分别调用相比：最大 |Δ| = {d}。',
 
   'heads.batch': '批量大小 B（教程里是 2）',
   'heads.batchAria': '批量大小',
   'heads.wrong': '错误的转置：计算分数时用',
-  'heads.init': '这一层是新建的 attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 })，按 PyTorch 的默认方式初始化，随机数有固定种子；x 也用固定种子生成，所以每次打开看到的数都一样。',
-  'heads.item0': '形状对应整个批次（B = {B}）；表格只显示批次中的第 0 个样本。红色列属于第 0 个头，蓝色列属于第 1 个头。',
+  'heads.init':
+    '这一层是新建的 attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 })，按 PyTorch 的默认方式初始化，随机数有固定种子；x 也用固定种子生成，所以每次打开看到的数都一样。',
+  'heads.item0':
+    '形状对应整个批次（B = {B}）；表格只显示批次中的第 0 个样本。红色列属于第 0 个头，蓝色列属于第 1 个头。',
   'heads.head': '第 {h} 个头',
   'heads.xNote': 'B = {B} 句话，每句 4 个词元，每个词元 8 维（随机生成，固定种子）。',
   'heads.projNote': '对同一个 x 做三个可学习的线性变换：Q、K、V 是三个不同的张量，都不是 x 本身。',
-  'heads.viewNote': 'view 只是把 8 维重新分组为 2 个头 × 4 维，数值的位置不变。第 0–3 维归第 0 个头，第 4–7 维归第 1 个头。',
-  'heads.transposeNote': 'transpose(1, 2) 把头这一维提到前面，于是每个头都有一个自己的 (4, 4) 矩阵：4 个词元 × dₖ = 4。',
-  'heads.attnNote': '每个头的权重，由 attnlab 的 scaledDotProductAttention 在 (B, 2, 4, 4) 张量上算出：批次里每个样本、每个头各算一次。',
+  'heads.viewNote':
+    'view 只是把 8 维重新分组为 2 个头 × 4 维，数值的位置不变。第 0–3 维归第 0 个头，第 4–7 维归第 1 个头。',
+  'heads.transposeNote':
+    'transpose(1, 2) 把头这一维提到前面，于是每个头都有一个自己的 (4, 4) 矩阵：4 个词元 × dₖ = 4。',
+  'heads.attnNote':
+    '每个头的权重，由 attnlab 的 scaledDotProductAttention 在 (B, 2, 4, 4) 张量上算出：批次里每个样本、每个头各算一次。',
   'heads.outNote': '每个头对自己的值做加权求和：每个头仍是 4 维。',
   'heads.mergeNote': '转置回来再 view：两个头的输出重新并排放在一起，2 × 4 = 8 维。这里没有做任何平均。',
   'heads.woNote': 'W_O 把各个头的特征混合成这一层的输出。',
@@ -182,21 +211,27 @@ export default {
   'heads.errBatch': '形状错误：批量维 {a} 和 {b}（第 {dim} 维）无法广播。',
   'heads.errInner': '形状错误：Q 的最后一维 {a} 与右侧矩阵的行数 {b} 不一致。',
   'heads.wrongFix': 'transpose(0, 1) 交换的是批量维和头维，而不是最后两维。应该写 K.transpose(-2, -1)。',
-  'heads.wrongSilent': '这里没有报错，因为 B = H、L = dₖ，形状碰巧对得上，但数值是错的：第 0 个头的权重与正确值最多相差 {d}。把 B 改成 3，就能看到形状错误。',
+  'heads.wrongSilent':
+    '这里没有报错，因为 B = H、L = dₖ，形状碰巧对得上，但数值是错的：第 0 个头的权重与正确值最多相差 {d}。把 B 改成 3，就能看到形状错误。',
   'heads.wrongW': '转置写错时的权重（第 0 个样本，第 0 个头）',
 
   'myths.m1': '§8.1 · 注意力不会自己就注意到正确的东西',
-  'myths.m1Note': '刚初始化的层作用在随机词元上：平均行熵是 {e} 奈特，完全均匀时是 {u}。没有任何东西教过它该看哪里；只有用数据训练，投影矩阵才会成形（见“自己训练”部分）。',
+  'myths.m1Note':
+    '刚初始化的层作用在随机词元上：平均行熵是 {e} 奈特，完全均匀时是 {u}。没有任何东西教过它该看哪里；只有用数据训练，投影矩阵才会成形（见“自己训练”部分）。',
   'myths.m1Caption': '未训练的层，第 0 个头',
   'myths.m2': '§8.2 · 权重大不等于贡献大',
-  'myths.m2Note': '权重 α₀ⱼ 表示 vⱼ 混入了多少，而不是它对结果改变了多少：键 k{a} 的权重最大，但它的值向量很短，所以对输出贡献最大的是 k{c}（看 ‖α₀ⱼ·vⱼ‖）。权重热力图只是一种观察手段，不是解释。',
+  'myths.m2Note':
+    '权重 α₀ⱼ 表示 vⱼ 混入了多少，而不是它对结果改变了多少：键 k{a} 的权重最大，但它的值向量很短，所以对输出贡献最大的是 k{c}（看 ‖α₀ⱼ·vⱼ‖）。权重热力图只是一种观察手段，不是解释。',
   'myths.m3': '§8.3 · Q、K、V 不是输入本身',
-  'myths.m3Note': '同一行输入 x₀ 经过三个可学习的矩阵，变成三个不同的向量（这里用的是一个未训练的 attnlab 层的 W_Q、W_K、W_V）。查询要找什么、键能提供什么，都是学出来的。',
+  'myths.m3Note':
+    '同一行输入 x₀ 经过三个可学习的矩阵，变成三个不同的向量（这里用的是一个未训练的 attnlab 层的 W_Q、W_K、W_V）。查询要找什么、键能提供什么，都是学出来的。',
   'myths.m4': '§8.4 · 注意力这一步没有参数，但照样重要',
-  'myths.m4Note': '注意力这一步本身是固定的计算规则。nn.MultiheadAttention(8, 2) 的全部 {n} 个可学习参数都在它前后的投影里；训练这些投影，就是在教这一步该看哪里。',
+  'myths.m4Note':
+    '注意力这一步本身是固定的计算规则。nn.MultiheadAttention(8, 2) 的全部 {n} 个可学习参数都在它前后的投影里；训练这些投影，就是在教这一步该看哪里。',
   'myths.m4Sdpa': '只接收张量：0 个参数',
   'myths.m5': '§8.5 · 头不是越多越好',
-  'myths.m5Note': '各个头共享模型宽度：E = 16 时，头越多，每个头的维度 dₖ 越小；dₖ = 1 的头只能沿一个方向打分。参数量不变。可以在“自己训练”部分试试 1、2 和 16 个头。',
+  'myths.m5Note':
+    '各个头共享模型宽度：E = 16 时，头越多，每个头的维度 dₖ 越小；dₖ = 1 的头只能沿一个方向打分。参数量不变。可以在“自己训练”部分试试 1、2 和 16 个头。',
   'myths.colHeads': '头数 h',
   'myths.colParams': '参数量（attnlab 层）',
 
@@ -205,7 +240,8 @@ export default {
   'pf.rightTag': '正确 · attnlab',
   'pf.no-max.title': 'loss 为 NaN：softmax 没有先减去最大值',
   'pf.no-max.symptom': '现象：训练时 loss 变成 NaN。',
-  'pf.no-max.why': 'x &gt; 88.7 时 exp(x) 超出 float32 的范围：错误的 softmax 算出 ∞/∞ = <b>NaN</b>。每个分数都减去同一个常数，softmax 的结果不变，所以正确做法是算 exp(x − max) ≤ 1。attnlab 会先减去每行的最大值。',
+  'pf.no-max.why':
+    'x &gt; 88.7 时 exp(x) 超出 float32 的范围：错误的 softmax 算出 ∞/∞ = <b>NaN</b>。每个分数都减去同一个常数，softmax 的结果不变，所以正确做法是算 exp(x − max) ≤ 1。attnlab 会先减去每行的最大值。',
   'pf.no-max.aria': '最大的分数',
   'pf.no-max.ctl': '最大的分数',
   'pf.no-max.bad': '3 个权重中有 {n} 个是 NaN（exp 溢出）',
@@ -213,13 +249,15 @@ export default {
   'pf.no-max.good': '全部有限，和为 {s}',
   'pf.wrong-axis.title': '每行之和不为 1：softmax 的维度用错了',
   'pf.wrong-axis.symptom': '现象：权重的每一行加起来不等于 1（检查 weights.sum(dim=-1)）。',
-  'pf.wrong-axis.why': '权重必须在<b>键</b>这一维（最后一维）上归一化：每个查询行之和为 1。<code>softmax(scores, dim=0)</code> 却在查询这一维上归一化，于是每列之和为 1、每行不是，输出也就不再是 V 的加权平均。这里 Q 是 3×2，K 是 4×2。',
+  'pf.wrong-axis.why':
+    '权重必须在<b>键</b>这一维（最后一维）上归一化：每个查询行之和为 1。<code>softmax(scores, dim=0)</code> 却在查询这一维上归一化，于是每列之和为 1、每行不是，输出也就不再是 V 的加权平均。这里 Q 是 3×2，K 是 4×2。',
   'pf.wrong-axis.new': '重新随机生成 Q、K',
   'pf.wrong-axis.bad': '行和为 {s}（变成了每列之和为 1）',
   'pf.wrong-axis.good': '每行之和都是 1',
   'pf.heads.title': '维度不匹配：d_model 不能被 num_heads 整除',
   'pf.heads.symptom': '现象：view 和 transpose 前后形状对不上。',
-  'pf.heads.why': '每个头分到 head_dim = embedDim / numHeads 维，必须正好整除。向下取整的代码会悄悄丢掉一些维度，或者到后面才报出让人摸不着头脑的形状错误。attnlab 和 PyTorch 一样，在创建时就拒绝，并在报错信息里写明是哪个参数。',
+  'pf.heads.why':
+    '每个头分到 head_dim = embedDim / numHeads 维，必须正好整除。向下取整的代码会悄悄丢掉一些维度，或者到后面才报出让人摸不着头脑的形状错误。attnlab 和 PyTorch 一样，在创建时就拒绝，并在报错信息里写明是哪个参数。',
   'pf.heads.positive': 'embedDim 和 numHeads 必须是 ≥ 1 的整数；现在没有东西可拆分。',
   'pf.heads.exact': '正好整除：{H} 个头 × {hd} = {E}',
   'pf.heads.zero': '{E} 维分给 {H} 个头：每个头分到 0 维，所有维度都丢了',
@@ -228,17 +266,20 @@ export default {
   'pf.heads.created': '创建成功：{H} 个头，每个 {d} 维',
   'pf.transpose.title': 'QKᵀ 处报维度错误：transpose 转错了维度',
   'pf.transpose.symptom': '现象：torch 在 Q 和 K 相乘时报维度错误。',
-  'pf.transpose.why': 'Kᵀ 要交换的是<b>最后两维</b>（词元和特征）：<code>k.transpose(-2, -1)</code>。<code>transpose(0, 1)</code> 交换的是批量维和头维；B = 3 时批量维对不上，矩阵乘法报错。B = 2 时形状碰巧对得上，结果却悄悄算错（见“从 X 到多头再回来”）。排查时打印 q.shape 和 k.transpose(-2, -1).shape。',
+  'pf.transpose.why':
+    'Kᵀ 要交换的是<b>最后两维</b>（词元和特征）：<code>k.transpose(-2, -1)</code>。<code>transpose(0, 1)</code> 交换的是批量维和头维；B = 3 时批量维对不上，矩阵乘法报错。B = 2 时形状碰巧对得上，结果却悄悄算错（见“从 X 到多头再回来”）。排查时打印 q.shape 和 k.transpose(-2, -1).shape。',
   'pf.transpose.silent': '没有报错，结果形状 ({s})，但数值是错的',
   'pf.transpose.good': '权重形状 ({s})：每个样本、每个头一个 (4, 4) 矩阵',
   'pf.no-scale.title': '注意力输出几乎不变：缺少缩放因子，或 dₖ 太大',
   'pf.no-scale.symptom': '现象：训练停滞，注意力输出对输入几乎没有反应。',
-  'pf.no-scale.why': '长度为 dₖ 的随机向量，点积的标准差是 √dₖ。不缩放时分数分布在几十的范围内，softmax 饱和成近似独热，梯度随之消失：下面的 ‖∂/∂q‖ 是输出对查询的梯度。除以 √dₖ 后，不论 dₖ 多大，分布范围都保持在 1 左右（见“为什么除以 √dₖ”部分）。',
+  'pf.no-scale.why':
+    '长度为 dₖ 的随机向量，点积的标准差是 √dₖ。不缩放时分数分布在几十的范围内，softmax 饱和成近似独热，梯度随之消失：下面的 ‖∂/∂q‖ 是输出对查询的梯度。除以 √dₖ 后，不论 dₖ 多大，分布范围都保持在 1 左右（见“为什么除以 √dₖ”部分）。',
   'pf.no-scale.ctl': 'dₖ（随机的 q 和 8 个键，分量取自 N(0, 1)）',
   'pf.no-scale.stats': '最大权重 {m}，熵 {e} 奈特（均匀时 {u}），‖∂/∂q‖ = {g}',
   'pf.mask-zero.title': '被屏蔽的位置仍有权重：填的是 0 而不是很大的负数',
   'pf.mask-zero.symptom': '现象：padding 词元也分到了注意力。',
-  'pf.mask-zero.why': '最后几个键是 padding，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
+  'pf.mask-zero.why':
+    '最后几个键是 padding，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
   'pf.mask-zero.ctl': 'padding 键的个数',
   'pf.mask-zero.bad': '被屏蔽的键仍分到 {p} % 的权重',
   'pf.mask-zero.good': '被屏蔽的键权重恰好为 0',
@@ -250,7 +291,8 @@ export default {
   'speed.run': '开始测速',
   'speed.notRun': '尚未运行。',
   'speed.progress': '进度',
-  'speed.note': '计算量：MHA = 8·L·E² + 4·L²·E（投影 + 注意力），SDPA = 4·L²·E（这里是 8 个头 × (L, 64)）。attnlab 用 needWeights: false 运行。纯 JS 是直接用循环写的实现；L = 2048 时不实际运行（要几十秒），它的柱子按 L = 512 时的 GFLOP/s 外推，画成斜线。每个计时是预热后最多 7 次运行的中位数（单次很慢时只跑一次）。测速时页面上的计数器一直在走：',
+  'speed.note':
+    '计算量：MHA = 8·L·E² + 4·L²·E（投影 + 注意力），SDPA = 4·L²·E（这里是 8 个头 × (L, 64)）。attnlab 用 needWeights: false 运行。纯 JS 是直接用循环写的实现；L = 2048 时不实际运行（要几十秒），它的柱子按 L = 512 时的 GFLOP/s 外推，画成斜线。每个计时是预热后最多 7 次运行的中位数（单次很慢时只跑一次）。测速时页面上的计数器一直在走：',
   'speed.alive': '主线程正常 · {n}',
   'speed.starting': '正在启动 Worker…',
   'speed.doneShort': '完成',
@@ -279,7 +321,8 @@ export default {
 
   'toy.empty': '请至少输入一个词元。',
   'toy.unknown.reverse': '不在玩具模型的词表里：{bad}。请用字母 A–L，以空格分隔。',
-  'toy.unknown.recall': '不在玩具模型的词表里：{bad}。请用 c=7 这样的存储词元（键 a–h，数字 0–9）和 c? 这样的查询，以空格分隔。',
+  'toy.unknown.recall':
+    '不在玩具模型的词表里：{bad}。请用 c=7 这样的存储词元（键 a–h，数字 0–9）和 c? 这样的查询，以空格分隔。',
   'sd.notJson': '{f} 不是合法的 JSON（{err}）。',
   'sd.notObject': '{f}：应为含有 "embed_dim"、"num_heads" 和 "state_dict" 的 JSON 对象。',
   'sd.missingInt': '{f}：缺少 "{key}"（一个正整数）。',
@@ -308,14 +351,18 @@ export default {
   'mha.show': '显示',
   'mha.viewPerHead': '每个头 + 平均',
   'mha.viewAverage': '只显示各头的平均',
-  'mha.maskConvention': '这里的掩码约定沿用 nn.MultiheadAttention：1 = 屏蔽（keyPaddingMask、attnMask）。“逐步计算”部分沿用 SDPA 的约定：1 = 可以看，和教程里 mask == 0 的写法一致。',
+  'mha.maskConvention':
+    '这里的掩码约定沿用 nn.MultiheadAttention：1 = 屏蔽（keyPaddingMask、attnMask）。“逐步计算”部分沿用 SDPA 的约定：1 = 可以看，和教程里 mask == 0 的写法一致。',
   'mha.linksTitle': '词元连线',
-  'mha.linksNote': '左边是查询，右边是键；线的不透明度就是权重。把鼠标移到某个词元上只看它的连线；点击下面的头可以显示或隐藏它。',
+  'mha.linksNote':
+    '左边是查询，右边是键；线的不透明度就是权重。把鼠标移到某个词元上只看它的连线；点击下面的头可以显示或隐藏它。',
   'mha.formatSummary': 'state dict 文件格式（用于“你的 PyTorch 层”）',
-  'mha.formatNote': '一个 JSON 对象，包含层的构造尺寸和以 PyTorch 参数名为键的 state dict；每个张量写成 {"shape": [...], "data": [按行展开的数字]}。也能读取分开的 q/k/v 投影权重（kdim/vdim）以及 bias_k/bias_v。下面的 Python 代码会写出这样的文件：',
+  'mha.formatNote':
+    '一个 JSON 对象，包含层的构造尺寸和以 PyTorch 参数名为键的 state dict；每个张量写成 {"shape": [...], "data": [按行展开的数字]}。也能读取分开的 q/k/v 投影权重（kdim/vdim）以及 bias_k/bias_v。下面的 Python 代码会写出这样的文件：',
   'mha.fileUnreadable': '无法读取 {f}：{err}',
   'mha.fileBuild': 'attnlab 无法创建这一层（createMultiHeadAttention，embed_dim {e}，num_heads {h}）：{err}',
-  'mha.fileRefused': 'attnlab 拒绝了 {f} 中的 state dict：{err}\n对 embed_dim {e}{nb}，应有：{want}。\n文件里有：{has}。',
+  'mha.fileRefused':
+    'attnlab 拒绝了 {f} 中的 state dict：{err}\n对 embed_dim {e}{nb}，应有：{want}。\n文件里有：{has}。',
   'mha.fileOk': '已加载 {f}：{layer}，共 {n} 个张量。',
   'mha.fileStill': '（页面上显示的仍是之前加载的 {f}。）',
   'mha.fetchFailed': '无法获取 {f}：{err}',
@@ -326,12 +373,15 @@ export default {
   'mha.toyBy': '由 scripts/train_toy.py（PyTorch）训练。',
   'mha.toyDesc.reverse': '序列反转：六个字母 A–L；位置 t 的答案是位置 5 − t 上的字母。',
   'mha.toyDesc.recall': '键值回忆：先是五个存储词元 "k=v"，然后是三个查询 "k?"；查询处的答案是存在该键下的数字。',
-  'mha.toyArch': '词嵌入 + 位置编码 + 一个 nn.MultiheadAttention({e}, {h}{nb}) + 残差 + 线性输出层；在 PyTorch 里对 {n} 个新样例答对 {p} %。注意力由 attnlab 计算，词嵌入和输出层是纯 JS。训练时没见过的词元会被拒绝。',
+  'mha.toyArch':
+    '词嵌入 + 位置编码 + 一个 nn.MultiheadAttention({e}, {h}{nb}) + 残差 + 线性输出层；在 PyTorch 里对 {n} 个新样例答对 {p} %。注意力由 attnlab 计算，词嵌入和输出层是纯 JS。训练时没见过的词元会被拒绝。',
   'mha.untrained': '未训练：',
-  'mha.randomDesc': '新建的 attnlab 层（embed_dim {e}），按 PyTorch 的默认方式初始化：in_proj_weight 用 Xavier 均匀分布，out_proj.weight 用 Kaiming 均匀分布（nn.Linear 的默认，U(±1/√E)），偏置为 0；输入是伪随机的词元向量加位置编码。',
+  'mha.randomDesc':
+    '新建的 attnlab 层（embed_dim {e}），按 PyTorch 的默认方式初始化：in_proj_weight 用 Xavier 均匀分布，out_proj.weight 用 Kaiming 均匀分布（nn.Linear 的默认，U(±1/√E)），偏置为 0；输入是伪随机的词元向量加位置编码。',
   'mha.noise': '这些热力图看起来像噪声：',
   'mha.noiseWhy': '还没有任何东西教过这些头该看哪里（§8.1）。对比一下玩具模型，它们的头学到了清晰的模式。',
-  'mha.userDesc': '来自 {f} 的层。它的输入是词元的伪随机向量（每个不同的词元一个固定向量）加位置编码，因为文件里只有注意力层，没有你模型的词嵌入；所以热力图反映的是你的层的投影如何处理这些向量。',
+  'mha.userDesc':
+    '来自 {f} 的层。它的输入是词元的伪随机向量（每个不同的词元一个固定向量）加位置编码，因为文件里只有注意力层，没有你模型的词嵌入；所以热力图反映的是你的层的投影如何处理这些向量。',
   'mha.userNone': '请用文件选择器选一个 JSON 格式的 state dict 文件（格式见下方）。选好之前，这个来源不显示任何内容。',
   'mha.typeText': '请输入一些文字：中日文按字切分，其他文字按词切分。',
   'mha.tooMany': '共 {n} 个词元；这里最多显示 {max} 个。请缩短文本。',
@@ -339,10 +389,12 @@ export default {
   'mha.head': '第 {h} 个头',
   'mha.average': '{n} 个头的平均（诊断用）',
   'mha.averageTitle': 'PyTorch 平均后的注意力权重（average_attn_weights=True）',
-  'mha.averageNote': '这是 PyTorch 为了诊断而给出的各头权重平均。层本身从不使用它：合并多头是把各头的输出拼接起来再乘 W_O（见“从 X 到多头再回来”）。',
+  'mha.averageNote':
+    '这是 PyTorch 为了诊断而给出的各头权重平均。层本身从不使用它：合并多头是把各头的输出拼接起来再乘 W_O（见“从 X 到多头再回来”）。',
   'mha.mapAria': '注意力权重，{title}',
   'mha.legend': '注意力权重',
-  'mha.legendNote': '行是查询，列是键；每行之和为 1。把鼠标移到格子上可以看到数值。画了斜线的格子被屏蔽（padding 或因果掩码）。',
+  'mha.legendNote':
+    '行是查询，列是键；每行之和为 1。把鼠标移到格子上可以看到数值。画了斜线的格子被屏蔽（padding 或因果掩码）。',
   'mha.chipTitle': '点击显示或隐藏这个头',
   'mha.avgOnly': '正在显示各头的平均（把“显示”改成每个头，连线会按头着色）。',
   'mha.linksAria': '词元连线：从查询词元到键词元',

@@ -73,14 +73,28 @@ struct HeadProblem : HeadDims {
 // head being a column slice of (tokens, E) buffers), with problem `row_problem`'s row bias and item
 // `key_problem`'s key bias of `bias` (their batch strides apply per index).
 HWY_INLINE HeadProblem MakeHeadProblem(const HeadDims& dims, const float* q, size_t q_stride, const float* v,
-                                       size_t v_stride, float* out, float* weights, bool causal,
-                                       const BiasArgs& bias, size_t row_problem, size_t key_problem) {
+                                       size_t v_stride, float* out, float* weights, bool causal, const BiasArgs& bias,
+                                       size_t row_problem, size_t key_problem) {
   const float* row_bias = bias.row_bias ? bias.row_bias + row_problem * bias.row_bias_batch_stride : nullptr;
   const float* key_bias = bias.key_bias ? bias.key_bias + key_problem * bias.key_bias_batch_stride : nullptr;
   // (kt, k_packed, v_packed and the non-finite value rows: AttendHead's.)
-  return HeadProblem{dims, q, q_stride, /*kt=*/PackedB(), /*k_packed=*/nullptr, v, v_stride,
-                     /*v_packed=*/PackedB(), out, /*out_stride=*/v_stride, weights, causal, row_bias, key_bias,
-                     bias.mask_cols, /*nonfinite_v_rows=*/nullptr, 0};
+  return HeadProblem{dims,
+                     q,
+                     q_stride,
+                     /*kt=*/PackedB(),
+                     /*k_packed=*/nullptr,
+                     v,
+                     v_stride,
+                     /*v_packed=*/PackedB(),
+                     out,
+                     /*out_stride=*/v_stride,
+                     weights,
+                     causal,
+                     row_bias,
+                     key_bias,
+                     bias.mask_cols,
+                     /*nonfinite_v_rows=*/nullptr,
+                     0};
 }
 
 // Keys query i may see: all, or j <= i when causal.
@@ -251,7 +265,8 @@ HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_
     const float* row = p.v + j * p.v_stride;
     if (!AllFinite(row, p.dv)) {
       scratch.nonfinite_v_rows.push_back(j);
-      for (size_t c = 0; c < p.dv; ++c) scratch.v[(c / kPanel) * p.v_packed.panel_stride + j * kPanel + c % kPanel] = 0.0f;
+      for (size_t c = 0; c < p.dv; ++c)
+        scratch.v[(c / kPanel) * p.v_packed.panel_stride + j * kPanel + c % kPanel] = 0.0f;
     }
   }
   p.nonfinite_v_rows = scratch.nonfinite_v_rows.data();

@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "cpp/src/gemm-inl.h"
 #include "cpp/src/attention-inl.h"
+#include "cpp/src/gemm-inl.h"
 #include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
@@ -46,12 +46,12 @@ struct HeadGradProblem : HeadDims {
 
 // A head whose q, k, d_q and d_k rows are qk_stride floats apart and v, d_out and d_v rows v_stride apart
 // (SDPA: dk and dv; MHA: E).
-HWY_INLINE HeadGradProblem MakeHeadGradProblem(const HeadDims& dims, size_t qk_stride, size_t v_stride,
-                                               const float* q, const float* k, const float* v, const float* weights,
-                                               const float* d_out, float* d_q, float* d_k, float* d_v) {
+HWY_INLINE HeadGradProblem MakeHeadGradProblem(const HeadDims& dims, size_t qk_stride, size_t v_stride, const float* q,
+                                               const float* k, const float* v, const float* weights, const float* d_out,
+                                               float* d_q, float* d_k, float* d_v) {
   // Each matrix with its row stride, in the struct's order.
-  return HeadGradProblem{dims,     q,   qk_stride, k,   qk_stride, v,   v_stride, weights, d_out,
-                         v_stride, d_q, qk_stride, d_k, qk_stride, d_v, v_stride};
+  return HeadGradProblem{dims,  q,        qk_stride, k,         qk_stride, v,         v_stride, weights,
+                         d_out, v_stride, d_q,       qk_stride, d_k,       qk_stride, d_v,      v_stride};
 }
 
 // dS row in place: ds = scale · w ⊙ (ds − Σ w ⊙ ds) over n entries.
@@ -87,10 +87,8 @@ HWY_INLINE void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>&
                pack_buffer);
   for (size_t i = 0; i < p.lq; ++i) SoftmaxGradRow(p.weights + i * p.lk, ds + i * p.lk, p.lk, p.scale);
   // dQ (lq, dk) = dS · K;  dK (lk, dk) = dSᵀ · Q.
-  GemmUnpacked(p.lq, p.dk, p.lk, ds, p.lk, 1, p.k, p.k_stride, false, p.d_q, p.d_q_stride, nullptr, false,
-               pack_buffer);
-  GemmUnpacked(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, false, p.d_k, p.d_k_stride, nullptr, false,
-               pack_buffer);
+  GemmUnpacked(p.lq, p.dk, p.lk, ds, p.lk, 1, p.k, p.k_stride, false, p.d_q, p.d_q_stride, nullptr, false, pack_buffer);
+  GemmUnpacked(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, false, p.d_k, p.d_k_stride, nullptr, false, pack_buffer);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

@@ -56,8 +56,9 @@ size_t CheckMask(const std::string& argument, const Mask& mask) {
   const size_t numel = CheckedNumel(argument, mask.shape);
   const bool has_data = mask.kind == Mask::Kind::kBool ? mask.bool_data != nullptr : mask.float_data != nullptr;
   if (numel > 0 && !has_data) {
-    Fail(argument, std::string(mask.kind == Mask::Kind::kBool ? "bool" : "float") + " data for " +
-                       std::to_string(numel) + " elements",
+    Fail(argument,
+         std::string(mask.kind == Mask::Kind::kBool ? "bool" : "float") + " data for " + std::to_string(numel) +
+             " elements",
          "a null data pointer");
   }
   return numel;

@@ -79,8 +79,8 @@ ATTNLAB_GEMM_TILE_INLINE void GemmTile(D d, size_t k, const float* HWY_RESTRICT 
 // last tile compute past n; it runs on a local copy of its C block so that nothing past column n is read or
 // written. `init`: the tile starts from 0 (0), bias (1) or the current C (2).
 template <size_t kRows, size_t kAStep>
-HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB& b, float* HWY_RESTRICT c,
-                           size_t ldc, const float* HWY_RESTRICT bias, int init) {
+HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB& b, float* HWY_RESTRICT c, size_t ldc,
+                           const float* HWY_RESTRICT bias, int init) {
   const hn::ScalableTag<float> d;
   constexpr size_t kMaxWidth = 2 * hn::MaxLanes(hn::ScalableTag<float>());
   const size_t width = 2 * hn::Lanes(d);
@@ -94,10 +94,7 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
   HWY_ALIGN float tile[kRows * kMaxWidth];
   for (size_t r = 0; r < kRows; ++r) {
     for (size_t jj = 0; jj < width; ++jj) {
-      tile[r * width + jj] = jj >= valid ? 0.0f
-                             : init == 2 ? c[r * ldc + j + jj]
-                             : init == 1 ? bias[j + jj]
-                                         : 0.0f;
+      tile[r * width + jj] = jj >= valid ? 0.0f : init == 2 ? c[r * ldc + j + jj] : init == 1 ? bias[j + jj] : 0.0f;
     }
   }
   GemmTile<kRows, 2, kAStep>(d, k, at.a, at.row_stride, at.step, bp, tile, width, tile, width);
@@ -106,9 +103,9 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
 
 // One (mc, kc) block of A against every column tile: A packed into a_packed, or read in place.
 template <bool kPackedA>
-HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda,
-                          size_t a_col_stride, float* HWY_RESTRICT a_packed, const PackedB& b, float* HWY_RESTRICT c,
-                          size_t ldc, const float* HWY_RESTRICT bias, int init) {
+HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                          float* HWY_RESTRICT a_packed, const PackedB& b, float* HWY_RESTRICT c, size_t ldc,
+                          const float* HWY_RESTRICT bias, int init) {
   const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
   if (kPackedA) PackA(mc, kc, a, lda, a_col_stride, a_packed);
   // Rows [i, i + rows) of the block.
@@ -161,9 +158,9 @@ HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, 
 
 // Gemm with a row-major B (k, n) of row stride ldb, or Bᵀ given as (n, k) when b_transposed; packs B into
 // pack_buffer first.
-HWY_INLINE void GemmUnpacked(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda,
-                             size_t a_col_stride, const float* HWY_RESTRICT b, size_t ldb, bool b_transposed,
-                             float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias, bool accumulate,
+HWY_INLINE void GemmUnpacked(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                             const float* HWY_RESTRICT b, size_t ldb, bool b_transposed, float* HWY_RESTRICT c,
+                             size_t ldc, const float* HWY_RESTRICT bias, bool accumulate,
                              std::vector<float>& pack_buffer) {
   const PackedB packed = PackB(b, ldb, k, n, b_transposed, pack_buffer);
   Gemm(m, n, k, a, lda, a_col_stride, packed, c, ldc, bias, accumulate);

@@ -54,8 +54,8 @@ HWY_DLLEXPORT ChosenTarget& GetChosenTarget() {
 
 HWY_DLLEXPORT void* AllocateAlignedBytes(size_t payload, AllocPtr alloc_ptr, void* opaque) {
   const size_t align = HWY_ALIGNMENT;
-  void* raw = alloc_ptr ? alloc_ptr(opaque, payload + align + sizeof(void*))
-                        : std::malloc(payload + align + sizeof(void*));
+  void* raw =
+      alloc_ptr ? alloc_ptr(opaque, payload + align + sizeof(void*)) : std::malloc(payload + align + sizeof(void*));
   if (!raw) return nullptr;
   uintptr_t p = reinterpret_cast<uintptr_t>(raw) + sizeof(void*);
   p = (p + align - 1) & ~(uintptr_t(align) - 1);

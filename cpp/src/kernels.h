@@ -57,10 +57,10 @@ struct MhaArgs {
   const float* value = nullptr;
   size_t n = 0, l = 0, s = 0, e = 0, heads = 0, kdim = 0, vdim = 0;
   bool batch_first = true;
-  PackedB wq_t;  // (e, e)
-  PackedB wk_t;  // (kdim, e)
-  PackedB wv_t;  // (vdim, e)
-  const float* bq = nullptr;    // (e) or null, likewise bk, bv, bo
+  PackedB wq_t;               // (e, e)
+  PackedB wk_t;               // (kdim, e)
+  PackedB wv_t;               // (vdim, e)
+  const float* bq = nullptr;  // (e) or null, likewise bk, bv, bo
   const float* bk = nullptr;
   const float* bv = nullptr;
   const float* bias_k = nullptr;  // (e) or null

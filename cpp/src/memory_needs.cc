@@ -61,7 +61,7 @@ MemoryNeeds MhaForwardMemoryNeeds(const MhaConfig& config, const Shape& query, c
   }
   const double n = rank == 3 ? static_cast<double>(query[config.batch_first ? 0 : 1]) : 1;
   if (n <= 0) return needs;
-  const double nl = Numel(query) / static_cast<double>(e);  // N · L
+  const double nl = Numel(query) / static_cast<double>(e);   // N · L
   const double ns = Numel(key) / static_cast<double>(kdim);  // N · S
   const double s_all = ns / n + (config.add_bias_kv ? 1 : 0) + (config.add_zero_attn ? 1 : 0);
   const double h = static_cast<double>(config.num_heads);
@@ -89,7 +89,8 @@ MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, 
   const double bt = Numel(tokens);
   const double grad = with_gradient ? 2 : 1;  // a backward pass keeps, and then mirrors, the forward's activations
   return {{"logits (B, T, vocabSize)", grad * bt * static_cast<double>(config.vocab_size) * kF32},
-          {"weights (B, H, T, T)", grad * bt * static_cast<double>(config.num_heads) * static_cast<double>(tokens[1]) * kF32},
+          {"weights (B, H, T, T)",
+           grad * bt * static_cast<double>(config.num_heads) * static_cast<double>(tokens[1]) * kF32},
           {"activations (B, T, embedDim)", grad * 8 * bt * static_cast<double>(config.embed_dim) * kF32}};
 }
 

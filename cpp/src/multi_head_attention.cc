@@ -75,7 +75,6 @@ std::map<std::string, Tensor> JoinSlots(const std::vector<StateSlot>& slots, con
 
 float* DataOrNull(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
 
-
 // Validates Forward's arguments against configuration c (kdim, vdim resolved) and fills in every size, the
 // layout and the masks of MhaArgs (not the parameters, out or weights); weights_shape gets the returned weights'
 // shape. The mask storages hold bool masks' additive form. Every size check comes before the first allocation:
@@ -90,8 +89,8 @@ MhaArgs PrepareMha(const MhaConfig& c, const TensorView& query, const TensorView
   }
   const bool batched = rank == 3;
   CheckTensor("query", query);
-  for (const auto& [name, tensor] :
-       {std::pair<const char*, const TensorView&>{"key", key}, std::pair<const char*, const TensorView&>{"value", value}}) {
+  for (const auto& [name, tensor] : {std::pair<const char*, const TensorView&>{"key", key},
+                                     std::pair<const char*, const TensorView&>{"value", value}}) {
     if (tensor.shape.size() != rank) {
       Fail(name, "rank " + std::to_string(rank) + (batched ? " (batched, like query)" : " (unbatched, like query)"),
            "rank " + std::to_string(tensor.shape.size()) + " " + ShapeString(tensor.shape));
@@ -102,11 +101,12 @@ MhaArgs PrepareMha(const MhaConfig& c, const TensorView& query, const TensorView
   auto seq_len = [&](const TensorView& t) { return !batched ? t.shape[0] : c.batch_first ? t.shape[1] : t.shape[0]; };
   auto batch_size = [&](const TensorView& t) { return !batched ? 1 : c.batch_first ? t.shape[0] : t.shape[1]; };
   const int64_t n = batch_size(query), l = seq_len(query), s = seq_len(key);
-  for (const auto& [name, tensor] :
-       {std::pair<const char*, const TensorView&>{"key", key}, std::pair<const char*, const TensorView&>{"value", value}}) {
+  for (const auto& [name, tensor] : {std::pair<const char*, const TensorView&>{"key", key},
+                                     std::pair<const char*, const TensorView&>{"value", value}}) {
     if (batch_size(tensor) != n) {
-      Fail(name, "batch size N = " + std::to_string(n) + " (that of query, " +
-                     (c.batch_first ? "dimension 0" : "dimension 1") + ")",
+      Fail(name,
+           "batch size N = " + std::to_string(n) + " (that of query, " +
+               (c.batch_first ? "dimension 0" : "dimension 1") + ")",
            std::to_string(batch_size(tensor)) + " in shape " + ShapeString(tensor.shape));
     }
   }
@@ -159,7 +159,7 @@ MhaArgs PrepareMha(const MhaConfig& c, const TensorView& query, const TensorView
   if (!batched) weights_shape.erase(weights_shape.begin());
   CheckedNumel("output", query.shape);
   if (options.need_weights) CheckedNumel("weights", weights_shape);
-  CheckedNumel("key", {n, s_all, c.embed_dim});  // projected key/value buffers
+  CheckedNumel("key", {n, s_all, c.embed_dim});                          // projected key/value buffers
   if (options.requires_grad) CheckedNumel("weights", {n, h, l, s_all});  // saved per-head weights
 
   args.query = query.data;

@@ -25,7 +25,9 @@ struct PackedB {
   size_t panel_stride = 0;  // kPanel * (rows of the whole packed matrix)
 
   // The same matrix from row p0 and column j0 (j0 a multiple of kPanel) on.
-  PackedB At(size_t p0, size_t j0) const { return PackedB{data + (j0 / kPanel) * panel_stride + p0 * kPanel, panel_stride}; }
+  PackedB At(size_t p0, size_t j0) const {
+    return PackedB{data + (j0 / kPanel) * panel_stride + p0 * kPanel, panel_stride};
+  }
 };
 
 // Packs B (k, n) with row stride ldb, or Bᵀ when `transposed` (then b is (n, k) with row stride ldb), into `out`.

@@ -114,16 +114,16 @@ AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorV
   return result;
 }
 
-SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const TensorView& key,
-                                                const TensorView& value, const TensorView& grad_output,
-                                                const SdpaOptions& options) {
+SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const TensorView& key, const TensorView& value,
+                                                const TensorView& grad_output, const SdpaOptions& options) {
   std::vector<float> mask_storage;
   SdpaArgs args = PrepareSdpa(query, key, value, options, mask_storage);
   Shape out_shape = BatchDims(query.shape);
   out_shape.push_back(query.shape.end()[-2]);
   out_shape.push_back(value.shape.back());
   if (grad_output.shape != out_shape) {
-    Fail("grad_output", "the output's shape (*batch, Lq, dv) = " + ShapeString(out_shape), ShapeString(grad_output.shape));
+    Fail("grad_output", "the output's shape (*batch, Lq, dv) = " + ShapeString(out_shape),
+         ShapeString(grad_output.shape));
   }
   CheckTensor("grad_output", grad_output);
   SdpaGradients grads;

@@ -132,8 +132,8 @@ enum class RowKind { kAttends, kFullyMasked, kNaN };
 // becomes 0 (kFullyMasked). A NaN or +∞ among the attended logits makes the whole row NaN (kNaN; IEEE: NaN, or
 // ∞ − ∞), never a hidden "masked".
 HWY_INLINE RowKind MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t valid, float scale,
-                                 const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
-                                 size_t mask_cols) {
+                                    const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
+                                    size_t mask_cols) {
   ZeroRow(x + valid, n - valid);
   const RowMax m = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
   if (m.has_nan || m.max == kPosInf) {
@@ -153,11 +153,11 @@ HWY_INLINE RowKind MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t vali
 // first_key + j, column q is query first_query + q; only the first `queries` columns are real queries.
 struct ColumnTileMask {
   size_t first_query, first_key, queries;
-  bool causal;               // query i sees key j only when j <= i
-  const float* row_bias;     // (queries, ·), row stride row_bias_stride, from key first_key on; may be null
+  bool causal;            // query i sees key j only when j <= i
+  const float* row_bias;  // (queries, ·), row stride row_bias_stride, from key first_key on; may be null
   size_t row_bias_stride;
-  const float* key_bias;     // from key first_key on; may be null
-  size_t bias_keys;          // the tile's rows [0, bias_keys) have biases
+  const float* key_bias;  // from key first_key on; may be null
+  size_t bias_keys;       // the tile's rows [0, bias_keys) have biases
 };
 
 // Running state of kWidth query rows of the online (flash-style) softmax, one lane each: the largest logit seen
@@ -219,8 +219,8 @@ HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scal
         v = AddBias(d, v, hn::Load(d, bias));
       }
       if (hidden_below > g * kN) {
-        const auto hidden = hn::RebindMask(d, hn::Lt(hn::Iota(di, static_cast<int32_t>(g * kN)),
-                                                     hn::Set(di, static_cast<int32_t>(hidden_below))));
+        const auto hidden = hn::RebindMask(
+            d, hn::Lt(hn::Iota(di, static_cast<int32_t>(g * kN)), hn::Set(di, static_cast<int32_t>(hidden_below))));
         v = hn::IfThenElse(hidden, neg_inf, v);
       }
       hn::StoreU(v, d, row + g * kN);

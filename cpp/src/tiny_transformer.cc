@@ -62,7 +62,8 @@ struct TinyTransformer::Impl {
     if (tokens.shape.size() != 2 || tokens.shape[0] < 1 || tokens.shape[1] < 1) {
       Fail(name, "shape [B, T] with B, T >= 1", ShapeString(tokens.shape));
     }
-    if (like && tokens.shape != *like) Fail(name, "shape " + ShapeString(*like) + " (that of tokens)", ShapeString(tokens.shape));
+    if (like && tokens.shape != *like)
+      Fail(name, "shape " + ShapeString(*like) + " (that of tokens)", ShapeString(tokens.shape));
     const size_t n = CheckedNumel(name, tokens.shape);
     if (!tokens.data) Fail(name, "data for " + std::to_string(n) + " tokens", "a null data pointer");
     for (size_t i = 0; i < n; ++i) {
@@ -138,8 +139,8 @@ struct TinyTransformer::Impl {
       }
     }
     // Attention (query = key = value = x) plus the residual: dx = dh + dq + dk + dv.
-    const MhaGradients ga = attn.Backward(TensorView{d_hidden.data(), {tokens.shape[0], tokens.shape[1],
-                                                                        static_cast<int64_t>(e)}});
+    const MhaGradients ga =
+        attn.Backward(TensorView{d_hidden.data(), {tokens.shape[0], tokens.shape[1], static_cast<int64_t>(e)}});
     std::vector<float> g_embedding(v * e, 0.0f);
     for (size_t r = 0; r < rows; ++r) {
       float* dst = g_embedding.data() + static_cast<size_t>(tokens.data[r]) * e;
@@ -227,7 +228,8 @@ TinyTransformer::Output TinyTransformer::Forward(const TokensView& tokens) {
   impl_->CheckTokens("tokens", tokens, nullptr);
   Output out;
   const Shape& s = tokens.shape;
-  out.logits = Tensor{impl_->Logits(tokens, /*requires_grad=*/false, &out.weights), {s[0], s[1], impl_->config.vocab_size}};
+  out.logits =
+      Tensor{impl_->Logits(tokens, /*requires_grad=*/false, &out.weights), {s[0], s[1], impl_->config.vocab_size}};
   return out;
 }
 

@@ -66,8 +66,8 @@ struct OwnedMask {
     return is_bool ? attnlab::Mask::Bool(b.data(), shape) : attnlab::Mask::Float(f.data(), shape);
   }
   std::string Json() const {
-    std::string o = std::string("{\"kind\":\"") + (is_bool ? "bool" : "float") + "\",\"shape\":" + ShapeJson(shape) +
-                    ",\"data\":[";
+    std::string o =
+        std::string("{\"kind\":\"") + (is_bool ? "bool" : "float") + "\",\"shape\":" + ShapeJson(shape) + ",\"data\":[";
     const size_t n = Numel(shape);
     for (size_t i = 0; i < n; ++i) o += (i ? "," : "") + (is_bool ? std::to_string(b[i]) : Num(f[i]));
     return o + "]}";
@@ -84,7 +84,8 @@ OwnedMask RandomMask(Rng& rng, const Shape& shape, double p_masked) {
     for (auto& x : m.b) x = rng.Bool(p_masked) ? 1 : 0;  // meaning depends on the call; flipped for SDPA below
   } else {
     m.f.resize(n);
-    for (auto& x : m.f) x = rng.Bool(p_masked) ? -std::numeric_limits<float>::infinity() : static_cast<float>(rng.U() - 0.5);
+    for (auto& x : m.f)
+      x = rng.Bool(p_masked) ? -std::numeric_limits<float>::infinity() : static_cast<float>(rng.U() - 0.5);
   }
   return m;
 }
@@ -93,7 +94,9 @@ std::string SdpaCase(Rng& rng) {
   const int nb = rng.Int(0, 2);
   Shape batch;
   for (int i = 0; i < nb; ++i) batch.push_back(rng.Int(1, 3));
-  auto dim = [&] { return rng.Bool(0.15) ? static_cast<int64_t>(rng.Bool() ? 17 : 33) : static_cast<int64_t>(rng.Int(1, 8)); };
+  auto dim = [&] {
+    return rng.Bool(0.15) ? static_cast<int64_t>(rng.Bool() ? 17 : 33) : static_cast<int64_t>(rng.Int(1, 8));
+  };
   const int64_t lq = dim(), lk = rng.Bool(0.1) ? 130 : dim(), dk = rng.Int(1, 8), dv = rng.Int(1, 8);
   Shape qs = batch, ks = batch, vs = batch;
   qs.insert(qs.end(), {lq, dk});

@@ -98,8 +98,8 @@ TEST_CASE("MHA backward matches every PyTorch mha_grad fixture", "[backward][fix
         *mask = it->second.is_bool ? Mask::Bool(it->second.bools.data(), it->second.shape)
                                    : Mask::Float(it->second.values.data(), it->second.shape);
       }
-      const attnlab::AttentionResult forward = mha.Forward(f.inputs.at("query").View(), f.inputs.at("key").View(),
-                                                           f.inputs.at("value").View(), options);
+      const attnlab::AttentionResult forward =
+          mha.Forward(f.inputs.at("query").View(), f.inputs.at("key").View(), f.inputs.at("value").View(), options);
       CheckAllClose(f.name + " output", forward.output.data, f.outputs.at("output").values, f.tolerance);
       const attnlab::MhaGradients g = mha.Backward(f.inputs.at("grad_output").View());
       CheckAllClose(f.name + " grad_query", g.grad_query.data, f.outputs.at("grad_query").values, f.tolerance);
@@ -148,19 +148,26 @@ TEST_CASE("SDPA backward agrees with finite differences of the double reference"
     bool causal;
     int mask;  // 0 none, 1 bool, 2 float
   };
-  const Case cases[] = {{{}, 3, 5, 4, 3, false, 0}, {{2}, 5, 5, 3, 6, true, 0}, {{2}, 4, 6, 5, 4, false, 1},
-                        {{1, 2}, 6, 3, 8, 2, false, 2}, {{}, 9, 9, 17, 5, true, 1}};
+  const Case cases[] = {{{}, 3, 5, 4, 3, false, 0},
+                        {{2}, 5, 5, 3, 6, true, 0},
+                        {{2}, 4, 6, 5, 4, false, 1},
+                        {{1, 2}, 6, 3, 8, 2, false, 2},
+                        {{}, 9, 9, 17, 5, true, 1}};
   for (const Case& c : cases) {
-    const Shape qs = Concat(c.batch, {c.lq, c.dk}), ks = Concat(c.batch, {c.lk, c.dk}), vs = Concat(c.batch, {c.lk, c.dv});
+    const Shape qs = Concat(c.batch, {c.lq, c.dk}), ks = Concat(c.batch, {c.lk, c.dk}),
+                vs = Concat(c.batch, {c.lk, c.dv});
     std::vector<float> q = RandomVector(rng, NumElements(qs)), k = RandomVector(rng, NumElements(ks)),
-                       v = RandomVector(rng, NumElements(vs)), d_out = RandomVector(rng, NumElements(Concat(c.batch, {c.lq, c.dv})));
+                       v = RandomVector(rng, NumElements(vs)),
+                       d_out = RandomVector(rng, NumElements(Concat(c.batch, {c.lq, c.dv})));
     OwnedMask mask;
     if (c.mask == 1) mask = RandomBoolMask(rng, {c.lq, c.lk}, 0.7);
     if (c.mask == 2) mask = RandomFloatMask(rng, Concat(c.batch, {c.lq, c.lk}), 0.2);
     attnlab::SdpaOptions options;
     options.is_causal = c.causal;
     options.attn_mask = mask.View();
-    auto loss = [&] { return Dot(ReferenceSdpa({q.data(), qs}, {k.data(), ks}, {v.data(), vs}, options).output, d_out); };
+    auto loss = [&] {
+      return Dot(ReferenceSdpa({q.data(), qs}, {k.data(), ks}, {v.data(), vs}, options).output, d_out);
+    };
     const std::vector<double> num_q = NumericGradient(q, loss), num_k = NumericGradient(k, loss),
                               num_v = NumericGradient(v, loss);
     ForEachTarget([&](const std::string&) {

@@ -45,8 +45,8 @@ struct SdpaCase {
 
   std::string Describe() const {
     std::ostringstream os;
-    os << "batch " << ShapeToString(batch) << " Lq " << lq << " Lk " << lk << " dk " << dk << " dv " << dv
-       << " mask " << mask.Describe() << " causal " << options.is_causal;
+    os << "batch " << ShapeToString(batch) << " Lq " << lq << " Lk " << lk << " dk " << dk << " dv " << dv << " mask "
+       << mask.Describe() << " causal " << options.is_causal;
     if (options.has_scale) os << " scale " << options.scale;
     return os.str();
   }
@@ -113,8 +113,7 @@ void CheckCase(const SdpaCase& c, Tolerance tol = {}) {
   CHECK(tiled.weights.data.empty());
   CHECK(tiled.weights.shape.empty());
   CheckAllClose("output (need_weights=false)", tiled.output.data, c.ref.output, tol);
-  CheckAllClose("output: need_weights=false vs true", tiled.output.data, ToDouble(full.output.data),
-                kPathTolerance);
+  CheckAllClose("output: need_weights=false vs true", tiled.output.data, ToDouble(full.output.data), kPathTolerance);
   CheckFullyMaskedRowsAreZero(c, tiled);
 }
 
@@ -190,7 +189,8 @@ TEST_CASE("sdpa: long key sequences (several tiles), with masks and causal", "[s
   struct Dims {
     int64_t lq, lk, dk, dv;
   };
-  const std::vector<Dims> dims = {{2, 257, 16, 8}, {3, 513, 8, 8}, {130, 300, 17, 5}, {64, 1000, 4, 4}, {300, 130, 8, 3}};
+  const std::vector<Dims> dims = {
+      {2, 257, 16, 8}, {3, 513, 8, 8}, {130, 300, 17, 5}, {64, 1000, 4, 4}, {300, 130, 8, 3}};
   std::vector<SdpaCase> cases;
   uint64_t seed = 3000;
   for (const Dims& d : dims) {
@@ -312,7 +312,8 @@ template <class T>
 struct OffsetCopy {
   std::vector<T> buffer;
   size_t offset;
-  OffsetCopy(const std::vector<T>& v, size_t offset_elements) : buffer(v.size() + offset_elements + 1), offset(offset_elements) {
+  OffsetCopy(const std::vector<T>& v, size_t offset_elements)
+      : buffer(v.size() + offset_elements + 1), offset(offset_elements) {
     std::copy(v.begin(), v.end(), buffer.begin() + offset);
   }
   const T* data() const { return buffer.data() + offset; }
@@ -345,7 +346,8 @@ TEST_CASE("sdpa: unaligned input and mask pointers", "[sdpa][unaligned]") {
         SdpaOptions options = c.options;
         if (c.mask.kind == Mask::Kind::kBool) options.attn_mask = Mask::Bool(bool_mask.data(), c.mask.shape);
         if (c.mask.kind == Mask::Kind::kFloat) options.attn_mask = Mask::Float(float_mask.data(), c.mask.shape);
-        const TensorView query{q.data(), c.Query().shape}, key{k.data(), c.Key().shape}, value{v.data(), c.Value().shape};
+        const TensorView query{q.data(), c.Query().shape}, key{k.data(), c.Key().shape},
+            value{v.data(), c.Value().shape};
         for (bool need_weights : {true, false}) {
           options.need_weights = need_weights;
           const AttentionResult r = attnlab::ScaledDotProductAttention(query, key, value, options);

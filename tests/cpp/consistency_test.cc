@@ -50,7 +50,9 @@ struct M {
   std::vector<uint8_t> b;
   std::vector<float> f;
   attnlab::Shape shape;
-  attnlab::Mask View() const { return is_bool ? attnlab::Mask::Bool(b.data(), shape) : attnlab::Mask::Float(f.data(), shape); }
+  attnlab::Mask View() const {
+    return is_bool ? attnlab::Mask::Bool(b.data(), shape) : attnlab::Mask::Float(f.data(), shape);
+  }
 };
 
 M MaskOf(const json& j) {

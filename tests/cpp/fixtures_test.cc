@@ -93,8 +93,8 @@ bool RunSdpaFixture(const Fixture& f) {
   if (has_weights) {
     const FixtureTensor& expected_weights = f.outputs.at("weights");
     ok &= CheckShape("weights", r.weights.shape, expected_weights.shape);
-    ok &= CheckAllClose("weights", r.weights.data, ReplaceNaN(expected_weights.values, [](size_t) { return 0.0f; }),
-                        tol);
+    ok &=
+        CheckAllClose("weights", r.weights.data, ReplaceNaN(expected_weights.values, [](size_t) { return 0.0f; }), tol);
     // The need_weights=false (tiled online-softmax) path must match the same file.
     options.need_weights = false;
     const attnlab::AttentionResult tiled = attnlab::ScaledDotProductAttention(q, k, v, options);
@@ -157,8 +157,8 @@ bool RunMhaFixture(const Fixture& f) {
   if (options.need_weights) {
     const FixtureTensor& expected_weights = f.outputs.at("weights");
     ok &= CheckShape("weights", r.weights.shape, expected_weights.shape);
-    ok &= CheckAllClose("weights", r.weights.data, ReplaceNaN(expected_weights.values, [](size_t) { return 0.0f; }),
-                        tol);
+    ok &=
+        CheckAllClose("weights", r.weights.data, ReplaceNaN(expected_weights.values, [](size_t) { return 0.0f; }), tol);
     options.need_weights = false;
     const attnlab::AttentionResult no_weights = mha.Forward(q, k, v, options);
     ok &= CheckAllClose("output (need_weights=false)", no_weights.output.data, output_want, tol);
@@ -208,9 +208,8 @@ TEST_CASE("PyTorch fixtures match on every target", "[fixtures]") {
     });
   }
   CHECK(cases >= kMinFixtureCases);
-  std::cout << "fixtures: " << cases << " cases x " << num_targets << " targets ("
-            << TargetListString() << ") " << (failed_runs == 0 ? "passed" : "FAILED") << ", " << failed_runs
-            << " failed runs" << std::endl;
+  std::cout << "fixtures: " << cases << " cases x " << num_targets << " targets (" << TargetListString() << ") "
+            << (failed_runs == 0 ? "passed" : "FAILED") << ", " << failed_runs << " failed runs" << std::endl;
   CHECK(failed_runs == 0);
 }
 

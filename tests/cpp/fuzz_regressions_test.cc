@@ -27,8 +27,8 @@ extern "C" const char* __asan_default_options() { return "allocator_may_return_n
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <limits>

@@ -52,8 +52,8 @@ inline std::string TargetListString() {
 // Prints the target list once per test binary run.
 inline void PrintTargetsOnce() {
   static const bool printed = [] {
-    std::cout << "attnlab tests: Highway targets: " << TargetListString() << " (default choice: "
-              << attnlab::ActiveTargetName() << ")" << std::endl;
+    std::cout << "attnlab tests: Highway targets: " << TargetListString()
+              << " (default choice: " << attnlab::ActiveTargetName() << ")" << std::endl;
     return true;
   }();
   (void)printed;

@@ -76,7 +76,7 @@ TEST_CASE("MHA memory needs cover its parameters, output and weights", "[memory_
   const auto result = mha.Forward({q.data(), qs}, {k.data(), ks}, {k.data(), ks}, options);
   const MemoryNeeds needs = attnlab::MhaForwardMemoryNeeds(config, qs, ks, ks, true, false);
   CHECK(PartBytes(needs, "weights (N, H, L, S')") == Bytes(result.weights));  // S' = 6 + bias_kv
-  CHECK(PartBytes(needs, "output") == 2 * Bytes(result.output));  // the result and its out-projection input
+  CHECK(PartBytes(needs, "output") == 2 * Bytes(result.output));              // the result and its out-projection input
   CHECK(attnlab::MhaForwardMemoryNeeds(config, {2, 5, 7}, ks, ks, true, false).empty());  // wrong E: rejected
 }
 

@@ -139,7 +139,8 @@ inline RefResult ReferenceSdpa(const attnlab::TensorView& query, const attnlab::
 
 // torch.nn.MultiheadAttention.forward in eval mode (README "kind mha"); `state_dict` uses PyTorch's names.
 // Fully masked (query, head) rows get zero weights and zero attention output.
-inline RefResult ReferenceMha(const attnlab::MhaConfig& config, const std::map<std::string, attnlab::Tensor>& state_dict,
+inline RefResult ReferenceMha(const attnlab::MhaConfig& config,
+                              const std::map<std::string, attnlab::Tensor>& state_dict,
                               const attnlab::TensorView& query, const attnlab::TensorView& key,
                               const attnlab::TensorView& value, const attnlab::MhaForwardOptions& options) {
   using namespace ref_internal;
@@ -226,9 +227,8 @@ inline RefResult ReferenceMha(const attnlab::MhaConfig& config, const std::map<s
         }
       }
       Eigen::MatrixXd w;
-      concat.middleCols(head * hd, hd) =
-          Attend(q.middleCols(head * hd, hd), k.middleCols(head * hd, hd), v.middleCols(head * hd, hd),
-                 1.0 / std::sqrt(double(hd)), bias, &w);
+      concat.middleCols(head * hd, hd) = Attend(q.middleCols(head * hd, hd), k.middleCols(head * hd, hd),
+                                                v.middleCols(head * hd, hd), 1.0 / std::sqrt(double(hd)), bias, &w);
       StoreMatrix(w, &per_head, (b * h + head) * l * s_total);
     }
     const Eigen::MatrixXd out = (concat * wo.transpose()).rowwise() + bo;
@@ -243,7 +243,8 @@ inline RefResult ReferenceMha(const attnlab::MhaConfig& config, const std::map<s
       r.weights.assign(n * l * s_total, 0.0);
       for (int64_t b = 0; b < n; ++b) {
         for (int64_t head = 0; head < h; ++head) {
-          for (int64_t i = 0; i < l * s_total; ++i) r.weights[b * l * s_total + i] += per_head[(b * h + head) * l * s_total + i] / double(h);
+          for (int64_t i = 0; i < l * s_total; ++i)
+            r.weights[b * l * s_total + i] += per_head[(b * h + head) * l * s_total + i] / double(h);
         }
       }
       r.weights_shape = {l, s_total};

@@ -31,7 +31,9 @@ class Rng : public attnlab::Rng {
   int64_t Int(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1)); }
   bool Bernoulli(double p) { return Uniform01() < p; }
   template <class T>
-  const T& Pick(const std::vector<T>& items) { return items[static_cast<size_t>(Int(0, int64_t(items.size()) - 1))]; }
+  const T& Pick(const std::vector<T>& items) {
+    return items[static_cast<size_t>(Int(0, int64_t(items.size()) - 1))];
+  }
 };
 
 inline std::vector<float> RandomVector(Rng& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {
@@ -79,7 +81,9 @@ struct OwnedMask {
     }
   }
   std::string Describe() const {
-    const char* name = kind == attnlab::Mask::Kind::kBool ? "bool" : kind == attnlab::Mask::Kind::kFloat ? "float" : "none";
+    const char* name = kind == attnlab::Mask::Kind::kBool    ? "bool"
+                       : kind == attnlab::Mask::Kind::kFloat ? "float"
+                                                             : "none";
     return std::string(name) + (kind == attnlab::Mask::Kind::kNone ? "" : " " + ShapeToString(shape));
   }
 };

@@ -99,17 +99,19 @@ void CheckSdpaStillWorks(const SdpaInputs& in) {
 }
 
 template <class Fn>
-void ExpectSdpaError(const SdpaInputs& in, Fn&& fn, const std::vector<std::string>& names) {
+void ExpectSdpaError(const SdpaInputs& in, const std::vector<std::string>& names, Fn&& fn) {
   ExpectInvalidArgument(fn, names);
   CheckSdpaStillWorks(in);
 }
 
 TEST_CASE("sdpa validation: query of rank < 2", "[validation][sdpa]") {
   SdpaInputs in;
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention({in.query.data(), {4}}, in.Key(), in.Value()); },
-                  {"query"});
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention({in.query.data(), {}}, in.Key(), in.Value()); },
-                  {"query"});
+  ExpectSdpaError(in, {"query"}, [&] {
+    attnlab::ScaledDotProductAttention({in.query.data(), {4}}, in.Key(), in.Value());
+  });
+  ExpectSdpaError(in, {"query"}, [&] {
+    attnlab::ScaledDotProductAttention({in.query.data(), {}}, in.Key(), in.Value());
+  });
 }
 
 TEST_CASE("sdpa validation: key/value batch dims differ from query's", "[validation][sdpa]") {
@@ -118,39 +120,43 @@ TEST_CASE("sdpa validation: key/value batch dims differ from query's", "[validat
   std::vector<float> key3 = in.key, value3 = in.value;
   key3.resize(3 * 5 * 4, 0.5f);
   value3.resize(3 * 5 * 6, 0.5f);
-  ExpectSdpaError(
-      in, [&] { attnlab::ScaledDotProductAttention(in.Query(), {key3.data(), {3, 5, 4}}, in.Value()); }, {"key"});
-  ExpectSdpaError(
-      in, [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), {value3.data(), {3, 5, 6}}); },
-      {"value"});
+  ExpectSdpaError(in, {"key"}, [&] {
+    attnlab::ScaledDotProductAttention(in.Query(), {key3.data(), {3, 5, 4}}, in.Value());
+  });
+  ExpectSdpaError(in, {"value"}, [&] {
+    attnlab::ScaledDotProductAttention(in.Query(), in.Key(), {value3.data(), {3, 5, 6}});
+  });
 }
 
 TEST_CASE("sdpa validation: dk of key differs from query's", "[validation][sdpa]") {
   SdpaInputs in;
-  ExpectSdpaError(
-      in, [&] { attnlab::ScaledDotProductAttention(in.Query(), {in.key.data(), {2, 10, 2}}, in.Value()); },
-      {"key"});
+  ExpectSdpaError(in, {"key"}, [&] {
+    attnlab::ScaledDotProductAttention(in.Query(), {in.key.data(), {2, 10, 2}}, in.Value());
+  });
 }
 
 TEST_CASE("sdpa validation: Lk of value differs from key's", "[validation][sdpa]") {
   SdpaInputs in;
-  ExpectSdpaError(
-      in, [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), {in.value.data(), {2, 4, 6}}); },
-      {"value", "key"});
+  ExpectSdpaError(in, {"value", "key"}, [&] {
+    attnlab::ScaledDotProductAttention(in.Query(), in.Key(), {in.value.data(), {2, 4, 6}});
+  });
 }
 
 TEST_CASE("sdpa validation: null data with a non-zero size", "[validation][sdpa]") {
   SdpaInputs in;
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention({nullptr, {2, 3, 4}}, in.Key(), in.Value()); },
-                  {"query"});
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention(in.Query(), {nullptr, {2, 5, 4}}, in.Value()); },
-                  {"key"});
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), {nullptr, {2, 5, 6}}); },
-                  {"value"});
+  ExpectSdpaError(in, {"query"}, [&] {
+    attnlab::ScaledDotProductAttention({nullptr, {2, 3, 4}}, in.Key(), in.Value());
+  });
+  ExpectSdpaError(in, {"key"}, [&] {
+    attnlab::ScaledDotProductAttention(in.Query(), {nullptr, {2, 5, 4}}, in.Value());
+  });
+  ExpectSdpaError(in, {"value"}, [&] {
+    attnlab::ScaledDotProductAttention(in.Query(), in.Key(), {nullptr, {2, 5, 6}});
+  });
   SdpaOptions options;
   options.attn_mask = Mask::Float(nullptr, {3, 5});
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); },
-                  {"attn_mask"});
+  ExpectSdpaError(in, {"attn_mask"},
+                  [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); });
 }
 
 TEST_CASE("sdpa validation: attn_mask of a wrong shape", "[validation][sdpa]") {
@@ -160,8 +166,8 @@ TEST_CASE("sdpa validation: attn_mask of a wrong shape", "[validation][sdpa]") {
     SdpaOptions options;
     std::vector<float> mask(static_cast<size_t>(NumElements(shape)), 0.0f);
     options.attn_mask = Mask::Float(mask.data(), shape);
-    ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); },
-                    {"attn_mask"});
+    ExpectSdpaError(in, {"attn_mask"},
+                    [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); });
   }
 }
 
@@ -169,8 +175,8 @@ TEST_CASE("sdpa validation: bool attn_mask with null data", "[validation][sdpa]"
   SdpaInputs in;
   SdpaOptions options;
   options.attn_mask = Mask::Bool(nullptr, {3, 5});
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); },
-                  {"attn_mask"});
+  ExpectSdpaError(in, {"attn_mask"},
+                  [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); });
 }
 
 TEST_CASE("sdpa validation: non-finite scale", "[validation][sdpa]") {
@@ -180,15 +186,16 @@ TEST_CASE("sdpa validation: non-finite scale", "[validation][sdpa]") {
     SdpaOptions options;
     options.has_scale = true;
     options.scale = scale;
-    ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); },
-                    {"scale"});
+    ExpectSdpaError(in, {"scale"},
+                    [&] { attnlab::ScaledDotProductAttention(in.Query(), in.Key(), in.Value(), options); });
   }
 }
 
 TEST_CASE("sdpa validation: negative dimension", "[validation][sdpa]") {
   SdpaInputs in;
-  ExpectSdpaError(in, [&] { attnlab::ScaledDotProductAttention({in.query.data(), {2, -3, 4}}, in.Key(), in.Value()); },
-                  {"query"});
+  ExpectSdpaError(in, {"query"}, [&] {
+    attnlab::ScaledDotProductAttention({in.query.data(), {2, -3, 4}}, in.Key(), in.Value());
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------

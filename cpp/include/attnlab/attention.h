@@ -48,7 +48,7 @@ struct AttentionResult {
 };
 
 struct SdpaOptions {
-  Mask attn_mask;        // (Lq, Lk) broadcast over batch, or (*batch, Lq, Lk); bool: true = may attend
+  Mask attn_mask;          // (Lq, Lk) broadcast over batch, or (*batch, Lq, Lk); bool: true = may attend
   bool is_causal = false;  // query i sees keys j <= i (top-left aligned); combines with attn_mask
   bool has_scale = false;  // when false, scale = 1 / sqrt(dk)
   float scale = 0.0f;
@@ -69,9 +69,8 @@ struct SdpaGradients {
 // Gradients of sum(grad_output ⊙ ScaledDotProductAttention(query, key, value, options).output) with respect to
 // query, key and value: grad_output (*batch, Lq, dv) → shapes of query, key, value. options.need_weights is
 // ignored. Masked keys and fully masked rows pass no gradient.
-SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const TensorView& key,
-                                                const TensorView& value, const TensorView& grad_output,
-                                                const SdpaOptions& options = {});
+SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const TensorView& key, const TensorView& value,
+                                                const TensorView& grad_output, const SdpaOptions& options = {});
 
 // Constructor arguments of torch.nn.MultiheadAttention (dropout is always 0: eval mode).
 struct MhaConfig {

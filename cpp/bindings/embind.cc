@@ -258,8 +258,8 @@ val Sdpa(const SdpaArgs& a) {
 
 val SdpaMemory(const SdpaArgs& a) {
   return Guard([&] {
-    return MemoryNeedsToJs(SdpaMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape),
-                                           a.need_weights));
+    return MemoryNeedsToJs(
+        SdpaMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape), a.need_weights));
   });
 }
 
@@ -338,8 +338,7 @@ class MhaBinding : public ModelBinding<MultiHeadAttention> {
 
   val Forward(const MhaForwardArgs& a) {
     return Guard([&] {
-      return ResultToJs(model_.Forward(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), OptionsOf(a)),
-                        a.need_weights);
+      return ResultToJs(model_.Forward(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), OptionsOf(a)), a.need_weights);
     });
   }
 
@@ -394,9 +393,8 @@ class TinyTransformerBinding : public ModelBinding<TinyTransformer> {
     return Guard([&] { return static_cast<double>(model_.TrainStep(TokensOf(tokens), TokensOf(targets), lr)); });
   }
   val StepMemory(const TensorArg& tokens, bool with_gradient) const {
-    return Guard([&] {
-      return MemoryNeedsToJs(TinyTransformerStepMemoryNeeds(config_, ToShape(tokens.shape), with_gradient));
-    });
+    return Guard(
+        [&] { return MemoryNeedsToJs(TinyTransformerStepMemoryNeeds(config_, ToShape(tokens.shape), with_gradient)); });
   }
 
  private:

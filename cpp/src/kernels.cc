@@ -12,6 +12,7 @@
 #include "cpp/src/attention_backward-inl.h"
 #include "cpp/src/gemm-inl.h"
 #include "cpp/src/kernels.h"
+#include "cpp/src/parallel.h"
 #include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
@@ -35,28 +36,35 @@ HeadDims SdpaDims(const SdpaArgs& a) { return HeadDims{a.lq, a.lk, a.dk, a.dv, a
 
 // Problem b of an SdpaArgs batch, with the caller's output and weights pointers.
 HeadProblem SdpaHead(const SdpaArgs& a, size_t b, float* out, float* weights) {
-  return MakeHeadProblem(SdpaDims(a), a.q + b * a.lq * a.dk, a.dk, a.v + b * a.lk * a.dv, a.dv, out, weights,
-                         a.causal, a.bias, b, b);
+  return MakeHeadProblem(SdpaDims(a), a.q + b * a.lq * a.dk, a.dk, a.v + b * a.lk * a.dv, a.dv, out, weights, a.causal,
+                         a.bias, b, b);
 }
 
 // q (batch, lq, dk), k (batch, lk, dk), v (batch, lk, dv) → out (batch, lq, dv), weights (batch, lq, lk).
+static_assert(kRowBlock % kGemmMc == 0, "a row block must be whole GEMM cache blocks: splits change no arithmetic");
+
+// Flops of one attention problem: Q Kᵀ and weights · V.
+double HeadFlops(size_t lq, size_t lk, size_t dk, size_t dv) {
+  return 2.0 * static_cast<double>(lq) * static_cast<double>(lk) * static_cast<double>(dk + dv);
+}
+
+// The batch's problems are independent: one per ParallelFor item, each on its thread's scratch.
 void SdpaForwardImpl(const SdpaArgs& a) {
   if (a.lq == 0 || (a.dv == 0 && !a.weights)) return;  // nothing to write, however large the batch
-  HeadScratch& scratch = ThreadScratch().head;
-  for (size_t b = 0; b < a.batch; ++b) {
-    const HeadProblem p =
-        SdpaHead(a, b, a.out + b * a.lq * a.dv, a.weights ? a.weights + b * a.lq * a.lk : nullptr);
-    AttendHead(p, a.k + b * a.lk * a.dk, a.dk, scratch);
-  }
+  ParallelFor(a.batch, HeadFlops(a.lq, a.lk, a.dk, a.dv), [&](size_t b) {
+    const HeadProblem p = SdpaHead(a, b, a.out + b * a.lq * a.dv, a.weights ? a.weights + b * a.lq * a.lk : nullptr);
+    AttendHead(p, a.k + b * a.lk * a.dk, a.dk, ThreadScratch().head);
+  });
 }
 
 // Per problem: recompute the weights (exact path), then the head backward.
 void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
   const SdpaArgs& a = *g.forward;
   if (a.lq == 0 || a.lk == 0) return;  // every gradient is 0 (the caller's zero-filled buffers) or empty
-  HeadScratch scratch;
-  std::vector<float> weights(a.lq * a.lk), out(a.lq * a.dv), pack, ds;
-  for (size_t b = 0; b < a.batch; ++b) {
+  // Each problem writes only its own gradients: one ParallelFor item each, with buffers of its own.
+  ParallelFor(a.batch, 3 * HeadFlops(a.lq, a.lk, a.dk, a.dv), [&](size_t b) {
+    HeadScratch scratch;
+    std::vector<float> weights(a.lq * a.lk), out(a.lq * a.dv), pack, ds;
     const float* k = a.k + b * a.lk * a.dk;
     const HeadProblem p = SdpaHead(a, b, out.data(), weights.data());
     AttendHead(p, k, a.dk, scratch);
@@ -64,7 +72,7 @@ void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
         MakeHeadGradProblem(SdpaDims(a), a.dk, a.dv, p.q, k, p.v, weights.data(), g.grad_out + b * a.lq * a.dv,
                             g.grad_q + b * a.lq * a.dk, g.grad_k + b * a.lk * a.dk, g.grad_v + b * a.lk * a.dv);
     AttendHeadBackward(gp, pack, ds);
-  }
+  });
 }
 
 // Token (item b, position 0) of a sequence of length len is row first_row; positions are pos_stride rows apart.
@@ -96,17 +104,25 @@ void MhaForwardImpl(const MhaArgs& a) {
   float* k = buffer(saved.k, own.k, a.n * s_all * e);
   float* v = buffer(saved.v, own.v, a.n * s_all * e);
   float* ctx = buffer(saved.ctx, own.ctx, a.n * a.l * e);
+  // Projections in (item, kRowBlock-row block) pieces: Q's blocks, then K's and V's. Each piece writes its own rows.
+  const size_t q_blocks = RowBlocks(a.l), kv_blocks = RowBlocks(a.s), pieces = q_blocks + kv_blocks;
+  const double piece_flops = 2.0 * kRowBlock * e * static_cast<double>(std::max(e, a.kdim + a.vdim));
+  ParallelFor(a.n * pieces, piece_flops, [&](size_t i) {
+    const size_t b = i / pieces, r0 = (i % pieces < q_blocks ? i % pieces : i % pieces - q_blocks) * kRowBlock;
+    if (i % pieces < q_blocks) {
+      const size_t rows = std::min(kRowBlock, a.l - r0);
+      Gemm(rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, 1, a.wq_t, q + (b * a.l + r0) * e,
+           e, a.bq, false);
+      return;
+    }
+    const size_t rows = std::min(kRowBlock, a.s - r0);  // (an empty key's data may be null: no piece reads it)
+    const size_t first = layout.FirstRow(b, a.s) + r0 * pos;
+    Gemm(rows, e, a.kdim, a.key + first * a.kdim, pos * a.kdim, 1, a.wk_t, k + (b * s_all + r0) * e, e, a.bk, false);
+    Gemm(rows, e, a.vdim, a.value + first * a.vdim, pos * a.vdim, 1, a.wv_t, v + (b * s_all + r0) * e, e, a.bv, false);
+  });
   for (size_t b = 0; b < a.n; ++b) {
-    Gemm(a.l, e, e, a.query + layout.FirstRow(b, a.l) * e, pos * e, 1, a.wq_t, q + b * a.l * e, e, a.bq,
-         false);
     float* kb = k + b * s_all * e;
     float* vb = v + b * s_all * e;
-    if (a.s > 0) {  // (an empty key's data may be null: no offsets into it)
-      Gemm(a.s, e, a.kdim, a.key + layout.FirstRow(b, a.s) * a.kdim, pos * a.kdim, 1, a.wk_t, kb, e, a.bk,
-           false);
-      Gemm(a.s, e, a.vdim, a.value + layout.FirstRow(b, a.s) * a.vdim, pos * a.vdim, 1, a.wv_t, vb, e, a.bv,
-           false);
-    }
     size_t row = a.s;
     if (a.bias_k) {
       std::copy(a.bias_k, a.bias_k + e, kb + row * e);
@@ -119,41 +135,51 @@ void MhaForwardImpl(const MhaArgs& a) {
     }
   }
 
-  // Per-head weights go to: the saved buffer (backward needs them), the caller's per-head output, or one
-  // head's scratch that is summed into the caller's average.
+  // The (item, head) problems are independent. Their weights go to: the saved buffer (backward needs them), the
+  // caller's per-head output, or a scratch slot that is summed into the caller's average. The average is summed
+  // in head order after each wave of at most ThreadCount() problems (the scratch holds one wave), so it does not
+  // depend on the thread count.
   const bool average = a.weights && a.average_weights;
-  HeadScratch& scratch = own.head;
+  const bool direct = a.weights && !average && !saved.weights;
+  const size_t problems = s_all > 0 ? a.n * a.heads : 0, plane = a.l * s_all;
+  const size_t wave = average ? std::max<size_t>(1, std::min(problems, ThreadCount())) : std::max<size_t>(problems, 1);
   std::vector<float>& head_weights = own.head_weights;
   if (average) {
-    if (head_weights.size() < a.l * s_all) head_weights.resize(a.l * s_all);
-    std::fill(a.weights, a.weights + a.n * a.l * s_all, 0.0f);
+    if (head_weights.size() < wave * plane) head_weights.resize(wave * plane);
+    std::fill(a.weights, a.weights + a.n * plane, 0.0f);
   }
   const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
   if (s_all == 0) std::fill(ctx, ctx + a.n * a.l * e, 0.0f);  // no key: every row fully masked, no weights
-  for (size_t b = 0; b < a.n && s_all > 0; ++b) {
-    for (size_t h = 0; h < a.heads; ++h) {
-      const size_t bh = b * a.heads + h;
-      // Where this head's weights go: straight into the caller's per-head output, or first into the saved
-      // buffer or the averaging scratch (then copied or summed below).
-      const bool direct = a.weights && !average && !saved.weights;
-      float* weights = saved.weights ? saved.weights + bh * a.l * s_all
-                       : direct      ? a.weights + bh * a.l * s_all
-                       : average     ? head_weights.data()
-                                     : nullptr;
+  for (size_t first = 0; first < problems; first += wave) {
+    const size_t count = std::min(wave, problems - first);
+    auto weights_of = [&](size_t w) {
+      const size_t bh = first + w;
+      return saved.weights ? saved.weights + bh * plane
+             : direct      ? a.weights + bh * plane
+             : average     ? head_weights.data() + w * plane
+                           : nullptr;
+    };
+    ParallelFor(count, HeadFlops(a.l, s_all, hd, hd), [&](size_t w) {
+      const size_t bh = first + w, b = bh / a.heads, h = bh % a.heads;
       const HeadProblem p = MakeHeadProblem(dims, q + b * a.l * e + h * hd, e, v + b * s_all * e + h * hd, e,
-                                            ctx + b * a.l * e + h * hd, weights, /*causal=*/false, a.bias, bh, b);
-      AttendHead(p, k + b * s_all * e + h * hd, e, scratch);
-      if (a.weights && !direct) {
-        float* dst = average ? a.weights + b * a.l * s_all : a.weights + bh * a.l * s_all;
-        for (size_t i = 0; i < a.l * s_all; ++i) dst[i] = average ? dst[i] + p.weights[i] : p.weights[i];
-      }
+                                            ctx + b * a.l * e + h * hd, weights_of(w), /*causal=*/false, a.bias, bh, b);
+      AttendHead(p, k + b * s_all * e + h * hd, e, ThreadScratch().head);
+    });
+    for (size_t w = 0; w < count && a.weights && !direct; ++w) {
+      const size_t bh = first + w;
+      const float* src = weights_of(w);
+      float* dst = average ? a.weights + bh / a.heads * plane : a.weights + bh * plane;
+      for (size_t i = 0; i < plane; ++i) dst[i] = average ? dst[i] + src[i] : src[i];
     }
   }
-  if (average) ScaleRow(a.weights, a.n * a.l * s_all, 1.0f / static_cast<float>(a.heads));
+  if (average) ScaleRow(a.weights, a.n * plane, 1.0f / static_cast<float>(a.heads));
 
-  for (size_t b = 0; b < a.n; ++b) {
-    Gemm(a.l, e, e, ctx + b * a.l * e, e, 1, a.wo_t, a.out + layout.FirstRow(b, a.l) * e, pos * e, a.bo, false);
-  }
+  // Out-projection, in (item, row block) pieces.
+  ParallelFor(a.n * q_blocks, 2.0 * kRowBlock * e * e, [&](size_t i) {
+    const size_t b = i / q_blocks, r0 = i % q_blocks * kRowBlock, rows = std::min(kRowBlock, a.l - r0);
+    Gemm(rows, e, e, ctx + (b * a.l + r0) * e, e, 1, a.wo_t, a.out + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e,
+         a.bo, false);
+  });
 }
 
 // dst (n) += Σ rows of src (rows, n) with row stride.
@@ -180,19 +206,17 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
     if (g.grad_b_o) AddColumnSums(d_out, a.l, e, pos * e, g.grad_b_o);
   }
 
-  // Heads.
-  std::vector<float> ds;
+  // Heads: independent problems, each accumulating into its own column slice of d_q, d_k, d_v.
   const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
-  for (size_t b = 0; b < a.n && s_all > 0; ++b) {  // no key: d q = 0
-    for (size_t h = 0; h < a.heads; ++h) {
-      const size_t q_off = b * a.l * e + h * hd, kv_off = b * s_all * e + h * hd;
-      const HeadGradProblem p = MakeHeadGradProblem(
-          dims, e, e, saved.q + q_off, saved.k + kv_off, saved.v + kv_off,
-          saved.weights + (b * a.heads + h) * a.l * s_all, d_ctx.data() + q_off, d_q.data() + q_off,
-          d_k.data() + kv_off, d_v.data() + kv_off);
-      AttendHeadBackward(p, pack, ds);
-    }
-  }
+  ParallelFor(s_all > 0 ? a.n * a.heads : 0, 2 * HeadFlops(a.l, s_all, hd, hd), [&](size_t bh) {  // no key: d q = 0
+    const size_t b = bh / a.heads, h = bh % a.heads;
+    const size_t q_off = b * a.l * e + h * hd, kv_off = b * s_all * e + h * hd;
+    const HeadGradProblem p = MakeHeadGradProblem(dims, e, e, saved.q + q_off, saved.k + kv_off, saved.v + kv_off,
+                                                  saved.weights + bh * a.l * s_all, d_ctx.data() + q_off,
+                                                  d_q.data() + q_off, d_k.data() + kv_off, d_v.data() + kv_off);
+    std::vector<float> head_pack, ds;
+    AttendHeadBackward(p, head_pack, ds);
+  });
 
   // bias_k / bias_v: the gradient at the appended position, summed over the batch; zero-attention rows have
   // no parameters. Projections: grad_x = dY W; dW += dYᵀ x; db += Σ dY (key and value: first s positions).
@@ -217,10 +241,10 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
     for (const Projection& pr : projections) {
       if (pr.rows == 0) continue;  // (an empty input's data may be null)
       const size_t first = layout.FirstRow(b, pr.rows) * pr.in;
-      GemmUnpacked(pr.rows, pr.in, e, pr.d_y, e, 1, pr.w, pr.in, false, pr.grad_x + first, pos * pr.in, nullptr,
-                   true, pack);
-      GemmUnpacked(e, pr.in, pr.rows, pr.d_y, 1, e, pr.x + first, pos * pr.in, false, pr.grad_w, pr.in, nullptr,
-                   true, pack);
+      GemmUnpacked(pr.rows, pr.in, e, pr.d_y, e, 1, pr.w, pr.in, false, pr.grad_x + first, pos * pr.in, nullptr, true,
+                   pack);
+      GemmUnpacked(e, pr.in, pr.rows, pr.d_y, 1, e, pr.x + first, pos * pr.in, false, pr.grad_w, pr.in, nullptr, true,
+                   pack);
       if (pr.grad_b) AddColumnSums(pr.d_y, pr.rows, e, e, pr.grad_b);
     }
   }

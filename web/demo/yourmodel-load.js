@@ -63,7 +63,14 @@ export function readModelFile(name, bytes) {
   const asSafetensors = () => {
     const tensors = readSafetensors(bytes);
     const meta = new Uint8Array(bytes);
-    return { kind: 'hf', name, tensors, count: Object.keys(tensors).length, found: scanLayers(tensors), metadata: readMetadata(meta) };
+    return {
+      kind: 'hf',
+      name,
+      tensors,
+      count: Object.keys(tensors).length,
+      found: scanLayers(tensors),
+      metadata: readMetadata(meta),
+    };
   };
   if (/\.json$/i.test(name)) return asJson();
   try {
@@ -91,9 +98,14 @@ export function describeFile(src) {
   if (src.kind === 'json') {
     return t('model.loadedJson', { f: src.name, e: src.cfg.embedDim, h: src.cfg.numHeads });
   }
-  const archs = Object.entries(src.found).map(([arch, f]) => t('model.archLayers', {
-    arch: t(`model.arch.${arch}`), from: f.layers[0], to: f.layers[f.layers.length - 1], e: f.embedDim,
-  }));
+  const archs = Object.entries(src.found).map(([arch, f]) =>
+    t('model.archLayers', {
+      arch: t(`model.arch.${arch}`),
+      from: f.layers[0],
+      to: f.layers[f.layers.length - 1],
+      e: f.embedDim,
+    }),
+  );
   if (!archs.length) return t('model.noLayers', { f: src.name, n: src.count });
   return t('model.loadedHf', { f: src.name, n: src.count, layers: archs.join('; ') });
 }
@@ -112,7 +124,14 @@ export function buildLayer(attn, src, { arch, layer, numHeads }) {
       throw new Error(t('model.crossDims', { e: c.embedDim, k: c.kdim, v: c.vdim }));
     }
     checkHeads(numHeads, c.embedDim);
-    config = { embedDim: c.embedDim, numHeads, bias: c.bias, addBiasKV: c.addBiasKV, addZeroAttn: c.addZeroAttn, batchFirst: true };
+    config = {
+      embedDim: c.embedDim,
+      numHeads,
+      bias: c.bias,
+      addBiasKV: c.addBiasKV,
+      addZeroAttn: c.addZeroAttn,
+      batchFirst: true,
+    };
     stateDict = c.stateDict;
     if (c.addBiasKV) extraKeys.push('⟨bias_k⟩');
     if (c.addZeroAttn) extraKeys.push('⟨zero⟩');
@@ -155,9 +174,13 @@ function checkHeads(numHeads, embedDim) {
  */
 export function readInput(mode, text, embedDim, { count, seed }) {
   if (mode === 'random') {
-    if (!Number.isInteger(count) || count < 1 || count > MAX_TOKENS) throw new Error(t('model.badCount', { max: MAX_TOKENS }));
+    if (!Number.isInteger(count) || count < 1 || count > MAX_TOKENS)
+      throw new Error(t('model.badCount', { max: MAX_TOKENS }));
     const r = rng(seed >>> 0);
-    return { x: Float32Array.from({ length: count * embedDim }, () => r.normal()), tokens: Array.from({ length: count }, (_, i) => `x${i}`) };
+    return {
+      x: Float32Array.from({ length: count * embedDim }, () => r.normal()),
+      tokens: Array.from({ length: count }, (_, i) => `x${i}`),
+    };
   }
   if (mode === 'words') {
     const tokens = tokenize(text);
@@ -191,11 +214,17 @@ function finite(v, row) {
 }
 
 function textRows(text) {
-  return text.split('\n').filter((line) => line.trim()).map((line, i) => {
-    const m = line.match(/^\s*([^:]*[^\s\d:.,+-][^:]*):(.*)$/); // "label: numbers" (a label holds a non-number character)
-    const nums = (m ? m[2] : line).trim().split(/[\s,;]+/).filter(Boolean);
-    return { label: m ? m[1].trim() : undefined, values: nums.map((v) => finite(v, i + 1)) };
-  });
+  return text
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line, i) => {
+      const m = line.match(/^\s*([^:]*[^\s\d:.,+-][^:]*):(.*)$/); // "label: numbers" (a label holds a non-number character)
+      const nums = (m ? m[2] : line)
+        .trim()
+        .split(/[\s,;]+/)
+        .filter(Boolean);
+      return { label: m ? m[1].trim() : undefined, values: nums.map((v) => finite(v, i + 1)) };
+    });
 }
 
 function jsonRows(text) {
@@ -206,7 +235,8 @@ function jsonRows(text) {
     throw new Error(t('model.badJsonInput', { err: e.message }));
   }
   while (Array.isArray(doc) && doc.length === 1 && Array.isArray(doc[0]) && Array.isArray(doc[0][0])) doc = doc[0]; // (1, L, E)
-  if (!Array.isArray(doc) || !doc.every(Array.isArray)) throw new Error(t('model.badJsonInput', { err: t('model.notRows') }));
+  if (!Array.isArray(doc) || !doc.every(Array.isArray))
+    throw new Error(t('model.badJsonInput', { err: t('model.notRows') }));
   return doc.map((row, i) => ({ values: row.map((v) => finite(v, i + 1)) }));
 }
 

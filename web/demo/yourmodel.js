@@ -6,7 +6,16 @@
 import { headMaps, tokenLinks } from '/dist/viz.mjs';
 import { h, errText } from './util.js';
 import { SENTENCES } from './mha.js';
-import { ARCHS, MAX_TOKENS, readModelFile, describeFile, guessHeads, buildLayer, readInput, layerWeights } from './yourmodel-load.js';
+import {
+  ARCHS,
+  MAX_TOKENS,
+  readModelFile,
+  describeFile,
+  guessHeads,
+  buildLayer,
+  readInput,
+  layerWeights,
+} from './yourmodel-load.js';
 import { t, lang } from './i18n.js';
 
 const SAMPLE = 'models/sample-bert.safetensors';
@@ -18,61 +27,156 @@ export async function mount(root, attn) {
   const st = { mode: 'words', text: { words: SENTENCES[lang], vectors: '' } };
 
   // ---- controls -----------------------------------------------------------------------------------------
-  const fileIn = h('input', { type: 'file', id: 'model-file', accept: '.safetensors,.json,application/json', 'aria-label': t('model.fileAria'),
-    onchange: () => { if (fileIn.files[0]) loadBlob(fileIn.files[0], fileIn.files[0].name); fileIn.value = ''; } });
+  // A labelled button over a hidden file input: the browser would word its own input in its language, not the page's.
+  const fileIn = h('input.visually-hidden', {
+    type: 'file',
+    id: 'model-file',
+    accept: '.safetensors,.json,application/json',
+    'aria-label': t('model.fileAria'),
+    onchange: () => {
+      if (fileIn.files[0]) loadBlob(fileIn.files[0], fileIn.files[0].name);
+      fileIn.value = '';
+    },
+  });
   const sampleBtn = h('button', { type: 'button', id: 'model-sample', text: t('model.sample'), onclick: loadSample });
-  const drop = h('div#model-drop', { style: 'border: 2px dashed #9aa; border-radius: 6px; padding: 12px; margin: 8px 0' },
+  const drop = h(
+    'div#model-drop',
+    { style: 'border: 2px dashed #9aa; border-radius: 6px; padding: 12px; margin: 8px 0' },
     h('p', { text: t('model.drop'), style: 'margin: 0 0 6px' }),
-    h('div.controls', {}, h('label.ctl', { for: 'model-file' }, h('span', { text: t('model.pick') }), fileIn), sampleBtn));
+    h('div.controls', {}, h('label.file-btn', { for: 'model-file' }, t('model.pick'), fileIn), sampleBtn),
+  );
   const fileMsg = h('div.note', { id: 'model-file-msg', 'aria-live': 'polite', text: t('model.noFile') });
-  const archSel = h('select', { id: 'model-arch', 'aria-label': t('model.archAria') },
-    ARCHS.map((a) => h('option', { value: a, text: t(`model.arch.${a}`) })), h('option', { value: 'json', text: t('model.arch.json'), hidden: true }));
+  const archSel = h(
+    'select',
+    { id: 'model-arch', 'aria-label': t('model.archAria') },
+    ARCHS.map((a) => h('option', { value: a, text: t(`model.arch.${a}`) })),
+    h('option', { value: 'json', text: t('model.arch.json'), hidden: true }),
+  );
   const layerIn = h('input', { type: 'number', id: 'model-layer', min: '0', value: '0', style: 'width: 5em' });
   const headsIn = h('input', { type: 'number', id: 'model-heads', min: '1', value: '4', style: 'width: 5em' });
   const headsNote = h('span.note', { id: 'model-heads-note' });
   const causalIn = h('input', { type: 'checkbox', id: 'model-causal' });
-  const modeRadios = ['words', 'vectors', 'random'].map((value) => h('label', {},
-    h('input', { type: 'radio', name: 'model-mode', value, id: `model-mode-${value}`, checked: value === st.mode,
-      onchange: () => { saveText(); st.mode = value; syncInput(); render(); } }), t(`model.mode.${value}`)));
-  const textIn = h('textarea', { id: 'model-input', rows: '4', spellcheck: 'false', 'aria-label': t('model.inputAria'),
-    style: 'width: min(640px, calc(100vw - 40px)); font: 12px ui-monospace, monospace' });
-  const countIn = h('input', { type: 'number', id: 'model-count', min: '1', max: String(MAX_TOKENS), value: '8', style: 'width: 5em' });
+  const modeRadios = ['words', 'vectors', 'random'].map((value) =>
+    h(
+      'label',
+      {},
+      h('input', {
+        type: 'radio',
+        name: 'model-mode',
+        value,
+        id: `model-mode-${value}`,
+        checked: value === st.mode,
+        onchange: () => {
+          saveText();
+          st.mode = value;
+          syncInput();
+          render();
+        },
+      }),
+      t(`model.mode.${value}`),
+    ),
+  );
+  const textIn = h('textarea', {
+    id: 'model-input',
+    rows: '4',
+    spellcheck: 'false',
+    'aria-label': t('model.inputAria'),
+    style: 'width: min(640px, calc(100vw - 40px)); font: 12px ui-monospace, monospace',
+  });
+  const countIn = h('input', {
+    type: 'number',
+    id: 'model-count',
+    min: '1',
+    max: String(MAX_TOKENS),
+    value: '8',
+    style: 'width: 5em',
+  });
   const seedIn = h('input', { type: 'number', id: 'model-seed', min: '0', value: '1', style: 'width: 7em' });
-  const randomBox = h('div.controls', {},
+  const randomBox = h(
+    'div.controls',
+    {},
     h('label.ctl', { for: 'model-count' }, h('span', { text: t('model.count') }), countIn),
-    h('label.ctl', { for: 'model-seed' }, h('span', { text: t('model.seed') }), seedIn));
+    h('label.ctl', { for: 'model-seed' }, h('span', { text: t('model.seed') }), seedIn),
+  );
   const inputNote = h('p.note', { id: 'model-input-note' });
-  const runBtn = h('button', { type: 'button', id: 'model-run', text: t('model.run'), onclick: () => { saveText(); render(); } });
+  const runBtn = h('button', {
+    type: 'button',
+    id: 'model-run',
+    text: t('model.run'),
+    onclick: () => {
+      saveText();
+      render();
+    },
+  });
   const msg = h('div', { id: 'model-msg' });
   const summary = h('p.note', { id: 'model-summary' });
   const maps = h('div', { id: 'model-maps' });
   const links = h('div', { id: 'model-links' });
+  const viewsBox = h(
+    'div',
+    {},
+    h('h3', { text: t('model.mapsTitle') }),
+    maps,
+    h('h3', { text: t('model.linksTitle') }),
+    links,
+  );
 
-  root.append(drop, fileMsg,
-    h('div.controls', {},
+  root.append(
+    drop,
+    fileMsg,
+    h(
+      'div.controls',
+      {},
       h('label.ctl', { for: 'model-arch' }, h('span', { text: t('model.arch') }), archSel),
       h('label.ctl', { for: 'model-layer' }, h('span', { text: t('model.layer') }), layerIn),
-      h('label.ctl', { for: 'model-heads' }, h('span', { text: t('model.heads') }), h('span', {}, headsIn, ' ', headsNote)),
-      h('label.ctl.inline', { for: 'model-causal' }, causalIn, h('span', { text: t('model.causal') }))),
+      h(
+        'label.ctl',
+        { for: 'model-heads' },
+        h('span', { text: t('model.heads') }),
+        h('span', {}, headsIn, ' ', headsNote),
+      ),
+      h('label.ctl.inline', { for: 'model-causal' }, causalIn, h('span', { text: t('model.causal') })),
+    ),
     h('div.ctl', {}, h('span', { text: t('model.input') }), h('div.radio-row', {}, modeRadios)),
-    textIn, randomBox, inputNote, h('div.controls', {}, runBtn),
-    msg, summary,
-    h('h3', { text: t('model.mapsTitle') }), maps,
-    h('h3', { text: t('model.linksTitle') }), links);
+    textIn,
+    randomBox,
+    inputNote,
+    h('div.controls', {}, runBtn),
+    msg,
+    summary,
+    viewsBox,
+  );
 
   // Dropping a file anywhere on the zone; dragover must be cancelled for drop to fire.
-  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.style.borderColor = '#1f77b4'; });
-  drop.addEventListener('dragleave', () => { drop.style.borderColor = '#9aa'; });
+  drop.addEventListener('dragover', (e) => {
+    e.preventDefault();
+    drop.style.borderColor = '#1f77b4';
+  });
+  drop.addEventListener('dragleave', () => {
+    drop.style.borderColor = '#9aa';
+  });
   drop.addEventListener('drop', (e) => {
     e.preventDefault();
     drop.style.borderColor = '#9aa';
     const f = e.dataTransfer?.files?.[0];
     if (f) loadBlob(f, f.name);
   });
-  archSel.addEventListener('change', () => { causalIn.checked = archSel.value === 'gpt2'; fillLayer(); render(); });
+  archSel.addEventListener('change', () => {
+    causalIn.checked = archSel.value === 'gpt2';
+    fillLayer();
+    render();
+  });
   for (const el of [layerIn, headsIn, causalIn, countIn, seedIn]) el.addEventListener('change', render);
-  textIn.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { saveText(); render(); } });
-  textIn.addEventListener('change', () => { saveText(); render(); });
+  textIn.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+      saveText();
+      render();
+    }
+  });
+  textIn.addEventListener('change', () => {
+    saveText();
+    render();
+  });
 
   // ---- files ----------------------------------------------------------------------------------------------
   async function loadSample() {
@@ -154,7 +258,7 @@ export async function mount(root, attn) {
   }
   function currentWidth() {
     if (!src) return null;
-    return src.kind === 'json' ? src.cfg.embedDim : src.found[archSel.value]?.embedDim ?? null;
+    return src.kind === 'json' ? src.cfg.embedDim : (src.found[archSel.value]?.embedDim ?? null);
   }
 
   // ---- the layer and its attention ----------------------------------------------------------------------------
@@ -173,13 +277,15 @@ export async function mount(root, attn) {
   function clearViews() {
     for (const v of views) v.destroy();
     views = [];
+    viewsBox.hidden = true;
   }
   function render() {
     syncInput();
     clearViews();
     msg.replaceChildren();
     summary.textContent = '';
-    for (const k of ['weights', 'shape', 'input', 'tokens', 'heads', 'layer', 'arch', 'embedDim', 'causal']) delete root.dataset[k];
+    for (const k of ['weights', 'shape', 'input', 'tokens', 'heads', 'layer', 'arch', 'embedDim', 'causal'])
+      delete root.dataset[k];
     if (!src) {
       root.dataset.state = 'empty';
       return;
@@ -187,7 +293,10 @@ export async function mount(root, attn) {
     let out;
     try {
       const l = currentLayer();
-      const { x, tokens } = readInput(st.mode, textIn.value, l.embedDim, { count: Number(countIn.value), seed: Number(seedIn.value) });
+      const { x, tokens } = readInput(st.mode, textIn.value, l.embedDim, {
+        count: Number(countIn.value),
+        seed: Number(seedIn.value),
+      });
       const w = layerWeights(l, x, tokens.length, causalIn.checked);
       out = { l, x, tokens, w };
     } catch (e) {
@@ -196,18 +305,35 @@ export async function mount(root, attn) {
       return;
     }
     const { l, x, tokens, w } = out;
+    viewsBox.hidden = false;
     const keyTokens = tokens.concat(l.extraKeys);
-    views.push(headMaps(maps, w, { queryTokens: tokens, keyTokens, width: Math.min(240, (root.clientWidth || 600) - 60) }));
+    views.push(
+      headMaps(maps, w, { queryTokens: tokens, keyTokens, width: Math.min(240, (root.clientWidth || 600) - 60) }),
+    );
     views.push(tokenLinks(links, w, { queryTokens: tokens, keyTokens }));
     const [H, L, S] = w.shape;
     summary.textContent = t('model.summary', {
-      what: src.kind === 'json' ? t('model.arch.json') : `${t(`model.arch.${archSel.value}`)} · ${t('model.layer')} ${layerIn.value}`,
-      e: l.embedDim, h: H, d: l.embedDim / H, l: L, s: S,
+      what:
+        src.kind === 'json'
+          ? t('model.arch.json')
+          : `${t(`model.arch.${archSel.value}`)} · ${t('model.layer')} ${layerIn.value}`,
+      e: l.embedDim,
+      h: H,
+      d: l.embedDim / H,
+      l: L,
+      s: S,
       mask: causalIn.checked ? t('model.summaryCausal') : '',
     });
     Object.assign(root.dataset, {
-      state: 'ready', weights: JSON.stringify(Array.from(w.data)), shape: JSON.stringify(w.shape), input: JSON.stringify(Array.from(x)),
-      tokens: JSON.stringify(tokens), heads: String(H), layer: layerIn.value, arch: archSel.value, embedDim: String(l.embedDim),
+      state: 'ready',
+      weights: JSON.stringify(Array.from(w.data)),
+      shape: JSON.stringify(w.shape),
+      input: JSON.stringify(Array.from(x)),
+      tokens: JSON.stringify(tokens),
+      heads: String(H),
+      layer: layerIn.value,
+      arch: archSel.value,
+      embedDim: String(l.embedDim),
       causal: String(causalIn.checked),
     });
   }

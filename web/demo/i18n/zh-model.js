@@ -3,10 +3,11 @@
 export default {
   'part.model.toc': '你的模型',
   'part.model.title': '你的模型：真实检查点里的注意力',
-  'part.model.intro': '换上你自己的一层：一个采用 Hugging Face 命名的 <code>.safetensors</code> 检查点（BERT、GPT-2 或 ViT），或第 7 节用的 JSON 状态字典。attnlab 读取文件（<code>readSafetensors</code>、<code>fromHuggingFace</code>），按 PyTorch 的算法精确运行这一层的注意力，再用 <code>attnlab/viz</code> 画出每个头。文件不会离开你的浏览器。',
+  'part.model.intro':
+    '换上你自己的一层：一个采用 Hugging Face 命名的 <code>.safetensors</code> 检查点（BERT、GPT-2 或 ViT），或第 7 节用的 JSON 状态字典。attnlab 读取文件（<code>readSafetensors</code>、<code>fromHuggingFace</code>），按 PyTorch 的算法精确运行这一层的注意力，再用 <code>attnlab/viz</code> 画出每个头。文件不会离开你的浏览器。',
 
   'model.drop': '把 .safetensors 文件或 JSON 状态字典拖到这里。',
-  'model.pick': '或选择文件',
+  'model.pick': '选择文件…',
   'model.fileAria': '你的模型文件（.safetensors 或 JSON 状态字典）',
   'model.sample': '试试示例（一个 2 层的小 BERT）',
   'model.noFile': '还没有文件：拖入、选择一个，或试试示例。',
@@ -17,7 +18,8 @@ export default {
   'model.loadedHf': '{f}：共 {n} 个张量。找到的注意力层：{layers}。',
   'model.archLayers': '{arch} 第 {from}–{to} 层（E = {e}）',
   'model.loadedJson': '{f}：nn.MultiheadAttention 的状态字典，E = {e}，{h} 个头。',
-  'model.noLayers': '{f} 含 {n} 个张量，但其中没有 BERT、GPT-2 或 ViT 的注意力层（名称应形如 encoder.layer.0.attention.self.query.weight 或 h.0.attn.c_attn.weight）。',
+  'model.noLayers':
+    '{f} 含 {n} 个张量，但其中没有 BERT、GPT-2 或 ViT 的注意力层（名称应形如 encoder.layer.0.attention.self.query.weight 或 h.0.attn.c_attn.weight）。',
 
   'model.arch': '架构',
   'model.archAria': '检查点的架构',
@@ -39,8 +41,10 @@ export default {
   'model.mode.words': '词',
   'model.mode.vectors': '隐藏状态向量',
   'model.mode.random': '随机向量',
-  'model.note.words': '每个词变成一个宽 {e} 的虚构向量（同一个词，同一个向量），再加上位置编码：文件里没有模型自己的词嵌入。最多 {max} 个词。',
-  'model.note.vectors': '每行一个词元：{e} 个数，用空格或逗号分隔，前面可加“标签:”。也可以粘贴形状为 (L, {e}) 的 JSON 数组。最多 {max} 行。',
+  'model.note.words':
+    '每个词变成一个宽 {e} 的虚构向量（同一个词，同一个向量），再加上位置编码：文件里没有模型自己的词嵌入。最多 {max} 个词。',
+  'model.note.vectors':
+    '每行一个词元：{e} 个数，用空格或逗号分隔，前面可加“标签:”。也可以粘贴形状为 (L, {e}) 的 JSON 数组。最多 {max} 行。',
   'model.note.random': '由种子生成的 N(0, 1) 隐藏状态，宽 {e}：种子相同，输入就相同。',
   'model.count': '词元数',
   'model.seed': '种子',
@@ -60,7 +64,8 @@ export default {
   'model.badJsonInput': '粘贴的 JSON 无法使用：{err}',
   'model.notRows': '应为由行组成的数组，例如 [[0.1, 0.2, …], …]',
 
-  'model.summary': '{what}：E = {e}，{h} 个头，每头宽 {d}，{l} 个查询 × {s} 个键{mask}。每张图是一个头的 softmax(QKᵀ/√d)（行是查询，每行和为 1）；最后一张是各头的平均，仅供诊断。',
+  'model.summary':
+    '{what}：E = {e}，{h} 个头，每头宽 {d}，{l} 个查询 × {s} 个键{mask}。每张图是一个头的 softmax(QKᵀ/√d)（行是查询，每行和为 1）；最后一张是各头的平均，仅供诊断。',
   'model.summaryCausal': '，因果',
   'model.mapsTitle': '各头的注意力',
   'model.linksTitle': '词元连线（每个头一种颜色）',

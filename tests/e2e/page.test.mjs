@@ -90,6 +90,25 @@ for (const lang of ['zh', 'en']) {
         assert.equal(await attr(page, '#heads-check', 'data-ok'), '1', await page.textContent('#heads-check'));
         assert.ok(Number(await attr(page, '#heads-check', 'data-diff')) < 1e-5);
 
+        if (lang === 'zh') {
+          // no English sentence left in the rendered 中文 page (code, formulas and chart marks aside)
+          const english = await page.evaluate(() => {
+            const re = /(?:\b[A-Za-z][a-z'’]+\b[ ,]+){2,}\b[A-Za-z][a-z'’]+\b/;
+            const out = [];
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            while (walker.nextNode()) {
+              const n = walker.currentNode;
+              if (n.parentElement.closest('code, pre, .mono, .formula, script, style, textarea, svg')) continue;
+              if (re.test(n.textContent)) out.push(n.textContent.trim().slice(0, 80));
+            }
+            for (const el of document.querySelectorAll('[aria-label], [title]')) {
+              for (const a of ['aria-label', 'title'])
+                if (re.test(el.getAttribute(a) || '')) out.push(el.getAttribute(a));
+            }
+            return out;
+          });
+          assert.deepEqual(english, []);
+        }
         // every placeholder filled, no catalogue key shown instead of its text
         const text = await page.evaluate(() => document.body.innerText);
         assert.doesNotMatch(text, /\{[a-zA-Z]+\}/, 'an unfilled {placeholder}');

@@ -71,10 +71,13 @@ for (const variant of VARIANTS) {
     test('a type that does not match the data is a TypeError naming the argument', () => {
       assert.throws(
         () => attn.scaledDotProductAttention(new EcosystemTensor('int64', q.data, q.shape), k, v),
-        (e) => e instanceof TypeError && /scaledDotProductAttention: query\.type must be 'float32' for a Float32Array, got 'int64'/.test(e.message),
+        (e) =>
+          e instanceof TypeError &&
+          /scaledDotProductAttention: query\.type must be 'float32' for a Float32Array, got 'int64'/.test(e.message),
       );
       assert.throws(
-        () => attn.scaledDotProductAttention(q, k, v, { attnMask: { data: mask.data, dims: mask.shape, type: 'float32' } }),
+        () =>
+          attn.scaledDotProductAttention(q, k, v, { attnMask: { data: mask.data, dims: mask.shape, type: 'float32' } }),
         (e) => e instanceof TypeError && /attnMask\.type must be 'bool' or 'uint8'/.test(e.message),
       );
     });
@@ -82,7 +85,8 @@ for (const variant of VARIANTS) {
     test('dims that do not match the data name dims', () => {
       assert.throws(
         () => attn.scaledDotProductAttention({ data: q.data, dims: [2, 3, 5] }, k, v),
-        (e) => e instanceof RangeError && /query\.data has 24 elements but query\.dims \[2, 3, 5\] needs 30/.test(e.message),
+        (e) =>
+          e instanceof RangeError && /query\.data has 24 elements but query\.dims \[2, 3, 5\] needs 30/.test(e.message),
       );
       // Still usable afterwards.
       assert.deepEqual(attn.scaledDotProductAttention(asDims(q), k, v).output.shape, [2, 3, 6]);

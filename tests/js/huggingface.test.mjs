@@ -14,7 +14,11 @@ const cases = readdirSync(hfDir)
   .filter((n) => n.endsWith('.json'))
   .map((n) => {
     const c = JSON.parse(readFileSync(join(hfDir, n), 'utf8'));
-    return { name: n.slice(0, -5), ...c, tensors: readSafetensors(readFileSync(join(hfDir, n.replace('.json', '.safetensors')))) };
+    return {
+      name: n.slice(0, -5),
+      ...c,
+      tensors: readSafetensors(readFileSync(join(hfDir, n.replace('.json', '.safetensors')))),
+    };
   });
 
 /** nn.MultiheadAttention's bool attnMask (1 = masked): key j > query i. */
@@ -32,7 +36,11 @@ for (const variant of VARIANTS) {
     const attn = await init({ variant });
     for (const c of cases) {
       test(`${c.name}: layer ${c.layer} matches PyTorch (output and per-head weights)`, () => {
-        const { config, stateDict } = fromHuggingFace(c.tensors, { arch: c.arch, layer: c.layer, numHeads: c.numHeads });
+        const { config, stateDict } = fromHuggingFace(c.tensors, {
+          arch: c.arch,
+          layer: c.layer,
+          numHeads: c.numHeads,
+        });
         assert.equal(config.batchFirst, true);
         assert.equal(config.numHeads, c.numHeads);
         const mha = attn.createMultiHeadAttention(config);
@@ -71,15 +79,38 @@ describe('fromHuggingFace: names and errors', () => {
   });
 
   const errors = [
-    ['an unknown architecture', () => fromHuggingFace(bert.tensors, { arch: 'llama', layer: 0, numHeads: 4 }), /arch must be one of 'bert', 'vit', 'gpt2', got string "llama"/],
-    ['a layer the checkpoint lacks', () => fromHuggingFace(bert.tensors, { arch: 'bert', layer: 7, numHeads: 4 }), /no bert attention layer 7: the checkpoint has no tensor "bert\.encoder\.layer\.7\.attention\.self\.query\.weight"/],
-    ['a wrong prefix', () => fromHuggingFace(bert.tensors, { arch: 'bert', layer: 0, numHeads: 4, prefix: 'roberta.' }), /roberta\.encoder/],
-    ['another architecture\'s checkpoint', () => fromHuggingFace(bert.tensors, { arch: 'gpt2', layer: 0, numHeads: 4 }), /no gpt2 attention layer 0/],
-    ['numHeads that does not divide E', () => fromHuggingFace(bert.tensors, { arch: 'bert', layer: 0, numHeads: 5 }), /numHeads \(5\) must divide the layer's embedding size 16/],
+    [
+      'an unknown architecture',
+      () => fromHuggingFace(bert.tensors, { arch: 'llama', layer: 0, numHeads: 4 }),
+      /arch must be one of 'bert', 'vit', 'gpt2', got string "llama"/,
+    ],
+    [
+      'a layer the checkpoint lacks',
+      () => fromHuggingFace(bert.tensors, { arch: 'bert', layer: 7, numHeads: 4 }),
+      /no bert attention layer 7: the checkpoint has no tensor "bert\.encoder\.layer\.7\.attention\.self\.query\.weight"/,
+    ],
+    [
+      'a wrong prefix',
+      () => fromHuggingFace(bert.tensors, { arch: 'bert', layer: 0, numHeads: 4, prefix: 'roberta.' }),
+      /roberta\.encoder/,
+    ],
+    [
+      "another architecture's checkpoint",
+      () => fromHuggingFace(bert.tensors, { arch: 'gpt2', layer: 0, numHeads: 4 }),
+      /no gpt2 attention layer 0/,
+    ],
+    [
+      'numHeads that does not divide E',
+      () => fromHuggingFace(bert.tensors, { arch: 'bert', layer: 0, numHeads: 5 }),
+      /numHeads \(5\) must divide the layer's embedding size 16/,
+    ],
   ];
   for (const [what, fn, pattern] of errors) {
     test(`${what} is a RangeError naming it`, () => {
-      assert.throws(fn, (e) => e instanceof RangeError && e.message.startsWith('fromHuggingFace: ') && pattern.test(e.message));
+      assert.throws(
+        fn,
+        (e) => e instanceof RangeError && e.message.startsWith('fromHuggingFace: ') && pattern.test(e.message),
+      );
     });
   }
 
@@ -88,16 +119,24 @@ describe('fromHuggingFace: names and errors', () => {
     delete tensors['bert.encoder.layer.0.attention.output.dense.bias'];
     assert.throws(
       () => fromHuggingFace(tensors, { arch: 'bert', layer: 0, numHeads: 4 }),
-      (e) => e instanceof RangeError && /no tensor "bert\.encoder\.layer\.0\.attention\.output\.dense\.bias"/.test(e.message),
+      (e) =>
+        e instanceof RangeError &&
+        /no tensor "bert\.encoder\.layer\.0\.attention\.output\.dense\.bias"/.test(e.message),
     );
   });
 
   test('a tensor of the wrong shape or a non-float dtype is a RangeError naming it', () => {
     const name = 'bert.encoder.layer.0.attention.self.key.weight';
     const wrongShape = { ...bert.tensors, [name]: { data: new Float32Array(16 * 8), shape: [16, 8] } };
-    assert.throws(() => fromHuggingFace(wrongShape, { arch: 'bert', layer: 0, numHeads: 4 }), (e) => e instanceof RangeError && e.message.includes(`"${name}" has shape [16, 8], expected [16, 16]`));
+    assert.throws(
+      () => fromHuggingFace(wrongShape, { arch: 'bert', layer: 0, numHeads: 4 }),
+      (e) => e instanceof RangeError && e.message.includes(`"${name}" has shape [16, 8], expected [16, 16]`),
+    );
     const raw = { ...bert.tensors, [name]: { data: null, bytes: new Uint8Array(8), shape: [1], dtype: 'I64' } };
-    assert.throws(() => fromHuggingFace(raw, { arch: 'bert', layer: 0, numHeads: 4 }), (e) => e instanceof RangeError && e.message.includes(`"${name}" must be float data`) && e.message.includes('I64'));
+    assert.throws(
+      () => fromHuggingFace(raw, { arch: 'bert', layer: 0, numHeads: 4 }),
+      (e) => e instanceof RangeError && e.message.includes(`"${name}" must be float data`) && e.message.includes('I64'),
+    );
   });
 
   test('tensors that are not an object is a TypeError', () => {

@@ -154,7 +154,11 @@ test('index.d.cts is index.d.ts less its ESM-only region', () => {
   const start = esm.indexOf('// #region ESM-only');
   const end = esm.indexOf('\n', esm.indexOf('// #endregion ESM-only')) + 1;
   const expected = start < 0 ? esm : esm.slice(0, start) + esm.slice(end);
-  assert.equal(readFileSync(join(distDir, 'index.d.cts'), 'utf8'), expected, 'scripts/build.sh generates dist/index.d.cts');
+  assert.equal(
+    readFileSync(join(distDir, 'index.d.cts'), 'utf8'),
+    expected,
+    'scripts/build.sh generates dist/index.d.cts',
+  );
 });
 
 test('results are JS-owned copies, not views into wasm memory', async () => {

@@ -84,7 +84,10 @@ describe('readSafetensors: dtypes', () => {
     const want = Float32Array.of(0, -0, 1.5, -2.25, 1e-45, 3.4e38, Infinity, -Infinity, NaN);
     assert.deepEqual(bitsOf(t.f32.data), bitsOf(want));
     // The data section starts at 8 + header length: an odd header length misaligns every float.
-    const odd = fileOf('{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} ', new Uint8Array(Float32Array.of(1.25, -3).buffer));
+    const odd = fileOf(
+      '{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}} ',
+      new Uint8Array(Float32Array.of(1.25, -3).buffer),
+    );
     assert.deepEqual(Array.from(readSafetensors(odd).x.data), [1.25, -3]);
   });
 
@@ -143,7 +146,10 @@ describe('readSafetensors: round trips and inputs', () => {
 
   test('a value that is not bytes is a TypeError naming bytes', () => {
     for (const bad of [undefined, 'abc', [1, 2], new Float32Array(4), { byteLength: 8 }]) {
-      assert.throws(() => readSafetensors(bad), (e) => e instanceof TypeError && /readSafetensors: bytes must be/.test(e.message));
+      assert.throws(
+        () => readSafetensors(bad),
+        (e) => e instanceof TypeError && /readSafetensors: bytes must be/.test(e.message),
+      );
     }
   });
 });
@@ -156,14 +162,26 @@ describe('readSafetensors: malformed files are RangeErrors that say what is wron
   const cases = [
     ['an empty file', new Uint8Array(0), /8-byte header length/],
     ['7 bytes', new Uint8Array(7), /8-byte header length/],
-    ['a header length past the end', fileOf({ a: ok }, eight, { headerLength: 1000 }), /header length 1000 runs past the end/],
+    [
+      'a header length past the end',
+      fileOf({ a: ok }, eight, { headerLength: 1000 }),
+      /header length 1000 runs past the end/,
+    ],
     ['an absurd header length (2^40)', fileOf({ a: ok }, eight, { headerLength: 2 ** 40 }), /runs past the end/],
-    ['a header length with every bit set', Uint8Array.of(255, 255, 255, 255, 255, 255, 255, 255, 123), /runs past the end/],
+    [
+      'a header length with every bit set',
+      Uint8Array.of(255, 255, 255, 255, 255, 255, 255, 255, 123),
+      /runs past the end/,
+    ],
     ['a file of NaN floats', nanBytes, /runs past the end/],
     ['truncated inside the header', valid.subarray(0, 20), /runs past the end/],
     ['truncated inside the data', valid.subarray(0, valid.length - 3), /outside the data/],
     ['a header that is not JSON', fileOf('{"a": {'), /not valid UTF-8 JSON/],
-    ['NaN in a shape (not JSON)', fileOf('{"a":{"dtype":"F32","shape":[NaN],"data_offsets":[0,4]}}', new Uint8Array(4)), /not valid UTF-8 JSON/],
+    [
+      'NaN in a shape (not JSON)',
+      fileOf('{"a":{"dtype":"F32","shape":[NaN],"data_offsets":[0,4]}}', new Uint8Array(4)),
+      /not valid UTF-8 JSON/,
+    ],
     ['a header that is not UTF-8', fileOf('{}').fill(0xff, 8), /not valid UTF-8 JSON/],
     ['a header that is an array', fileOf([]), /must be a JSON object/],
     ['a header that is null', fileOf('null'), /must be a JSON object/],
@@ -176,13 +194,29 @@ describe('readSafetensors: malformed files are RangeErrors that say what is wron
     ['a negative dim', fileOf({ a: { ...ok, shape: [-2] } }, eight), /shape must be an array of non-negative integers/],
     ['a fractional dim', fileOf({ a: { ...ok, shape: [0.5, 4] } }, eight), /non-negative integers, got \[0.5,4\]/],
     ['a shape that is not an array', fileOf({ a: { ...ok, shape: '2' } }, eight), /non-negative integers/],
-    ['three data offsets', fileOf({ a: { ...ok, data_offsets: [0, 4, 8] } }, eight), /data_offsets must be \[begin, end\]/],
+    [
+      'three data offsets',
+      fileOf({ a: { ...ok, data_offsets: [0, 4, 8] } }, eight),
+      /data_offsets must be \[begin, end\]/,
+    ],
     ['reversed offsets', fileOf({ a: { ...ok, data_offsets: [8, 0] } }, eight), /data_offsets \[8, 0\] are reversed/],
     ['offsets past the data', fileOf({ a: { ...ok, data_offsets: [0, 16] } }, eight), /lie outside the data \(8 bytes/],
-    ['a byte count that is not shape × dtype size', fileOf({ a: { ...ok, shape: [3] } }, eight), /has 8 bytes, but shape \[3\] of F32 needs 12/],
+    [
+      'a byte count that is not shape × dtype size',
+      fileOf({ a: { ...ok, shape: [3] } }, eight),
+      /has 8 bytes, but shape \[3\] of F32 needs 12/,
+    ],
     ['a huge declared shape', fileOf({ a: { ...ok, shape: [2 ** 40, 2 ** 40] } }, eight), /needs/],
-    ['overlapping tensors', fileOf({ a: ok, b: { dtype: 'F16', shape: [2], data_offsets: [6, 10] } }, new Uint8Array(10)), /"a" \[0, 8\) and "b" \[6, 10\) overlap/],
-    ['__metadata__ that is not an object', fileOf({ __metadata__: 'pt', a: ok }, eight), /__metadata__ must be an object/],
+    [
+      'overlapping tensors',
+      fileOf({ a: ok, b: { dtype: 'F16', shape: [2], data_offsets: [6, 10] } }, new Uint8Array(10)),
+      /"a" \[0, 8\) and "b" \[6, 10\) overlap/,
+    ],
+    [
+      '__metadata__ that is not an object',
+      fileOf({ __metadata__: 'pt', a: ok }, eight),
+      /__metadata__ must be an object/,
+    ],
   ];
   for (const [what, bytes, pattern] of cases) {
     test(what, () => {

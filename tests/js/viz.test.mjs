@@ -19,13 +19,20 @@ describe('attnlab/viz in Chromium', () => {
 
   before(async () => {
     server = await serve(root, { isolation: false });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
     page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
     page.on('request', (r) => requests.push(new URL(r.url()).pathname));
     // A blank page of the server's origin (answered by the test itself), so that /dist/viz.mjs is same-origin.
     const blank = `${server.url}/viz-test.html`;
     await page.route(blank, (route) =>
-      route.fulfill({ contentType: 'text/html', body: '<!doctype html><html><body><div id="host"></div></body></html>' }),
+      route.fulfill({
+        contentType: 'text/html',
+        body: '<!doctype html><html><body><div id="host"></div></body></html>',
+      }),
     );
     await page.goto(blank);
     // Count listeners added minus removed, page-wide, before viz.mjs is loaded.
@@ -68,9 +75,15 @@ describe('attnlab/viz in Chromium', () => {
     const r = await page.evaluate(() => {
       const host = document.getElementById('host');
       const w = window.weights([3, 4, 5]);
-      const view = window.viz.headMaps(host, w, { queryTokens: ['a', 'b', 'c', 'd'], keyTokens: ['p', 'q', 'r', 's', 't'] });
-      const first = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells,
-        captions: [...host.querySelectorAll('figcaption')].map((c) => c.textContent) };
+      const view = window.viz.headMaps(host, w, {
+        queryTokens: ['a', 'b', 'c', 'd'],
+        keyTokens: ['p', 'q', 'r', 's', 't'],
+      });
+      const first = {
+        canvases: host.querySelectorAll('canvas').length,
+        cells: view.element.dataset.cells,
+        captions: [...host.querySelectorAll('figcaption')].map((c) => c.textContent),
+      };
       view.update({ data: window.weights([1, 2, 6, 6]).data, dims: [1, 2, 6, 6] });
       const second = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells };
       view.destroy();
@@ -85,11 +98,15 @@ describe('attnlab/viz in Chromium', () => {
     assert.equal(r.left, 0);
   });
 
-  test('hover shows the cell\'s number; arrow keys move a cursor and announce the value', async () => {
+  test("hover shows the cell's number; arrow keys move a cursor and announce the value", async () => {
     const r = await page.evaluate(() => {
       const host = document.getElementById('host');
       const w = window.weights([2, 3, 4], 5);
-      const view = window.viz.headMaps(host, w, { queryTokens: ['x', 'y', 'z'], keyTokens: ['k0', 'k1', 'k2', 'k3'], cellSize: 20 });
+      const view = window.viz.headMaps(host, w, {
+        queryTokens: ['x', 'y', 'z'],
+        keyTokens: ['k0', 'k1', 'k2', 'k3'],
+        cellSize: 20,
+      });
       const canvas = host.querySelector('canvas');
       const tip = host.querySelector('.attnlab-viz-tip');
       const live = host.querySelector('.attnlab-viz-live');
@@ -98,7 +115,12 @@ describe('attnlab/viz in Chromium', () => {
       const k = box.width / canvas.width;
       const left = canvas.width - 4 * 20;
       const top = canvas.height - 3 * 20;
-      canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: box.left + (left + 2.5 * 20) * k, clientY: box.top + (top + 1.5 * 20) * k }));
+      canvas.dispatchEvent(
+        new MouseEvent('mousemove', {
+          clientX: box.left + (left + 2.5 * 20) * k,
+          clientY: box.top + (top + 1.5 * 20) * k,
+        }),
+      );
       const hover = tip.textContent;
       canvas.focus();
       canvas.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown', bubbles: true }));
@@ -107,7 +129,15 @@ describe('attnlab/viz in Chromium', () => {
       const secondKey = live.textContent;
       const tabbable = canvas.tabIndex === 0;
       view.destroy();
-      return { hover, firstKey, secondKey, tabbable, v12: w.data[1 * 4 + 2].toFixed(4), v00: w.data[0].toFixed(4), v01: w.data[1].toFixed(4) };
+      return {
+        hover,
+        firstKey,
+        secondKey,
+        tabbable,
+        v12: w.data[1 * 4 + 2].toFixed(4),
+        v00: w.data[0].toFixed(4),
+        v01: w.data[1].toFixed(4),
+      };
     });
     assert.equal(r.hover, `head 0: query y → key k2: ${r.v12}`);
     assert.equal(r.firstKey, `head 0: query x → key k0: ${r.v00}`);
@@ -140,7 +170,11 @@ describe('attnlab/viz in Chromium', () => {
       const host = document.getElementById('host');
       const view = window.viz.modelGrid(host, window.weights([2, 3, 4, 4]));
       const one = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells };
-      const layers = [window.weights([1, 3, 4, 4], 2), window.weights([1, 3, 4, 4], 3), window.weights([1, 3, 4, 4], 4)];
+      const layers = [
+        window.weights([1, 3, 4, 4], 2),
+        window.weights([1, 3, 4, 4], 3),
+        window.weights([1, 3, 4, 4], 4),
+      ];
       view.update(layers.map((l) => ({ data: l.data, dims: l.shape })));
       const array = { canvases: host.querySelectorAll('canvas').length, cells: view.element.dataset.cells };
       view.destroy();

@@ -74,7 +74,10 @@ for (const variant of VARIANTS) {
       const tokens = { data: Int32Array.of(1, 2, 3, 4, 5, 6), shape: [2, 3] };
       const targets = { data: Int32Array.of(2, 3, 4, 5, 6, 0), shape: [2, 3] };
       for (let step = 0; step < 3; ++step) {
-        assert.deepEqual(await remote.trainStep(tokens, targets, { lr: 0.05 }), sync.trainStep(tokens, targets, { lr: 0.05 }));
+        assert.deepEqual(
+          await remote.trainStep(tokens, targets, { lr: 0.05 }),
+          sync.trainStep(tokens, targets, { lr: 0.05 }),
+        );
       }
       assert.deepEqual(await remote.forward(tokens), sync.forward(tokens));
       await remote.dispose();
@@ -85,9 +88,18 @@ for (const variant of VARIANTS) {
       const q = tensor([3, 4], 1);
       const bad = [
         [() => attn.scaledDotProductAttention([1, 2], q, q), () => w.scaledDotProductAttention([1, 2], q, q)],
-        [() => attn.scaledDotProductAttention(q, tensor([3, 5], 2), q), () => w.scaledDotProductAttention(q, tensor([3, 5], 2), q)],
-        [() => attn.createMultiHeadAttention({ embedDim: 6, numHeads: 4 }), () => w.createMultiHeadAttention({ embedDim: 6, numHeads: 4 })],
-        [() => attn.scaledDotProductAttention(q, q, q, { isCasual: true }), () => w.scaledDotProductAttention(q, q, q, { isCasual: true })],
+        [
+          () => attn.scaledDotProductAttention(q, tensor([3, 5], 2), q),
+          () => w.scaledDotProductAttention(q, tensor([3, 5], 2), q),
+        ],
+        [
+          () => attn.createMultiHeadAttention({ embedDim: 6, numHeads: 4 }),
+          () => w.createMultiHeadAttention({ embedDim: 6, numHeads: 4 }),
+        ],
+        [
+          () => attn.scaledDotProductAttention(q, q, q, { isCasual: true }),
+          () => w.scaledDotProductAttention(q, q, q, { isCasual: true }),
+        ],
       ];
       for (const [sync, remote] of bad) {
         const expected = thrown(sync);
@@ -108,10 +120,13 @@ for (const variant of VARIANTS) {
       assert.deepEqual((await running).output.shape, [1, 512, 64]);
       const early = new AbortController();
       early.abort();
-      await assert.rejects(w.scaledDotProductAttention(big, big, big, { signal: early.signal }), (e) => e.name === 'AbortError');
+      await assert.rejects(
+        w.scaledDotProductAttention(big, big, big, { signal: early.signal }),
+        (e) => e.name === 'AbortError',
+      );
     });
 
-    test('{ transfer: true } moves the inputs\' buffers; by default they are copied', async () => {
+    test("{ transfer: true } moves the inputs' buffers; by default they are copied", async () => {
       const q = tensor([4, 8], 5);
       const copy = { data: q.data.slice(), shape: q.shape };
       const want = attn.scaledDotProductAttention(copy, copy, copy);
@@ -132,9 +147,12 @@ test('attnlab/worker in Node: terminate rejects what is pending and every later 
   await assert.rejects(w.scaledDotProductAttention(big, big, big), /terminated/);
 });
 
-test('attnlab/worker in Node: a failed init rejects with the synchronous API\'s error', async () => {
+test("attnlab/worker in Node: a failed init rejects with the synchronous API's error", async () => {
   const expected = await init({ variant: 'fast' }).catch((e) => e);
-  await assert.rejects(initWorker({ variant: 'fast' }), (e) => e.constructor === expected.constructor && e.message === expected.message);
+  await assert.rejects(
+    initWorker({ variant: 'fast' }),
+    (e) => e.constructor === expected.constructor && e.message === expected.message,
+  );
 });
 
 describe('attnlab/worker in Chromium (a module Web Worker)', () => {
@@ -142,7 +160,11 @@ describe('attnlab/worker in Chromium (a module Web Worker)', () => {
   let browser;
   before(async () => {
     server = await serve(root, { isolation: true });
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
   });
   after(async () => {
     await browser?.close();
@@ -154,7 +176,9 @@ describe('attnlab/worker in Chromium (a module Web Worker)', () => {
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     const blank = `${server.url}/worker-test.html`;
-    await page.route(blank, (r) => r.fulfill({ contentType: 'text/html', body: '<!doctype html><title>worker</title>' }));
+    await page.route(blank, (r) =>
+      r.fulfill({ contentType: 'text/html', body: '<!doctype html><title>worker</title>' }),
+    );
     await page.goto(blank);
     const r = await page.evaluate(async () => {
       const { init } = await import('/dist/index.mjs');
@@ -162,27 +186,40 @@ describe('attnlab/worker in Chromium (a module Web Worker)', () => {
       const attn = await init();
       const w = await initWorker();
       const q = { data: Float32Array.from({ length: 24 }, (_, i) => Math.sin(i)), shape: [2, 3, 4] };
-      const same = (a, b) => JSON.stringify([...a.output.data, ...a.weights.data]) === JSON.stringify([...b.output.data, ...b.weights.data]);
-      const equal = same(await w.scaledDotProductAttention(q, q, q, { isCausal: true }), attn.scaledDotProductAttention(q, q, q, { isCausal: true }));
+      const same = (a, b) =>
+        JSON.stringify([...a.output.data, ...a.weights.data]) === JSON.stringify([...b.output.data, ...b.weights.data]);
+      const equal = same(
+        await w.scaledDotProductAttention(q, q, q, { isCausal: true }),
+        attn.scaledDotProductAttention(q, q, q, { isCausal: true }),
+      );
       let syncError;
       try {
         attn.scaledDotProductAttention(q, { data: new Float32Array(5), shape: [5] }, q);
       } catch (e) {
         syncError = `${e.name}: ${e.message}`;
       }
-      const remoteError = await w.scaledDotProductAttention(q, { data: new Float32Array(5), shape: [5] }, q).then(() => 'no error', (e) => `${e.name}: ${e.message}`);
+      const remoteError = await w.scaledDotProductAttention(q, { data: new Float32Array(5), shape: [5] }, q).then(
+        () => 'no error',
+        (e) => `${e.name}: ${e.message}`,
+      );
       const controller = new AbortController();
       const running = w.scaledDotProductAttention(q, q, q);
       const queued = w.scaledDotProductAttention(q, q, q, { signal: controller.signal });
       controller.abort();
-      const aborted = await queued.then(() => 'resolved', (e) => e.name);
+      const aborted = await queued.then(
+        () => 'resolved',
+        (e) => e.name,
+      );
       await running;
       const mha = await w.createMultiHeadAttention({ embedDim: 4, numHeads: 2 });
       const out = await mha.forward(q, q, q);
       await mha.dispose();
       const pending = w.scaledDotProductAttention(q, q, q);
       w.terminate();
-      const terminated = await pending.then(() => 'resolved', (e) => e.message);
+      const terminated = await pending.then(
+        () => 'resolved',
+        (e) => e.message,
+      );
       return { variant: w.variant, equal, syncError, remoteError, aborted, mhaShape: out.output.shape, terminated };
     });
     assert.equal(r.variant, 'simd');

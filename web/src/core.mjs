@@ -102,7 +102,8 @@ export class Core {
         const ptr = base + offset;
         if (firsts[i] < i) return ptr; // copied already
         if (b.tag === 'Uint8Array') heapU8.set(b.data, ptr);
-        else if (b.tag === 'Int32Array') heap32.set(b.data, ptr >>> 2); // token ids: never through HEAPF32
+        else if (b.tag === 'Int32Array')
+          heap32.set(b.data, ptr >>> 2); // token ids: never through HEAPF32
         else heapF32.set(b.data, ptr >>> 2);
         return ptr;
       });

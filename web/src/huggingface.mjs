@@ -96,7 +96,9 @@ export function fromHuggingFace(tensors, options) {
   const arch = o.arch;
   if (typeof arch !== 'string' || !Object.hasOwn(kArchitectures, arch)) {
     throw new RangeError(
-      `${ctx}: arch must be one of ${Object.keys(kArchitectures).map((a) => `'${a}'`).join(', ')}, got ${describe(arch)}`,
+      `${ctx}: arch must be one of ${Object.keys(kArchitectures)
+        .map((a) => `'${a}'`)
+        .join(', ')}, got ${describe(arch)}`,
     );
   }
   const spec = kArchitectures[/** @type {keyof typeof kArchitectures} */ (arch)];
@@ -114,7 +116,10 @@ export function fromHuggingFace(tensors, options) {
   }
   const base = prefix + spec.layer(layer);
   /** One tensor of this layer, with its full name. */
-  const get = (/** @type {string} */ part) => ({ name: base + part, ...tensorAt(/** @type {any} */ (tensors), base + part) });
+  const get = (/** @type {string} */ part) => ({
+    name: base + part,
+    ...tensorAt(/** @type {any} */ (tensors), base + part),
+  });
 
   let inProjWeight;
   let inProjBias;

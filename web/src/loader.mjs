@@ -210,7 +210,9 @@ export async function loadModule(options) {
   let variant = requested;
   if (variant === 'auto') variant = simdSupport() ? 'simd' : 'scalar';
   else if (variant === 'simd' && !simdSupport()) {
-    throw new Error("attnlab: this runtime does not support WebAssembly SIMD; use init({ variant: 'scalar' or 'auto' })");
+    throw new Error(
+      "attnlab: this runtime does not support WebAssembly SIMD; use init({ variant: 'scalar' or 'auto' })",
+    );
   }
   const url = await wasmUrlFor(variant, wasmPaths);
   const key = `${variant} ${url.href}`;

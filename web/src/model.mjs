@@ -98,7 +98,10 @@ export class Model {
     }
     const entries = Object.keys(stateDict).map((name) => {
       const label = `stateDict[${JSON.stringify(name)}]`;
-      return /** @type {[string, any]} */ ([name, readParameter(ctx, stateDict[name], label, this.#parameterShapes.get(name))]);
+      return /** @type {[string, any]} */ ([
+        name,
+        readParameter(ctx, stateDict[name], label, this.#parameterShapes.get(name)),
+      ]);
     });
     const buffers = entries.map(([, p]) => p);
     this.#core.checkFits(ctx, 'stateDict', buffers, () => []);

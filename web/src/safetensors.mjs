@@ -10,8 +10,21 @@ const ctx = 'readSafetensors';
 
 /** Bytes per element of every dtype the format defines. */
 const kDtypeBytes = {
-  F64: 8, F32: 4, F16: 2, BF16: 2, F8_E4M3: 1, F8_E5M2: 1,
-  I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1,
+  F64: 8,
+  F32: 4,
+  F16: 2,
+  BF16: 2,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
+  I64: 8,
+  I32: 4,
+  I16: 2,
+  I8: 1,
+  U64: 8,
+  U32: 4,
+  U16: 2,
+  U8: 1,
+  BOOL: 1,
 };
 /** The format caps the header at 100 MB; a larger declared length is a corrupt or hostile file. */
 const kMaxHeaderBytes = 100_000_000;
@@ -77,7 +90,9 @@ function readEntry(name, entry, dataBytes) {
     );
   }
   if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
-    throw new RangeError(`${ctx}: ${where} shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`);
+    throw new RangeError(
+      `${ctx}: ${where} shape must be an array of non-negative integers, got ${JSON.stringify(shape)}`,
+    );
   }
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0)) {
     throw new RangeError(
@@ -119,7 +134,9 @@ export function readSafetensors(bytes) {
   }
   const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
   if (u8.byteLength < 8) {
-    throw new RangeError(`${ctx}: the file has ${u8.byteLength} bytes; a safetensors file starts with an 8-byte header length`);
+    throw new RangeError(
+      `${ctx}: the file has ${u8.byteLength} bytes; a safetensors file starts with an 8-byte header length`,
+    );
   }
   const headerBytes = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
   if (headerBytes > u8.byteLength - 8 || headerBytes > kMaxHeaderBytes) {

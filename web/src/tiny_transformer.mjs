@@ -3,7 +3,15 @@
 
 import { kToken, toTensor, toTensorRecord } from './core.mjs';
 import { Model, kCore, kParameterNames, kUsable } from './model.mjs';
-import { describe, readBool, readDim, readFiniteNumber, readOptions, readSafeInteger, readTokens } from './validate.mjs';
+import {
+  describe,
+  readBool,
+  readDim,
+  readFiniteNumber,
+  readOptions,
+  readSafeInteger,
+  readTokens,
+} from './validate.mjs';
 
 /** @typedef {import('./core.mjs').Core} Core */
 /** @typedef {import('../../cpp/bindings/embind').RawTinyTransformer} RawTinyTransformer */
@@ -120,7 +128,9 @@ export function createTinyTransformer(core, options) {
   const ctx = 'createTinyTransformer';
   core.checkUsable(ctx);
   if (options === undefined || options === null) {
-    throw new TypeError(`${ctx}: options { vocabSize, embedDim, numHeads, causal } are required, got ${describe(options)}`);
+    throw new TypeError(
+      `${ctx}: options { vocabSize, embedDim, numHeads, causal } are required, got ${describe(options)}`,
+    );
   }
   const o = readOptions(ctx, options, 'options', kTinyOptions);
   /** @type {import('../../cpp/bindings/embind').TinyTransformerArgs} */

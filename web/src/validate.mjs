@@ -146,7 +146,8 @@ export function readShape(ctx, shape, name) {
     throw new TypeError(`${ctx}: ${name} must be an array of non-negative integers, got ${describe(shape)}`);
   }
   const rank = shape.length;
-  if (rank > kMaxRank) throw new RangeError(`${ctx}: ${name} has ${rank} dimensions; at most ${kMaxRank} are supported`);
+  if (rank > kMaxRank)
+    throw new RangeError(`${ctx}: ${name} has ${rank} dimensions; at most ${kMaxRank} are supported`);
   const out = new Array(rank);
   let size = 1;
   for (let i = 0; i < rank; ++i) {
@@ -203,11 +204,15 @@ function readTensorLike(ctx, value, name, allowed, what) {
   }
   const { data, tag, length } = readTypedData(ctx, rawData, `${name}.data`, allowed);
   if (typeof type === 'string' && !kTensorTypes[tag].includes(type)) {
-    throw new TypeError(`${ctx}: ${name}.type must be ${kTensorTypes[tag].map((t) => `'${t}'`).join(' or ')} for a ${tag}, got '${type}'`);
+    throw new TypeError(
+      `${ctx}: ${name}.type must be ${kTensorTypes[tag].map((t) => `'${t}'`).join(' or ')} for a ${tag}, got '${type}'`,
+    );
   }
   const { shape, size } = readShape(ctx, rawShape, shapeName);
   if (length !== size) {
-    throw new RangeError(`${ctx}: ${name}.data has ${length} elements but ${shapeName} [${shape.join(', ')}] needs ${size}`);
+    throw new RangeError(
+      `${ctx}: ${name}.data has ${length} elements but ${shapeName} [${shape.join(', ')}] needs ${size}`,
+    );
   }
   return { data, tag, shape, size, bytes: length * (tag === 'Uint8Array' ? 1 : 4), name: `${name}.data` };
 }

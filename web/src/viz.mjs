@@ -14,8 +14,16 @@
 
 /** Viridis anchors (0 … 1); values in between are interpolated. */
 const kRamp = [
-  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
-  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
+  [68, 1, 84],
+  [72, 40, 120],
+  [62, 74, 137],
+  [49, 104, 142],
+  [38, 130, 142],
+  [31, 158, 137],
+  [53, 183, 121],
+  [109, 205, 89],
+  [180, 222, 44],
+  [253, 231, 37],
 ];
 /** Okabe–Ito: distinguishable with every common kind of colour blindness. */
 const kHeadColours = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
@@ -47,7 +55,9 @@ function readWeights(ctx, weights, rank) {
     const layers = weights.map((w, i) => readWeights(`${ctx} (layer ${i})`, w, rank - 1));
     const dims = layers[0]?.dims ?? [];
     if (layers.some((l) => l.dims.join() !== dims.join())) {
-      throw new RangeError(`${ctx}: weights of every layer must have one shape, got ${layers.map((l) => `[${l.dims}]`).join(', ')}`);
+      throw new RangeError(
+        `${ctx}: weights of every layer must have one shape, got ${layers.map((l) => `[${l.dims}]`).join(', ')}`,
+      );
     }
     const data = new Float32Array(layers.length * (layers[0]?.data.length ?? 0));
     layers.forEach((l, i) => data.set(l.data, i * l.data.length));
@@ -56,14 +66,18 @@ function readWeights(ctx, weights, rank) {
   const data = weights?.data;
   const shape = weights?.shape ?? weights?.dims;
   if (!(data instanceof Float32Array || data instanceof Float64Array) || !Array.isArray(shape)) {
-    throw new TypeError(`${ctx}: weights must be { data: Float32Array, shape } or { data, dims }, got ${typeof weights}`);
+    throw new TypeError(
+      `${ctx}: weights must be { data: Float32Array, shape } or { data, dims }, got ${typeof weights}`,
+    );
   }
   let dims = shape.map(Number);
   while (dims.length > rank && dims[0] === 1) dims = dims.slice(1);
   while (dims.length < rank) dims = [1, ...dims];
   const size = dims.reduce((a, b) => a * b, 1);
   if (dims.length !== rank || size !== data.length) {
-    throw new RangeError(`${ctx}: weights of shape [${shape.join(', ')}] (${data.length} values) are not ${rank}-D here`);
+    throw new RangeError(
+      `${ctx}: weights of shape [${shape.join(', ')}] (${data.length} values) are not ${rank}-D here`,
+    );
   }
   return { data, dims };
 }
@@ -105,7 +119,12 @@ function makeRoot(element, fn, kind) {
     for (const [target, type, fn] of listeners.splice(0)) target.removeEventListener(type, fn);
   };
   /** Shows `text` next to (x, y) of `over` (CSS px inside it), and announces it. */
-  const show = (/** @type {HTMLElement} */ over, /** @type {number} */ x, /** @type {number} */ y, /** @type {string} */ text) => {
+  const show = (
+    /** @type {HTMLElement} */ over,
+    /** @type {number} */ x,
+    /** @type {number} */ y,
+    /** @type {string} */ text,
+  ) => {
     tip.textContent = text;
     tip.style.display = 'block';
     tip.style.left = `${over.offsetLeft + x + 12}px`;
@@ -178,14 +197,15 @@ function heatFigure(r, m) {
     ctx.textBaseline = 'middle';
     ctx.textAlign = 'right';
     if (showLabels) rows.forEach((s, i) => ctx.fillText(s, left - 4, top + i * cell + cell / 2, left - 6));
-    if (showLabels) cols.forEach((s, j) => {
-      ctx.save();
-      ctx.translate(left + j * cell + cell / 2, top - 4);
-      ctx.rotate(-Math.PI / 2);
-      ctx.textAlign = 'left';
-      ctx.fillText(s, 0, 0, top - 6);
-      ctx.restore();
-    });
+    if (showLabels)
+      cols.forEach((s, j) => {
+        ctx.save();
+        ctx.translate(left + j * cell + cell / 2, top - 4);
+        ctx.rotate(-Math.PI / 2);
+        ctx.textAlign = 'left';
+        ctx.fillText(s, 0, 0, top - 6);
+        ctx.restore();
+      });
     for (let i = 0; i < L; ++i) {
       for (let j = 0; j < S; ++j) {
         ctx.fillStyle = weightColour(value(i, j));
@@ -263,7 +283,8 @@ export function headMaps(element, weights, options = {}) {
     const cols = labels(options.keyTokens ?? options.queryTokens, S);
     const cell = cellFor(options.cellSize, S, options.width ?? 240);
     let cells = 0;
-    for (let h = 0; h < H; ++h) cells += heatFigure(r, { data, offset: h * L * S, rows, cols, caption: `head ${h}`, cell });
+    for (let h = 0; h < H; ++h)
+      cells += heatFigure(r, { data, offset: h * L * S, rows, cols, caption: `head ${h}`, cell });
     if ((options.average ?? true) && H > 1) {
       const mean = new Float32Array(L * S);
       for (let h = 0; h < H; ++h) for (let k = 0; k < L * S; ++k) mean[k] += data[h * L * S + k] / H;

@@ -61,7 +61,9 @@ async function handle(post, msg) {
 // A Web Worker has `self`; a Node worker has parentPort. The specifier is a variable so that bundlers leave it.
 if (typeof self !== 'undefined' && typeof self.postMessage === 'function') {
   const scope = /** @type {any} */ (self);
-  scope.addEventListener('message', (/** @type {MessageEvent} */ e) => handle((m, t) => scope.postMessage(m, t), e.data));
+  scope.addEventListener('message', (/** @type {MessageEvent} */ e) =>
+    handle((m, t) => scope.postMessage(m, t), e.data),
+  );
 } else {
   const workerThreads = 'node:worker_threads';
   const { parentPort } = await import(/* @vite-ignore */ /* webpackIgnore: true */ workerThreads);

@@ -193,7 +193,11 @@ function remoteObject(client, kind, objectId) {
     dispose: m('dispose', kOptionsAt.dispose),
   };
   if (kind === 'mha') object.backward = m('backward', kOptionsAt.backward);
-  else Object.assign(object, { lossAndGrad: m('lossAndGrad', kOptionsAt.lossAndGrad), trainStep: m('trainStep', kOptionsAt.trainStep) });
+  else
+    Object.assign(object, {
+      lossAndGrad: m('lossAndGrad', kOptionsAt.lossAndGrad),
+      trainStep: m('trainStep', kOptionsAt.trainStep),
+    });
   if (typeof Symbol.asyncDispose === 'symbol') object[Symbol.asyncDispose] = object.dispose;
   return object;
 }

@@ -93,6 +93,9 @@ asan() {
 # A fixed seed: a CI failure can be reproduced with the same command. scripts/fuzz.sh alone explores (random seed).
 fuzz60() { FUZZ_FLAGS="-seed=20261130 ${FUZZ_FLAGS:-}" bash scripts/fuzz.sh 60; }
 package() { bash scripts/test-package.sh; }
+# The style holds without anyone policing it: C++ (.clang-format), JS (Prettier + ESLint), and web/src's JS checked
+# against the raw module's contract (cpp/bindings/embind.d.ts).
+style() { bash scripts/check-format.sh && bash scripts/check-js.sh && node_modules/.bin/tsc -p web/tsconfig.json && echo "tsc: web/src matches cpp/bindings/embind.d.ts"; }
 e2e() { bash scripts/test-e2e.sh; }
 
 if ((quick)); then
@@ -106,6 +109,7 @@ fi
 
 suite "set-up (scripts/setup.sh)" bash scripts/setup.sh
 suite "docs: links and cited paths (node --test tests/package/)" docs_links
+suite "style: clang-format, Prettier + ESLint, tsc of web/src against embind.d.ts" style
 suite "build: native + wasm-simd + wasm-scalar with tests (scripts/build.sh --tests)" bash scripts/build.sh --tests
 suite "build: demo site build/site/ (scripts/build.sh --site)" bash scripts/build.sh --site
 suite "native Catch2 suite, every Highway target (ctest)" run_ctest build/native native

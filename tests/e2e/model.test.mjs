@@ -256,3 +256,21 @@ test('a JSON state dict loads; files that are neither format are named', async (
     assert.equal(await attr(page, '#model', 'data-state'), 'empty');
   });
 });
+
+test('a file dropped on the zone loads like a picked one', async () => {
+  await withPage('?lang=en', async (page) => {
+    const before = await loads(page);
+    await page.evaluate(async () => {
+      const bytes = await (await fetch('/tests/fixtures/hf/vit_e32_h4.safetensors')).arrayBuffer();
+      const dataTransfer = new DataTransfer();
+      dataTransfer.items.add(new File([bytes], 'dropped-vit.safetensors'));
+      const zone = document.getElementById('model-drop');
+      zone.dispatchEvent(new DragEvent('dragover', { dataTransfer, bubbles: true, cancelable: true }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer, bubbles: true, cancelable: true }));
+    });
+    await loaded(page, before);
+    assert.match(await page.textContent('#model-file-msg'), /dropped-vit\.safetensors: .*ViT layers 0–2 \(E = 32\)/);
+    assert.equal(await page.inputValue('#model-arch'), 'vit');
+    assert.equal((await shown(page)).maps, 5);
+  });
+});

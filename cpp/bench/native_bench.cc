@@ -1,12 +1,13 @@
 // Native benchmark of attnlab (Highway runtime dispatch: AVX-512 / AVX2 / …) against a naive loop reference
 // and Eigen (MatrixXf-style products, single thread). Built by CMake as attnlab_native_bench when this file
 // exists; run with `npm run bench:native` or build/native/attnlab_native_bench [--quick] [--max-run-s S]
-// [--reps N] [--out DIR].
+// [--reps N] [--out DIR] [--threads N].
 //
 // Cases: SDPA (query (8, L, 64), need_weights false) at L = 128 / 512 / 2048 / 8192 and MHA (E = 512, 8 heads,
 // batch 1, batch_first self-attention, need_weights false) at L = 128 / 512 / 2048. Every implementation's
 // output is checked against attnlab's (max |Δ| ≤ 1e-3, abort on a mismatch), then warm-up, then ≥ 10 timed
-// runs round-robin; median ms, min–max, GFLOP/s (MHA 8·L·E² + 4·L²·E, SDPA 4·L²·E).
+// runs round-robin; median ms, min–max, GFLOP/s (MHA 8·L·E² + 4·L²·E, SDPA 4·L²·E). --threads N lets attnlab's
+// calls use N threads (attnlab/threads.h; the references stay single-threaded): run it at 1 and N to see scaling.
 //
 // A second table breaks attnlab's time into sub-steps using the public API only:
 //   - SDPA exact path (need_weights true) next to the online one, to price the online softmax bookkeeping;
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "attnlab/threads.h"
 #include "cpp/bench/harness.h"
 #include "cpp/bench/references.h"
 
@@ -61,16 +63,18 @@ int main(int argc, char** argv) {
       opt.min_reps = std::max(10, std::atoi(argv[++i]));
     } else if (a == "--out" && i + 1 < argc) {
       opt.out_dir = argv[++i];
+    } else if (a == "--threads" && i + 1 < argc) {
+      attnlab::SetThreadCount(static_cast<size_t>(std::max(1, std::atoi(argv[++i]))));
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--max-run-s S] [--reps N>=10] [--out DIR]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--max-run-s S] [--reps N>=10] [--out DIR] [--threads N]\n", argv[0]);
       return 2;
     }
   }
   const bool eigen_ok = eigen_ref::CpuSupported();
   const double t_start = Now();
   const char* target = attnlab::ActiveTargetName();
-  std::fprintf(stderr, "attnlab native bench: Highway target %s, Eigen %s\n", target,
-               eigen_ok ? eigen_ref::SimdInUse() : "(skipped: this CPU lacks AVX2/FMA)");
+  std::fprintf(stderr, "attnlab native bench: Highway target %s, %zu attnlab thread(s), Eigen %s\n", target,
+               attnlab::ThreadCount(), eigen_ok ? eigen_ref::SimdInUse() : "(skipped: this CPU lacks AVX2/FMA)");
 
   std::mt19937 rng(20240605);
   const std::vector<float> w_in = Uniform(3 * kE * kE, std::sqrt(6.0f / (4 * kE)), rng);

@@ -89,24 +89,33 @@ test('random weights and the tokenizer (CJK per character, other text per word)'
     );
     await page.selectOption('#mha-heads', '8');
     assert.equal(await page.$$eval('#mha-heatmaps canvas', (cs) => cs.length), 9);
-    // token links: hover a query token → only its lines; click a head chip → that head's lines go
-    const visibleLines = () =>
-      page.$$eval('#mha-links line', (ls) =>
-        ls.filter((l) => l.style.display !== 'none').map((l) => [l.dataset.head, +l.dataset.i]),
-      );
-    const all = await visibleLines();
-    assert.ok(new Set(all.map(([hh]) => hh)).size === 8, 'lines of all 8 heads');
-    await page.hover('#mha-links text[data-side="q"][data-idx="3"]');
-    const focused = await visibleLines();
+    // token links (attnlab/viz): hover a query token → only its lines; click a head chip → that head's lines go
+    const links = () =>
+      page.$eval('#mha-links .attnlab-token-links', (el) => ({
+        total: Number(el.dataset.links),
+        byHead: JSON.parse(el.dataset.linksByHead),
+        focus: Number(el.dataset.focus),
+      }));
+    const all = await links();
+    assert.equal(all.byHead.length, 8);
     assert.ok(
-      focused.length > 0 && focused.length < all.length && focused.every(([, i]) => i === 3),
-      'hover isolates a token',
+      all.byHead.every((n) => n > 0),
+      'lines of all 8 heads',
     );
+    const box = await page.$eval('#mha-links canvas', (c) => {
+      c.scrollIntoView({ block: 'center' });
+      const r = c.getBoundingClientRect();
+      return { x: r.left, y: r.top, w: r.width, h: r.height };
+    });
+    await page.mouse.move(box.x + 40, box.y + 4 + 3 * 22 + 11); // query token 3 (rows of 22 px, 4 px top margin)
+    const focused = await links();
+    assert.equal(focused.focus, 3, 'hover picks query 3');
+    assert.ok(focused.total > 0 && focused.total < all.total, 'hover isolates a token');
     await page.mouse.move(0, 0);
     await page.click('#mha-head-chips button[data-head="0"]');
     assert.equal(await attr(page, '#mha-head-chips button[data-head="0"]', 'aria-pressed'), 'false');
-    const rest = await visibleLines();
-    assert.ok(rest.length > 0 && rest.every(([hh]) => hh !== '0'), 'head 1 hidden');
+    const rest = await links();
+    assert.ok(rest.byHead[0] === 0 && rest.byHead.slice(1).every((n) => n > 0), 'head 1 hidden');
     await page.click('#mha-example-en');
     const toks = JSON.parse(await attr(page, '#mha', 'data-tokens'));
     assert.ok(toks.includes('animal') && toks.includes("didn't"), toks.join('|'));

@@ -110,16 +110,12 @@ describe('attnlab/viz in Chromium', () => {
       const canvas = host.querySelector('canvas');
       const tip = host.querySelector('.attnlab-viz-tip');
       const live = host.querySelector('.attnlab-viz-live');
-      // Cell (row 1, column 2): its centre is 20 px cells right of / below the label margins.
+      // Cell (row 1, column 2): 20 px cells after the label margins, with a 2 px border right and below.
       const box = canvas.getBoundingClientRect();
-      const k = box.width / canvas.width;
-      const left = canvas.width - 4 * 20;
-      const top = canvas.height - 3 * 20;
+      const left = box.width - 2 - 4 * 20;
+      const top = box.height - 2 - 3 * 20;
       canvas.dispatchEvent(
-        new MouseEvent('mousemove', {
-          clientX: box.left + (left + 2.5 * 20) * k,
-          clientY: box.top + (top + 1.5 * 20) * k,
-        }),
+        new MouseEvent('mousemove', { clientX: box.left + left + 2.5 * 20, clientY: box.top + top + 1.5 * 20 }),
       );
       const hover = tip.textContent;
       canvas.focus();
@@ -162,7 +158,7 @@ describe('attnlab/viz in Chromium', () => {
     });
     assert.deepEqual([r.all, r.twoHeads, r.oneQuery], ['60', '40', '10']);
     assert.equal(r.pressed, 'false');
-    assert.match(r.announced, /^query 0: head 0 → \d .*; head 1 → \d .*; head 2 → \d /);
+    assert.match(r.announced, /^query 0: head 1 → \d .*; head 2 → \d [^;]*$/); // hidden head 0 not announced
   });
 
   test('modelGrid draws layers × heads maps from one tensor or a per-layer array', async () => {
@@ -244,8 +240,28 @@ describe('attnlab/viz in Chromium', () => {
     assert.equal(r.heads, 8);
   });
 
-  test('the page loaded viz.mjs and nothing else of attnlab', () => {
+  test('the page loaded viz.mjs (and its painter) and nothing else of attnlab', () => {
     const dist = requests.filter((p) => p.startsWith('/dist/'));
-    assert.deepEqual(dist, ['/dist/viz.mjs']);
+    assert.deepEqual(dist.sort(), ['/dist/viz-heatmap.mjs', '/dist/viz.mjs']);
+  });
+
+  test('options.text translates captions, tooltips and the legend', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      host.replaceChildren(); // (what the error test left)
+      const text = { head: (h) => `头 ${h}`, mean: '各头平均', query: (q, best) => `查询 ${q}：${best}` };
+      const maps = window.viz.headMaps(host, window.weights([2, 2, 2]), { text });
+      const captions = [...host.querySelectorAll('figcaption')].map((c) => c.textContent);
+      maps.destroy();
+      const links = window.viz.tokenLinks(host, window.weights([2, 2, 2]), { text });
+      const legend = [...host.querySelectorAll('button')].map((b) => b.textContent);
+      host.querySelector('canvas').dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown' }));
+      const announced = host.querySelector('.attnlab-viz-live').textContent;
+      links.destroy();
+      return { captions, legend, announced };
+    });
+    assert.deepEqual(r.captions, ['头 0', '头 1', '各头平均']);
+    assert.deepEqual(r.legend, ['头 0', '头 1']);
+    assert.match(r.announced, /^查询 0：头 0 → /);
   });
 });

@@ -4,7 +4,8 @@
 // scaledDotProductAttention on (B, 2, 4, 4); the result is checked against the same layer's mha.forward.
 // The "wrong transpose" toggle writes K.transpose(0, 1) where K.transpose(-2, -1) belongs (§9, row 4).
 
-import { h, matrixTable, divColor, seqColor, rng, fmt, HEAD_COLORS } from './util.js';
+import { headColour } from '/dist/viz.mjs';
+import { h, matrixTable, divColor, seqColor, rng, fmt } from './util.js';
 import { softmaxRows } from './reference.js';
 import { t } from './i18n.js';
 
@@ -91,7 +92,7 @@ export function mount(root, attn) {
     out,
   );
 
-  const headCol = (c, n = E) => HEAD_COLORS[Math.floor(c / (n / H))];
+  const headCol = (c, n = E) => headColour(Math.floor(c / (n / H)));
   const table = (data, rows, cols, opts = {}) => {
     const m = data.reduce((a, v) => Math.max(a, Math.abs(v)), 0) || 1;
     const tb = matrixTable(data, {
@@ -110,7 +111,7 @@ export function mount(root, attn) {
       });
     if (opts.head !== undefined)
       tb.querySelectorAll('th.col').forEach((th) => {
-        th.style.boxShadow = `inset 0 -3px 0 ${HEAD_COLORS[opts.head]}`;
+        th.style.boxShadow = `inset 0 -3px 0 ${headColour(opts.head)}`;
       });
     return tb;
   };

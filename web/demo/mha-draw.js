@@ -1,7 +1,8 @@
-// Drawing for the multi-head part (mha.js): the per-head heat maps (heatmap.js), the token links (SVG) and
-// the toy models' answer table. No state of its own: every function takes what it draws.
+// Drawing for the multi-head part (mha.js): the per-head heat maps (heatmap.js) and the token links, both painted by
+// attnlab/viz, and the toy models' answer table. No state of its own: every function takes what it draws.
 
-import { h, svg, legend, shortLabel, HEAD_COLORS } from './util.js';
+import { headColour, tokenLinks, weightColour } from '/dist/viz.mjs';
+import { h, legend, shortLabel } from './util.js';
 import { drawHeatmap } from './heatmap.js';
 import { expectedAnswers } from './toy.js';
 import { t } from './i18n.js';
@@ -50,7 +51,7 @@ export function drawHeatmaps(view, labels, res, H, padded) {
     });
     const titleEl =
       typeof m.head === 'number'
-        ? h('h4', {}, h('span.swatch', { style: `background:${HEAD_COLORS[m.head % HEAD_COLORS.length]}` }), m.title)
+        ? h('h4', {}, h('span.swatch', { style: `background:${headColour(m.head)}` }), m.title)
         : h('h4', { title: t('mha.averageTitle') }, m.title);
     const off = typeof m.head === 'number' && !view.visible.has(m.head);
     grid.append(
@@ -64,11 +65,19 @@ export function drawHeatmaps(view, labels, res, H, padded) {
     );
   }
   view.legendBox.replaceChildren(
-    h('div.controls', {}, legend('seq', 0, 1, t('mha.legend')), h('span.note', { text: t('mha.legendNote') })),
+    h(
+      'div.controls',
+      {},
+      legend('seq', 0, 1, t('mha.legend'), weightColour),
+      h('span.note', { text: t('mha.legendNote') }),
+    ),
   );
 }
 
-/** Token links: queries left, keys right, a line's opacity = the weight; hover a token to show only its lines. */
+/**
+ * Token links, drawn by attnlab/viz's tokenLinks (queries left, keys right, a line's opacity = the weight; hover or
+ * arrow keys show one query's lines); the page's head chips choose the heads, so viz's own legend is off.
+ */
 export function drawLinks(view, labels, res, H, padded, onToggle) {
   const L = labels.length;
   const { S, keyLabels } = res;
@@ -76,7 +85,7 @@ export function drawLinks(view, labels, res, H, padded, onToggle) {
   chips.replaceChildren();
   if (view.perHead) {
     for (let hh = 0; hh < H; hh++) {
-      const color = HEAD_COLORS[hh % HEAD_COLORS.length];
+      const color = headColour(hh);
       chips.append(
         h('button.head-chip', {
           type: 'button',
@@ -92,113 +101,24 @@ export function drawLinks(view, labels, res, H, padded, onToggle) {
   } else {
     chips.append(h('span.note', { text: t('mha.avgOnly') }));
   }
-  const rowH = 22;
-  const narrow = view.width < 520;
-  const W = narrow ? 330 : 440;
-  const colL = narrow ? 100 : 130;
-  const colR = W - colL;
-  const Ht = Math.max(L, S) * rowH + 30;
-  const el = svg('svg', {
-    viewBox: `0 0 ${W} ${Ht}`,
-    width: W,
-    height: Ht,
-    role: 'img',
-    'aria-label': t('mha.linksAria'),
-  });
-  const lineG = svg('g');
-  const textG = svg('g');
-  el.append(
-    svg('text', {
-      x: colL - 6,
-      y: 13,
-      'text-anchor': 'end',
-      'font-size': 11,
-      fill: '#667',
-      'font-weight': 600,
-      text: t('mha.queries'),
-    }),
-    svg('text', { x: colR + 6, y: 13, 'font-size': 11, fill: '#667', 'font-weight': 600, text: t('mha.keys') }),
+  view.linksView?.destroy();
+  const perHead = view.perHead;
+  view.linksView = tokenLinks(
+    links,
+    perHead ? { data: res.weights, dims: [H, L, S] } : { data: res.average, dims: [1, L, S] },
+    {
+      queryTokens: labels.map((s, i) => (padded[i] ? `(${shortLabel(s, 10)})` : shortLabel(s, 12))),
+      keyTokens: keyLabels.map((s) => shortLabel(s, 12)),
+      rowHeight: 22,
+      heads: perHead ? [...view.visible] : [0],
+      legend: false,
+      text: {
+        head: (hh) => (perHead ? t('mha.head', { h: hh + 1 }) : t('mha.average', { n: H })),
+        query: (q, best) => t('mha.linksQuery', { q, best }),
+      },
+    },
   );
-  const y = (i) => 38 + i * rowH;
-  const heads = view.perHead ? [...view.visible].sort((a, b) => a - b) : ['avg'];
-  for (const hh of heads) {
-    const data = hh === 'avg' ? res.average : res.weights.subarray(hh * L * S, (hh + 1) * L * S);
-    const color = hh === 'avg' ? '#1f3f7a' : HEAD_COLORS[hh % HEAD_COLORS.length];
-    for (let i = 0; i < L; i++) {
-      for (let j = 0; j < S; j++) {
-        const w = data[i * S + j];
-        if (!(w >= 0.01)) continue;
-        lineG.append(
-          svg('line', {
-            x1: colL,
-            y1: y(i) - 4,
-            x2: colR,
-            y2: y(j) - 4,
-            stroke: color,
-            'stroke-width': 1 + 2.5 * w,
-            'stroke-opacity': Math.min(1, w).toFixed(3),
-            'data-head': hh,
-            'data-i': i,
-            'data-j': j,
-            'data-w': w,
-          }),
-        );
-      }
-    }
-  }
-  const focus = (kind, idx) => {
-    lineG.querySelectorAll('line').forEach((ln) => {
-      ln.style.display = kind === null || Number(ln.dataset[kind]) === idx ? '' : 'none';
-    });
-    textG
-      .querySelectorAll('text')
-      .forEach((tx) =>
-        tx.classList.toggle(
-          'dim',
-          kind !== null && !(tx.dataset.side === (kind === 'i' ? 'q' : 'k') && Number(tx.dataset.idx) === idx),
-        ),
-      );
-  };
-  labels.forEach((s, i) =>
-    textG.append(
-      svg(
-        'text',
-        {
-          x: colL - 6,
-          y: y(i),
-          'text-anchor': 'end',
-          'data-side': 'q',
-          'data-idx': i,
-          class: padded[i] ? 'pad' : null,
-          onmouseenter: () => focus('i', i),
-          onmouseleave: () => focus(null),
-        },
-        svg('title', { text: t('mha.queryTip', { i, s }) }),
-        shortLabel(s, 12),
-      ),
-    ),
-  );
-  keyLabels.forEach((s, j) =>
-    textG.append(
-      svg(
-        'text',
-        {
-          x: colR + 6,
-          y: y(j),
-          'data-side': 'k',
-          'data-idx': j,
-          class: j < L && padded[j] ? 'pad' : null,
-          onmouseenter: () => focus('j', j),
-          onmouseleave: () => focus(null),
-        },
-        svg('title', { text: t('mha.keyTip', { j, s }) }),
-        shortLabel(s, 12),
-      ),
-    ),
-  );
-  el.append(lineG, textG);
-  links.replaceChildren(el);
-  links.dataset.lines = lineG.childElementCount;
+  view.linksView.element.querySelector('canvas').setAttribute('aria-label', t('mha.linksAria'));
 }
 
 /** The toy model's answers under the tokens, scored against the task's rule. */

@@ -420,6 +420,8 @@ export async function mount(root, attn, { params }) {
     clearViews();
   }
   function clearViews() {
+    view.linksView?.destroy();
+    view.linksView = null;
     for (const el of [view.grid, view.legendBox, view.links, view.chips]) el.replaceChildren();
   }
 

@@ -2,7 +2,8 @@
 // example's answer table, the curves (charts.js: loss, accuracy, each head's row entropy against the uniform
 // level, each head's attention mass on the task's target keys) and the "try it" comparison.
 
-import { h, fmt, HEAD_COLORS } from './util.js';
+import { headColour } from '/dist/viz.mjs';
+import { h, fmt } from './util.js';
 import { drawHeatmap } from './heatmap.js';
 import { canvasLineChart, niceCeil } from './charts.js';
 import { entropy } from './reference.js';
@@ -56,12 +57,7 @@ function mapCell(avail, H, T) {
 }
 
 const headTitle = (hh) =>
-  h(
-    'h4',
-    {},
-    h('span.swatch', { style: `background:${HEAD_COLORS[hh % HEAD_COLORS.length]}` }),
-    t('mha.head', { h: hh + 1 }),
-  );
+  h('h4', {}, h('span.swatch', { style: `background:${headColour(hh)}` }), t('mha.head', { h: hh + 1 }));
 
 /** Every head's map of the fixed example; data-checksum changes whenever any weight changes. */
 export function drawMaps(grid, task, m, avail) {
@@ -209,7 +205,7 @@ export function drawCurves(charts, hist, task, H, width) {
   const headSeries = (k) =>
     Array.from({ length: H }, (_, hh) => ({
       points: hist.stats.map(([s, st]) => [s, st[k][hh]]),
-      color: HEAD_COLORS[hh % HEAD_COLORS.length],
+      color: headColour(hh),
     }));
   canvasLineChart(charts.entropy, {
     width,

@@ -141,8 +141,9 @@ export function textOn(rgb) {
   return 0.299 * r + 0.587 * g + 0.114 * b < 140 ? '#fff' : '#111';
 }
 
-/** A horizontal colour legend: gradient bar with tick labels. kind 'seq' ([lo, hi]) or 'div' ([-m, m]). */
-export function legend(kind, lo, hi, caption) {
+/** A horizontal colour legend: gradient bar with tick labels. kind 'seq' ([lo, hi]; colour(t) for t in [0, 1], default
+ * seqColor, e.g. attnlab/viz's weightColour for its heat maps) or 'div' ([-m, m]). */
+export function legend(kind, lo, hi, caption, colour = kind === 'seq' ? seqColor : null) {
   const el = document.createElement('div');
   el.className = caption.length > 28 ? 'legend wide' : 'legend';
   const bar = document.createElement('div');
@@ -150,7 +151,7 @@ export function legend(kind, lo, hi, caption) {
   const stops = [];
   for (let i = 0; i <= 10; i++) {
     const t = i / 10;
-    stops.push(kind === 'seq' ? seqColor(t) : divColor(lo + (hi - lo) * t, Math.max(Math.abs(lo), Math.abs(hi))));
+    stops.push(colour ? colour(t) : divColor(lo + (hi - lo) * t, Math.max(Math.abs(lo), Math.abs(hi))));
   }
   bar.style.background = `linear-gradient(to right, ${stops.join(', ')})`;
   const ticks = document.createElement('div');
@@ -277,25 +278,6 @@ export function shortLabel(s, n = 6) {
   const chars = [...s];
   return chars.length > n ? chars.slice(0, n - 1).join('') + '…' : s;
 }
-
-export const HEAD_COLORS = [
-  '#d62728',
-  '#1f77b4',
-  '#2ca02c',
-  '#9467bd',
-  '#ff7f0e',
-  '#17becf',
-  '#8c564b',
-  '#e377c2',
-  '#7f7f7f',
-  '#bcbd22',
-  '#393b79',
-  '#637939',
-  '#8c6d31',
-  '#843c39',
-  '#7b4173',
-  '#3182bd',
-];
 
 export function svg(tag, attrs = {}, ...children) {
   const el = document.createElementNS('http://www.w3.org/2000/svg', tag);

@@ -307,11 +307,16 @@ export async function mount(root, attn) {
     const { l, x, tokens, w } = out;
     viewsBox.hidden = false;
     const keyTokens = tokens.concat(l.extraKeys);
-    views.push(
-      headMaps(maps, w, { queryTokens: tokens, keyTokens, width: Math.min(240, (root.clientWidth || 600) - 60) }),
-    );
-    views.push(tokenLinks(links, w, { queryTokens: tokens, keyTokens }));
     const [H, L, S] = w.shape;
+    const text = {
+      head: (hh) => t('mha.head', { h: hh + 1 }),
+      mean: t('mha.average', { n: H }),
+      cell: (caption, q, k, v) => t('model.cellTip', { caption, q, k, v }),
+      query: (q, best) => t('mha.linksQuery', { q, best }),
+    };
+    const width = Math.min(240, (root.clientWidth || 600) - 60);
+    views.push(headMaps(maps, w, { queryTokens: tokens, keyTokens, width, text }));
+    views.push(tokenLinks(links, w, { queryTokens: tokens, keyTokens, text }));
     summary.textContent = t('model.summary', {
       what:
         src.kind === 'json'

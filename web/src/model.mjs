@@ -138,3 +138,24 @@ export class Model {
     return this.#names.className;
   }
 }
+
+/**
+ * A new model object: the raw one (whose C++ constructor validates before it allocates), wrapped; when wrapping
+ * fails, the raw object is freed.
+ * @template {RawModel} Handle
+ * @template T
+ * @param {Core} core
+ * @param {string} ctx
+ * @param {() => Handle} construct
+ * @param {(handle: Handle) => T} wrap
+ * @returns {T}
+ */
+export function createModel(core, ctx, construct, wrap) {
+  const handle = core.call(ctx, construct);
+  try {
+    return wrap(handle);
+  } catch (e) {
+    handle.delete();
+    throw e;
+  }
+}

@@ -3,7 +3,7 @@
 // _MultiHeadAttention.
 
 import { kToken, toGradients, toResult, toTensorRecord } from './core.mjs';
-import { Model, kCore, kParameterNames, kUsable } from './model.mjs';
+import { Model, createModel, kCore, kParameterNames, kUsable } from './model.mjs';
 import { describe, readBool, readDim, readMask, readOptions, readSafeInteger, readTensor } from './validate.mjs';
 
 /** @typedef {import('./core.mjs').Core} Core */
@@ -108,11 +108,10 @@ export function createMultiHeadAttention(core, options) {
     seed: readSafeInteger(ctx, o.seed, 'seed', kDefaultSeed),
   };
   core.checkFits(ctx, 'embedDim, kdim, vdim', [], () => core.Module._multiHeadAttentionMemory(args));
-  const handle = core.call(ctx, () => new core.Module._MultiHeadAttention(args));
-  try {
-    return new MultiHeadAttention(kToken, core, handle);
-  } catch (e) {
-    handle.delete();
-    throw e;
-  }
+  return createModel(
+    core,
+    ctx,
+    () => new core.Module._MultiHeadAttention(args),
+    (handle) => new MultiHeadAttention(kToken, core, handle),
+  );
 }

@@ -2,7 +2,7 @@
 // TinyTransformer, the training demo's model: the JS side of cpp/bindings/embind.cc's _TinyTransformer.
 
 import { kToken, toTensor, toTensorRecord } from './core.mjs';
-import { Model, kCore, kParameterNames, kUsable } from './model.mjs';
+import { Model, createModel, kCore, kParameterNames, kUsable } from './model.mjs';
 import {
   describe,
   readBool,
@@ -142,11 +142,10 @@ export function createTinyTransformer(core, options) {
     seed: readSafeInteger(ctx, o.seed, 'seed', kDefaultSeed),
   };
   core.checkFits(ctx, 'vocabSize, embedDim', [], () => core.Module._tinyTransformerMemory(args));
-  const handle = core.call(ctx, () => new core.Module._TinyTransformer(args));
-  try {
-    return new TinyTransformer(kToken, core, handle);
-  } catch (e) {
-    handle.delete();
-    throw e;
-  }
+  return createModel(
+    core,
+    ctx,
+    () => new core.Module._TinyTransformer(args),
+    (handle) => new TinyTransformer(kToken, core, handle),
+  );
 }

@@ -16,7 +16,23 @@ export interface View {
   destroy(): void;
 }
 
+/** The words a view shows; pass some or all in `options.text` to translate them. */
+export interface VizText {
+  /** Caption and legend of head h. Default `head ${h}`. */
+  head: (h: number) => string;
+  /** Caption of the mean over heads. Default 'mean of heads'. */
+  mean: string;
+  /** Caption of a modelGrid map. Default `layer ${l} head ${h}`. */
+  layerHead: (l: number, h: number) => string;
+  /** Tooltip and announcement of a cell. Default `${caption}: query ${query} → key ${key}: ${value}`. */
+  cell: (caption: string, query: string, key: string, value: string) => string;
+  /** tokenLinks' announcement of a query with each head's strongest key. Default `query ${token}: ${best}`. */
+  query: (token: string, best: string) => string;
+}
+
 export interface HeadMapsOptions {
+  /** Translations of the view's words. */
+  text?: Partial<VizText>;
   /** Row labels (one per query); default 0 … Lq-1. */
   queryTokens?: string[];
   /** Column labels (one per key); default queryTokens. */
@@ -30,15 +46,23 @@ export interface HeadMapsOptions {
 }
 
 export interface TokenLinksOptions {
+  /** Translations of the view's words. */
+  text?: Partial<VizText>;
   queryTokens?: string[];
   keyTokens?: string[];
   /** Links with a weight below this are not drawn. Default 0.01. */
   threshold?: number;
   /** Height of one token row in CSS px. Default 20. */
   rowHeight?: number;
+  /** Only these heads are drawn (for a caller with toggles of its own). Default: all. */
+  heads?: number[];
+  /** Show the legend's head toggles. Default true. */
+  legend?: boolean;
 }
 
 export interface ModelGridOptions {
+  /** Translations of the view's words. */
+  text?: Partial<VizText>;
   queryTokens?: string[];
   keyTokens?: string[];
   /** Cell size of the thumbnails in CSS px; default fits about 96 px. */
@@ -65,3 +89,36 @@ export declare function modelGrid(element: HTMLElement, weights: WeightsInput | 
 export declare function weightColour(value: number): string;
 /** The colour of head h (Okabe–Ito). */
 export declare function headColour(h: number): string;
+
+/** Options of {@link heatMap}. */
+export interface HeatMapOptions {
+  rows: number;
+  cols: number;
+  /** Where the (rows, cols) matrix starts in `data`. Default 0. */
+  offset?: number;
+  /** Row (query) labels; none: no left margin. */
+  rowLabels?: string[];
+  /** Column (key) labels; none: no top margin. */
+  colLabels?: string[];
+  /** Cell size in CSS px; default: fit `width` (default 240). */
+  cell?: number;
+  width?: number;
+  /** Characters kept per label. Default 9. */
+  labelLength?: number;
+  /** Cells drawn crossed (masked). */
+  masked?: (i: number, j: number) => boolean;
+  /** Labels drawn grey. */
+  dim?: (k: number) => boolean;
+  /** A cell outlined (a keyboard cursor). */
+  cursor?: [number, number] | null;
+}
+
+/**
+ * The painter under every view: paints a (rows, cols) matrix into a canvas (sized here) and returns its geometry in
+ * CSS px for hit tests: cell (i, j) spans `[left + j·cell, +cell) × [top + i·cell, +cell)`. Painting only.
+ */
+export declare function heatMap(
+  canvas: HTMLCanvasElement,
+  data: ArrayLike<number>,
+  options: HeatMapOptions,
+): { left: number; top: number; cell: number; width: number; height: number };

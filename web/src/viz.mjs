@@ -10,38 +10,28 @@
 // per layer (transformers.js's `attentions`). Each function appends one root element to `element` and returns
 // { element, update(weights), destroy() }; destroy() removes the root and every listener it added.
 // Colours: a viridis-like ramp for weights (readable with red-green colour blindness), Okabe–Ito colours for heads.
+// heatMap (viz-heatmap.mjs) is the painter every heat map uses, the demo page's included; options.text translates.
 // Hover shows the number; every view is keyboard reachable (Tab, then arrow keys) and announces the value.
 
-/** Viridis anchors (0 … 1); values in between are interpolated. */
-const kRamp = [
-  [68, 1, 84],
-  [72, 40, 120],
-  [62, 74, 137],
-  [49, 104, 142],
-  [38, 130, 142],
-  [31, 158, 137],
-  [53, 183, 121],
-  [109, 205, 89],
-  [180, 222, 44],
-  [253, 231, 37],
-];
-/** Okabe–Ito: distinguishable with every common kind of colour blindness. */
-const kHeadColours = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
+import { headColour, heatMap, weightColour } from './viz-heatmap.mjs';
 
-/** @param {number} v a weight in [0, 1] (clamped; NaN shows as grey) */
-export function weightColour(v) {
-  if (!(v >= 0)) return Number.isNaN(v) ? '#999' : `rgb(${kRamp[0].join(',')})`;
-  const x = Math.min(v, 1) * (kRamp.length - 1);
-  const i = Math.min(Math.floor(x), kRamp.length - 2);
-  const f = x - i;
-  const c = kRamp[i].map((a, k) => Math.round(a + (kRamp[i + 1][k] - a) * f));
-  return `rgb(${c.join(',')})`;
-}
+export { headColour, heatMap, weightColour };
 
-/** @param {number} h */
-export function headColour(h) {
-  return kHeadColours[h % kHeadColours.length];
-}
+/**
+ * The words a view shows (captions, tooltips, legend); pass `options.text` to translate them.
+ * @typedef {{ head: (h: number) => string, mean: string, layerHead: (l: number, h: number) => string,
+ *             cell: (caption: string, query: string, key: string, value: string) => string,
+ *             query: (token: string, best: string) => string }} Text
+ * @type {Text}
+ */
+const kText = {
+  head: (h) => `head ${h}`,
+  mean: 'mean of heads',
+  layerHead: (l, h) => `layer ${l} head ${h}`,
+  cell: (caption, q, k, v) => `${caption}: query ${q} → key ${k}: ${v}`,
+  query: (token, best) => `query ${token}: ${best}`,
+};
+const textOf = (/** @type {{ text?: Partial<Text> }} */ options) => ({ ...kText, ...options.text });
 
 /**
  * The weights as { data, dims } of exactly `rank` dimensions (leading 1s dropped, missing leading dims added).
@@ -162,74 +152,54 @@ function start(r, draw, weights) {
 }
 
 /**
- * One heat map on a canvas with row/column labels, hover and keyboard. Returns the figure element.
+ * One heat map (the shared painter, viz-heatmap.mjs) in a figure with its caption, hover and keyboard cursor.
+ * Returns the number of cells drawn.
  * @param {ReturnType<typeof makeRoot>} r
  * @param {{ data: ArrayLike<number>, offset: number, rows: string[], cols: string[], caption: string, cell: number,
- *           showLabels?: boolean }} m  rows/cols name the tokens (tooltips always use them; showLabels draws them)
+ *           showLabels?: boolean, text: Text }} m  rows/cols name the tokens (tooltips always use them; showLabels
+ *           draws them)
  */
 function heatFigure(r, m) {
-  const { rows, cols, cell } = m;
-  const showLabels = m.showLabels ?? true;
+  const { rows, cols } = m;
+  const L = rows.length;
+  const S = cols.length;
   const figure = r.doc.createElement('figure');
   figure.style.cssText = 'margin:0';
   const caption = r.doc.createElement('figcaption');
   caption.textContent = m.caption;
   const canvas = r.doc.createElement('canvas');
-  const left = showLabels ? Math.min(80, 7 * Math.max(1, ...rows.map((s) => s.length)) + 6) : 0;
-  const top = showLabels ? Math.min(80, 7 * Math.max(1, ...cols.map((s) => s.length)) + 6) : 0;
-  const L = rows.length;
-  const S = cols.length;
-  canvas.width = left + S * cell;
-  canvas.height = top + L * cell;
   canvas.tabIndex = 0;
   canvas.setAttribute('role', 'img');
-  canvas.setAttribute('aria-label', `${m.caption}: ${L} queries × ${S} keys. Arrow keys move between cells.`);
-  canvas.dataset.rows = String(L);
-  canvas.dataset.cols = String(S);
-  const value = (/** @type {number} */ i, /** @type {number} */ j) => m.data[m.offset + i * S + j];
-  const ctx = canvas.getContext('2d');
-  let cursor = /** @type {[number, number] | null} */ (null);
+  canvas.setAttribute('aria-label', `${m.caption}: ${L} × ${S}`);
+  const labelled = m.showLabels ?? true;
+  /** @type {[number, number] | null} */
+  let cursor = null;
+  let geometry = { left: 0, top: 0, cell: m.cell, width: 0, height: 0 };
   const paint = () => {
-    if (!ctx) return; // no 2-D context (e.g. a DOM without canvas): the structure is still there
-    ctx.clearRect(0, 0, canvas.width, canvas.height);
-    ctx.font = '11px system-ui, sans-serif';
-    ctx.fillStyle = '#333';
-    ctx.textBaseline = 'middle';
-    ctx.textAlign = 'right';
-    if (showLabels) rows.forEach((s, i) => ctx.fillText(s, left - 4, top + i * cell + cell / 2, left - 6));
-    if (showLabels)
-      cols.forEach((s, j) => {
-        ctx.save();
-        ctx.translate(left + j * cell + cell / 2, top - 4);
-        ctx.rotate(-Math.PI / 2);
-        ctx.textAlign = 'left';
-        ctx.fillText(s, 0, 0, top - 6);
-        ctx.restore();
-      });
-    for (let i = 0; i < L; ++i) {
-      for (let j = 0; j < S; ++j) {
-        ctx.fillStyle = weightColour(value(i, j));
-        ctx.fillRect(left + j * cell, top + i * cell, cell - (cell > 6 ? 1 : 0), cell - (cell > 6 ? 1 : 0));
-      }
-    }
-    if (cursor) {
-      ctx.strokeStyle = '#f00';
-      ctx.lineWidth = 2;
-      ctx.strokeRect(left + cursor[1] * cell + 1, top + cursor[0] * cell + 1, cell - 2, cell - 2);
-    }
+    if (!canvas.getContext('2d')) return; // no 2-D context (a DOM without canvas): the structure is still there
+    geometry = heatMap(canvas, m.data, {
+      rows: L,
+      cols: S,
+      offset: m.offset,
+      rowLabels: labelled ? rows : [],
+      colLabels: labelled ? cols : [],
+      cell: m.cell,
+      cursor,
+    });
   };
+  const value = (/** @type {number} */ i, /** @type {number} */ j) => Number(m.data[m.offset + i * S + j]);
   const describeCell = (/** @type {number} */ i, /** @type {number} */ j) =>
-    `${m.caption}: query ${rows[i]} → key ${cols[j]}: ${value(i, j).toFixed(4)}`;
-  const scale = () => canvas.width / (canvas.getBoundingClientRect().width || canvas.width);
+    m.text.cell(m.caption, rows[i], cols[j], value(i, j).toFixed(4));
   r.on(canvas, 'mousemove', (ev) => {
     const e = /** @type {MouseEvent} */ (ev);
     const b = canvas.getBoundingClientRect();
-    const x = (e.clientX - b.left) * scale();
-    const y = (e.clientY - b.top) * scale();
-    const i = Math.floor((y - top) / cell);
-    const j = Math.floor((x - left) / cell);
+    const k = geometry.width / (b.width || geometry.width || 1); // CSS may shrink the canvas
+    const x = (e.clientX - b.left) * k;
+    const y = (e.clientY - b.top) * k;
+    const i = Math.floor((y - geometry.top) / geometry.cell);
+    const j = Math.floor((x - geometry.left) / geometry.cell);
     if (i < 0 || j < 0 || i >= L || j >= S) return r.hide();
-    r.show(canvas, x / scale(), y / scale(), describeCell(i, j));
+    r.show(canvas, x / k, y / k, describeCell(i, j));
   });
   r.on(canvas, 'mouseleave', () => r.hide());
   r.on(canvas, 'blur', () => {
@@ -247,12 +217,35 @@ function heatFigure(r, m) {
       ? [Math.max(0, Math.min(L - 1, cursor[0] + move[0])), Math.max(0, Math.min(S - 1, cursor[1] + move[1]))]
       : [0, 0];
     paint();
+    const { left, top, cell } = geometry;
     r.show(canvas, left + cursor[1] * cell, top + cursor[0] * cell, describeCell(cursor[0], cursor[1]));
   });
   paint();
   figure.append(caption, canvas);
   r.body.append(figure);
   return L * S;
+}
+
+/**
+ * Starts a (re)draw: reads the weights, removes the previous drawing and its listeners, and labels the rows and
+ * columns (the last two dimensions).
+ * @param {ReturnType<typeof makeRoot>} r
+ * @param {string} fn
+ * @param {any} weights
+ * @param {number} rank
+ * @param {{ queryTokens?: string[], keyTokens?: string[] }} options
+ */
+function redraw(r, fn, weights, rank, options) {
+  const { data, dims } = readWeights(fn, weights, rank);
+  r.offAll();
+  r.body.replaceChildren();
+  const [L, S] = dims.slice(-2);
+  return {
+    data,
+    dims,
+    rows: labels(options.queryTokens, L),
+    cols: labels(options.keyTokens ?? options.queryTokens, S),
+  };
 }
 
 /**
@@ -270,25 +263,24 @@ function cellFor(cell, cols, width) {
  * `average_attn_weights` diagnostic; what the layer combines is the heads' outputs, not their weights).
  * @param {HTMLElement} element
  * @param {any} weights
- * @param {{ queryTokens?: string[], keyTokens?: string[], average?: boolean, cellSize?: number, width?: number }} [options]
+ * @param {{ queryTokens?: string[], keyTokens?: string[], average?: boolean, cellSize?: number, width?: number,
+ *           text?: Partial<Text> }} [options]
  */
 export function headMaps(element, weights, options = {}) {
   const r = makeRoot(element, 'headMaps', 'head-maps');
   const draw = (/** @type {any} */ w) => {
-    const { data, dims } = readWeights('headMaps', w, 3);
+    const { data, dims, rows, cols } = redraw(r, 'headMaps', w, 3, options);
     const [H, L, S] = dims;
-    r.offAll();
-    r.body.replaceChildren();
-    const rows = labels(options.queryTokens, L);
-    const cols = labels(options.keyTokens ?? options.queryTokens, S);
     const cell = cellFor(options.cellSize, S, options.width ?? 240);
+    const text = textOf(options);
     let cells = 0;
-    for (let h = 0; h < H; ++h)
-      cells += heatFigure(r, { data, offset: h * L * S, rows, cols, caption: `head ${h}`, cell });
+    for (let h = 0; h < H; ++h) {
+      cells += heatFigure(r, { data, offset: h * L * S, rows, cols, caption: text.head(h), cell, text });
+    }
     if ((options.average ?? true) && H > 1) {
       const mean = new Float32Array(L * S);
       for (let h = 0; h < H; ++h) for (let k = 0; k < L * S; ++k) mean[k] += data[h * L * S + k] / H;
-      cells += heatFigure(r, { data: mean, offset: 0, rows, cols, caption: 'mean of heads', cell });
+      cells += heatFigure(r, { data: mean, offset: 0, rows, cols, caption: text.mean, cell, text });
     }
     r.root.dataset.cells = String(cells);
   };
@@ -298,10 +290,13 @@ export function headMaps(element, weights, options = {}) {
 /**
  * Token links of weights (H, Lq, Lk): query tokens on the left, key tokens on the right, one line per (head, query,
  * key) at least `threshold` (default 0.01), its opacity the weight, its colour the head's. Hover or focus a query
- * token (arrow keys) to see only its links and their values; the legend's buttons show or hide heads.
+ * token (arrow keys) to see only its links and their values; the legend's buttons show or hide heads. options.heads
+ * limits the heads drawn (a caller with its own head toggles passes them and legend: false). The root's data-links
+ * holds the number of links drawn, data-links-by-head one count per head, data-focus the focused query (or -1).
  * @param {HTMLElement} element
  * @param {any} weights
- * @param {{ queryTokens?: string[], keyTokens?: string[], threshold?: number, rowHeight?: number }} [options]
+ * @param {{ queryTokens?: string[], keyTokens?: string[], threshold?: number, rowHeight?: number,
+ *           heads?: number[], legend?: boolean, text?: Partial<Text> }} [options]
  */
 export function tokenLinks(element, weights, options = {}) {
   const r = makeRoot(element, 'tokenLinks', 'token-links');
@@ -310,17 +305,15 @@ export function tokenLinks(element, weights, options = {}) {
   /** @type {Set<number>} */
   const hidden = new Set();
   const draw = (/** @type {any} */ w) => {
-    const { data, dims } = readWeights('tokenLinks', w, 3);
+    const { data, dims, rows, cols } = redraw(r, 'tokenLinks', w, 3, options);
     const [H, L, S] = dims;
-    r.offAll();
-    r.body.replaceChildren();
-    const rows = labels(options.queryTokens, L);
-    const cols = labels(options.keyTokens ?? options.queryTokens, S);
+    const text = textOf(options);
     const legend = r.doc.createElement('div');
-    for (let h = 0; h < H; ++h) {
+    const shown = (/** @type {number} */ h) => !hidden.has(h) && (!options.heads || options.heads.includes(h));
+    for (let h = 0; h < H && options.legend !== false; ++h) {
       const b = r.doc.createElement('button');
       b.type = 'button';
-      b.textContent = `head ${h}`;
+      b.textContent = text.head(h);
       b.style.cssText = `border:2px solid ${headColour(h)};margin:0 4px 4px 0;background:#fff`;
       b.setAttribute('aria-pressed', String(!hidden.has(h)));
       r.on(b, 'click', () => {
@@ -341,15 +334,15 @@ export function tokenLinks(element, weights, options = {}) {
     const x0 = 110;
     const x1 = width - 110;
     let focus = -1;
-    let links = 0;
     const paint = () => {
-      links = 0;
+      const links = new Array(H).fill(0);
+      Object.assign(r.root.dataset, { focus: String(focus), links: '0', linksByHead: JSON.stringify(links) });
       if (!ctx) return;
       ctx.clearRect(0, 0, canvas.width, canvas.height);
       ctx.font = '12px system-ui, sans-serif';
       ctx.textBaseline = 'middle';
       for (let h = 0; h < H; ++h) {
-        if (hidden.has(h)) continue;
+        if (!shown(h)) continue;
         ctx.strokeStyle = headColour(h);
         for (let i = 0; i < L; ++i) {
           if (focus >= 0 && i !== focus) continue;
@@ -362,7 +355,7 @@ export function tokenLinks(element, weights, options = {}) {
             ctx.moveTo(x0, 4 + i * rowHeight + rowHeight / 2);
             ctx.lineTo(x1, 4 + j * rowHeight + rowHeight / 2);
             ctx.stroke();
-            links += 1;
+            links[h] += 1;
           }
         }
       }
@@ -372,16 +365,18 @@ export function tokenLinks(element, weights, options = {}) {
       rows.forEach((s, i) => ctx.fillText(s, x0 - 6, 4 + i * rowHeight + rowHeight / 2, x0 - 8));
       ctx.textAlign = 'left';
       cols.forEach((s, j) => ctx.fillText(s, x1 + 6, 4 + j * rowHeight + rowHeight / 2, width - x1 - 8));
-      r.root.dataset.links = String(links);
+      r.root.dataset.links = String(links.reduce((a, b) => a + b, 0));
+      r.root.dataset.linksByHead = JSON.stringify(links);
     };
     const describeQuery = (/** @type {number} */ i) => {
       const parts = [];
       for (let h = 0; h < H; ++h) {
+        if (!shown(h)) continue;
         let best = 0;
         for (let j = 1; j < S; ++j) if (data[(h * L + i) * S + j] > data[(h * L + i) * S + best]) best = j;
-        if (S > 0) parts.push(`head ${h} → ${cols[best]} ${data[(h * L + i) * S + best].toFixed(3)}`);
+        if (S > 0) parts.push(`${text.head(h)} → ${cols[best]} ${data[(h * L + i) * S + best].toFixed(3)}`);
       }
-      return `query ${rows[i]}: ${parts.join('; ')}`;
+      return text.query(rows[i], parts.join('; '));
     };
     const pick = (/** @type {number} */ i) => {
       focus = i;
@@ -417,27 +412,25 @@ export function tokenLinks(element, weights, options = {}) {
  * (layers, H, Lq, Lk) or an array of per-layer (H, Lq, Lk) tensors.
  * @param {HTMLElement} element
  * @param {any} weights
- * @param {{ queryTokens?: string[], keyTokens?: string[], cellSize?: number }} [options]
+ * @param {{ queryTokens?: string[], keyTokens?: string[], cellSize?: number, text?: Partial<Text> }} [options]
  */
 export function modelGrid(element, weights, options = {}) {
   const r = makeRoot(element, 'modelGrid', 'model-grid');
   const draw = (/** @type {any} */ w) => {
-    const { data, dims } = readWeights('modelGrid', w, 4);
+    const { data, dims, rows, cols } = redraw(r, 'modelGrid', w, 4, options);
     const [layers, H, L, S] = dims;
-    r.offAll();
-    r.body.replaceChildren();
     const grid = r.doc.createElement('div');
     grid.style.cssText = `display:grid;grid-template-columns:repeat(${H}, auto);gap:6px`;
     r.body.append(grid);
-    const rows = labels(options.queryTokens, L);
-    const cols = labels(options.keyTokens ?? options.queryTokens, S);
     const cell = options.cellSize ?? Math.max(2, Math.min(8, Math.floor(96 / Math.max(S, 1))));
+    const text = textOf(options);
     let cells = 0;
     const sub = { ...r, body: grid };
     for (let l = 0; l < layers; ++l) {
       for (let h = 0; h < H; ++h) {
-        const caption = `layer ${l} head ${h}`;
-        cells += heatFigure(sub, { data, offset: (l * H + h) * L * S, rows, cols, caption, cell, showLabels: false });
+        const caption = text.layerHead(l, h);
+        const offset = (l * H + h) * L * S;
+        cells += heatFigure(sub, { data, offset, rows, cols, caption, cell, showLabels: false, text });
       }
     }
     r.root.dataset.cells = String(cells);

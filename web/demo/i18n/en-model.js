@@ -1,6 +1,7 @@
 // English strings of the "Your model" part (yourmodel.js, yourmodel-load.js). Same keys as zh-model.js.
 
 export default {
+  'model.cellTip': '{caption}: query {q} → key {k}: {v}',
   'part.model.toc': 'Your model',
   'part.model.title': "Your model: a real checkpoint's attention",
   'part.model.intro':

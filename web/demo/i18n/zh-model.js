@@ -1,6 +1,7 @@
 // “你的模型”一节的中文文案（yourmodel.js、yourmodel-load.js），键与 en-model.js 相同。
 
 export default {
+  'model.cellTip': '{caption}：查询 {q} → 键 {k}：{v}',
   'part.model.toc': '你的模型',
   'part.model.title': '你的模型：真实检查点里的注意力',
   'part.model.intro':

@@ -1,4 +1,4 @@
-// Embind layer: marshalling and error conversion only, no math.
+// Embind layer: marshalling (argument structs and conversions: marshal.h) and error conversion only, no math.
 //
 // The raw module's contract is cpp/bindings/embind.d.ts; web/src/ wraps it (and is type-checked against it), and
 // nothing else should call it. Every raw name starts with '_' so that it cannot be confused with the public JS
@@ -22,6 +22,7 @@
 #include "attnlab/attention.h"
 #include "attnlab/memory_needs.h"
 #include "attnlab/tiny_transformer.h"
+#include "cpp/bindings/marshal.h"
 
 namespace attnlab {
 namespace {
@@ -47,204 +48,7 @@ auto Guard(F&& f) -> decltype(f()) {
   error.throw_();
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Argument structs (value_object): the JS spelling of each field is in EMSCRIPTEN_BINDINGS below.
-
-// A float32 (or, for tokens, int32) tensor the JS layer copied into wasm memory; ptr 0 for a size query.
-struct TensorArg {
-  uintptr_t ptr = 0;
-  val shape = val::array();
-};
-
-// A mask in wasm memory; kind kNone ignores ptr and shape.
-struct MaskArg {
-  uintptr_t ptr = 0;
-  val shape = val::array();
-  Mask::Kind kind = Mask::Kind::kNone;
-};
-
-struct SdpaArgs {
-  TensorArg query, key, value;
-  MaskArg attn_mask;
-  bool is_causal = false;
-  bool has_scale = false;
-  float scale = 0;
-  bool need_weights = true;
-};
-
-struct MhaArgs {
-  int embed_dim = 0, num_heads = 0;
-  bool bias = true, add_bias_kv = false, add_zero_attn = false;
-  int kdim = 0, vdim = 0;
-  bool batch_first = false;
-  double seed = 0;
-};
-
-struct MhaForwardArgs {
-  TensorArg query, key, value;
-  MaskArg key_padding_mask, attn_mask;
-  bool need_weights = true, average_attn_weights = true, requires_grad = false;
-};
-
-struct TinyTransformerArgs {
-  int vocab_size = 0, embed_dim = 0, num_heads = 0;
-  bool causal = false;
-  double seed = 0;
-};
-
-// ---------------------------------------------------------------------------------------------------------------
-// Conversions.
-
-Shape ToShape(const val& array) {
-  const size_t rank = array["length"].as<size_t>();
-  Shape shape(rank);
-  for (size_t i = 0; i < rank; ++i) shape[i] = static_cast<int64_t>(array[i].as<double>());
-  return shape;
-}
-
-val FromShape(const Shape& shape) {
-  val array = val::array();
-  for (size_t i = 0; i < shape.size(); ++i) array.set(i, static_cast<double>(shape[i]));
-  return array;
-}
-
-// A JS-owned Float32Array copy of `data`.
-val CopyOut(const std::vector<float>& data) {
-  return val::global("Float32Array").new_(emscripten::typed_memory_view(data.size(), data.data()));
-}
-
-TensorView ViewOf(const TensorArg& t) { return TensorView{reinterpret_cast<const float*>(t.ptr), ToShape(t.shape)}; }
-
-TokensView TokensOf(const TensorArg& t) {
-  return TokensView{reinterpret_cast<const int32_t*>(t.ptr), ToShape(t.shape)};
-}
-
-Mask MaskOf(const MaskArg& m) {
-  switch (m.kind) {
-    case Mask::Kind::kBool:
-      return Mask::Bool(reinterpret_cast<const uint8_t*>(m.ptr), ToShape(m.shape));
-    case Mask::Kind::kFloat:
-      return Mask::Float(reinterpret_cast<const float*>(m.ptr), ToShape(m.shape));
-    case Mask::Kind::kNone:
-      break;
-  }
-  return Mask::None();
-}
-
-SdpaOptions OptionsOf(const SdpaArgs& a) {
-  SdpaOptions options;
-  options.attn_mask = MaskOf(a.attn_mask);
-  options.is_causal = a.is_causal;
-  options.has_scale = a.has_scale;
-  options.scale = a.scale;
-  options.need_weights = a.need_weights;
-  return options;
-}
-
-MhaForwardOptions OptionsOf(const MhaForwardArgs& a) {
-  MhaForwardOptions options;
-  options.key_padding_mask = MaskOf(a.key_padding_mask);
-  options.attn_mask = MaskOf(a.attn_mask);
-  options.need_weights = a.need_weights;
-  options.average_attn_weights = a.average_attn_weights;
-  options.requires_grad = a.requires_grad;
-  return options;
-}
-
-MhaConfig ConfigOf(const MhaArgs& a) {
-  MhaConfig config;
-  config.embed_dim = a.embed_dim;
-  config.num_heads = a.num_heads;
-  config.bias = a.bias;
-  config.add_bias_kv = a.add_bias_kv;
-  config.add_zero_attn = a.add_zero_attn;
-  config.kdim = a.kdim;
-  config.vdim = a.vdim;
-  config.batch_first = a.batch_first;
-  return config;
-}
-
-TinyTransformerConfig ConfigOf(const TinyTransformerArgs& a) {
-  TinyTransformerConfig config;
-  config.vocab_size = a.vocab_size;
-  config.embed_dim = a.embed_dim;
-  config.num_heads = a.num_heads;
-  config.causal = a.causal;
-  return config;
-}
-
-// [Float32Array copy, shape].
-val TensorToJs(const Tensor& tensor) {
-  val pair = val::array();
-  pair.set(0, CopyOut(tensor.data));
-  pair.set(1, FromShape(tensor.shape));
-  return pair;
-}
-
-// [[name, Float32Array, shape], …] in map order.
-val TensorMapToJs(const std::map<std::string, Tensor>& tensors) {
-  val list = val::array();
-  size_t i = 0;
-  for (const auto& [name, tensor] : tensors) {
-    val entry = val::array();
-    entry.set(0, name);
-    entry.set(1, CopyOut(tensor.data));
-    entry.set(2, FromShape(tensor.shape));
-    list.set(i++, entry);
-  }
-  return list;
-}
-
-// [[name, shape], …].
-val ShapesToJs(const std::vector<std::pair<std::string, Shape>>& shapes) {
-  val list = val::array();
-  size_t i = 0;
-  for (const auto& [name, shape] : shapes) {
-    val entry = val::array();
-    entry.set(0, name);
-    entry.set(1, FromShape(shape));
-    list.set(i++, entry);
-  }
-  return list;
-}
-
-// [[what, bytes], …].
-val MemoryNeedsToJs(const MemoryNeeds& needs) {
-  val list = val::array();
-  for (size_t i = 0; i < needs.size(); ++i) {
-    val entry = val::array();
-    entry.set(0, needs[i].what);
-    entry.set(1, needs[i].bytes);
-    list.set(i, entry);
-  }
-  return list;
-}
-
-// [[name, ptr, shape], …] → views into wasm memory.
-std::map<std::string, TensorView> StateDictFromJs(const val& entries) {
-  std::map<std::string, TensorView> dict;
-  const size_t n = entries["length"].as<size_t>();
-  for (size_t i = 0; i < n; ++i) {
-    val entry = entries[i];
-    dict[entry[0].as<std::string>()] = ViewOf(TensorArg{entry[1].as<uintptr_t>(), entry[2]});
-  }
-  return dict;
-}
-
-val ResultToJs(const AttentionResult& result, bool with_weights) {
-  val out = val::object();
-  out.set("output", TensorToJs(result.output));
-  if (with_weights) out.set("weights", TensorToJs(result.weights));
-  return out;
-}
-
-val GradientsToJs(const Tensor& grad_query, const Tensor& grad_key, const Tensor& grad_value) {
-  val out = val::object();
-  out.set("gradQuery", TensorToJs(grad_query));
-  out.set("gradKey", TensorToJs(grad_key));
-  out.set("gradValue", TensorToJs(grad_value));
-  return out;
-}
+using namespace marshal;  // NOLINT(build/namespaces): the argument structs and their conversions
 
 // ---------------------------------------------------------------------------------------------------------------
 // Free functions.
@@ -406,6 +210,7 @@ class TinyTransformerBinding : public ModelBinding<TinyTransformer> {
 
 EMSCRIPTEN_BINDINGS(attnlab) {
   using namespace attnlab;
+  using namespace attnlab::marshal;
   using emscripten::value_object;
 
   emscripten::enum_<Mask::Kind>("_MaskKind")

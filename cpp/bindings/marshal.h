@@ -107,46 +107,22 @@ inline Mask MaskOf(const MaskArg& m) {
   return Mask::None();
 }
 
+// The C++ API's options and configurations, field for field (in their declaration order).
 inline SdpaOptions OptionsOf(const SdpaArgs& a) {
-  SdpaOptions options;
-  options.attn_mask = MaskOf(a.attn_mask);
-  options.is_causal = a.is_causal;
-  options.has_scale = a.has_scale;
-  options.scale = a.scale;
-  options.need_weights = a.need_weights;
-  return options;
+  return SdpaOptions{MaskOf(a.attn_mask), a.is_causal, a.has_scale, a.scale, a.need_weights};
 }
 
 inline MhaForwardOptions OptionsOf(const MhaForwardArgs& a) {
-  MhaForwardOptions options;
-  options.key_padding_mask = MaskOf(a.key_padding_mask);
-  options.attn_mask = MaskOf(a.attn_mask);
-  options.need_weights = a.need_weights;
-  options.average_attn_weights = a.average_attn_weights;
-  options.requires_grad = a.requires_grad;
-  return options;
+  return MhaForwardOptions{MaskOf(a.key_padding_mask), a.need_weights, MaskOf(a.attn_mask), a.average_attn_weights,
+                           a.requires_grad};
 }
 
 inline MhaConfig ConfigOf(const MhaArgs& a) {
-  MhaConfig config;
-  config.embed_dim = a.embed_dim;
-  config.num_heads = a.num_heads;
-  config.bias = a.bias;
-  config.add_bias_kv = a.add_bias_kv;
-  config.add_zero_attn = a.add_zero_attn;
-  config.kdim = a.kdim;
-  config.vdim = a.vdim;
-  config.batch_first = a.batch_first;
-  return config;
+  return MhaConfig{a.embed_dim, a.num_heads, a.bias, a.add_bias_kv, a.add_zero_attn, a.kdim, a.vdim, a.batch_first};
 }
 
 inline TinyTransformerConfig ConfigOf(const TinyTransformerArgs& a) {
-  TinyTransformerConfig config;
-  config.vocab_size = a.vocab_size;
-  config.embed_dim = a.embed_dim;
-  config.num_heads = a.num_heads;
-  config.causal = a.causal;
-  return config;
+  return TinyTransformerConfig{a.vocab_size, a.embed_dim, a.num_heads, a.causal};
 }
 
 // [Float32Array copy, shape].

@@ -61,17 +61,7 @@ export function lineChart(opts) {
       text: opts.xTitle || '',
     }),
   );
-  root.append(
-    svg('text', {
-      x: 12,
-      y: m.t + ih / 2,
-      'text-anchor': 'middle',
-      'font-size': 11,
-      fill: '#334',
-      transform: `rotate(-90 12 ${m.t + ih / 2})`,
-      text: opts.yTitle || '',
-    }),
-  );
+  root.append(yAxisTitle(m, ih, opts.yTitle));
   for (const g of opts.guides || []) {
     root.append(
       svg('line', { x1: m.l, x2: m.l + iw, y1: Y(g.y), y2: Y(g.y), stroke: '#888', 'stroke-dasharray': '2 3' }),
@@ -169,17 +159,7 @@ export function barChart(opts) {
       svg('text', { x: m.l - 5, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#667', text: tick(v) }),
     );
   }
-  root.append(
-    svg('text', {
-      x: 12,
-      y: m.t + ih / 2,
-      'text-anchor': 'middle',
-      'font-size': 11,
-      fill: '#334',
-      transform: `rotate(-90 12 ${m.t + ih / 2})`,
-      text: opts.yTitle || '',
-    }),
-  );
+  root.append(yAxisTitle(m, ih, opts.yTitle));
   const gw = iw / groups.length;
   const bw = Math.min(22, (gw - 10) / series.length);
   groups.forEach((grp, g) => {
@@ -232,6 +212,20 @@ export function barChart(opts) {
   root.prepend(defs);
   root.append(svg('line', { x1: m.l, x2: m.l + iw, y1: m.t + ih, y2: m.t + ih, stroke: '#99a' }));
   return root;
+}
+
+/** The y axis title of an SVG chart with margins m and inner height ih, written upwards along the left edge. */
+function yAxisTitle(m, ih, title) {
+  const y = m.t + ih / 2;
+  return svg('text', {
+    x: 12,
+    y,
+    'text-anchor': 'middle',
+    'font-size': 11,
+    fill: '#334',
+    transform: `rotate(-90 12 ${y})`,
+    text: title || '',
+  });
 }
 
 function tick(v) {

@@ -52,37 +52,7 @@ export async function mount(root, attn, { params }) {
   let trained = null; // { model, key } on the main thread, loaded from the worker's state dict
   let gen = 0; // reset counter: messages of an older model are dropped
 
-  const {
-    taskDesc,
-    seedIn,
-    stopIn,
-    startBtn,
-    pauseBtn,
-    resetBtn,
-    stateMsg,
-    errBox,
-    buildV,
-    stepV,
-    speedV,
-    lossV,
-    accV,
-    timeV,
-    updV,
-    reachedNote,
-    charts,
-    chartBox,
-    mapsGrid,
-    mapsNote,
-    exampleBox,
-    replayIn,
-    replayBtn,
-    replayStep,
-    tryIn,
-    tryBtn,
-    tryNote,
-    tryMsg,
-    tryOut,
-  } = buildTrainUi(root, st, { reset: () => reset(), send: (m) => send(m) });
+  const ui = buildTrainUi(root, st, { reset: () => reset(), send: (m) => send(m) });
 
   // ---- the worker -------------------------------------------------------------------------------------------
   const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module' });
@@ -90,7 +60,7 @@ export async function mount(root, attn, { params }) {
   worker.onmessage = (ev) => {
     const m = ev.data;
     if (m.type === 'ready') {
-      buildV.textContent = m.variant === 'scalar' ? t('train.scalar') : 'SIMD';
+      ui.buildV.textContent = m.variant === 'scalar' ? t('train.scalar') : 'SIMD';
       Object.assign(root.dataset, { variant: m.variant, warmUpMs: m.warmUpMs });
     } else if (m.type === 'tick') {
       if (m.gen === gen) onTick(m);
@@ -106,37 +76,37 @@ export async function mount(root, attn, { params }) {
   };
   send({ type: 'init', variant: attn.variant });
 
-  startBtn.addEventListener('click', () => {
+  ui.startBtn.addEventListener('click', () => {
     if (st.state === 'running' || st.state === 'loading') return;
     stopReplay();
     setState('running');
     send({ type: 'run' });
   });
-  pauseBtn.addEventListener('click', () => {
+  ui.pauseBtn.addEventListener('click', () => {
     if (st.state !== 'running') return;
-    pauseBtn.disabled = true;
-    stateMsg.textContent = t('train.pausing');
+    ui.pauseBtn.disabled = true;
+    ui.stateMsg.textContent = t('train.pausing');
     send({ type: 'pause' });
   });
-  resetBtn.addEventListener('click', () => {
+  ui.resetBtn.addEventListener('click', () => {
     st.seed = 1 + Math.floor(Math.random() * 99999);
-    seedIn.value = st.seed;
+    ui.seedIn.value = st.seed;
     reset();
   });
-  seedIn.addEventListener('change', () => {
-    const v = Math.round(Number(seedIn.value));
+  ui.seedIn.addEventListener('change', () => {
+    const v = Math.round(Number(ui.seedIn.value));
     st.seed = Number.isSafeInteger(v) && v >= 0 ? Math.min(v, 999999) : st.seed;
-    seedIn.value = st.seed;
+    ui.seedIn.value = st.seed;
     reset();
   });
-  stopIn.addEventListener('change', () => {
-    st.stopAt = stopIn.checked;
+  ui.stopIn.addEventListener('change', () => {
+    st.stopAt = ui.stopIn.checked;
     send({ type: 'set', stopAt: st.stopAt ? STOP_AT : 0 });
   });
-  tryIn.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && !tryBtn.disabled) runTry();
+  ui.tryIn.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !ui.tryBtn.disabled) runTry();
   });
-  tryBtn.addEventListener('click', runTry);
+  ui.tryBtn.addEventListener('click', runTry);
   window.addEventListener('resize', () => {
     if (hist) curves();
   });
@@ -147,26 +117,26 @@ export async function mount(root, attn, { params }) {
     stopReplay();
     gen += 1;
     setState('loading');
-    stateMsg.textContent = t('train.creating');
-    reachedNote.textContent = '';
-    taskDesc.replaceChildren(
+    ui.stateMsg.textContent = t('train.creating');
+    ui.reachedNote.textContent = '';
+    ui.taskDesc.replaceChildren(
       h('strong', { text: t('train.taskTitle', { label: t(`task.${task.id}.label`) }) }),
       t(`task.${task.id}.description`),
       ' ',
       t('train.learned', { p: t(`task.${task.id}.pattern`) }),
     );
-    mapsNote.textContent = t(task.causal ? 'train.mapsNoteCausal' : 'train.mapsNote', {
+    ui.mapsNote.textContent = t(task.causal ? 'train.mapsNoteCausal' : 'train.mapsNote', {
       ex: task.fixedText,
       p: t(`task.${task.id}.pattern`),
     });
     root.querySelector('#train-mass-note').textContent = t('train.massNote', { p: t(`task.${task.id}.pattern`) });
-    tryIn.value = tryText[st.task];
-    tryMsg.replaceChildren();
-    tryOut.replaceChildren();
-    tryOut.removeAttribute('data-ready');
-    tryBtn.disabled = true;
-    tryBtn.textContent = t(task.toy ? 'train.runBoth' : 'train.runOne');
-    tryNote.textContent = t(task.toy ? 'train.tryFirstToy' : 'train.tryFirst', { toy: task.toy });
+    ui.tryIn.value = tryText[st.task];
+    ui.tryMsg.replaceChildren();
+    ui.tryOut.replaceChildren();
+    ui.tryOut.removeAttribute('data-ready');
+    ui.tryBtn.disabled = true;
+    ui.tryBtn.textContent = t(task.toy ? 'train.runBoth' : 'train.runOne');
+    ui.tryNote.textContent = t(task.toy ? 'train.tryFirstToy' : 'train.tryFirst', { toy: task.toy });
     Object.assign(root.dataset, {
       task: st.task,
       heads: st.heads,
@@ -212,22 +182,22 @@ export async function mount(root, attn, { params }) {
   function setState(s) {
     st.state = s;
     root.dataset.state = s;
-    startBtn.disabled = s === 'running' || s === 'loading' || s === 'error';
-    pauseBtn.disabled = s !== 'running';
-    resetBtn.disabled = s === 'loading';
-    startBtn.textContent = t(s === 'paused' ? 'train.resume' : s === 'done' ? 'train.keepTraining' : 'train.train');
-    replayIn.disabled = replayBtn.disabled = !(s === 'paused' || s === 'done');
+    ui.startBtn.disabled = s === 'running' || s === 'loading' || s === 'error';
+    ui.pauseBtn.disabled = s !== 'running';
+    ui.resetBtn.disabled = s === 'loading';
+    ui.startBtn.textContent = t(s === 'paused' ? 'train.resume' : s === 'done' ? 'train.keepTraining' : 'train.train');
+    ui.replayIn.disabled = ui.replayBtn.disabled = !(s === 'paused' || s === 'done');
     if (['ready', 'running', 'paused', 'done', 'error'].includes(s))
-      stateMsg.textContent = t(`train.state.${s}`, { p: STOP_AT * 100 });
+      ui.stateMsg.textContent = t(`train.state.${s}`, { p: STOP_AT * 100 });
     if (s === 'running') {
-      tryBtn.disabled = true;
-      tryNote.textContent = t('train.tryWhileRunning');
+      ui.tryBtn.disabled = true;
+      ui.tryNote.textContent = t('train.tryWhileRunning');
     }
   }
 
   function fail(text) {
     setState('error');
-    errBox.replaceChildren(h('div.error-box', { role: 'alert', text }));
+    ui.errBox.replaceChildren(h('div.error-box', { role: 'alert', text }));
   }
 
   // ---- ticks -------------------------------------------------------------------------------------------------
@@ -245,9 +215,9 @@ export async function mount(root, attn, { params }) {
     hist.snaps.push(...m.snapshots);
     if (hist.snaps.length > MAX_SNAPSHOTS)
       hist.snaps = hist.snaps.filter((_, i) => i % 2 === 0 || i === hist.snaps.length - 1);
-    replayIn.max = String(hist.snaps.length - 1);
-    replayIn.value = replayIn.max;
-    replayStep.textContent = t('train.now', { s: m.step });
+    ui.replayIn.max = String(hist.snaps.length - 1);
+    ui.replayIn.value = ui.replayIn.max;
+    ui.replayStep.textContent = t('train.now', { s: m.step });
     if (m.step > 0) {
       hist.rendered += 1;
       hist.updates.push(now);
@@ -256,20 +226,20 @@ export async function mount(root, attn, { params }) {
     if (st.state === 'loading') setState('ready');
     const loss = hist.losses.at(-1);
     const smooth = hist.smooth.at(-1);
-    stepV.textContent = String(m.step);
-    speedV.textContent = !m.step
+    ui.stepV.textContent = String(m.step);
+    ui.speedV.textContent = !m.step
       ? '—'
       : st.pace
         ? t('train.paced', { n: fmt(m.stepsPerSecond, 0) })
         : `${fmt(m.stepsPerSecond, 0)} (${fmt(m.trainStepsPerSecond, 0)})`;
-    lossV.textContent = loss === undefined ? '—' : `${fmt(loss, 3)} (${fmt(smooth, 3)})`;
-    accV.textContent = `${(m.accuracy * 100).toFixed(1)} %`;
-    timeV.textContent = `${(m.runMs / 1000).toFixed(2)} s`;
+    ui.lossV.textContent = loss === undefined ? '—' : `${fmt(loss, 3)} (${fmt(smooth, 3)})`;
+    ui.accV.textContent = `${(m.accuracy * 100).toFixed(1)} %`;
+    ui.timeV.textContent = `${(m.runMs / 1000).toFixed(2)} s`;
     const ups =
       hist.updates.length > 1 ? ((hist.updates.length - 1) * 1000) / (hist.updates.at(-1) - hist.updates[0]) : 0;
-    updV.textContent = st.state === 'running' && ups ? fmt(ups, 0) : '—';
+    ui.updV.textContent = st.state === 'running' && ups ? fmt(ups, 0) : '—';
     if (m.reached) {
-      reachedNote.replaceChildren(
+      ui.reachedNote.replaceChildren(
         h('strong', { text: t('train.reached', { p: STOP_AT * 100, s: m.reached.step }) }),
         ' ',
         t('train.reachedHow', {
@@ -300,17 +270,17 @@ export async function mount(root, attn, { params }) {
     if (ups) ds.updatesPerSecond = ups;
     if (m.reached)
       Object.assign(ds, { reachedStep: m.reached.step, reachedMs: m.reached.ms, reachedTrainMs: m.reached.trainMs });
-    drawMaps(mapsGrid, TASKS[st.task], m, Math.max(200, mapsGrid.clientWidth || root.clientWidth || 600));
-    drawExample(exampleBox, TASKS[st.task], m.predicted);
+    drawMaps(ui.mapsGrid, TASKS[st.task], m, Math.max(200, ui.mapsGrid.clientWidth || root.clientWidth || 600));
+    drawExample(ui.exampleBox, TASKS[st.task], m.predicted);
     curves();
   }
   function curves() {
     drawCurves(
-      charts,
+      ui.charts,
       hist,
       TASKS[st.task],
       st.heads,
-      Math.max(240, Math.min(560, (chartBox.clientWidth || 400) - 14)),
+      Math.max(240, Math.min(560, (ui.chartBox.clientWidth || 400) - 14)),
     );
   }
 
@@ -321,40 +291,40 @@ export async function mount(root, attn, { params }) {
     if (!snap) return;
     const task = TASKS[st.task];
     drawMaps(
-      mapsGrid,
+      ui.mapsGrid,
       task,
       { heads: st.heads, T: task.T, weights: snap.weights, step: snap.step },
-      Math.max(200, mapsGrid.clientWidth || 600),
+      Math.max(200, ui.mapsGrid.clientWidth || 600),
     );
-    drawExample(exampleBox, task, snap.predicted);
+    drawExample(ui.exampleBox, task, snap.predicted);
     const lastK = k === hist.snaps.length - 1;
-    replayStep.textContent = lastK
+    ui.replayStep.textContent = lastK
       ? t('train.now', { s: snap.step })
       : t('train.stepOf', { s: snap.step, n: hist.snaps.at(-1).step });
-    mapsGrid.dataset.replay = lastK ? '' : snap.step;
+    ui.mapsGrid.dataset.replay = lastK ? '' : snap.step;
   }
   function stopReplay() {
     if (replayTimer) clearInterval(replayTimer);
     replayTimer = null;
-    replayBtn.textContent = t('train.replay');
+    ui.replayBtn.textContent = t('train.replay');
   }
-  replayIn.addEventListener('input', () => {
+  ui.replayIn.addEventListener('input', () => {
     stopReplay();
-    showSnapshot(Number(replayIn.value));
+    showSnapshot(Number(ui.replayIn.value));
   });
-  replayBtn.addEventListener('click', () => {
+  ui.replayBtn.addEventListener('click', () => {
     if (replayTimer) return stopReplay();
     const n = hist.snaps.length;
     const stride = Math.max(1, Math.ceil(n / 120)); // a replay takes at most ≈ 120 frames (6 s)
     let k = 0;
-    replayBtn.textContent = t('train.stopReplay');
+    ui.replayBtn.textContent = t('train.stopReplay');
     replayTimer = setInterval(() => {
       k = Math.min(n - 1, k + stride);
-      replayIn.value = k;
+      ui.replayIn.value = k;
       showSnapshot(k);
       if (k >= n - 1) stopReplay();
     }, 50);
-    replayIn.value = 0;
+    ui.replayIn.value = 0;
     showSnapshot(0);
   });
 
@@ -381,8 +351,8 @@ export async function mount(root, attn, { params }) {
       return;
     }
     root.dataset.trainedStep = m.step;
-    tryBtn.disabled = false;
-    tryNote.textContent =
+    ui.tryBtn.disabled = false;
+    ui.tryNote.textContent =
       t(task.toy ? 'train.tryReadyToy' : 'train.tryReady', { s: m.step, h: st.heads, toy: task.toy }) +
       ' ' +
       t(`train.vocab.${task.id === 'recall' ? 'recall' : 'letters'}`);
@@ -392,20 +362,20 @@ export async function mount(root, attn, { params }) {
   // ---- try it -----------------------------------------------------------------------------------------------
   function runTry() {
     const task = TASKS[st.task];
-    tryText[st.task] = tryIn.value;
-    tryMsg.replaceChildren();
-    tryOut.replaceChildren();
+    tryText[st.task] = ui.tryIn.value;
+    ui.tryMsg.replaceChildren();
+    ui.tryOut.replaceChildren();
     hideTip();
     if (!trained) return;
     const p = parseTokens(
       { task: task.parseKind, index: new Map(task.inputVocab.map((w) => [w, task.index.get(w)])) },
-      tryIn.value,
+      ui.tryIn.value,
     );
-    const err = (text) => tryMsg.replaceChildren(h('div.error-box', { role: 'alert', text }));
+    const err = (text) => ui.tryMsg.replaceChildren(h('div.error-box', { role: 'alert', text }));
     if (p.error) return err(p.error);
     if (p.ids.length > MAX_TRY_TOKENS) return err(t('train.tooMany', { n: p.ids.length, max: MAX_TRY_TOKENS }));
     try {
-      tryOut.append(
+      ui.tryOut.append(
         ...tryModels({
           task,
           ids: p.ids,
@@ -414,13 +384,13 @@ export async function mount(root, attn, { params }) {
           toyTiny,
           toys,
           toyRecallMha,
-          avail: Math.max(200, tryOut.clientWidth || root.clientWidth || 600),
+          avail: Math.max(200, ui.tryOut.clientWidth || root.clientWidth || 600),
         }),
       );
     } catch (e) {
       return err(t('mha.threw', { err: errText(e) }));
     }
-    tryOut.dataset.ready = '1';
+    ui.tryOut.dataset.ready = '1';
   }
 
   reset();

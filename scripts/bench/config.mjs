@@ -23,15 +23,25 @@ const ALL_CASES = QUICK
       { op: 'SDPA', L: 8192 },
     ];
 // BENCH_OUT=dir writes the results there instead of build/bench.
-// BENCH_CASES="MHA:512,SDPA:2048" runs only those cases (in that order); BENCH_IMPLS="onnxruntime-web,…" only
-// those peers (attnlab-simd, the reference, always runs). For focused re-measurements; the default runs all.
-export const CASES = process.env.BENCH_CASES
-  ? process.env.BENCH_CASES.split(',').map((c) => {
-      const [op, L] = c.split(':');
-      if (!['SDPA', 'MHA'].includes(op) || !(Number(L) > 0)) throw new Error(`BENCH_CASES: bad entry ${c}`);
-      return { op, L: Number(L) };
-    })
-  : ALL_CASES;
+// The decode cases (decode.mjs): context × key/value heads, run after the others.
+const ALL_DECODE_CASES = (QUICK ? [128] : [128, 512, 2048]).flatMap((context) =>
+  [8, 2].map((kvHeads) => ({ context, kvHeads })),
+);
+// BENCH_CASES="MHA:512,SDPA:2048,DECODE:512,DECODE:2048:2" runs only those cases (in that order; DECODE:C runs
+// both key/value head counts, DECODE:C:Hkv one); BENCH_IMPLS="onnxruntime-web,…" only those peers (attnlab-simd,
+// the reference, always runs). For focused re-measurements; the default runs all.
+const picked = process.env.BENCH_CASES?.split(',').map((c) => {
+  const [op, L, hkv] = c.split(':');
+  const ok = ['SDPA', 'MHA'].includes(op) ? hkv === undefined : op === 'DECODE' && [undefined, '8', '2'].includes(hkv);
+  if (!ok || !(Number(L) > 0)) throw new Error(`BENCH_CASES: bad entry ${c}`);
+  return { op, L: Number(L), hkv };
+});
+export const CASES = picked ? picked.filter((c) => c.op !== 'DECODE').map(({ op, L }) => ({ op, L })) : ALL_CASES;
+export const DECODE_CASES = picked
+  ? picked
+      .filter((c) => c.op === 'DECODE')
+      .flatMap(({ L, hkv }) => (hkv ? [Number(hkv)] : [8, 2]).map((kvHeads) => ({ context: L, kvHeads })))
+  : ALL_DECODE_CASES;
 export const IMPL_FILTER = process.env.BENCH_IMPLS
   ? new Set(['attnlab-simd', ...process.env.BENCH_IMPLS.split(',')])
   : null;

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { makeRng } from '../../tests/js/rng.mjs';
 import { memoriesOf, setLoadingTag } from './capture-memory.mjs';
 import { D, E, H, IMPL_FILTER } from './config.mjs';
+import { ortDecode, plainDecode } from './decode-impls.mjs';
 import { stateDict, uniform } from './inputs.mjs';
 import { MiB, fmtMiB } from './stats.mjs';
 
@@ -16,7 +17,8 @@ const repoRoot = path.resolve(here, '../..');
 const pkgVersion = (name) =>
   JSON.parse(fs.readFileSync(path.join(here, 'node_modules', name, 'package.json'), 'utf8')).version;
 
-// Each: { name, memKind, memBytes(), prepare(case, inputs) → async run() → Float32Array, skip?(case) → reason }.
+// Each: { name, memKind, memBytes(), prepare(case, inputs) → async run() → Float32Array, skip?(case) → reason,
+// prepareDecode?(decodeCase, inputs) → { prefill(), step(i) } (decode.mjs) }; a decode-only peer has no prepare.
 export async function loadImplementations({ plainJs }) {
   const impls = [];
 
@@ -92,6 +94,7 @@ export async function loadImplementations({ plainJs }) {
       if (op === 'SDPA') return () => plain.sdpa(inp.q, inp.k, inp.v, H, L, L, D, D, 1 / Math.sqrt(D));
       return () => plain.mha(inp.x, L, E, H, stateDict);
     },
+    prepareDecode: plainDecode(plain.createDecoder),
   });
 
   // onnxruntime-web (wasm backend, 1 thread, SIMD)
@@ -115,6 +118,14 @@ export async function loadImplementations({ plainJs }) {
     memBytes: () =>
       ortWebMem.length ? ortWebMem.reduce((s, m) => s + m.buffer.byteLength, 0) : process.memoryUsage().rss,
     prepare: ortPrepare(ortWeb, webSessions),
+    // ONNX Attention (opset 23) with past_key/past_value; the contrib GroupQueryAttention below
+    prepareDecode: ortDecode(ortWeb, 'Attention', webOpts),
+  });
+  impls.push({
+    name: 'onnxruntime-web GQA',
+    memKind: impls.at(-1).memKind,
+    memBytes: impls.at(-1).memBytes,
+    prepareDecode: ortDecode(ortWeb, 'GroupQueryAttention', webOpts),
   });
 
   // @tensorflow/tfjs-backend-wasm (1 thread: the non-threaded SIMD binary)

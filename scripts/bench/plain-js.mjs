@@ -72,3 +72,71 @@ export function mha(x, L, E, H, sd) {
     for (let i = 0; i < L; ++i) for (let t = 0; t < d; ++t) merged[i * E + h * d + t] = o[(h * L + i) * d + t];
   return linear(merged, L, E, sd['out_proj.weight'], 0, sd['out_proj.bias'], 0, E);
 }
+
+// One decode step with an in-place K/V cache, the straightforward JS way: y = W·x + b for the new token's q, k, v
+// (w: PyTorch (out, in) layout, decodeWeights in inputs.mjs), k and v appended to the cache (Hkv, maxLength, d),
+// each query head h attends over every cached key of K/V head ⌊h·Hkv/H⌋ (one row of scores, softmax, weighted
+// values), then the out-projection. createDecoder(...).load(k, v, length) fills the cache from (Hkv, length, d).
+export function createDecoder(w, E, H, Hkv, maxLength) {
+  const d = E / H;
+  const kv = Hkv * d;
+  const K = new Float32Array(Hkv * maxLength * d);
+  const V = new Float32Array(Hkv * maxLength * d);
+  const q = new Float32Array(E);
+  const k = new Float32Array(kv);
+  const v = new Float32Array(kv);
+  const attn = new Float32Array(E);
+  const row = new Float32Array(maxLength);
+  const scale = 1 / Math.sqrt(d);
+  let length = 0;
+  const linear = (x, W, b, out) => {
+    for (let r = 0; r < out.length; ++r) {
+      let s = b[r];
+      for (let c = 0; c < x.length; ++c) s += x[c] * W[r * x.length + c];
+      out[r] = s;
+    }
+  };
+  return {
+    load(kSrc, vSrc, n) {
+      for (let h = 0; h < Hkv; ++h) {
+        K.set(kSrc.subarray(h * n * d, (h + 1) * n * d), h * maxLength * d);
+        V.set(vSrc.subarray(h * n * d, (h + 1) * n * d), h * maxLength * d);
+      }
+      length = n;
+    },
+    step(x) {
+      if (length >= maxLength) throw new RangeError(`decoder: cache full (${maxLength})`);
+      linear(x, w.wq, w.bq, q);
+      linear(x, w.wk, w.bk, k);
+      linear(x, w.wv, w.bv, v);
+      for (let h = 0; h < Hkv; ++h) {
+        K.set(k.subarray(h * d, (h + 1) * d), (h * maxLength + length) * d);
+        V.set(v.subarray(h * d, (h + 1) * d), (h * maxLength + length) * d);
+      }
+      length += 1;
+      for (let h = 0; h < H; ++h) {
+        const base = Math.floor((h * Hkv) / H) * maxLength * d;
+        let max = -Infinity;
+        for (let j = 0; j < length; ++j) {
+          let s = 0;
+          for (let t = 0; t < d; ++t) s += q[h * d + t] * K[base + j * d + t];
+          row[j] = s * scale;
+          if (row[j] > max) max = row[j];
+        }
+        let sum = 0;
+        for (let j = 0; j < length; ++j) {
+          row[j] = Math.exp(row[j] - max);
+          sum += row[j];
+        }
+        for (let t = 0; t < d; ++t) {
+          let s = 0;
+          for (let j = 0; j < length; ++j) s += row[j] * V[base + j * d + t];
+          attn[h * d + t] = s / sum;
+        }
+      }
+      const out = new Float32Array(E);
+      linear(attn, w.wo, w.bo, out);
+      return out;
+    },
+  };
+}

@@ -3,13 +3,14 @@
 import fs from 'node:fs';
 
 import { D, E, H } from './config.mjs';
+import { decodeGoals, renderDecode } from './report-decode.mjs';
 import { MiB, fmtMiB, fmtMs, pairedRatio, setOrtWebRatios } from './stats.mjs';
 
 function find(results, impl, op, L) {
   return results.find((e) => e.impl === impl && e.op === op && e.L === L && e.medianMs);
 }
 
-export function computeGoals(results) {
+export function computeGoals(results, decode = null) {
   const goals = [];
   const ratio = (impl, op, L, vs, key = 'medianMs') => {
     const a = find(results, impl, op, L);
@@ -45,6 +46,7 @@ export function computeGoals(results) {
   ]) {
     addRatio(`${op} L=${L}: attnlab-simd vs attnlab-scalar`, 'attnlab-simd', op, L, 'attnlab-scalar', 4.0);
   }
+  goals.push(...decodeGoals(decode));
   return goals;
 }
 
@@ -57,6 +59,7 @@ export function renderMarkdown({
   wallS,
   notes,
   breakdown,
+  decode = null,
   date = new Date().toISOString(),
 }) {
   const lines = [];
@@ -143,7 +146,8 @@ export function renderMarkdown({
     }
     lines.push('');
   }
-  lines.push('| goal (issue 5) | measured (medians) | from minima | paired rounds | target | met (medians) |');
+  lines.push(...renderDecode(decode));
+  lines.push('| goal (issues 5, 14, 19) | measured (medians) | from minima | paired rounds | target | met (medians) |');
   lines.push('|---|---:|---:|---:|---:|---|');
   for (const g of goals) {
     const v = g.value == null ? 'n/a' : g.unit === 'MiB' ? `${g.value.toFixed(1)} MiB` : `${g.value.toFixed(2)}×`;
@@ -163,7 +167,7 @@ export async function renderOnly(file) {
     const [op, L] = c.split(':');
     setOrtWebRatios(data.results.filter((e) => e.op === op && e.L === Number(L)));
   }
-  data.goals = computeGoals(data.results);
+  data.goals = computeGoals(data.results, data.decode);
   const md = renderMarkdown({ ...data, breakdown: data.breakdown ?? [] });
   fs.writeFileSync(file, JSON.stringify(data, null, 2));
   fs.writeFileSync(file.replace(/\.json$/, '.md'), md);

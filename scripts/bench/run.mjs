@@ -1,7 +1,8 @@
 // attnlab side-by-side benchmark (`npm run bench` from the repository root; see scripts/bench/run.sh).
 //
 // One Node process, every implementation loaded side by side, cases run in order:
-//   SDPA L = 128, 512, 2048 → MHA L = 128, 512, 2048 → SDPA L = 8192
+//   SDPA L = 128, 512, 2048 → MHA L = 128, 512, 2048 → SDPA L = 8192 → decode (decode.mjs: one token per step
+//   over a K/V cache at context 128, 512, 2048 with 8 and 2 key/value heads)
 // (SDPA first so that its wasm heap growth is not hidden by MHA's high-water mark; 8192 last because the peers
 // that materialise the L×L scores may run out of wasm memory there, which must not disturb the other cases).
 // Per case: every implementation's first output is checked against attnlab-simd's (max |Δ| ≤ 1e-3, abort on a
@@ -13,11 +14,14 @@
 // implementation at a case when its predicted or checked time per run exceeds this; default 20), BENCH_MIN_REPS
 // (default 10), BENCH_CASE_BUDGET_S (timed rounds of one case stay under this by dropping the slowest peers,
 // onnxruntime-web last, attnlab-simd never; default 180). These keep a run near 10 minutes on 2 cores.
-// Also BENCH_OUT, BENCH_CASES and BENCH_IMPLS (below) for focused re-measurements, and
+// Also BENCH_OUT, BENCH_CASES and BENCH_IMPLS (config.mjs; e.g. BENCH_CASES=MHA:512,DECODE:2048:2) for focused
+// re-measurements, and
 // `node scripts/bench/run.mjs --render [results.json]` to rewrite results.md from a saved results.json.
 // The tfjs graph is written per head with 2-D matmuls (its fast XNNPACK path); see loadImplementations().
 // Modules: capture-memory.mjs (wasm memory meters; imported first), config.mjs (sizes, cases, knobs), inputs.mjs,
-// implementations.mjs (loading every peer), stats.mjs, report.mjs (goals, results.md, --render).
+// implementations.mjs (loading every peer), decode.mjs + decode-impls.mjs (the decode benchmark and each peer's
+// step), onnx-models.mjs (the onnxruntime graphs), stats.mjs, report.mjs + report-decode.mjs (goals, results.md,
+// --render).
 
 import './capture-memory.mjs'; // patches WebAssembly before any wasm library is loaded
 import fs from 'node:fs';
@@ -25,7 +29,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { CASES, CASE_BUDGET_S, MAX_RUN_S, MIN_REPS, QUICK, TOL, flopsOf } from './config.mjs';
+import { CASES, CASE_BUDGET_S, DECODE_CASES, MAX_RUN_S, MIN_REPS, QUICK, TOL, flopsOf } from './config.mjs';
+import { runDecode } from './decode.mjs';
 import { loadImplementations } from './implementations.mjs';
 import { makeInputs } from './inputs.mjs';
 import { computeGoals, renderMarkdown, renderOnly } from './report.mjs';
@@ -40,8 +45,9 @@ async function main() {
   log(`attnlab bench: ${os.cpus()[0]?.model ?? '?'}, ${os.cpus().length} cores, node ${process.version}`);
   const { measureSimdPeak, measureTilePeak } = await import('./simd-peak.mjs');
   // The plain-JS peer (imported here, so that changing which baseline is compared is a one-line change).
-  const { impls, versions, notes } = await loadImplementations({ plainJs: () => import('./plain-js.mjs') });
-  log(`loaded: ${impls.map((i) => i.name).join(', ')}`);
+  const { impls: allImpls, versions, notes } = await loadImplementations({ plainJs: () => import('./plain-js.mjs') });
+  log(`loaded: ${allImpls.map((i) => i.name).join(', ')}`);
+  const impls = allImpls.filter((i) => i.prepare); // the SDPA/MHA cases' peers (some peers only decode)
   const peakBefore = await measureSimdPeak({ chains: [8, 10, 12, 14, 16] });
   const tileBefore = await measureTilePeak();
   log(
@@ -184,7 +190,8 @@ async function main() {
     peakSamples.push(sample.gflops);
     tileSamples.push((await measureTilePeak({ seconds: 0.1, trials: 3 })).gflops);
   }
-  const breakdown = await attnlabBreakdown(impls);
+  const decode = DECODE_CASES.length ? await runDecode(allImpls, DECODE_CASES) : null;
+  const breakdown = CASES.length ? await attnlabBreakdown(impls) : [];
   const peakAfter = await measureSimdPeak({ chains: [8, 10, 12, 14, 16] });
   peakSamples.push(peakAfter.gflops);
   tileSamples.push((await measureTilePeak()).gflops);
@@ -212,8 +219,8 @@ async function main() {
     tileSamples,
   };
   for (const b of breakdown) b.pctPeak = (100 * b.gflops) / peak;
-  const goals = computeGoals(results);
-  const md = renderMarkdown({ results, machine, versions, simdPeak, goals, wallS, notes, breakdown });
+  const goals = computeGoals(results, decode);
+  const md = renderMarkdown({ results, machine, versions, simdPeak, goals, wallS, notes, breakdown, decode });
   const outDir = path.resolve(repoRoot, process.env.BENCH_OUT ?? 'build/bench');
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(
@@ -230,6 +237,7 @@ async function main() {
         goals,
         results,
         breakdown,
+        decode,
       },
       null,
       2,
@@ -287,6 +295,25 @@ async function attnlabBreakdown(impls) {
     );
   }
   return out;
+}
+
+// `--help`: the header comment of this file and config.mjs's knobs.
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  const lines = fs.readFileSync(path.join(here, 'run.mjs'), 'utf8').split('\n');
+  const header = lines
+    .slice(
+      0,
+      lines.findIndex((l) => !l.startsWith('//')),
+    )
+    .map((l) => l.replace(/^\/\/ ?/, ''));
+  console.log(
+    [
+      'usage: node scripts/bench/run.mjs [--render [results.json]]   (npm run bench builds dist/ first)',
+      '',
+      ...header,
+    ].join('\n'),
+  );
+  process.exit(0);
 }
 
 const renderAt = process.argv.indexOf('--render');

@@ -19,12 +19,13 @@
 
 namespace attnlab_test {
 
-// One tensor of a fixture: float32 values or bools (1 = true), row-major.
+// One tensor of a fixture: float32 values, bools (1 = true) or int32 values, row-major.
 struct FixtureTensor {
   attnlab::Shape shape;
   bool is_bool = false;
   std::vector<float> values;
   std::vector<uint8_t> bools;
+  std::vector<int32_t> ints;  // dtype "int32" (e.g. kv_lengths)
 
   attnlab::TensorView View() const { return attnlab::TensorView{values.data(), shape}; }
 };
@@ -72,6 +73,9 @@ inline FixtureTensor ParseFixtureTensor(const nlohmann::json& j) {
     t.is_bool = true;
     t.bools.reserve(data.size());
     for (const auto& element : data) t.bools.push_back(element.get<bool>() ? 1 : 0);
+  } else if (dtype == "int32") {
+    t.ints.reserve(data.size());
+    for (const auto& element : data) t.ints.push_back(element.get<int32_t>());
   } else if (dtype == "float32") {
     t.values.reserve(data.size());
     for (const auto& element : data) t.values.push_back(ParseFixtureFloat(element));

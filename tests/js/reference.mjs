@@ -17,53 +17,128 @@ function softmaxRow(logits, attended) {
   return w;
 }
 
-/** SDPA: same arguments as attn.scaledDotProductAttention. Returns { output, weights } (Float64Array data). */
+/** Row-major strides of `shape` right-aligned into a shape of rank `rank`, 0 where a dimension broadcasts. */
+function broadcastStrides(shape, full) {
+  const strides = new Array(full.length).fill(0);
+  let stride = 1;
+  for (let i = shape.length - 1, f = full.length - 1; i >= 0; --i, --f) {
+    if (shape[i] !== 1) strides[f] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+/** Concatenates past (*b, P, d) and x (*b, L, d) along the second-to-last axis: (*b, P + L, d). */
+function concatKeys(past, x) {
+  const r = x.shape.length;
+  const [l, d] = x.shape.slice(r - 2);
+  const p = past.shape[r - 2];
+  const items = size(x.shape.slice(0, r - 2));
+  const data = new Float64Array(items * (p + l) * d);
+  for (let b = 0; b < items; ++b) {
+    data.set(past.data.subarray(b * p * d, (b + 1) * p * d), b * (p + l) * d);
+    data.set(x.data.subarray(b * l * d, (b + 1) * l * d), (b * (p + l) + p) * d);
+  }
+  return { data, shape: [...x.shape.slice(0, r - 2), p + l, d] };
+}
+
+/**
+ * SDPA: same arguments and options as attn.scaledDotProductAttention (docs/api.md, "Modern attention": enableGQA,
+ * isCausal true | 'upper-left' | 'lower-right', kvLengths, window, softcap, pastKey/pastValue, attnMask of any
+ * broadcastable shape). Returns { output, weights, scores: { scaled, softcapped, masked }, presentKey?,
+ * presentValue? } (Float64Array data). Query i's aligned position is p = i + offset, offset = kvLengths[b] - Lq
+ * (or Lk - Lq) for 'lower-right', else the past length; causal hides keys j > p, window [l, r] keys outside
+ * [p - l, p + r]; kvLengths hides keys j >= kvLengths[b] (b: index of the first batch dim).
+ */
 export function sdpaRef(q, k, v, options = {}) {
+  const past = options.pastKey ? options.pastKey.shape[k.shape.length - 2] : 0;
+  const present = options.pastKey
+    ? { key: concatKeys(options.pastKey, k), value: concatKeys(options.pastValue, v) }
+    : null;
+  if (present) [k, v] = [present.key, present.value];
   const r = q.shape.length;
   const batchShape = q.shape.slice(0, r - 2);
   const batch = size(batchShape);
   const [lq, dk] = q.shape.slice(r - 2);
   const lk = k.shape[r - 2];
   const dv = v.shape[r - 1];
+  const hq = r > 2 ? q.shape[r - 3] : 1;
+  const hkv = r > 2 ? k.shape[r - 3] : 1;
+  const first = r > 2 ? batch / q.shape[0] : batch; // batch items per item of the first batch dim
   const scale = options.scale ?? (dk > 0 ? Math.fround(1 / Math.sqrt(Math.fround(dk))) : 1);
+  const cap = options.softcap ? Math.fround(options.softcap) : 0;
+  const causal = options.isCausal === true ? 'upper-left' : options.isCausal || null;
+  const [left, right] = options.window ?? [-1, -1];
   const m = options.attnMask;
-  const broadcast = m && m.shape.length === 2 && r !== 2;
+  const mStrides = m ? broadcastStrides(m.shape, [...batchShape, lq, lk]) : null;
   const output = new Float64Array(batch * lq * dv);
   const weights = new Float64Array(batch * lq * lk);
+  const scaled = new Float64Array(batch * lq * lk);
+  const softcapped = new Float64Array(batch * lq * lk);
+  const masked = new Float64Array(batch * lq * lk);
   for (let b = 0; b < batch; ++b) {
+    const kb = Math.floor(b / hq) * hkv + Math.floor(((b % hq) * hkv) / hq); // key/value head floor(h·Hkv/Hq)
+    const valid = options.kvLengths ? options.kvLengths[Math.floor(b / first)] : lk;
+    const offset = causal === 'lower-right' ? valid - lq : past;
+    let mBase = 0; // the mask's offset of batch item b
+    for (let rem = b, d = r - 3; d >= 0; --d) {
+      mBase += (rem % batchShape[d]) * (mStrides ? mStrides[d] : 0);
+      rem = Math.floor(rem / batchShape[d]);
+    }
     for (let i = 0; i < lq; ++i) {
+      const p = i + offset;
       const logits = new Float64Array(lk);
       const attended = new Array(lk).fill(true);
       for (let j = 0; j < lk; ++j) {
         let dot = 0;
-        for (let d = 0; d < dk; ++d) dot += q.data[(b * lq + i) * dk + d] * k.data[(b * lk + j) * dk + d];
+        for (let d = 0; d < dk; ++d) dot += q.data[(b * lq + i) * dk + d] * k.data[(kb * lk + j) * dk + d];
+        const at = (b * lq + i) * lk + j;
+        scaled[at] = dot * scale;
+        softcapped[at] = cap ? cap * Math.tanh(scaled[at] / cap) : scaled[at];
         let bias = 0;
         if (m) {
-          const x = m.data[((broadcast ? 0 : b) * lq + i) * lk + j];
+          const x = m.data[mBase + i * mStrides[r - 2] + j * mStrides[r - 1]];
           bias = m.data instanceof Uint8Array ? (x ? 0 : -Infinity) : x;
         }
-        logits[j] = dot * scale + bias;
-        if ((options.isCausal && j > i) || bias === -Infinity) attended[j] = false;
+        const hidden = j >= valid || (causal && j > p) || (left >= 0 && j < p - left) || (right >= 0 && j > p + right);
+        if (hidden || bias === -Infinity) attended[j] = false;
+        logits[j] = softcapped[at] + bias;
+        masked[at] = attended[j] ? logits[j] : -Infinity;
       }
       const w = softmaxRow(logits, attended);
       for (let j = 0; j < lk; ++j) {
         weights[(b * lq + i) * lk + j] = w[j];
         if (!attended[j]) continue;
-        for (let d = 0; d < dv; ++d) output[(b * lq + i) * dv + d] += w[j] * v.data[(b * lk + j) * dv + d];
+        for (let d = 0; d < dv; ++d) output[(b * lq + i) * dv + d] += w[j] * v.data[(kb * lk + j) * dv + d];
       }
     }
   }
-  return {
+  const scoreShape = [...batchShape, lq, lk];
+  const result = {
     output: { data: output, shape: [...batchShape, lq, dv] },
-    weights: { data: weights, shape: [...batchShape, lq, lk] },
+    weights: { data: weights, shape: scoreShape },
+    scores: {
+      scaled: { data: scaled, shape: scoreShape },
+      softcapped: { data: softcapped, shape: scoreShape },
+      masked: { data: masked, shape: scoreShape },
+    },
   };
+  if (present) Object.assign(result, { presentKey: present.key, presentValue: present.value });
+  return result;
 }
 
-/** nn.MultiheadAttention forward (eval): config and params as given to attnlab, arguments as mha.forward. */
+/**
+ * nn.MultiheadAttention forward (eval): config and params as given to attnlab, arguments as mha.forward. Grouped-query
+ * heads (config.numKVHeads): k/v projections of Ekv = numKVHeads·hd outputs, in_proj_bias [q (E); k (Ekv); v (Ekv)],
+ * query head h reads key/value head h / (H / numKVHeads).
+ */
 export function mhaRef(config, params, query, key, value, options = {}) {
   const E = config.embedDim;
   const H = config.numHeads;
   const hd = E / H;
+  const Hkv = config.numKVHeads ?? H;
+  const Ekv = Hkv * hd;
+  const group = H / Hkv;
   const kdim = config.kdim ?? E;
   const vdim = config.vdim ?? E;
   const batched = query.shape.length === 3;
@@ -80,14 +155,16 @@ export function mhaRef(config, params, query, key, value, options = {}) {
     packed ? packed.subarray(2 * E * E) : P('v_proj_weight'),
   ];
   const inDims = [E, kdim, vdim];
+  const outDims = [E, Ekv, Ekv];
+  const biasAt = [0, E, E + Ekv];
   const bIn = P('in_proj_bias');
   const Wo = P('out_proj.weight');
   const bo = P('out_proj.bias');
   const project = (x, off, part) => {
-    const out = new Float64Array(E);
+    const out = new Float64Array(outDims[part]);
     const din = inDims[part];
-    for (let o = 0; o < E; ++o) {
-      let acc = bIn ? bIn[part * E + o] : 0;
+    for (let o = 0; o < outDims[part]; ++o) {
+      let acc = bIn ? bIn[biasAt[part] + o] : 0;
       for (let c = 0; c < din; ++c) acc += x[off + c] * W[part][o * din + c];
       out[o] = acc;
     }
@@ -113,8 +190,8 @@ export function mhaRef(config, params, query, key, value, options = {}) {
       vp.push(Float64Array.from(P('bias_v')));
     }
     if (config.addZeroAttn) {
-      kp.push(new Float64Array(E));
-      vp.push(new Float64Array(E));
+      kp.push(new Float64Array(Ekv));
+      vp.push(new Float64Array(Ekv));
     }
     for (let i = 0; i < l; ++i) {
       const qp = project(query.data, tok(b, i, l) * E, 0);
@@ -124,7 +201,8 @@ export function mhaRef(config, params, query, key, value, options = {}) {
         const attended = new Array(sAll).fill(true);
         for (let j = 0; j < sAll; ++j) {
           let dot = 0;
-          for (let d = h * hd; d < (h + 1) * hd; ++d) dot += qp[d] * kp[j][d];
+          const kvOff = Math.floor(h / group) * hd - h * hd; // key/value column of query column d: d + kvOff
+          for (let d = h * hd; d < (h + 1) * hd; ++d) dot += qp[d] * kp[j][d + kvOff];
           let bias = 0;
           if (j < s) {
             if (am) bias += maskVal(am, (am.shape.length === 2 ? 0 : (b * H + h) * l * s) + i * s + j);
@@ -138,7 +216,8 @@ export function mhaRef(config, params, query, key, value, options = {}) {
           if (average) weights[(b * l + i) * sAll + j] += w[j] / H;
           else weights[((b * H + h) * l + i) * sAll + j] = w[j];
           if (!attended[j]) continue;
-          for (let d = h * hd; d < (h + 1) * hd; ++d) ctx[d] += w[j] * vp[j][d];
+          const kvOff = Math.floor(h / group) * hd - h * hd;
+          for (let d = h * hd; d < (h + 1) * hd; ++d) ctx[d] += w[j] * vp[j][d + kvOff];
         }
       }
       for (let o = 0; o < E; ++o) {

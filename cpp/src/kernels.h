@@ -1,4 +1,4 @@
-// Arguments of the dispatched kernels (cpp/src/kernels.cc). Only pointers and sizes cross the dispatch; the
+// Arguments of the dispatched kernels (cpp/src/kernels_*.cc). Only pointers and sizes cross the dispatch; the
 // callers (sdpa.cc, multi_head_attention.cc) have validated every size before they fill these in.
 #ifndef ATTNLAB_SRC_KERNELS_H_
 #define ATTNLAB_SRC_KERNELS_H_
@@ -113,7 +113,7 @@ struct SdpaBackwardArgs {
   float* grad_v = nullptr;
 };
 
-// Dispatched entry points (defined in kernels.cc).
+// Dispatched entry points (defined in kernels_sdpa.cc and kernels_mha.cc).
 void SdpaForward(const SdpaArgs& args);
 void MhaForward(const MhaArgs& args);
 void SdpaBackward(const SdpaBackwardArgs& args);

@@ -1,9 +1,10 @@
-// The one translation unit compiled once per Highway target (foreach_target). It HWY_EXPORTs the public
-// kernel entry points; everything below them (GEMM, softmax, attention tiles) runs inside the chosen target.
+// The MultiheadAttention kernels (forward, backward), compiled once per Highway target (foreach_target). The SDPA
+// kernels are a unit of their own (kernels_sdpa.cc), so that the two compile side by side.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpp/src/kernels.cc"
+#define HWY_TARGET_INCLUDE "cpp/src/kernels_mha.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "cpp/src/attention-inl.h"
 #include "cpp/src/attention_backward-inl.h"
 #include "cpp/src/gemm-inl.h"
+#include "cpp/src/kernels-inl.h"
 #include "cpp/src/kernels.h"
 #include "cpp/src/parallel.h"
 #include "cpp/src/vector_ops-inl.h"
@@ -19,61 +21,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace attnlab {
 namespace HWY_NAMESPACE {
-
-// Grow-only buffers reused across calls on this thread, so that repeated calls neither allocate nor zero-fill
-// (both showed up as a large share of an MHA forward's time). Every use overwrites what it reads.
-struct ForwardScratch {
-  std::vector<float> q, k, v, ctx, head_weights;
-  HeadScratch head;
-};
-
-ForwardScratch& ThreadScratch() {
-  static thread_local ForwardScratch scratch;
-  return scratch;
-}
-
-HeadDims SdpaDims(const SdpaArgs& a) { return HeadDims{a.lq, a.lk, a.dk, a.dv, a.scale}; }
-
-// Problem b of an SdpaArgs batch, with the caller's output and weights pointers.
-HeadProblem SdpaHead(const SdpaArgs& a, size_t b, float* out, float* weights) {
-  return MakeHeadProblem(SdpaDims(a), a.q + b * a.lq * a.dk, a.dk, a.v + b * a.lk * a.dv, a.dv, out, weights, a.causal,
-                         a.bias, b, b);
-}
-
-// q (batch, lq, dk), k (batch, lk, dk), v (batch, lk, dv) → out (batch, lq, dv), weights (batch, lq, lk).
-static_assert(kRowBlock % kGemmMc == 0, "a row block must be whole GEMM cache blocks: splits change no arithmetic");
-
-// Flops of one attention problem: Q Kᵀ and weights · V.
-double HeadFlops(size_t lq, size_t lk, size_t dk, size_t dv) {
-  return 2.0 * static_cast<double>(lq) * static_cast<double>(lk) * static_cast<double>(dk + dv);
-}
-
-// The batch's problems are independent: one per ParallelFor item, each on its thread's scratch.
-void SdpaForwardImpl(const SdpaArgs& a) {
-  if (a.lq == 0 || (a.dv == 0 && !a.weights)) return;  // nothing to write, however large the batch
-  ParallelFor(a.batch, HeadFlops(a.lq, a.lk, a.dk, a.dv), [&](size_t b) {
-    const HeadProblem p = SdpaHead(a, b, a.out + b * a.lq * a.dv, a.weights ? a.weights + b * a.lq * a.lk : nullptr);
-    AttendHead(p, a.k + b * a.lk * a.dk, a.dk, ThreadScratch().head);
-  });
-}
-
-// Per problem: recompute the weights (exact path), then the head backward.
-void SdpaBackwardImpl(const SdpaBackwardArgs& g) {
-  const SdpaArgs& a = *g.forward;
-  if (a.lq == 0 || a.lk == 0) return;  // every gradient is 0 (the caller's zero-filled buffers) or empty
-  // Each problem writes only its own gradients: one ParallelFor item each, with buffers of its own.
-  ParallelFor(a.batch, 3 * HeadFlops(a.lq, a.lk, a.dk, a.dv), [&](size_t b) {
-    HeadScratch scratch;
-    std::vector<float> weights(a.lq * a.lk), out(a.lq * a.dv), pack, ds;
-    const float* k = a.k + b * a.lk * a.dk;
-    const HeadProblem p = SdpaHead(a, b, out.data(), weights.data());
-    AttendHead(p, k, a.dk, scratch);
-    const HeadGradProblem gp =
-        MakeHeadGradProblem(SdpaDims(a), a.dk, a.dv, p.q, k, p.v, weights.data(), g.grad_out + b * a.lq * a.dv,
-                            g.grad_q + b * a.lq * a.dk, g.grad_k + b * a.lk * a.dk, g.grad_v + b * a.lk * a.dv);
-    AttendHeadBackward(gp, pack, ds);
-  });
-}
 
 // Token (item b, position 0) of a sequence of length len is row first_row; positions are pos_stride rows apart.
 struct MhaLayout {
@@ -250,8 +197,6 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
   }
 }
 
-const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
-
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace attnlab
@@ -260,17 +205,11 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace attnlab {
 
-HWY_EXPORT(SdpaForwardImpl);
-HWY_EXPORT(SdpaBackwardImpl);
 HWY_EXPORT(MhaForwardImpl);
 HWY_EXPORT(MhaBackwardImpl);
-HWY_EXPORT(TargetNameImpl);
 
-void SdpaForward(const SdpaArgs& args) { HWY_DYNAMIC_DISPATCH(SdpaForwardImpl)(args); }
-void SdpaBackward(const SdpaBackwardArgs& args) { HWY_DYNAMIC_DISPATCH(SdpaBackwardImpl)(args); }
 void MhaForward(const MhaArgs& args) { HWY_DYNAMIC_DISPATCH(MhaForwardImpl)(args); }
 void MhaBackward(const MhaBackwardArgs& args) { HWY_DYNAMIC_DISPATCH(MhaBackwardImpl)(args); }
-const char* ChosenTargetName() { return HWY_DYNAMIC_DISPATCH(TargetNameImpl)(); }
 
 }  // namespace attnlab
 #endif  // HWY_ONCE

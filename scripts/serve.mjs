@@ -4,6 +4,8 @@
 //   node scripts/serve.mjs            → http://127.0.0.1:8080/  the repository root, / redirects to /web/demo/
 //                                       (PORT=… overrides; PORT=0 picks a free port)
 //   node scripts/serve.mjs DIR        → serves DIR instead (e.g. build/site/ from npm run build:demo)
+//   node scripts/serve.mjs --no-isolation [DIR]  → without COOP/COEP (a page that is not cross-origin isolated:
+//                                       what most hosts serve; the demo's e2e test loads the page this way too)
 //   import { serve } from './serve.mjs'; const s = await serve(dir, options); … s.url … await s.close();
 //
 // .wasm is served as application/wasm, .mjs/.js as text/javascript. Options:
@@ -136,7 +138,9 @@ export function serve(root, { port = 0, host = '127.0.0.1', isolation = true, co
 
 async function main() {
   const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const dir = process.argv[2];
+  const args = process.argv.slice(2);
+  const isolation = !args.includes('--no-isolation');
+  const dir = args.find((a) => !a.startsWith('--'));
   const root = dir ? path.resolve(dir) : repo;
   const portText = process.env.PORT ?? '8080';
   const port = Number(portText);
@@ -146,7 +150,7 @@ async function main() {
   }
   let server;
   try {
-    server = await serve(root, { port, redirect: dir ? undefined : '/web/demo/' });
+    server = await serve(root, { port, isolation, redirect: dir ? undefined : '/web/demo/' });
   } catch (err) {
     if (err.code === 'EADDRINUSE') {
       console.error(`attnlab serve: port ${port} on 127.0.0.1 is already in use (another server is running there).`);
@@ -158,7 +162,8 @@ async function main() {
     }
     process.exit(1);
   }
-  console.log(`attnlab demo: ${server.url}/  (serving ${root}; Ctrl+C stops)`);
+  const iso = isolation ? 'cross-origin isolated' : 'without COOP/COEP: not cross-origin isolated';
+  console.log(`attnlab demo: ${server.url}/  (serving ${root}, ${iso}; Ctrl+C stops)`);
   if (!dir && !fs.existsSync(path.join(repo, 'dist', 'index.mjs'))) {
     console.log(
       '  note: dist/index.mjs is missing; run `bash scripts/build.sh` first, or the page cannot load attnlab.',

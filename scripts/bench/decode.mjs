@@ -1,17 +1,18 @@
 // The decode benchmark (issue 19): one token per step over a K/V cache at context C = 128 / 512 / 2048, E = 512,
 // 8 query heads, 8 and 2 key/value heads, batch 1. A step = the new token's Q/K/V projections + attention of its
 // query over the C + i + 1 cached keys + the out-projection, for every implementation that offers
-// `prepareDecode(case, inputs)` → { prefill(), step(i) → (Promise of) Float32Array (1, 1, E) } (implementations.mjs).
+// `prepareDecode(case, inputs)` → { prefill(), step(i) → (Promise of) Float32Array (1, 1, E), dispose?() }
+// (implementations.mjs).
 //
 // Per case, rounds of DECODE_STEPS steps: an untimed prefill brings each implementation's cache to C tokens (attnlab:
 // reset + one forward over the C context tokens through the cache; onnxruntime-web: its functional past_key /
 // past_value set back to the context's K/V), then steps 0 … n−1, each timed; the implementations take turns per
 // round (the first one rotates), like the other cases. The first round checks every step's output against the
-// first implementation's (attnlab-simd, max |Δ| ≤ TOL). Per implementation: median step time, steps/s, the wasm
-// memory growth over the steps (prefill excluded: a step must allocate nothing once the cache exists), and the
-// step's share of the memory-bandwidth limit: bytes of cache read per step (K and V of every cached token:
-// 2 · keys · Hkv · d · 4 B) ÷ step time, against the copy bandwidth measured in this process (TypedArray.set, bytes
-// read + written per second, best of several trials) at the cache's size and at 256 MiB (main memory).
+// plain-JS decoder's (float64 sums; without it, the first peer's; max |Δ| ≤ TOL). Per implementation: median step
+// time, steps/s, the wasm memory growth over the steps (prefill excluded: a step must allocate nothing once the
+// cache exists), and the step's share of the memory-bandwidth limit: bytes of cache read per step (K and V of every
+// cached token: 2 · keys · Hkv · d · 4 B) ÷ step time, against the copy bandwidth measured in this process
+// (TypedArray.set, bytes read + written per second, best of several trials) at the cache's size and at 256 MiB.
 import { D, E, H, MIN_REPS, TOL } from './config.mjs';
 import { decodeInputs, decodeWeights } from './inputs.mjs';
 import { MiB, log, maxAbsDiff, median } from './stats.mjs';
@@ -68,7 +69,10 @@ export function copyBandwidth(bytes, { seconds = 0.15, trials = 5 } = {}) {
 export const cacheBytes = (keys, kvHeads) => 2 * keys * kvHeads * D * 4;
 
 export async function runDecode(impls, cases) {
-  const decoders = impls.filter((i) => i.prepareDecode);
+  // plain JS first when present: its float64 sums are the reference every other step is checked against.
+  const decoders = impls
+    .filter((i) => i.prepareDecode)
+    .sort((a, b) => (b.name === 'plain JS') - (a.name === 'plain JS'));
   const results = [];
   const dram = copyBandwidth(256 * MiB, { seconds: 1, trials: 4 });
   log(`\n== decode: copy bandwidth (256 MiB) ${(dram / 1e9).toFixed(1)} GB/s`);

@@ -5,11 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { makeRng } from '../../tests/js/rng.mjs';
+import { attnlabImpls, maxThreads } from './attnlab-impls.mjs';
 import { memoriesOf, setLoadingTag } from './capture-memory.mjs';
 import { D, E, H, IMPL_FILTER } from './config.mjs';
 import { ortDecode, plainDecode } from './decode-impls.mjs';
-import { stateDict, uniform } from './inputs.mjs';
+import { importOrtWebInstance } from './ort-web-instance.mjs';
+import { stateDict } from './inputs.mjs';
 import { MiB, fmtMiB } from './stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -22,66 +23,8 @@ const pkgVersion = (name) =>
 export async function loadImplementations({ plainJs }) {
   const impls = [];
 
-  // attnlab (both builds side by side)
-  setLoadingTag('attnlab');
-  const { init } = await import(path.join(repoRoot, 'dist/index.mjs'));
-  for (const variant of ['simd', 'scalar']) {
-    const attn = await init({ variant });
-    if (attn.variant !== variant) throw new Error(`init({variant:'${variant}'}) gave variant ${attn.variant}`);
-    const mha = attn.createMultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true });
-    mha.loadStateDict(stateDict);
-    impls.push({
-      name: `attnlab-${variant}`,
-      memKind: 'wasm heap',
-      memBytes: () => attn.memoryBytes(),
-      prepare({ op, L }, inp) {
-        if (op === 'SDPA') {
-          const t = (data) => ({ data, shape: [H, L, D] });
-          const q = t(inp.q);
-          const k = t(inp.k);
-          const v = t(inp.v);
-          return () => attn.scaledDotProductAttention(q, k, v, { needWeights: false }).output.data;
-        }
-        const x = { data: inp.x, shape: [1, L, E] };
-        return () => mha.forward(x, x, x, { needWeights: false }).output.data;
-      },
-      breakdown(L) {
-        const r = makeRng(L);
-        const t = (d) => ({ data: uniform(H * L * d, 1, r), shape: [H, L, d] });
-        const [q, k, v, q2, k2, v2] = [t(D), t(D), t(D), t(2 * D), t(2 * D), t(2 * D)];
-        const x = { data: uniform(L * E, 1, r), shape: [1, L, E] };
-        const x1 = { data: uniform(E, 1, r), shape: [1, 1, E] };
-        const scale2 = 1 / Math.sqrt(D) / Math.SQRT2;
-        return [
-          {
-            name: 'SDPA d = 64 (needWeights false)',
-            flops: 4 * L * L * E,
-            run: () => attn.scaledDotProductAttention(q, k, v, { needWeights: false }),
-          },
-          {
-            name: 'SDPA d = 128 (needWeights false)',
-            flops: 8 * L * L * E,
-            run: () => attn.scaledDotProductAttention(q2, k2, v2, { needWeights: false, scale: scale2 }),
-          },
-          {
-            name: 'SDPA d = 64, needWeights true (exact path)',
-            flops: 4 * L * L * E,
-            run: () => attn.scaledDotProductAttention(q, k, v, { needWeights: true }),
-          },
-          {
-            name: 'MHA full',
-            flops: 8 * L * E * E + 4 * L * L * E,
-            run: () => mha.forward(x, x, x, { needWeights: false }),
-          },
-          {
-            name: 'MHA, one key (≈ Q + out projections)',
-            flops: 4 * L * E * E,
-            run: () => mha.forward(x, x1, x1, { needWeights: false }),
-          },
-        ];
-      },
-    });
-  }
+  // attnlab: every variant of wasm-variants.json that dist/ holds, the threaded one at each thread count
+  impls.push(...(await attnlabImpls()));
 
   // plain JS
   setLoadingTag('plain-js');
@@ -112,7 +55,7 @@ export async function loadImplementations({ plainJs }) {
     MHA: await ortWeb.InferenceSession.create(mhaBytes, webOpts),
   };
   const ortWebMem = memoriesOf('ort-web');
-  impls.push({
+  const ortWebImpl = {
     name: 'onnxruntime-web',
     memKind: ortWebMem.length ? 'wasm heap' : 'RSS Δ',
     memBytes: () =>
@@ -120,11 +63,32 @@ export async function loadImplementations({ plainJs }) {
     prepare: ortPrepare(ortWeb, webSessions),
     // ONNX Attention (opset 23) with past_key/past_value; the contrib GroupQueryAttention below
     prepareDecode: ortDecode(ortWeb, 'Attention', webOpts),
-  });
+  };
+  impls.push(ortWebImpl);
+  // onnxruntime-web at numThreads 2 (its threaded wasm, pthreads as worker_threads): a second instance
+  if (maxThreads() >= 2) {
+    setLoadingTag('ort-web@2');
+    const ortWeb2 = await importOrtWebInstance('threads-2');
+    ortWeb2.env.wasm.numThreads = 2;
+    ortWeb2.env.wasm.proxy = false;
+    const sessions2 = {
+      SDPA: await ortWeb2.InferenceSession.create(sdpaBytes, webOpts),
+      MHA: await ortWeb2.InferenceSession.create(mhaBytes, webOpts),
+    };
+    const mem2 = memoriesOf('ort-web@2');
+    impls.push({
+      name: 'onnxruntime-web@2',
+      threads: 2,
+      memKind: mem2.length ? 'wasm heap' : 'RSS Δ',
+      memBytes: () => (mem2.length ? mem2.reduce((s, m) => s + m.buffer.byteLength, 0) : process.memoryUsage().rss),
+      prepare: ortPrepare(ortWeb2, sessions2),
+      prepareDecode: ortDecode(ortWeb2, 'Attention', webOpts),
+    });
+  }
   impls.push({
     name: 'onnxruntime-web GQA',
-    memKind: impls.at(-1).memKind,
-    memBytes: impls.at(-1).memBytes,
+    memKind: ortWebImpl.memKind,
+    memBytes: ortWebImpl.memBytes,
     prepareDecode: ortDecode(ortWeb, 'GroupQueryAttention', webOpts),
   });
 

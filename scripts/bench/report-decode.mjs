@@ -1,4 +1,5 @@
-// The decode benchmark's part of results.md (decode.mjs's results; issue 19's goal: ≥ 1.5× onnxruntime-web per step).
+// The decode benchmark's part of results.md (decode.mjs's results) and issue 19's goal: ≥ 1.5× onnxruntime-web
+// per step.
 import { fmtMiB } from './stats.mjs';
 
 const GOAL = 1.5;

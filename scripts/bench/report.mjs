@@ -1,5 +1,5 @@
-// The bench's report: the goals of issue 5 from the results, and results.md; `--render` rewrites both from a
-// saved results.json.
+// The bench's report: the goals of issues 5, 14 (threads) and 19 (decode, report-decode.mjs) from the results, and
+// results.md; `--render` rewrites both from a saved results.json.
 import fs from 'node:fs';
 
 import { D, E, H } from './config.mjs';
@@ -46,6 +46,30 @@ export function computeGoals(results, decode = null) {
   ]) {
     addRatio(`${op} L=${L}: attnlab-simd vs attnlab-scalar`, 'attnlab-simd', op, L, 'attnlab-scalar', 4.0);
   }
+  // issue 14: the threaded variant at 2 threads vs one thread and vs onnxruntime-web at 2 threads
+  const thr = 'attnlab-simd-threaded@2';
+  for (const [op, L] of [
+    ['MHA', 512],
+    ['MHA', 2048],
+    ['SDPA', 2048],
+  ]) {
+    addRatio(`${op} L=${L}: ${thr} vs attnlab-simd (1 thread)`, thr, op, L, 'attnlab-simd', 1.8);
+  }
+  addRatio(`MHA L=128: ${thr} vs attnlab-simd (not slower)`, thr, 'MHA', 128, 'attnlab-simd', 1.0);
+  for (const [op, L] of [
+    ['MHA', 128],
+    ['MHA', 512],
+    ['MHA', 2048],
+    ['SDPA', 512],
+    ['SDPA', 2048],
+  ]) {
+    const target = (op === 'MHA' && L === 512) || (op === 'SDPA' && L === 2048) ? 1.3 : 1.0;
+    addRatio(`${op} L=${L}: ${thr} vs onnxruntime-web@2 (equal threads)`, thr, op, L, 'onnxruntime-web@2', target);
+  }
+  for (const L of [512, 2048]) {
+    const e = find(results, 'attnlab-simd', 'MHA', L);
+    add(`MHA L=${L}: attnlab-simd (1 thread), % of the SIMD peak`, e?.pctPeak ?? null, 90, '%');
+  }
   goals.push(...decodeGoals(decode));
   return goals;
 }
@@ -67,7 +91,8 @@ export function renderMarkdown({
   lines.push('');
   lines.push(
     `${machine.cpu}, ${machine.cores} cores (shared, load ${machine.loadavg.map((x) => x.toFixed(1)).join('/')}), ` +
-      `Node ${versions.node}; attnlab dist built ${versions['attnlab dist built'].slice(0, 16).replace('T', ' ')}; onnxruntime-web ${versions['onnxruntime-web']} (wasm, 1 thread, SIMD), ` +
+      `Node ${versions.node}; attnlab dist built ${versions['attnlab dist built'].slice(0, 16).replace('T', ' ')}; onnxruntime-web ${versions['onnxruntime-web']} (wasm, SIMD, 1 thread; onnxruntime-web@2: numThreads 2, a second instance), ` +
+      `attnlab-simd-threaded@n: init({ variant: 'simd-threaded', threads: n }), ` +
       `tfjs-backend-wasm ${versions['@tensorflow/tfjs-backend-wasm']} (1 thread, SIMD ${notes['tfjs SIMD'] ? 'on' : 'off'}), ` +
       `onnxruntime-node ${versions['onnxruntime-node']} (native, 1 thread). E = ${E}, H = ${H} (d = ${D}), batch 1, ` +
       `needWeights false. MHA: batch_first self-attention, FLOPs 8·L·E² + 4·L²·E; SDPA: query (8, L, 64), FLOPs 4·L²·E. ` +
@@ -150,10 +175,11 @@ export function renderMarkdown({
   lines.push('| goal (issues 5, 14, 19) | measured (medians) | from minima | paired rounds | target | met (medians) |');
   lines.push('|---|---:|---:|---:|---:|---|');
   for (const g of goals) {
-    const v = g.value == null ? 'n/a' : g.unit === 'MiB' ? `${g.value.toFixed(1)} MiB` : `${g.value.toFixed(2)}×`;
+    const fmt = { MiB: (x) => `${x.toFixed(1)} MiB`, '%': (x) => `${x.toFixed(0)}%`, '×': (x) => `${x.toFixed(2)}×` };
+    const v = g.value == null ? 'n/a' : fmt[g.unit](g.value);
     const m = g.fromMin == null ? '' : `${g.fromMin.toFixed(2)}×`;
     const p = g.fromPairs == null ? '' : `${g.fromPairs.toFixed(2)}×`;
-    const t = g.unit === 'MiB' ? `≤ ${g.target} MiB` : `≥ ${g.target}×`;
+    const t = g.unit === 'MiB' ? `≤ ${g.target} MiB` : `≥ ${g.target}${g.unit === '%' ? '%' : '×'}`;
     lines.push(`| ${g.goal} | ${v} | ${m} | ${p} | ${t} | ${g.met == null ? 'n/a' : g.met ? 'yes' : 'no'} |`);
   }
   lines.push('');

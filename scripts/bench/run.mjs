@@ -319,8 +319,9 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
 const renderAt = process.argv.indexOf('--render');
 (renderAt >= 0
   ? renderOnly(process.argv[renderAt + 1] ?? path.join(repoRoot, 'build/bench/results.json'))
-  : main()
-).catch((err) => {
-  console.error(err?.stack ?? err);
-  process.exit(1);
-});
+  : main().then(() => process.exit(0))
+) // onnxruntime-web@2's worker threads would keep Node alive
+  .catch((err) => {
+    console.error(err?.stack ?? err);
+    process.exit(1);
+  });

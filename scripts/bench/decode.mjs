@@ -107,11 +107,11 @@ export async function runDecode(impls, cases) {
         } else {
           entry.maxAbsDiff = Math.max(...outs.map((o, i) => maxAbsDiff(o, reference[i])));
           if (!(entry.maxAbsDiff <= TOL)) {
-            console.error(
-              `\nMISMATCH: ${impl.name} disagrees with ${entries[0].impl} on decode C=${c.context} ` +
-                `Hkv=${c.kvHeads}: max |Δ| = ${entry.maxAbsDiff} over ${DECODE_STEPS} steps (tolerance ${TOL}). Aborting.`,
+            // Not timed (timing a wrong result means nothing), but kept in the table, and the run goes on.
+            throw new Error(
+              `MISMATCH with ${entries[0].impl}: max |Δ| = ${entry.maxAbsDiff.toExponential(2)} over ` +
+                `${DECODE_STEPS} steps (tolerance ${TOL}); not timed`,
             );
-            process.exit(1);
           }
         }
         log(`  ${impl.name}: check ok (max |Δ| ${entry.maxAbsDiff.toExponential(1)} over ${DECODE_STEPS} steps)`);
@@ -120,6 +120,7 @@ export async function runDecode(impls, cases) {
           .split('\n')[0]
           .slice(0, 160)}`;
         log(`  ${impl.name}: ${entry.status}`);
+        entry.dec?.dispose?.();
         entry.dec = null;
       }
     }

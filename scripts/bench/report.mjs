@@ -109,42 +109,44 @@ export function renderMarkdown({
       `extra warm-up rounds for the small cases, then timed runs. ` +
       `Total ${wallS.toFixed(0)} s.`,
   );
-  lines.push('');
-  lines.push(
-    '| op | L | implementation | median ms | min–max ms | runs | GFLOP/s | × ort-web (median / min / paired) | % SIMD peak | memory growth | max abs Δ |',
-  );
-  lines.push('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const e of results) {
-    if (!e.medianMs) {
-      const checked = e.maxAbsDiff !== undefined;
-      const mem =
-        checked && e.memPeak !== undefined
-          ? `${fmtMiB(e.memPeak - e.memBefore)}${e.memKind === 'wasm heap' ? '' : ` (${e.memKind})`}`
-          : '';
-      lines.push(
-        `| ${e.op} | ${e.L} | ${e.impl} | — | ${e.status} | | | | | ${mem} | ${checked ? e.maxAbsDiff.toExponential(1) : ''} |`,
-      );
-      continue;
-    }
-    const mem = `${fmtMiB(e.memGrowth)}${e.memKind === 'wasm heap' ? '' : ` (${e.memKind})`}`;
+  if (results.length) {
+    lines.push('');
     lines.push(
-      `| ${e.op} | ${e.L} | ${e.impl} | ${fmtMs(e.medianMs)} | ${fmtMs(e.minMs)}–${fmtMs(e.maxMs)} | ${e.runs} | ` +
-        `${e.gflops.toFixed(1)} | ${e.vsOrtWeb ? `${e.vsOrtWeb.toFixed(2)} / ${e.vsOrtWebMin.toFixed(2)}${e.vsOrtWebPaired ? ` / ${e.vsOrtWebPaired.toFixed(2)}` : ''}` : '—'} | ${e.pctPeak.toFixed(0)}% | ${mem} | ` +
-        `${e.reference ? 'reference' : e.maxAbsDiff.toExponential(1)} |`,
+      '| op | L | implementation | median ms | min–max ms | runs | GFLOP/s | × ort-web (median / min / paired) | % SIMD peak | memory growth | max abs Δ |',
     );
+    lines.push('|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const e of results) {
+      if (!e.medianMs) {
+        const checked = e.maxAbsDiff !== undefined;
+        const mem =
+          checked && e.memPeak !== undefined
+            ? `${fmtMiB(e.memPeak - e.memBefore)}${e.memKind === 'wasm heap' ? '' : ` (${e.memKind})`}`
+            : '';
+        lines.push(
+          `| ${e.op} | ${e.L} | ${e.impl} | — | ${e.status} | | | | | ${mem} | ${checked ? e.maxAbsDiff.toExponential(1) : ''} |`,
+        );
+        continue;
+      }
+      const mem = `${fmtMiB(e.memGrowth)}${e.memKind === 'wasm heap' ? '' : ` (${e.memKind})`}`;
+      lines.push(
+        `| ${e.op} | ${e.L} | ${e.impl} | ${fmtMs(e.medianMs)} | ${fmtMs(e.minMs)}–${fmtMs(e.maxMs)} | ${e.runs} | ` +
+          `${e.gflops.toFixed(1)} | ${e.vsOrtWeb ? `${e.vsOrtWeb.toFixed(2)} / ${e.vsOrtWebMin.toFixed(2)}${e.vsOrtWebPaired ? ` / ${e.vsOrtWebPaired.toFixed(2)}` : ''}` : '—'} | ${e.pctPeak.toFixed(0)}% | ${mem} | ` +
+          `${e.reference ? 'reference' : e.maxAbsDiff.toExponential(1)} |`,
+      );
+    }
+    lines.push('');
+    lines.push(
+      '× ort-web: onnxruntime-web median / this median, then the same from the minimum times, then the median over ' +
+        'timed rounds of the two times of one round (> 1 = faster than onnxruntime-web; on a loaded machine the ' +
+        'minima and the paired rounds are the steadier figures: a slow phase of the machine that spans a round ' +
+        'slows both sides of a pair). Memory growth: wasm ' +
+        'memory size after the case (high-water during it) minus before it; wasm memory never shrinks, so it is the ' +
+        'growth beyond what earlier cases of the same instance already reserved (cases run in table order, SDPA ' +
+        'first). "RSS Δ" (plain JS, onnxruntime-node) is the process resident-set change, a rough figure. Max abs Δ: ' +
+        'against attnlab-simd on the first run, before timing (must be ≤ 1e-3).',
+    );
+    lines.push('');
   }
-  lines.push('');
-  lines.push(
-    '× ort-web: onnxruntime-web median / this median, then the same from the minimum times, then the median over ' +
-      'timed rounds of the two times of one round (> 1 = faster than onnxruntime-web; on a loaded machine the ' +
-      'minima and the paired rounds are the steadier figures: a slow phase of the machine that spans a round ' +
-      'slows both sides of a pair). Memory growth: wasm ' +
-      'memory size after the case (high-water during it) minus before it; wasm memory never shrinks, so it is the ' +
-      'growth beyond what earlier cases of the same instance already reserved (cases run in table order, SDPA ' +
-      'first). "RSS Δ" (plain JS, onnxruntime-node) is the process resident-set change, a rough figure. Max abs Δ: ' +
-      'against attnlab-simd on the first run, before timing (must be ≤ 1e-3).',
-  );
-  lines.push('');
   if (breakdown.length) {
     lines.push('attnlab-simd sub-steps (public API, same process; what each step costs in wasm):');
     lines.push('');

@@ -44,31 +44,83 @@ struct Mask {
 
 struct AttentionResult {
   Tensor output;
-  Tensor weights;  // empty data and shape when weights were not requested
+  Tensor weights;        // empty data and shape when weights were not requested
+  Tensor scores;         // SDPA with return_scores: pre-softmax scores (*batch, Lq, Lk_total); else empty
+  Tensor present_key;    // SDPA with a past: past_key ‖ key along Lk (*batchKV, Lpast + Lk, dk); else empty
+  Tensor present_value;  // likewise (*batchKV, Lpast + Lk, dv)
 };
 
+// Which keys query i of an SDPA problem sees (ONNX Attention, opsets 23–25; PyTorch 2.5 SDPA). Lk_total is the
+// number of keys attended (Lpast + Lk with a past, else Lk). Every condition below is an additional mask:
+//   valid length  Lv = kv_lengths[item] (item = index of the first batch dim), else Lk_total: keys j >= Lv are
+//                 masked (ONNX nonpad_kv_seqlen; the per-item padding of a static cache).
+//   aligned position of query i:  p = i + offset, where
+//                 offset = Lpast          with CausalAlign::kUpperLeft (0 without a past: PyTorch's default; with
+//                                         a past, query 0 sits at the first new key, as ONNX aligns causal with
+//                                         past_key);
+//                 offset = Lv - Lq        with CausalAlign::kLowerRight (the last query at the last valid key:
+//                                         PyTorch's causal_lower_right, ONNX's alignment with nonpad_kv_seqlen).
+//                 The offset may be negative: rows with p < 0 see no key under is_causal (zero output).
+//   is_causal:    keys j > p masked.
+//   window:       keys j < p - window_left masked when window_left >= 0, keys j > p + window_right masked when
+//                 window_right >= 0. causal_align aligns the window whether or not is_causal is set (ONNX
+//                 aligns windows like causal: by past length, or by nonpad_kv_seqlen - Lq).
+// attn_mask, the range above and kv_lengths are combined (a key is attended only when all allow it); a row
+// left with no key gets zero weights and a zero output row.
+enum class CausalAlign { kUpperLeft, kLowerRight };
+
+// Stages of the pre-softmax scores that SdpaOptions::return_scores returns (ONNX qk_matmul_output_mode 0/1/2):
+//   kScaled:     s = (q · k) · scale, for every (i, j), masked or not;
+//   kSoftcapped: c · tanh(s / c) with softcap c > 0, else s (as ONNX mode 1 without softcap);
+//   kMasked:     softcapped + float attn_mask, and -inf wherever a key is masked (a bool or -inf attn_mask,
+//                causal, window, kv_lengths); -inf wins over any logit (also +inf or NaN), NaN in a float mask
+//                gives NaN. Fully masked rows stay -inf (not zeroed like the weights).
+enum class ScoresStage { kNone, kScaled, kSoftcapped, kMasked };
+
 struct SdpaOptions {
-  Mask attn_mask;          // (Lq, Lk) broadcast over batch, or (*batch, Lq, Lk); bool: true = may attend
-  bool is_causal = false;  // query i sees keys j <= i (top-left aligned); combines with attn_mask
-  bool has_scale = false;  // when false, scale = 1 / sqrt(dk)
+  // Any shape that broadcasts to (*batch, Lq, Lk_total) by NumPy rules (right-aligned; rank may be lower; size-1
+  // dimensions broadcast; leading size-1 dimensions beyond that rank are allowed). bool: true = may attend.
+  Mask attn_mask;
+  bool is_causal = false;  // see CausalAlign: upper-left j <= i (+ Lpast); lower-right j <= i + Lv - Lq
+  CausalAlign causal_align = CausalAlign::kUpperLeft;  // aligns is_causal and the window
+  bool has_scale = false;                              // when false, scale = 1 / sqrt(dk)
   float scale = 0.0f;
   bool need_weights = true;  // when false, a tiled online-softmax path keeps extra memory O(Lq * dv)
+  // Grouped-query attention (PyTorch enable_gqa): key/value's last batch dimension (heads, Hkv) may divide
+  // query's (Hq); query head h reads key/value head h / (Hq / Hkv). Other batch dimensions must be equal.
+  bool enable_gqa = false;
+  // One valid key length per item of the first batch dimension (exactly 1 when query has no batch dimension),
+  // each in 0 .. Lk_total; null: every key is valid. See CausalAlign.
+  const int32_t* kv_lengths = nullptr;
+  size_t num_kv_lengths = 0;
+  int64_t window_left = -1, window_right = -1;     // >= 0, or -1 = unbounded; see CausalAlign
+  float softcap = 0.0f;                            // > 0: scores = c · tanh(scores / c) after scaling, before masks
+  ScoresStage return_scores = ScoresStage::kNone;  // also return AttentionResult::scores at that stage
+  // Functional KV cache (ONNX past_key / past_value): attend over past ‖ new, return the concatenations as
+  // AttentionResult::present_key / present_value. A past is given when its data is non-null or its shape is
+  // non-empty (so a (*batchKV, 0, dk) past with null data is an empty past, and present = key). Shapes
+  // (*batchKV, Lpast, dk) and (*batchKV, Lpast, dv), *batchKV those of key; both or neither.
+  TensorView past_key, past_value;
 };
 
 // softmax(Q Kᵀ · scale + mask) V.
 // query (*batch, Lq, dk), key (*batch, Lk, dk), value (*batch, Lk, dv) → output (*batch, Lq, dv) and,
 // when need_weights, weights (*batch, Lq, Lk). A query row whose every key is masked gets zero weights and
-// a zero output row.
+// a zero output row. With options (SdpaOptions): key/value (*batchKV, Lk, ·) where *batchKV = *batch, or with
+// enable_gqa a last dimension dividing query's; weights and scores (*batch, Lq, Lk_total).
 AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorView& key, const TensorView& value,
                                           const SdpaOptions& options = {});
 
 struct SdpaGradients {
   Tensor grad_query, grad_key, grad_value;
+  Tensor grad_past_key, grad_past_value;  // with a past: shapes of past_key, past_value; else empty
 };
 
 // Gradients of sum(grad_output ⊙ ScaledDotProductAttention(query, key, value, options).output) with respect to
 // query, key and value: grad_output (*batch, Lq, dv) → shapes of query, key, value. options.need_weights is
-// ignored. Masked keys and fully masked rows pass no gradient.
+// ignored, and so is return_scores. Masked keys and fully masked rows pass no gradient. With enable_gqa the
+// gradient of a key/value head sums over the query heads that read it; with a past, grad_past_key/value hold
+// the gradients of past_key/value.
 SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const TensorView& key, const TensorView& value,
                                                 const TensorView& grad_output, const SdpaOptions& options = {});
 

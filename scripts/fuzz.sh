@@ -5,11 +5,15 @@
 #   scripts/fuzz.sh --lenient SECONDS  do not check the strict NaN policy (checked by default; see
 #                                      tests/fuzz/fuzz_target.h)
 #   scripts/fuzz.sh --replay FILE...   run the given inputs once each (prints the decoded case of a finding)
-#   scripts/fuzz.sh --build-only
+#   scripts/fuzz.sh --build-only       build only
+#   scripts/fuzz.sh --build-only --with-tests
+#                                      also build the Catch2 suite (attnlab_tests) in the same configuration, in
+#                                      the same Ninja run: npm test's sanitizer suite, on the same library objects
+#                                      as the fuzzer (the kernels compile once under the sanitizers)
 # Every finding (crash, sanitizer report, invariant violation, timeout, out-of-memory, leak) is copied into
 # tests/fuzz/regressions/ (commit it: tests/cpp/fuzz_regressions_test.cc replays it forever) and the script
 # exits 1. New interesting inputs go to build/fuzz/corpus (not committed). Environment: FUZZ_JOBS (default 1),
-# FUZZ_CXX (default clang++), FUZZ_BUILD_JOBS (default 2), FUZZ_FLAGS (extra libFuzzer flags).
+# FUZZ_CXX (default clang++), FUZZ_BUILD_JOBS (default: the number of cores), FUZZ_FLAGS (extra libFuzzer flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,11 +21,13 @@ mode=fuzz
 seconds=60
 strict=1
 replay=()
+targets=(attnlab_fuzzer)
 while (($#)); do
   case "$1" in
     --strict) strict=1 ;;
     --lenient) strict=0 ;;
     --build-only) mode=build ;;
+    --with-tests) targets+=(attnlab_tests) ;;
     --replay)
       mode=replay
       shift
@@ -29,7 +35,7 @@ while (($#)); do
       break
       ;;
     *[!0-9]* | '')
-      echo "usage: scripts/fuzz.sh [--lenient] [SECONDS] | --replay FILE... | --build-only" >&2
+      echo "usage: scripts/fuzz.sh [--lenient] [SECONDS] | --replay FILE... | --build-only [--with-tests]" >&2
       exit 2
       ;;
     *) seconds=$1 ;;
@@ -40,15 +46,18 @@ done
 out=build/fuzz
 mkdir -p "$out/corpus" "$out/artifacts"
 # CMake builds the library, the fuzz target (tests/fuzz/*.cc, also linked by the Catch2 replay) and the driver
-# with the ATTNLAB_FUZZ flags, incrementally; FUZZ_CXX picks the compiler (libFuzzer needs clang).
+# with the ATTNLAB_FUZZ flags, incrementally; FUZZ_CXX picks the compiler (libFuzzer needs clang). The folder is
+# configured with the Catch2 suite, which Ninja builds only when asked (--with-tests).
 cxx=${FUZZ_CXX:-clang++}
 if [ ! -f "$out/CMakeCache.txt" ] || [ "$(cat "$out/compiler" 2>/dev/null)" != "$cxx" ]; then
   rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles"
+fi
+if [ ! -f "$out/CMakeCache.txt" ] || ! grep -q "^ATTNLAB_BUILD_TESTS:BOOL=ON" "$out/CMakeCache.txt"; then
   cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER="$cxx" -DATTNLAB_FUZZ=ON \
-    -DATTNLAB_BUILD_TESTS=OFF >"$out/configure.log" || { cat "$out/configure.log"; exit 1; }
+    -DATTNLAB_BUILD_TESTS=ON >"$out/configure.log" || { cat "$out/configure.log"; exit 1; }
   echo "$cxx" >"$out/compiler"
 fi
-cmake --build "$out" --target attnlab_fuzzer -- -j"${FUZZ_BUILD_JOBS:-2}"
+cmake --build "$out" --target "${targets[@]}" -- -j"${FUZZ_BUILD_JOBS:-$(nproc)}"
 bin="$out/attention_fuzzer"
 [ "$mode" = build ] && exit 0
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm test: set-up, build everything, then every test suite; ends with a table of each suite's wall time.
-# Stops at the first failing suite. Suites that use one core each run side by side (logs in build/test-logs/).
+# Stops at the first failing suite. Independent suites that leave cores idle run side by side (logs in
+# build/test-logs/).
 #   scripts/test.sh          everything (npm test)
 #   scripts/test.sh --quick  the JS API suites + the wasm-simd Catch2 suite, incremental (npm run test:quick)
 set -euo pipefail
@@ -45,7 +46,7 @@ suite() {
   fi
 }
 
-# side_by_side NAME1 FUNCTION1 NAME2 FUNCTION2: runs both at once (each uses one core), then shows their logs.
+# side_by_side NAME1 FUNCTION1 NAME2 FUNCTION2: runs both at once, then shows their logs.
 side_by_side() {
   local -a name=("$1" "$3") fn=("$2" "$4") pid=()
   local i failed=0
@@ -69,9 +70,9 @@ side_by_side() {
   ((failed == 0)) || exit 1
 }
 
-run_ctest() {  # build dir, label: full log in build/<label>-ctest.log, summary on stdout
+run_ctest() {  # build dir, label[, jobs]: full log in build/<label>-ctest.log, summary on stdout
   local log="build/$2-ctest.log"
-  if ! ctest --test-dir "$1" --output-on-failure -V -j "$(nproc)" >"$log" 2>&1; then
+  if ! ctest --test-dir "$1" --output-on-failure -V -j "${3:-$(nproc)}" >"$log" 2>&1; then
     grep -vE "^[0-9]+: *$" "$log" | tail -n 80 | cut -c1-400
     echo "$2: FAILED (full log: $log)"
     return 1
@@ -83,13 +84,12 @@ wasm_simd_catch2() { run_ctest build/wasm-simd wasm-simd; }
 wasm_scalar_catch2() { run_ctest build/wasm-scalar wasm-scalar; }
 js_api() { node --test tests/js/; }
 docs_links() { node --test tests/package/; }
-asan() {
-  if [ ! -f build/asan/build.ninja ]; then
-    cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_SANITIZE=ON >build/asan.configure.log 2>&1 ||
-      { cat build/asan.configure.log; return 1; }
-  fi
-  cmake --build build/asan -j "$(nproc)" --target attnlab_tests && run_ctest build/asan native-asan
-}
+main_build() { bash scripts/build.sh --tests; }
+# One sanitizer configuration (build/fuzz: clang, ASan + UBSan at -O1, see CMakeLists.txt's ATTNLAB_FUZZ): the
+# Catch2 suite and the libFuzzer target link the same library objects, built in one Ninja run. Its ctest runs on
+# one core beside the fuzzer on the other. halt_on_error: the checks the fuzzer keeps recoverable stop it too.
+sanitizer_build() { bash scripts/fuzz.sh --build-only --with-tests; }
+asan() { UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest build/fuzz native-asan 1; }
 # A fixed seed: a CI failure can be reproduced with the same command. scripts/fuzz.sh alone explores (random seed).
 fuzz60() { FUZZ_FLAGS="-seed=20261130 ${FUZZ_FLAGS:-}" bash scripts/fuzz.sh 60; }
 package() { bash scripts/test-package.sh; }
@@ -110,15 +110,18 @@ fi
 suite "set-up (scripts/setup.sh)" bash scripts/setup.sh
 suite "docs: links and cited paths (node --test tests/package/)" docs_links
 suite "style: clang-format, Prettier + ESLint, tsc of web/src against embind.d.ts" style
-suite "build: native + wasm-simd + wasm-scalar with tests (scripts/build.sh --tests)" bash scripts/build.sh --tests
+# The two builds side by side (each Ninja run uses every core): each fills the other's serial stretches
+# (configure steps, links, test discovery), and the sanitizer build starts at once.
+side_by_side "build: native + wasm-simd + wasm-scalar with tests (scripts/build.sh --tests)" main_build \
+  "build: Catch2 suite + libFuzzer target under ASan + UBSan (scripts/fuzz.sh --build-only --with-tests)" \
+  sanitizer_build
 suite "build: demo site build/site/ (scripts/build.sh --site)" bash scripts/build.sh --site
 suite "native Catch2 suite, every Highway target (ctest)" run_ctest build/native native
 side_by_side "wasm-simd Catch2 suite under node (ctest)" wasm_simd_catch2 \
   "wasm-scalar Catch2 suite under node (ctest)" wasm_scalar_catch2
-suite "native Catch2 suite under ASan + UBSan: build + ctest" asan
-suite "libFuzzer target under ASan + UBSan: build (scripts/fuzz.sh --build-only)" bash scripts/fuzz.sh --build-only
-side_by_side "libFuzzer target, 60 s, fixed seed (a finding fails the run)" fuzz60 \
-  "JavaScript API (node --test tests/js/)" js_api
+side_by_side "native Catch2 suite under ASan + UBSan (ctest)" asan \
+  "libFuzzer target, 60 s, fixed seed (a finding fails the run)" fuzz60
+suite "JavaScript API (node --test tests/js/)" js_api
 suite "package: tarball, publint/attw, Node, tsc, bundler matrix in Chromium (scripts/test-package.sh)" package
 suite "demo page end to end in Chromium (scripts/test-e2e.sh)" e2e
 echo "npm test: all suites passed"

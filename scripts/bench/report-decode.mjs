@@ -4,6 +4,9 @@ import { fmtMiB } from './stats.mjs';
 
 const GOAL = 1.5;
 
+// Bytes of projection weights a step reads: W_q and W_out (E × E), W_k and W_v (Hkv·d × E), float32.
+const weightBytes = ({ E, D }, kvHeads) => 4 * (2 * E * E + 2 * kvHeads * D * E);
+
 export function renderDecode(decode) {
   if (!decode?.results?.length) return [];
   const { results, bandwidth, context } = decode;
@@ -18,19 +21,22 @@ export function renderDecode(decode) {
       `cache is functional, copied into and out of the wasm heap each step). ${context.steps} steps per round from ` +
       `context C (C + 1 … C + ${context.steps} keys), an untimed refill of the cache between rounds, the peers ` +
       `round-robin. Cache read per step: K and V of every cached key, 2 · keys · Hkv · d · 4 B (the weights, ` +
-      `${fmtMiB(4 * (2 * context.E * context.E))} + 2 · Hkv · d · E · 4 B, come on top). Copy bandwidth measured ` +
+      `${fmtMiB(weightBytes(context, 0))} + 2 · Hkv · d · E · 4 B: 4 MiB in all at Hkv = 8, 2.5 MiB at Hkv = 2, come on top: ` +
+      `the cache + weights column counts both). Copy bandwidth measured ` +
       `in this process (TypedArray.set, read + written bytes per second): ${(bandwidth.dramBytesPerS / 1e9).toFixed(1)} ` +
       `GB/s at 256 MiB; at each case's cache size in the table.`,
   );
   lines.push('');
   lines.push(
-    '| C | Hkv | implementation | median ms/step | min–max ms | steps/s | × best ort-web | cache MiB/step | cache GB/s | % of copy bw (at size / 256 MiB) | wasm growth over steps | max abs Δ |',
+    '| C | Hkv | implementation | median ms/step | min–max ms | steps/s | × best ort-web | cache MiB/step | cache GB/s | % of copy bw (at size / 256 MiB) | cache + weights GB/s | wasm growth over steps | max abs Δ |',
   );
-  lines.push('|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const e of results) {
     const bw = bandwidth.atCacheSize[`${e.context}:${e.kvHeads}`];
     if (!e.medianMs) {
-      lines.push(`| ${e.context} | ${e.kvHeads} | ${e.impl} | — | ${e.status.replaceAll('|', '\\|')} | | | | | | | |`);
+      lines.push(
+        `| ${e.context} | ${e.kvHeads} | ${e.impl} | — | ${e.status.replaceAll('|', '\\|')} | | | | | | | | |`,
+      );
       continue;
     }
     lines.push(
@@ -38,6 +44,7 @@ export function renderDecode(decode) {
         `${e.stepsPerS.toFixed(0)} | ${e.vsOrtWeb ? `${e.vsOrtWeb.toFixed(2)}×` : '—'} | ` +
         `${(e.cacheBytesPerStep / 2 ** 20).toFixed(2)} | ${(e.cacheBytesPerS / 1e9).toFixed(1)} | ` +
         `${e.pctCopyBw.toFixed(0)}% of ${(bw.bytesPerS / 1e9).toFixed(0)} GB/s / ${e.pctDramBw.toFixed(0)}% | ` +
+        `${((e.cacheBytesPerStep + weightBytes(context, e.kvHeads)) / (e.medianMs / 1e3) / 1e9).toFixed(1)} | ` +
         `${e.memKind === 'wasm heap' ? `${e.stepGrowth} B` : `${e.memKind}`} | ` +
         `${e.reference ? 'reference' : e.maxAbsDiff.toExponential(1)} |`,
     );

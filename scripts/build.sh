@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the npm package into a clean dist/: both WebAssembly variants, the JS, the types, the notices.
+# Builds the npm package into a clean dist/: every WebAssembly variant of wasm-variants.json (one build folder
+# build/wasm-<name> each), the JS, the types, the notices.
 #   scripts/build.sh          the package only (what npm start, npm run build and npm pack need)
 #   scripts/build.sh --quick  also the wasm-simd Catch2 program (npm run test:quick)
-#   scripts/build.sh --tests  also the native library and every test program (native, wasm-simd, wasm-scalar)
+#   scripts/build.sh --tests  also the native library and every test program (native, and each wasm variant)
 #   scripts/build.sh --site   the package, then build/site/: the demo page with the package beside it, relative
 #                             URLs only, for any static host under any sub-path (npm run build:demo)
 # Incremental: Ninja rebuilds only what changed; a build folder configured with tests keeps them.
@@ -22,7 +23,10 @@ build() {
   local dir=$1 want=$2 tests=$2
   shift 2
   if [ -f "$dir/CMakeCache.txt" ] && grep -q "ATTNLAB_BUILD_TESTS:BOOL=ON" "$dir/CMakeCache.txt"; then tests=ON; fi
-  if [ ! -f "$dir/build.ninja" ] || ! grep -q "ATTNLAB_BUILD_TESTS:BOOL=$tests" "$dir/CMakeCache.txt"; then
+  local variant=""  # a wasm folder configured for another variant (or before the table) is configured again
+  for arg in "$@"; do case "$arg" in -DATTNLAB_WASM_VARIANT=*) variant=${arg#*=} ;; esac; done
+  if [ ! -f "$dir/build.ninja" ] || ! grep -q "ATTNLAB_BUILD_TESTS:BOOL=$tests" "$dir/CMakeCache.txt" ||
+    { [ -n "$variant" ] && ! grep -qx "ATTNLAB_WASM_VARIANT:STRING=$variant" "$dir/CMakeCache.txt"; }; then
     mkdir -p "$dir"
     "$@" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BUILD_TESTS="$tests" >"$dir.configure.log" 2>&1 ||
       { cat "$dir.configure.log"; exit 1; }
@@ -39,22 +43,25 @@ if [ "$mode" = --tests ]; then
   echo "== native build"
   build build/native ON cmake -S .
 fi
-for variant in simd scalar; do
+# The variants and the files each ships, from the one table; the loader's view of it must be current.
+node scripts/gen-variants.mjs --check
+mapfile -t variants < <(node -p "require('./wasm-variants.json').variants.map((v) => v.name).join('\n')")
+mapfile -t shipped < <(node -p "require('./wasm-variants.json').variants.flatMap((v) => v.files.map((f) => 'build/wasm-' + v.name + '/' + f)).join('\n')")
+for variant in "${variants[@]}"; do
   echo "== wasm-$variant build"
-  simd=ON
-  [ $variant = scalar ] && simd=OFF
   tests=OFF
   { [ "$mode" = --tests ] || { [ "$mode" = --quick ] && [ $variant = simd ]; }; } && tests=ON
-  build build/wasm-$variant $tests emcmake cmake -S . -DATTNLAB_WASM_SIMD=$simd -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node
+  build build/wasm-$variant $tests emcmake cmake -S . -DATTNLAB_WASM_VARIANT=$variant -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node
 done
 
 echo "== dist/"
 # A fresh folder each time: nothing stale can ship. Written next to dist/ and swapped in at once.
 rm -rf build/dist.tmp
 mkdir build/dist.tmp
-for variant in simd scalar; do
-  cp build/wasm-$variant/attnlab-$variant.mjs build/wasm-$variant/attnlab-$variant.wasm build/dist.tmp/
-done
+cp "${shipped[@]}" build/dist.tmp/
+# A threaded variant's pthread worker (X.worker.js) is a classic script: in Node it must load as CommonJS, and the
+# package says "type": "module".
+printf '{ "type": "commonjs" }\n' >build/dist.tmp/package.json
 cp web/src/*.mjs web/src/*.cjs web/src/*.d.ts build/dist.tmp/
 # Generated from their one source: the CommonJS types are the ESM types less the ESM-only region (what the CommonJS
 # entry does not export); the version is package.json's.
@@ -91,5 +98,5 @@ if [ "$mode" = --site ]; then
     exit 1
   fi
   echo "  build/site/: $(find build/site -type f | wc -l) files, $(du -sh build/site | cut -f1); serve it from any" \
-    "static host (single-threaded build: no COOP/COEP headers needed)"
+    "static host (without the COOP/COEP headers the page falls back to the single-thread variants)"
 fi

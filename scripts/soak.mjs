@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Soak test of the public API (dist/index.mjs) against BOTH wasm variants:
-//   node scripts/soak.mjs [calls=100000] [--seed=N] [--sample=0.05] [--variants=simd,scalar] [--quiet]
+// Soak test of the public API (dist/index.mjs) against every wasm variant of wasm-variants.json (the threaded one
+// with its default pool: one thread per core, at most 4):
+//   node scripts/soak.mjs [calls=100000] [--seed=N] [--sample=0.05] [--variants=simd-threaded,simd,scalar] [--quiet]
 // Runs `calls` mixed random calls per variant: valid and invalid SDPA, MHA create / loadStateDict / forward /
 // stateDict / dispose (and backward where the build has it), calls after dispose, NaN/Inf inputs. Checks:
 //   * every invalid call throws the documented class (TypeError / RangeError / Error) naming the argument, and
@@ -9,6 +10,7 @@
 //     (tests/js/reference.mjs); NaN in one batch item never reaches another;
 //   * wasm memory (attn.memoryBytes()) at start, after warm-up and at the end: it must not grow after warm-up.
 // Exit status 0 when everything held, 1 otherwise. Also used by tests/js/soak.test.mjs (runSoak).
+import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 import { init } from '../dist/index.mjs';
@@ -23,6 +25,9 @@ import {
 } from '../tests/js/robustness-helpers.mjs';
 
 const kMaxLiveModules = 8;
+const kVariantNames = JSON.parse(readFileSync(new URL('../wasm-variants.json', import.meta.url), 'utf8')).variants.map(
+  (v) => v.name,
+);
 
 /** An invalid variant of a valid SDPA case: [args, expected error class, pattern naming the argument]. */
 function corruptSdpa(rng, c) {
@@ -87,7 +92,7 @@ export async function runSoak({
   calls = 100000,
   seed = 1,
   sample = 0.05,
-  variants = ['simd', 'scalar'],
+  variants = kVariantNames,
   log = console.log,
 } = {}) {
   const report = { ok: true, variants: {} };

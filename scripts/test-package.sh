@@ -16,7 +16,10 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 CONSUMER=$ROOT/build/package-consumer
 
-for f in dist/index.mjs dist/index.cjs dist/index.d.ts dist/attnlab-simd.wasm dist/attnlab-scalar.wasm; do
+# The WebAssembly variants and the files each ships: wasm-variants.json, the one table.
+mapfile -t VARIANTS < <(node -p "require('./wasm-variants.json').variants.map((v) => v.name).join('\n')")
+mapfile -t VARIANT_FILES < <(node -p "require('./wasm-variants.json').variants.flatMap((v) => v.files).join('\n')")
+for f in dist/index.mjs dist/index.cjs dist/index.d.ts "${VARIANT_FILES[@]/#/dist/}"; do
   [ -f "$f" ] || { echo "test-package: $f is missing; build first (bash scripts/build.sh)" >&2; exit 1; }
 done
 [ -x node_modules/.bin/tsc ] || { echo "test-package: node_modules/.bin/tsc is missing; run npm ci" >&2; exit 1; }
@@ -52,10 +55,11 @@ pack() {
   name=$(npm pack --ignore-scripts --silent --pack-destination "$tmp" | tail -1)
   mv "$tmp/$name" "$tmp/attnlab.tgz"
   tar -tzf "$tmp/attnlab.tgz" | sed 's|^package/||' | sort >"$tmp/files.txt"
-  # What may ship: the package's metadata and notices, the two builds, and web/src's modules + generated files.
+  # What may ship: the package's metadata and notices, each variant's files (and dist/package.json, which makes a
+  # threaded variant's classic-script worker CommonJS in Node), and web/src's modules + generated files.
   {
     printf '%s\n' package.json README.md CHANGELOG.md LICENSE THIRD_PARTY_NOTICES dist/index.d.ts dist/index.d.cts \
-      dist/version.mjs dist/attnlab-simd.mjs dist/attnlab-simd.wasm dist/attnlab-scalar.mjs dist/attnlab-scalar.wasm
+      dist/version.mjs dist/package.json "${VARIANT_FILES[@]/#/dist/}"
     for f in web/src/*.mjs web/src/*.cjs web/src/*.d.ts; do echo "dist/${f#web/src/}"; done
   } | sort -u >"$tmp/expected.txt"
   cat "$tmp/files.txt"
@@ -98,10 +102,10 @@ tsc_check() {
   done
 }
 
-# emitted_wasm DIR: both .wasm files were emitted under DIR (under any name), byte-identical to dist/.
+# emitted_wasm DIR: every variant's .wasm file was emitted under DIR (under any name), byte-identical to dist/.
 emitted_wasm() {
   local variant file found
-  for variant in simd scalar; do
+  for variant in "${VARIANTS[@]}"; do
     found=
     while IFS= read -r file; do cmp -s "$file" "$ROOT/dist/attnlab-$variant.wasm" && found=$file; done \
       < <(find "$1" -name '*.wasm')

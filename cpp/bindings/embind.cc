@@ -21,6 +21,7 @@
 
 #include "attnlab/attention.h"
 #include "attnlab/memory_needs.h"
+#include "attnlab/threads.h"
 #include "attnlab/tiny_transformer.h"
 #include "cpp/bindings/marshal.h"
 
@@ -94,6 +95,13 @@ std::string TargetName() { return ActiveTargetName(); }
 
 // The cap on this module's wasm memory (-sMAXIMUM_MEMORY, one constant in CMakeLists.txt).
 double MaxMemoryBytes() { return static_cast<double>(ATTNLAB_WASM_MAXIMUM_MEMORY); }
+
+// The threads a call may use (attnlab/threads.h). The loader calls _setThreads(n) once, at init, with a pool of
+// n - 1 pthread workers already started; single-thread variants keep 1.
+void SetThreads(int n) {
+  Guard([&] { SetThreadCount(n > 1 ? static_cast<size_t>(n) : 1); });
+}
+int Threads() { return static_cast<int>(ThreadCount()); }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Classes.
@@ -259,6 +267,8 @@ EMSCRIPTEN_BINDINGS(attnlab) {
 
   emscripten::function("_targetName", &TargetName);
   emscripten::function("_maxMemoryBytes", &MaxMemoryBytes);
+  emscripten::function("_setThreads", &SetThreads);
+  emscripten::function("_threads", &Threads);
   emscripten::function("_sdpa", &Sdpa);
   emscripten::function("_sdpaMemory", &SdpaMemory);
   emscripten::function("_sdpaBackward", &SdpaBackward);

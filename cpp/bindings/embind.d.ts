@@ -114,12 +114,20 @@ export interface RawModule {
   HEAPU8: Uint8Array;
   HEAPF32: Float32Array;
   HEAP32: Int32Array;
+  /** The module's memory (shared in a threaded variant, whose workers may grow it: re-read its buffer). */
+  wasmMemory?: WebAssembly.Memory;
 
   _MaskKind: RawMaskKinds;
+  _CausalAlign: RawCausalAligns;
+  _ScoresStage: RawScoresStages;
   /** Highway's target: 'WASM' (SIMD128) or 'EMU128' (scalar). */
   _targetName(): string;
   /** The cap on this module's wasm memory in bytes (-sMAXIMUM_MEMORY). */
   _maxMemoryBytes(): number;
+  /** Sets the threads a call may use (1 for the single-thread variants, which ignore it); called once, at init. */
+  _setThreads(n: number): void;
+  /** The threads a call may use, the calling one included. */
+  _threads(): number;
   _sdpa(args: SdpaArgs): RawResult;
   _sdpaMemory(args: SdpaArgs): RawMemoryNeeds;
   _sdpaBackward(args: SdpaArgs, gradOutput: TensorArg): RawGradients;

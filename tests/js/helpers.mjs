@@ -13,7 +13,8 @@ export const root = join(here, '..', '..');
 export const distDir = join(root, 'dist');
 export const fixtureDir = join(root, 'tests', 'fixtures', 'torch');
 export const gradFixtureDir = join(root, 'tests', 'fixtures', 'torch-grad');
-export const VARIANTS = ['simd', 'scalar'];
+/** Every variant of wasm-variants.json (the one table), most capable first. */
+export const VARIANTS = JSON.parse(readFileSync(join(root, 'wasm-variants.json'), 'utf8')).variants.map((v) => v.name);
 
 /** Fixture JSON numbers, with "NaN" / "Infinity" / "-Infinity" strings, as a Float32Array. */
 export function f32(values) {

@@ -8,15 +8,16 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 
-import { distDir } from './helpers.mjs';
+import { VARIANTS, distDir } from './helpers.mjs';
 
 const kIndex = pathToFileURL(join(distDir, 'index.mjs')).href;
+const kAll = JSON.stringify([...VARIANTS, 'auto']); // every variant of wasm-variants.json, then 'auto'
 
 // Runs `body` as an ES module in a fresh node; with `load`, every variant is initialised first.
 function run(body, { load, nodeArgs = [] }) {
   const prelude = load
     ? `const { init } = await import(${JSON.stringify(kIndex)});
-       for (const variant of ['simd', 'scalar', 'auto']) await init({ variant });`
+       for (const variant of ${kAll}) await init({ variant });`
     : '';
   const r = spawnSync(process.execPath, [...nodeArgs, '--input-type=module', '-e', `${prelude}\n${body}`], {
     encoding: 'utf8',
@@ -25,18 +26,22 @@ function run(body, { load, nodeArgs = [] }) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-test('init() of every variant adds no process listener and changes no exit code', () => {
+test('init() of every variant adds no process listener, no global, and changes no exit code', () => {
   const body = `
+    const globalsBefore = Object.getOwnPropertyNames(globalThis).sort();
     const { init } = await import(${JSON.stringify(kIndex)});
     const counts = () => Object.fromEntries(process.eventNames().map((e) => [String(e), process.listenerCount(e)]));
     const before = counts();
     const exitCode = process.exitCode;
-    for (const variant of ['simd', 'scalar', 'auto']) await init({ variant });
-    console.log(JSON.stringify({ before, after: counts(), exitCodeKept: process.exitCode === exitCode }));`;
+    for (const variant of ${kAll}) await init({ variant });
+    const globalsAfter = Object.getOwnPropertyNames(globalThis).sort();
+    console.log(JSON.stringify({ before, after: counts(), exitCodeKept: process.exitCode === exitCode,
+                                 globalsBefore, globalsAfter }));`;
   const r = run(body, { load: false });
   assert.equal(r.status, 0, r.stderr);
-  const { before, after, exitCodeKept } = JSON.parse(r.stdout);
+  const { before, after, exitCodeKept, globalsBefore, globalsAfter } = JSON.parse(r.stdout);
   assert.deepEqual(after, before);
+  assert.deepEqual(globalsAfter, globalsBefore); // e.g. Emscripten's pthread glue sets global.Worker in Node
   assert.equal(after.uncaughtException ?? 0, 0);
   assert.equal(after.unhandledRejection ?? 0, 0);
   assert.equal(exitCodeKept, true);

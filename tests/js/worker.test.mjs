@@ -33,7 +33,7 @@ for (const variant of VARIANTS) {
     test('reports what was loaded', () => {
       assert.equal(w.variant, variant);
       assert.equal(w.version, attn.version);
-      assert.equal(w.threads, 1);
+      assert.equal(w.threads, attn.threads);
     });
 
     test('SDPA and its backward give bit-identical results', async () => {

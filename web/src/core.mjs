@@ -93,9 +93,7 @@ export class Core {
       throw new RangeError(`${ctx}: out of wasm memory: could not allocate ${total} bytes for ${names}`);
     }
     try {
-      const heapF32 = M.HEAPF32; // fresh views: _malloc may have grown (and so replaced) the memory
-      const heapU8 = M.HEAPU8;
-      const heap32 = M.HEAP32;
+      const { heapF32, heapU8, heap32 } = heapViews(M); // fresh: _malloc may have grown (and so replaced) the memory
       const pointers = offsets.map((offset, i) => {
         const b = buffers[i];
         if (offset < 0 || !b) return 0;
@@ -177,6 +175,20 @@ export class Core {
     if (!mask) return { ptr: 0, shape: [], kind: kinds.None };
     return { ptr: 0, shape: mask.shape, kind: mask.tag === 'Uint8Array' ? kinds.Bool : kinds.Float };
   }
+}
+
+/**
+ * Views of the module's memory as it is now. A single-thread module's HEAP* views are current after any call of
+ * it; with threads a worker may have grown the memory, which the glue's views only notice on their next use, so
+ * the views are taken from the shared memory's current buffer.
+ * @param {RawModule} M
+ */
+export function heapViews(M) {
+  if (!M.wasmMemory || M.HEAPU8.buffer === M.wasmMemory.buffer) {
+    return { heapF32: M.HEAPF32, heapU8: M.HEAPU8, heap32: M.HEAP32 };
+  }
+  const buffer = M.wasmMemory.buffer;
+  return { heapF32: new Float32Array(buffer), heapU8: new Uint8Array(buffer), heap32: new Int32Array(buffer) };
 }
 
 /**

@@ -4,7 +4,7 @@
 
 /**
  * Loads attnlab's WebAssembly and resolves to the instance (see index.d.cts).
- * @param {{ variant?: 'auto' | 'simd' | 'scalar', wasmPaths?: string | Record<string, string> }} [options]
+ * @param {{ variant?: string, threads?: number, wasmPaths?: string | Record<string, string> }} [options]
  */
 function init(options) {
   return import('./index.mjs').then((m) => m.init(options));

@@ -69,26 +69,42 @@ export interface Tokens {
   shape: number[];
 }
 
-/** Which WebAssembly build runs: with WebAssembly SIMD128, or without (for runtimes that lack SIMD). */
-export type Variant = 'simd' | 'scalar';
+/**
+ * Which WebAssembly build runs (one per row of attnlab's wasm-variants.json): WebAssembly SIMD128 with a pool of
+ * worker threads on shared memory (`'simd-threaded'`, needs cross-origin isolation in browsers), SIMD128 on the
+ * calling thread (`'simd'`), or neither (`'scalar'`, for runtimes that lack SIMD).
+ */
+export type Variant = 'simd-threaded' | 'simd' | 'scalar';
 
 /** Options of {@link init}. */
 export interface InitOptions {
   /**
-   * Which build to load. `'auto'` (the default) picks `'simd'` when the runtime supports WebAssembly SIMD
-   * (checked with `WebAssembly.validate`), else `'scalar'`. Asking for `'simd'` where SIMD is unsupported
-   * rejects with an `Error`.
+   * Which build to load. `'auto'` (the default) picks `'simd-threaded'` where shared memory works (a page or worker
+   * served with `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`, so
+   * that `crossOriginIsolated` is true; Node ≥ 20.16), else `'simd'` when the runtime supports WebAssembly SIMD
+   * (checked with `WebAssembly.validate`), else `'scalar'`. Asking for a variant that cannot run here rejects with
+   * an `Error` saying why (for `'simd-threaded'`: the missing headers).
    */
   variant?: 'auto' | Variant;
+  /**
+   * Threads of `'simd-threaded'`, the calling one included: an integer in [1, 64]. Default: one per core
+   * (`navigator.hardwareConcurrency`, in Node `os.availableParallelism()`), at most 4. The single-thread variants
+   * ignore it. Results do not depend on it (bit-identical). Instances are memoised per variant and thread count.
+   */
+  threads?: number;
   /**
    * Where the `.wasm` files are, when not next to the package's JavaScript (the default, found through
    * `import.meta.url`, which bundlers such as Vite follow and emit as assets).
    *
-   * - a string: a URL prefix to which the file name (`attnlab-simd.wasm` or `attnlab-scalar.wasm`) is appended,
+   * - a string: a URL prefix to which the file name (`attnlab-simd-threaded.wasm`, `attnlab-simd.wasm` or
+   *   `attnlab-scalar.wasm`) is appended,
    *   usually a folder URL ending in `/`, e.g. `'/assets/attnlab/'` or `'https://cdn.example.com/attnlab@0.1.0/dist/'`.
    *   Relative URLs resolve against the page (in Node: the current directory; a plain file path also works there).
    * - a record `{ 'attnlab-simd.wasm': url, 'attnlab-scalar.wasm': url }`: one URL per file; a file not
    *   listed is loaded from its default place.
+   *
+   * `'simd-threaded'`'s pthread worker, `attnlab-simd-threaded.worker.js`, always loads from next to the package's
+   * JavaScript (a worker cannot come from another origin).
    */
   wasmPaths?: string | Record<string, string>;
 }
@@ -360,7 +376,7 @@ export interface Attnlab {
   readonly variant: Variant;
   /** The package version (as in package.json). */
   readonly version: string;
-  /** Threads this instance computes on: 1 (every variant so far runs on the calling thread). */
+  /** Threads this instance computes on, the calling one included: 1 for `'simd'` and `'scalar'`. */
   readonly threads: number;
   /** Current size of this instance's wasm memory, in bytes (it grows on demand and never shrinks). */
   memoryBytes(): number;

@@ -10,7 +10,7 @@
 //   safetensors.mjs, huggingface.mjs   readSafetensors, fromHuggingFace (plain JS, no wasm)
 // The raw module's contract is cpp/bindings/embind.d.ts.
 
-import { Core, kToken } from './core.mjs';
+import { Core, heapViews, kToken } from './core.mjs';
 import { loadModule } from './loader.mjs';
 import { createMultiHeadAttention } from './multi_head_attention.mjs';
 import { scaledDotProductAttention, scaledDotProductAttentionBackward } from './sdpa.mjs';
@@ -25,19 +25,19 @@ class Attnlab {
 
   /**
    * @param {symbol} token
-   * @param {{ Module: import('../../cpp/bindings/embind').RawModule, key: string, variant: string }} loaded
+   * @param {{ Module: import('../../cpp/bindings/embind').RawModule, key: string, variant: string, threads: number }} loaded
    */
   constructor(token, loaded) {
     if (token !== kToken) throw new TypeError('use init() to get an attnlab instance');
     this.#core = new Core(loaded.Module, loaded.key);
     Object.defineProperty(this, 'variant', { value: loaded.variant, enumerable: true });
     Object.defineProperty(this, 'version', { value: version, enumerable: true });
-    Object.defineProperty(this, 'threads', { value: 1, enumerable: true }); // every variant so far is single-threaded
+    Object.defineProperty(this, 'threads', { value: loaded.threads, enumerable: true });
   }
 
   /** Current size of this instance's wasm memory, in bytes. */
   memoryBytes() {
-    return this.#core.Module.HEAPU8.buffer.byteLength;
+    return heapViews(this.#core.Module).heapU8.buffer.byteLength;
   }
 
   /**
@@ -87,8 +87,9 @@ class Attnlab {
 const instances = new WeakMap(); // raw Module → Attnlab (so that the same options give the same instance)
 
 /**
- * Loads attnlab's WebAssembly ('auto' picks the SIMD build when the runtime supports it) and resolves to the
- * instance; memoised per variant and .wasm location.
+ * Loads attnlab's WebAssembly ('auto' picks the threaded SIMD build where shared memory works, else the SIMD build
+ * when the runtime supports it, else the scalar one) and resolves to the instance; memoised per variant, thread
+ * count and .wasm location.
  * @param {unknown} [options]
  */
 export async function init(options) {

@@ -1,50 +1,59 @@
 // The one module that knows about attnlab's WebAssembly files.
 //
-// Two builds of the same C++ ship side by side: attnlab-simd.{mjs,wasm} (WebAssembly SIMD128) and
-// attnlab-scalar.{mjs,wasm} (no SIMD, for runtimes without it). This module
-//   - detects SIMD support with WebAssembly.validate on a tiny SIMD module,
-//   - picks the variant ('auto' → 'simd' when supported, else 'scalar'),
-//   - finds the .wasm next to this file (`new URL('./attnlab-simd.wasm', import.meta.url)`, written literally so
-//     that bundlers such as Vite emit the file as an asset) unless `wasmPaths` says otherwise,
+// Builds of the same C++ ship side by side, one per row of wasm-variants.json (web/src/variants.mjs is generated
+// from it): attnlab-simd-threaded.{mjs,wasm,worker.js} (SIMD128 + a pool of pthread workers on shared memory),
+// attnlab-simd.{mjs,wasm} (SIMD128, one thread) and attnlab-scalar.{mjs,wasm} (no SIMD). This module
+//   - probes each variant (WebAssembly.validate on its probe module; shared memory: SharedArrayBuffer, cross-origin
+//     isolation in a page or worker, Node >= 20.16),
+//   - picks the variant ('auto' → the first in the table whose probe passes),
+//   - finds the .wasm next to this file (variants.mjs: `new URL('./attnlab-simd.wasm', import.meta.url)`, literal
+//     so that bundlers such as Vite emit the file as an asset) unless `wasmPaths` says otherwise,
 //   - fetches and instantiates it itself (through the glue's `instantiateWasm` hook), so that a failure is one
 //     clear Error naming the file and the place it was loaded from, in Node, a page or a worker alike,
-//   - memoises one module per (variant, .wasm URL): the same options give the same module, and the SIMD and
-//     scalar builds can be loaded side by side.
+//   - for a threaded variant starts threads - 1 workers (they load the module before init resolves) and lets Node
+//     exit while they idle (unref),
+//   - memoises one module per (variant, threads, .wasm URL): the same options give the same module, and the
+//     variants can be loaded side by side.
 
-const kVariants = {
-  simd: {
-    wasmFile: 'attnlab-simd.wasm',
-    glueFile: 'attnlab-simd.mjs',
-    importGlue: () => import('./attnlab-simd.mjs'),
-    defaultWasmUrl: () => new URL('./attnlab-simd.wasm', import.meta.url),
-  },
-  scalar: {
-    wasmFile: 'attnlab-scalar.wasm',
-    glueFile: 'attnlab-scalar.mjs',
-    importGlue: () => import('./attnlab-scalar.mjs'),
-    defaultWasmUrl: () => new URL('./attnlab-scalar.wasm', import.meta.url),
-  },
-};
+import { kVariants } from './variants.mjs';
+
+const kByName = new Map(kVariants.map((v) => [v.name, v]));
+
+/** The variants' names, most capable first (wasm-variants.json). */
+export const variantNames = Object.freeze(kVariants.map((v) => v.name));
 
 /** The .wasm file name of each variant, e.g. for a `wasmPaths` record. */
-export const wasmFileNames = Object.freeze({ simd: kVariants.simd.wasmFile, scalar: kVariants.scalar.wasmFile });
+export const wasmFileNames = Object.freeze(Object.fromEntries(kVariants.map((v) => [v.name, v.wasmFile])));
 
-// A module using one SIMD instruction (i8x16.splat + i8x16.popcnt), from wasm-feature-detect.
-const kSimdProbe = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11,
-]);
+// The default pool: one thread per core, at most 4. On the 2-vCPU machines we could measure, 2 threads gave
+// (see README "Threads"); beyond 4, each further worker costs its start-up (it compiles the module) and its stack
+// while MHA/SDPA at typical sizes (8 heads, a few 64-row blocks) has little left to split. Ask for more with
+// init({ threads }).
+export const kDefaultThreadCap = 4;
+// The most init({ threads }) accepts: each thread is a worker with its own stack in the shared memory.
+export const kMaxThreads = 64;
 
-let simdSupported;
+const probeResults = new Map();
+/** Whether this runtime validates the variant's probe module (null: no probe). */
+function wasmProbe(variant) {
+  const bytes = variant.probe.wasm;
+  if (!bytes) return typeof WebAssembly === 'object';
+  const key = bytes.join(',');
+  if (!probeResults.has(key)) {
+    let ok;
+    try {
+      ok = typeof WebAssembly === 'object' && WebAssembly.validate(bytes);
+    } catch {
+      ok = false;
+    }
+    probeResults.set(key, ok);
+  }
+  return probeResults.get(key);
+}
+
 /** Whether this runtime supports WebAssembly SIMD128. */
 export function simdSupport() {
-  if (simdSupported === undefined) {
-    try {
-      simdSupported = typeof WebAssembly === 'object' && WebAssembly.validate(kSimdProbe);
-    } catch {
-      simdSupported = false;
-    }
-  }
-  return simdSupported;
+  return wasmProbe(kByName.get('simd'));
 }
 
 const isNode =
@@ -61,6 +70,54 @@ async function nodeBuiltin(name) {
   return import(/* @vite-ignore */ /* webpackIgnore: true */ specifier);
 }
 
+// Node >= 20.16: the version the package's engines field names, with shared memory and worker_threads as the
+// threaded glue needs them.
+function nodeAtLeast(major, minor) {
+  const [a, b] = process.versions.node.split('.').map(Number);
+  return a > major || (a === major && b >= minor);
+}
+
+/**
+ * Why shared memory (a threaded variant) cannot work here, or null when it can: not cross-origin isolated (a page
+ * or worker without the COOP/COEP headers), no SharedArrayBuffer, or Node older than 20.16.
+ */
+export function sharedMemoryProblem() {
+  if (isNode) {
+    if (!nodeAtLeast(20, 16)) return `Node ${process.versions.node} is older than 20.16`;
+  } else if (globalThis.crossOriginIsolated !== true) {
+    return (
+      'the page is not cross-origin isolated: serve it (and this worker, if any) with the headers ' +
+      '`Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy: require-corp`'
+    );
+  }
+  if (typeof SharedArrayBuffer !== 'function') return 'this runtime has no SharedArrayBuffer';
+  try {
+    const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+    if (!(memory.buffer instanceof SharedArrayBuffer)) return 'this runtime has no shared WebAssembly memory';
+  } catch {
+    return 'this runtime has no shared WebAssembly memory';
+  }
+  return null;
+}
+
+/** Why `variant` cannot run here, or null when it can. */
+function variantProblem(variant) {
+  if (!wasmProbe(variant)) {
+    return variant.probe.wasm ? 'this runtime does not support WebAssembly SIMD' : 'this runtime has no WebAssembly';
+  }
+  return variant.probe.sharedMemory ? sharedMemoryProblem() : null;
+}
+
+/** The default thread count: one per core (navigator.hardwareConcurrency / os.availableParallelism()), capped. */
+async function defaultThreads() {
+  let cores = globalThis.navigator?.hardwareConcurrency;
+  if (isNode) {
+    const os = await nodeBuiltin('node:os');
+    cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  }
+  return Math.max(1, Math.min(kDefaultThreadCap, Number.isInteger(cores) ? cores : 1));
+}
+
 /** Resolves a user-given location (URL, relative URL or, in Node, a file path) to an absolute URL. */
 async function resolveLocation(location) {
   if (isNode) {
@@ -74,16 +131,23 @@ async function resolveLocation(location) {
 }
 
 function checkInitOptions(options) {
-  if (options === undefined || options === null) return { variant: 'auto', wasmPaths: undefined };
+  if (options === undefined || options === null) return { variant: 'auto', threads: undefined, wasmPaths: undefined };
   if (typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`init: options must be an object, got ${typeof options}`);
   }
-  const { variant = 'auto', wasmPaths } = options;
+  const { variant = 'auto', threads, wasmPaths } = options;
+  const names = ['auto', ...variantNames].map((n) => `'${n}'`).join(', ');
   if (typeof variant !== 'string') {
-    throw new TypeError(`init: variant must be 'auto', 'simd' or 'scalar', got ${typeof variant}`);
+    throw new TypeError(`init: variant must be one of ${names}, got ${typeof variant}`);
   }
-  if (variant !== 'auto' && variant !== 'simd' && variant !== 'scalar') {
-    throw new RangeError(`init: variant must be 'auto', 'simd' or 'scalar', got ${JSON.stringify(variant)}`);
+  if (variant !== 'auto' && !kByName.has(variant)) {
+    throw new RangeError(`init: variant must be one of ${names}, got ${JSON.stringify(variant)}`);
+  }
+  if (threads !== undefined && threads !== null) {
+    if (typeof threads !== 'number') throw new TypeError(`init: threads must be a number, got ${typeof threads}`);
+    if (!Number.isInteger(threads) || threads < 1 || threads > kMaxThreads) {
+      throw new RangeError(`init: threads must be an integer in [1, ${kMaxThreads}], got ${threads}`);
+    }
   }
   if (wasmPaths !== undefined && wasmPaths !== null) {
     if (typeof wasmPaths === 'object' && !Array.isArray(wasmPaths)) {
@@ -100,12 +164,12 @@ function checkInitOptions(options) {
       );
     }
   }
-  return { variant, wasmPaths: wasmPaths ?? undefined };
+  return { variant, threads: threads ?? undefined, wasmPaths: wasmPaths ?? undefined };
 }
 
 /** The URL the .wasm of `variant` is loaded from, given `wasmPaths`. */
 export async function wasmUrlFor(variant, wasmPaths) {
-  const { wasmFile, defaultWasmUrl } = kVariants[variant];
+  const { wasmFile, defaultWasmUrl } = kByName.get(variant);
   if (wasmPaths instanceof URL) return new URL(wasmFile, wasmPaths);
   if (typeof wasmPaths === 'string') return resolveLocation(wasmPaths + wasmFile); // a prefix, as in onnxruntime-web
   if (wasmPaths && Object.prototype.hasOwnProperty.call(wasmPaths, wasmFile)) {
@@ -149,6 +213,8 @@ const kRequiredExports = [
   'HEAP32',
   '_MaskKind',
   '_maxMemoryBytes',
+  '_setThreads',
+  '_threads',
   '_sdpa',
   '_sdpaMemory',
   '_sdpaBackward',
@@ -159,8 +225,8 @@ const kRequiredExports = [
   '_TinyTransformer',
 ];
 
-async function instantiate(variant, url) {
-  const spec = kVariants[variant];
+async function instantiate(variant, url, threads) {
+  const spec = kByName.get(variant);
   let factory;
   try {
     factory = (await spec.importGlue()).default;
@@ -174,8 +240,7 @@ async function instantiate(variant, url) {
   const failure = new Promise((_, reject) => {
     failed = reject;
   });
-  const ready = factory({
-    locateFile: (path) => (path === spec.wasmFile ? url.href : new URL(path, url).href),
+  const options = {
     instantiateWasm(imports, receiveInstance) {
       fetchWasm(url, imports).then(
         (result) => {
@@ -189,36 +254,77 @@ async function instantiate(variant, url) {
       );
       return {}; // instantiation is asynchronous
     },
-  });
-  const Module = await Promise.race([ready, failure]);
+  };
+  if (spec.threads) {
+    // threads - 1 workers besides the calling thread; at least one, since the glue of Emscripten 3.1.6 waits for
+    // the pool to load and never finishes with an empty one. No locateFile: the glue then finds its worker with
+    // `new URL('attnlab-…worker.js', import.meta.url)`, next to itself, as bundlers expect (a worker cannot come
+    // from another origin, so wasmPaths moves only the .wasm).
+    options.attnlabPoolSize = Math.max(1, threads - 1);
+    if (isNode) await checkWorkerFile(spec);
+  } else {
+    options.locateFile = (path) => (path === spec.wasmFile ? url.href : new URL(path, url).href);
+  }
+  const ready = factory(options); // the glue's Module is `options` itself: options.PThread holds the pool
+  const workers = () => [...(options.PThread?.unusedWorkers ?? []), ...(options.PThread?.runningWorkers ?? [])];
+  let Module;
+  try {
+    Module = await Promise.race([ready, failure]);
+  } catch (e) {
+    for (const w of workers()) w.terminate(); // a failed load leaves no worker behind
+    throw e;
+  }
   for (const name of kRequiredExports) {
     if (Module[name] === undefined) {
       throw new Error(`attnlab: ${spec.glueFile} loaded from ${url.href} does not export Module.${name}`);
     }
   }
+  if (spec.threads) {
+    Module._setThreads(threads);
+    // Idle workers must not keep Node alive (they do while init runs): the process exits when the caller's work is.
+    if (isNode) for (const w of workers()) w.unref();
+  }
   return Module;
 }
 
-const modules = new Map(); // `${variant} ${url}` → Promise<{ Module, variant, wasmUrl }>
+/** Node: a clear Error when the pthread worker script is missing (a missing worker would otherwise never load). */
+async function checkWorkerFile(spec) {
+  const workerFile = spec.files.find((f) => f.endsWith('.worker.js'));
+  const fs = await nodeBuiltin('node:fs/promises');
+  const where = new URL(`./${workerFile}`, import.meta.url);
+  try {
+    await fs.access(where);
+  } catch (cause) {
+    throw new Error(`attnlab: the pthread worker ${workerFile} of variant '${spec.name}' is missing at ${where.href}`, {
+      cause,
+    });
+  }
+}
+
+const modules = new Map(); // `${variant} ${threads} ${url}` → Promise<{ Module, variant, threads, wasmUrl, key }>
 
 /**
- * Loads (once) the raw Emscripten module for `options` ({ variant, wasmPaths } as in init()).
- * Resolves to { Module, variant: 'simd' | 'scalar', wasmUrl: string }.
+ * Loads (once) the raw Emscripten module for `options` ({ variant, threads, wasmPaths } as in init()).
+ * Resolves to { Module, variant, threads, wasmUrl: string, key }.
  */
 export async function loadModule(options) {
-  const { variant: requested, wasmPaths } = checkInitOptions(options);
+  const { variant: requested, threads: requestedThreads, wasmPaths } = checkInitOptions(options);
   let variant = requested;
-  if (variant === 'auto') variant = simdSupport() ? 'simd' : 'scalar';
-  else if (variant === 'simd' && !simdSupport()) {
-    throw new Error(
-      "attnlab: this runtime does not support WebAssembly SIMD; use init({ variant: 'scalar' or 'auto' })",
-    );
+  if (variant === 'auto') {
+    variant = kVariants.find((v) => variantProblem(v) === null)?.name;
+    if (!variant) throw new Error('attnlab: this runtime has no WebAssembly');
+  } else {
+    const problem = variantProblem(kByName.get(variant));
+    if (problem) {
+      throw new Error(`attnlab: variant '${variant}' cannot run here: ${problem}; use init({ variant: 'auto' })`);
+    }
   }
+  const threads = kByName.get(variant).threads ? (requestedThreads ?? (await defaultThreads())) : 1;
   const url = await wasmUrlFor(variant, wasmPaths);
-  const key = `${variant} ${url.href}`;
+  const key = `${variant} ${threads} ${url.href}`;
   let entry = modules.get(key);
   if (!entry) {
-    entry = instantiate(variant, url).then((Module) => ({ Module, variant, wasmUrl: url.href, key }));
+    entry = instantiate(variant, url, threads).then((Module) => ({ Module, variant, threads, wasmUrl: url.href, key }));
     modules.set(key, entry);
     entry.catch(() => {
       if (modules.get(key) === entry) modules.delete(key); // a failed load may be retried

@@ -143,6 +143,8 @@ if ((ok)); then
   step "Rollup build with @web/rollup-plugin-import-meta-assets" rollup_build
   ((ok)) && step "Rollup bundle: page" browser rollup
   step "no bundler: import map page + module worker" browser import-map
+  step "no bundler, cross-origin isolated (COOP/COEP): simd-threaded in the page + module worker" \
+    browser import-map-isolated
   step "cross-origin page (package served with CORS; without CORS it fails)" browser cross-origin
 fi
 site() {

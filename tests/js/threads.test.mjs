@@ -165,11 +165,14 @@ describe('without shared memory', () => {
     assert.match(out, /`Cross-Origin-Embedder-Policy: require-corp`/);
   });
 
-  test("'auto' falls back to simd there, and picks simd-threaded where the page is isolated", () => {
+  test("'auto' falls back to simd there, and where the glue is not served next to the loader (a bundle)", () => {
     // Node's fetch cannot read the file: URL of the .wasm, so the load fails, and its error names the variant
-    // that 'auto' chose.
+    // that 'auto' chose. Isolated but with the glue at a file: URL (as in a bundle): simd too, and asking for
+    // simd-threaded says why at once.
     const body = `try { await init(); } catch (e) { console.log(e.message); }`;
     assert.match(inPage(false, body), /could not load attnlab-simd\.wasm \(variant 'simd'\)/);
-    assert.match(inPage(true, body), /could not load attnlab-simd-threaded\.wasm \(variant 'simd-threaded'\)/);
+    assert.match(inPage(true, body), /could not load attnlab-simd\.wasm \(variant 'simd'\)/);
+    const threaded = `try { await init({ variant: 'simd-threaded' }); } catch (e) { console.log(e.message); }`;
+    assert.match(inPage(true, threaded), /^attnlab: variant 'simd-threaded' cannot run here: its glue is not served/);
   });
 });

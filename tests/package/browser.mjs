@@ -20,11 +20,14 @@ async function tool(pkg) {
   return import(pathToFileURL(entry).href);
 }
 
-// A static server of the consumer folder: `page` on it.
-const staticPage = (page) => async () => {
-  const server = await serve(root, { isolation: false });
-  return { urls: [server.url + page], close: server.close };
-};
+// A static server of the consumer folder: `page` on it (with the COOP/COEP headers when `isolation`: then the page
+// and its worker run the threaded variant too).
+const staticPage =
+  (page, isolation = false) =>
+  async () => {
+    const server = await serve(root, { isolation });
+    return { urls: [server.url + page], close: server.close };
+  };
 
 /** A port free right now (Vite treats port 0 as "its default"). */
 function freePort() {
@@ -75,6 +78,7 @@ const kCases = {
   esbuild: staticPage('/esbuild/index.html'),
   rollup: staticPage('/rollup/index.html'),
   'import-map': staticPage('/plain/index.html'),
+  'import-map-isolated': staticPage('/plain/index.html', true),
   // npm run build:demo's build/site/, served under a sub-path (/site/) of a plain static server.
   site: async () => {
     const server = await serve(join(root, '..'), { isolation: false });

@@ -108,6 +108,34 @@ function variantProblem(variant) {
   return variant.probe.sharedMemory ? sharedMemoryProblem() : null;
 }
 
+const glueChecks = new Map(); // glue file → Promise<string | null>
+/**
+ * Browsers: why a threaded variant's workers could not start, or null. Each worker imports the variant's glue by
+ * its own URL, so the glue must be served as a module at that URL, next to this file, with its worker script:
+ * true for the package as published (a plain static server, an import map, a CDN), not when a bundler has merged
+ * the glue into its own chunks (webpack, Vite build). Asked once per glue with a HEAD request.
+ */
+function glueProblem(variant) {
+  if (isNode) return Promise.resolve(null);
+  if (!glueChecks.has(variant.glueFile)) {
+    const here = import.meta.url; // a variable: bundlers must not take the URL below for an asset of theirs
+    const url = new URL(variant.glueFile, here);
+    const problem = (async () => {
+      if (url.protocol === 'file:') return `its glue is not served next to this file (a bundle with ${url.href})`;
+      try {
+        const response = await fetch(url.href, { method: 'HEAD', credentials: 'same-origin' });
+        const type = response.headers.get('Content-Type') || '';
+        if (response.ok && /javascript/.test(type)) return null;
+        return `its glue is not served as a module at ${url.href} (HTTP ${response.status}, ${type || 'no type'})`;
+      } catch (e) {
+        return `its glue could not be fetched from ${url.href} (${e?.message ?? e})`;
+      }
+    })();
+    glueChecks.set(variant.glueFile, problem);
+  }
+  return glueChecks.get(variant.glueFile);
+}
+
 /** The default thread count: one per core (navigator.hardwareConcurrency / os.availableParallelism()), capped. */
 async function defaultThreads() {
   let cores = globalThis.navigator?.hardwareConcurrency;
@@ -291,7 +319,8 @@ async function instantiate(variant, url, threads) {
 async function checkWorkerFile(spec) {
   const workerFile = spec.files.find((f) => f.endsWith('.worker.js'));
   const fs = await nodeBuiltin('node:fs/promises');
-  const where = new URL(`./${workerFile}`, import.meta.url);
+  const here = import.meta.url; // not `new URL(…, import.meta.url)` with a computed name: bundlers reject that
+  const where = new URL(workerFile, here);
   try {
     await fs.access(where);
   } catch (cause) {
@@ -310,11 +339,19 @@ const modules = new Map(); // `${variant} ${threads} ${url}` → Promise<{ Modul
 export async function loadModule(options) {
   const { variant: requested, threads: requestedThreads, wasmPaths } = checkInitOptions(options);
   let variant = requested;
+  // A threaded variant also needs its glue where its workers will import it (see glueProblem).
+  const problemOf = async (v) => variantProblem(v) ?? (v.threads ? await glueProblem(v) : null);
   if (variant === 'auto') {
-    variant = kVariants.find((v) => variantProblem(v) === null)?.name;
+    variant = undefined;
+    for (const v of kVariants) {
+      if ((await problemOf(v)) === null) {
+        variant = v.name;
+        break;
+      }
+    }
     if (!variant) throw new Error('attnlab: this runtime has no WebAssembly');
   } else {
-    const problem = variantProblem(kByName.get(variant));
+    const problem = await problemOf(kByName.get(variant));
     if (problem) {
       throw new Error(`attnlab: variant '${variant}' cannot run here: ${problem}; use init({ variant: 'auto' })`);
     }

@@ -35,7 +35,7 @@ struct SdpaArgs {
   BiasArgs bias;
 };
 
-// Forward intermediates that MhaBackward needs, batch-first: q (n, l, e), k and v (n, s', e) after projection
+// Forward intermediates that MhaBackward needs, batch-first: q (n, l, e), k and v (n, s', ekv) after projection
 // (bias_k / zero-attention rows at positions s, s+1), ctx (n, l, e) the concatenated heads before the
 // out-projection, weights (n, heads, l, s') per head.
 struct MhaSaved {
@@ -49,21 +49,27 @@ struct MhaSaved {
 // torch.nn.MultiheadAttention forward for n items with l queries and s keys:
 // query rows (tokens) of e floats, key rows of kdim, value rows of vdim. Token (item b, position t) of the
 // query is row b * l + t when batch_first, else t * n + b (likewise key and value with s). Weights are
-// transposed once at load: w*_t (in_features, e). out has query's layout; weights (n, h, l, s') per head or
-// (n, l, s') averaged, s' = s + (bias_k != null) + add_zero_attn.
+// transposed once at load: w*_t (in_features, out_features). out has query's layout; weights (n, h, l, s') per
+// head or (n, l, s') averaged, s' = s + (bias_k != null) + add_zero_attn.
+// Grouped-query attention: kv_heads (a divisor of heads; 0 = heads) key/value heads of hd = e / heads features, so
+// the key and value projections have ekv = kv_heads * hd outputs; query head h reads key/value head
+// h / (heads / kv_heads).
+// KV cache (decoding): when cache_k is set, the s new tokens' projected keys and values are written into
+// cache_k and cache_v, each (n, kv_heads, cache_max, hd), at positions [cache_past, cache_past + s), and the heads
+// attend over all s' = cache_past + s cached positions (bias_k and add_zero_attn are not used then).
 struct MhaArgs {
   const float* query = nullptr;
   const float* key = nullptr;
   const float* value = nullptr;
-  size_t n = 0, l = 0, s = 0, e = 0, heads = 0, kdim = 0, vdim = 0;
+  size_t n = 0, l = 0, s = 0, e = 0, heads = 0, kv_heads = 0, kdim = 0, vdim = 0;
   bool batch_first = true;
   PackedB wq_t;               // (e, e)
-  PackedB wk_t;               // (kdim, e)
-  PackedB wv_t;               // (vdim, e)
-  const float* bq = nullptr;  // (e) or null, likewise bk, bv, bo
+  PackedB wk_t;               // (kdim, ekv)
+  PackedB wv_t;               // (vdim, ekv)
+  const float* bq = nullptr;  // (e) or null, likewise bo; bk, bv (ekv) or null
   const float* bk = nullptr;
   const float* bv = nullptr;
-  const float* bias_k = nullptr;  // (e) or null
+  const float* bias_k = nullptr;  // (ekv) or null
   const float* bias_v = nullptr;
   bool add_zero_attn = false;
   PackedB wo_t;  // (e, e)
@@ -74,12 +80,15 @@ struct MhaArgs {
   float* out = nullptr;
   float* weights = nullptr;  // null when weights are not requested
   bool average_weights = true;
-  MhaSaved* saved = nullptr;  // non-null: keep the intermediates there (requires_grad)
+  MhaSaved* saved = nullptr;  // non-null: keep the intermediates there (requires_grad; never with a cache)
+  float* cache_k = nullptr;   // (n, kv_heads, cache_max, hd) or null, likewise cache_v
+  float* cache_v = nullptr;
+  size_t cache_past = 0, cache_max = 0;
 };
 
 // Gradients of sum(grad_out ⊙ MHA(query, key, value)) for the forward described by `forward` (with saved
-// intermediates). Weights in PyTorch's layout (out_features, in_features): w_q (e, e), w_k (e, kdim),
-// w_v (e, vdim), w_o (e, e). Every grad_* buffer must be zero-filled by the caller (gradients are accumulated);
+// intermediates). Weights in PyTorch's layout (out_features, in_features): w_q (e, e), w_k (ekv, kdim),
+// w_v (ekv, vdim), w_o (e, e). Every grad_* buffer must be zero-filled by the caller (gradients are accumulated);
 // grad_query/key/value have the layouts of query/key/value. Bias gradients may be null when there is no bias.
 struct MhaBackwardArgs {
   const MhaArgs* forward = nullptr;

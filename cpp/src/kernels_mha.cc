@@ -27,16 +27,41 @@ struct MhaLayout {
   const MhaArgs& a;
   size_t FirstRow(size_t b, size_t len) const { return a.batch_first ? b * len : b; }
   size_t PosStride() const { return a.batch_first ? 1 : a.n; }
-  size_t SAll() const { return a.s + (a.bias_k ? 1 : 0) + (a.add_zero_attn ? 1 : 0); }
+  // Keys each head attends: the cached ones, or the new ones and the appended bias_k / zero-attention rows.
+  size_t SAll() const { return a.cache_k ? a.cache_past + a.s : a.s + (a.bias_k ? 1 : 0) + (a.add_zero_attn ? 1 : 0); }
+  // Rows of the projected key/value buffers per item: the new tokens only when they go on into the cache.
+  size_t KvRows() const { return a.cache_k ? a.s : SAll(); }
   size_t HeadDim() const { return a.e / a.heads; }
+  size_t KvHeads() const { return a.kv_heads ? a.kv_heads : a.heads; }  // (0: as many as query heads)
+  size_t KvDim() const { return KvHeads() * HeadDim(); }
+  size_t Group() const { return a.heads / KvHeads(); }  // query heads per key/value head
 };
 
-// Projections x Wᵀ + b into batch-first buffers q (n, l, e), k and v (n, s', e) (bias_k / zero-attention rows
-// appended at positions s, s+1), heads of hd = e / heads consecutive features, out-projection of the
+// Key/value head g of item b: its first key row and value row and their row stride, in the projected buffers
+// k, v (n, kv_rows, ekv) or in the cache (n, kv_heads, cache_max, hd).
+struct KvHead {
+  const float* k;
+  const float* v;
+  size_t stride;
+};
+KvHead KvHeadOf(const MhaArgs& a, const MhaLayout& layout, const float* k, const float* v, size_t b, size_t g) {
+  const size_t hd = layout.HeadDim();
+  if (a.cache_k) {
+    const size_t off = (b * layout.KvHeads() + g) * a.cache_max * hd;
+    return KvHead{a.cache_k + off, a.cache_v + off, hd};
+  }
+  const size_t ekv = layout.KvDim(), off = b * layout.KvRows() * ekv + g * hd;
+  return KvHead{k + off, v + off, ekv};
+}
+
+// Projections x Wᵀ + b into batch-first buffers q (n, l, e), k and v (n, s', ekv) (bias_k / zero-attention rows
+// appended at positions s, s+1; with a cache: (n, s, ekv), then copied into the cache per key/value head), heads
+// of hd = e / heads consecutive features (query head h reads key/value head h / group), out-projection of the
 // batch-first context (n, l, e) back into query's layout.
 void MhaForwardImpl(const MhaArgs& a) {
   const MhaLayout layout{a};
   const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
+  const size_t ekv = layout.KvDim(), kv_rows = layout.KvRows(), group = layout.Group();
   if (a.l == 0) return;  // no query: nothing to write, however large the batch
 
   ForwardScratch& own = ThreadScratch();
@@ -48,8 +73,8 @@ void MhaForwardImpl(const MhaArgs& a) {
   MhaSaved none;
   const MhaSaved& saved = a.saved ? *a.saved : none;
   float* q = buffer(saved.q, own.q, a.n * a.l * e);
-  float* k = buffer(saved.k, own.k, a.n * s_all * e);
-  float* v = buffer(saved.v, own.v, a.n * s_all * e);
+  float* k = buffer(saved.k, own.k, a.n * kv_rows * ekv);
+  float* v = buffer(saved.v, own.v, a.n * kv_rows * ekv);
   float* ctx = buffer(saved.ctx, own.ctx, a.n * a.l * e);
   // Projections in (item, kRowBlock-row block) pieces: Q's blocks, then K's and V's. Each piece writes its own rows.
   const size_t q_blocks = RowBlocks(a.l), kv_blocks = RowBlocks(a.s), pieces = q_blocks + kv_blocks;
@@ -64,21 +89,35 @@ void MhaForwardImpl(const MhaArgs& a) {
     }
     const size_t rows = std::min(kRowBlock, a.s - r0);  // (an empty key's data may be null: no piece reads it)
     const size_t first = layout.FirstRow(b, a.s) + r0 * pos;
-    Gemm(rows, e, a.kdim, a.key + first * a.kdim, pos * a.kdim, 1, a.wk_t, k + (b * s_all + r0) * e, e, a.bk, false);
-    Gemm(rows, e, a.vdim, a.value + first * a.vdim, pos * a.vdim, 1, a.wv_t, v + (b * s_all + r0) * e, e, a.bv, false);
+    Gemm(rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, 1, a.wk_t, k + (b * kv_rows + r0) * ekv, ekv, a.bk,
+         false);
+    Gemm(rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, 1, a.wv_t, v + (b * kv_rows + r0) * ekv, ekv, a.bv,
+         false);
   });
-  for (size_t b = 0; b < a.n; ++b) {
-    float* kb = k + b * s_all * e;
-    float* vb = v + b * s_all * e;
+  for (size_t b = 0; b < a.n && !a.cache_k; ++b) {
+    float* kb = k + b * s_all * ekv;
+    float* vb = v + b * s_all * ekv;
     size_t row = a.s;
     if (a.bias_k) {
-      std::copy(a.bias_k, a.bias_k + e, kb + row * e);
-      std::copy(a.bias_v, a.bias_v + e, vb + row * e);
+      std::copy(a.bias_k, a.bias_k + ekv, kb + row * ekv);
+      std::copy(a.bias_v, a.bias_v + ekv, vb + row * ekv);
       ++row;
     }
     if (a.add_zero_attn) {
-      std::fill(kb + row * e, kb + (row + 1) * e, 0.0f);
-      std::fill(vb + row * e, vb + (row + 1) * e, 0.0f);
+      std::fill(kb + row * ekv, kb + (row + 1) * ekv, 0.0f);
+      std::fill(vb + row * ekv, vb + (row + 1) * ekv, 0.0f);
+    }
+  }
+  // Cache: new token t of item b, head g → row cache_past + t of (b, g), so each head's keys stay contiguous.
+  for (size_t b = 0; b < a.n && a.cache_k; ++b) {
+    for (size_t g = 0; g < layout.KvHeads(); ++g) {
+      float* k_dst = a.cache_k + ((b * layout.KvHeads() + g) * a.cache_max + a.cache_past) * hd;
+      float* v_dst = a.cache_v + (k_dst - a.cache_k);
+      for (size_t t = 0; t < a.s; ++t) {
+        const size_t src = (b * a.s + t) * ekv + g * hd;
+        std::copy(k + src, k + src + hd, k_dst + t * hd);
+        std::copy(v + src, v + src + hd, v_dst + t * hd);
+      }
     }
   }
 
@@ -108,9 +147,11 @@ void MhaForwardImpl(const MhaArgs& a) {
     };
     ParallelFor(count, HeadFlops(a.l, s_all, hd, hd), [&](size_t w) {
       const size_t bh = first + w, b = bh / a.heads, h = bh % a.heads;
-      const HeadProblem p = MakeHeadProblem(dims, q + b * a.l * e + h * hd, e, v + b * s_all * e + h * hd, e,
-                                            ctx + b * a.l * e + h * hd, weights_of(w), /*causal=*/false, a.bias, bh, b);
-      AttendHead(p, k + b * s_all * e + h * hd, e, ThreadScratch().head);
+      const KvHead kv = KvHeadOf(a, layout, k, v, b, h / group);
+      HeadProblem p = MakeHeadProblem(dims, q + b * a.l * e + h * hd, e, kv.v, kv.stride, ctx + b * a.l * e + h * hd,
+                                      weights_of(w), /*causal=*/false, a.bias, bh, b);
+      p.out_stride = e;  // (a head of the context, not of v)
+      AttendHead(p, kv.k, kv.stride, ThreadScratch().head);
     });
     for (size_t w = 0; w < count && a.weights && !direct; ++w) {
       const size_t bh = first + w;
@@ -142,10 +183,11 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
   const MhaSaved& saved = *a.saved;
   const MhaLayout layout{a};
   const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
+  const size_t ekv = layout.KvDim(), group = layout.Group(), kv_heads = layout.KvHeads();
   if (a.l == 0) return;  // no output: every gradient stays 0
 
   // Out-projection: d ctx = dO W_o; dW_o += dOᵀ ctx; db_o += Σ dO.
-  std::vector<float> d_ctx(a.n * a.l * e), d_q(a.n * a.l * e), d_k(a.n * s_all * e), d_v(a.n * s_all * e), pack;
+  std::vector<float> d_ctx(a.n * a.l * e), d_q(a.n * a.l * e), d_k(a.n * s_all * ekv), d_v(a.n * s_all * ekv), pack;
   for (size_t b = 0; b < a.n; ++b) {
     const float* d_out = g.grad_out + layout.FirstRow(b, a.l) * e;
     GemmUnpacked(a.l, e, e, d_out, pos * e, 1, g.w_o, e, false, d_ctx.data() + b * a.l * e, e, nullptr, false, pack);
@@ -153,28 +195,41 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
     if (g.grad_b_o) AddColumnSums(d_out, a.l, e, pos * e, g.grad_b_o);
   }
 
-  // Heads: independent problems, each accumulating into its own column slice of d_q, d_k, d_v.
+  // Heads: one problem per (item, key/value head), each writing its own column slices of d_q, d_k, d_v. The
+  // group's query heads run in order: the first writes d_k and d_v, the others add theirs (GQA sums over the group).
   const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
-  ParallelFor(s_all > 0 ? a.n * a.heads : 0, 2 * HeadFlops(a.l, s_all, hd, hd), [&](size_t bh) {  // no key: d q = 0
-    const size_t b = bh / a.heads, h = bh % a.heads;
-    const size_t q_off = b * a.l * e + h * hd, kv_off = b * s_all * e + h * hd;
-    const HeadGradProblem p = MakeHeadGradProblem(dims, e, e, saved.q + q_off, saved.k + kv_off, saved.v + kv_off,
-                                                  saved.weights + bh * a.l * s_all, d_ctx.data() + q_off,
-                                                  d_q.data() + q_off, d_k.data() + kv_off, d_v.data() + kv_off);
-    std::vector<float> head_pack, ds;
-    AttendHeadBackward(p, head_pack, ds);
+  ParallelFor(s_all > 0 ? a.n * kv_heads : 0, 2 * group * HeadFlops(a.l, s_all, hd, hd), [&](size_t bg) {
+    const size_t b = bg / kv_heads, g = bg % kv_heads, kv_off = b * s_all * ekv + g * hd;
+    std::vector<float> head_pack, ds, dk_part(group > 1 ? s_all * hd : 0), dv_part(dk_part.size());
+    for (size_t h = g * group; h < (g + 1) * group; ++h) {  // (no key: d q = 0)
+      const size_t q_off = b * a.l * e + h * hd, bh = b * a.heads + h;
+      const bool first = h == g * group;
+      HeadGradProblem p = MakeHeadGradProblem(dims, e, e, saved.q + q_off, saved.k + kv_off, saved.v + kv_off,
+                                              saved.weights + bh * a.l * s_all, d_ctx.data() + q_off,
+                                              d_q.data() + q_off, first ? d_k.data() + kv_off : dk_part.data(),
+                                              first ? d_v.data() + kv_off : dv_part.data());
+      p.k_stride = p.v_stride = ekv;  // (q, d_q and d_out keep e)
+      p.d_k_stride = p.d_v_stride = first ? ekv : hd;
+      AttendHeadBackward(p, head_pack, ds);
+      for (size_t j = 0; j < s_all && !first; ++j) {
+        for (size_t c = 0; c < hd; ++c) {
+          d_k[kv_off + j * ekv + c] += dk_part[j * hd + c];
+          d_v[kv_off + j * ekv + c] += dv_part[j * hd + c];
+        }
+      }
+    }
   });
 
   // bias_k / bias_v: the gradient at the appended position, summed over the batch; zero-attention rows have
   // no parameters. Projections: grad_x = dY W; dW += dYᵀ x; db += Σ dY (key and value: first s positions).
   for (size_t b = 0; b < a.n; ++b) {
     if (g.grad_bias_k) {
-      AddColumnSums(d_k.data() + (b * s_all + a.s) * e, 1, e, e, g.grad_bias_k);
-      AddColumnSums(d_v.data() + (b * s_all + a.s) * e, 1, e, e, g.grad_bias_v);
+      AddColumnSums(d_k.data() + (b * s_all + a.s) * ekv, 1, ekv, ekv, g.grad_bias_k);
+      AddColumnSums(d_v.data() + (b * s_all + a.s) * ekv, 1, ekv, ekv, g.grad_bias_v);
     }
     struct Projection {
       const float* d_y;
-      size_t rows, in;
+      size_t rows, in, out;
       const float* x;
       const float* w;
       float* grad_x;
@@ -182,17 +237,17 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
       float* grad_b;
     };
     const Projection projections[3] = {
-        {d_q.data() + b * a.l * e, a.l, e, a.query, g.w_q, g.grad_query, g.grad_w_q, g.grad_b_q},
-        {d_k.data() + b * s_all * e, a.s, a.kdim, a.key, g.w_k, g.grad_key, g.grad_w_k, g.grad_b_k},
-        {d_v.data() + b * s_all * e, a.s, a.vdim, a.value, g.w_v, g.grad_value, g.grad_w_v, g.grad_b_v}};
+        {d_q.data() + b * a.l * e, a.l, e, e, a.query, g.w_q, g.grad_query, g.grad_w_q, g.grad_b_q},
+        {d_k.data() + b * s_all * ekv, a.s, a.kdim, ekv, a.key, g.w_k, g.grad_key, g.grad_w_k, g.grad_b_k},
+        {d_v.data() + b * s_all * ekv, a.s, a.vdim, ekv, a.value, g.w_v, g.grad_value, g.grad_w_v, g.grad_b_v}};
     for (const Projection& pr : projections) {
       if (pr.rows == 0) continue;  // (an empty input's data may be null)
       const size_t first = layout.FirstRow(b, pr.rows) * pr.in;
-      GemmUnpacked(pr.rows, pr.in, e, pr.d_y, e, 1, pr.w, pr.in, false, pr.grad_x + first, pos * pr.in, nullptr, true,
-                   pack);
-      GemmUnpacked(e, pr.in, pr.rows, pr.d_y, 1, e, pr.x + first, pos * pr.in, false, pr.grad_w, pr.in, nullptr, true,
-                   pack);
-      if (pr.grad_b) AddColumnSums(pr.d_y, pr.rows, e, e, pr.grad_b);
+      GemmUnpacked(pr.rows, pr.in, pr.out, pr.d_y, pr.out, 1, pr.w, pr.in, false, pr.grad_x + first, pos * pr.in,
+                   nullptr, true, pack);
+      GemmUnpacked(pr.out, pr.in, pr.rows, pr.d_y, 1, pr.out, pr.x + first, pos * pr.in, false, pr.grad_w, pr.in,
+                   nullptr, true, pack);
+      if (pr.grad_b) AddColumnSums(pr.d_y, pr.rows, pr.out, pr.out, pr.grad_b);
     }
   }
 }

@@ -16,6 +16,13 @@ double Product(const Shape& shape, size_t from, size_t to) {
 
 double Numel(const Shape& shape) { return Product(shape, 0, shape.size()); }
 
+// Key/value features: num_kv_heads * head_dim (embed_dim without grouped-query heads, or for a configuration
+// that the constructor rejects).
+double KvDim(const MhaConfig& c) {
+  if (c.num_heads <= 0 || c.num_kv_heads <= 0) return static_cast<double>(c.embed_dim);
+  return static_cast<double>(c.embed_dim / c.num_heads) * static_cast<double>(c.num_kv_heads);
+}
+
 }  // namespace
 
 MemoryNeeds SdpaMemoryNeeds(const Shape& query, const Shape& key, const Shape& value, bool need_weights) {
@@ -42,13 +49,14 @@ MemoryNeeds MhaParameterMemoryNeeds(const MhaConfig& config) {
   const double e = static_cast<double>(config.embed_dim);
   const double kdim = static_cast<double>(config.kdim < 0 ? config.embed_dim : config.kdim);
   const double vdim = static_cast<double>(config.vdim < 0 ? config.embed_dim : config.vdim);
-  return {{"projection weights", (e * e + e * kdim + e * vdim) * kF32},
+  const double ekv = KvDim(config);
+  return {{"projection weights", (e * e + ekv * kdim + ekv * vdim) * kF32},
           {"out_proj.weight", e * e * kF32},
-          {"biases", 6 * e * kF32}};
+          {"biases", (2 * e + 4 * ekv) * kF32}};  // in_proj_bias, out_proj.bias, and bias_k/bias_v if any
 }
 
 MemoryNeeds MhaForwardMemoryNeeds(const MhaConfig& config, const Shape& query, const Shape& key, const Shape& value,
-                                  bool need_weights, bool requires_grad) {
+                                  bool need_weights, bool requires_grad, int64_t cache_length) {
   MemoryNeeds needs;
   const int64_t e = config.embed_dim;
   const int64_t kdim = config.kdim < 0 ? e : config.kdim;
@@ -63,16 +71,22 @@ MemoryNeeds MhaForwardMemoryNeeds(const MhaConfig& config, const Shape& query, c
   if (n <= 0) return needs;
   const double nl = Numel(query) / static_cast<double>(e);   // N · L
   const double ns = Numel(key) / static_cast<double>(kdim);  // N · S
-  const double s_all = ns / n + (config.add_bias_kv ? 1 : 0) + (config.add_zero_attn ? 1 : 0);
+  const double extra = (config.add_bias_kv ? 1 : 0) + (config.add_zero_attn ? 1 : 0);
+  const double s_all = cache_length >= 0 ? static_cast<double>(cache_length) + ns / n : ns / n + extra;
   const double h = static_cast<double>(config.num_heads);
   needs.push_back({"projected query", nl * e * kF32});
-  needs.push_back({"projected key and value", 2 * n * s_all * e * kF32});
+  needs.push_back({"projected key and value", 2 * (cache_length >= 0 ? ns : n * s_all) * KvDim(config) * kF32});
   needs.push_back({"output", 2 * nl * e * kF32});
   if (need_weights || requires_grad) needs.push_back({"weights (N, H, L, S')", h * nl * s_all * kF32});
   if (requires_grad) {
     needs.push_back({"copies kept for backward", (Numel(query) + Numel(key) + Numel(value) + nl * e) * kF32});
   }
   return needs;
+}
+
+MemoryNeeds KVCacheMemoryNeeds(const MhaConfig& config, int64_t batch_size, int64_t max_length) {
+  return {{"kvCache keys and values (batchSize, numKVHeads, maxLength, headDim)",
+           2 * static_cast<double>(batch_size) * static_cast<double>(max_length) * KvDim(config) * kF32}};
 }
 
 MemoryNeeds TinyTransformerParameterMemoryNeeds(const TinyTransformerConfig& config) {

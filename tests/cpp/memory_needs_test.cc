@@ -80,6 +80,37 @@ TEST_CASE("MHA memory needs cover its parameters, output and weights", "[memory_
   CHECK(attnlab::MhaForwardMemoryNeeds(config, {2, 5, 7}, ks, ks, true, false).empty());  // wrong E: rejected
 }
 
+TEST_CASE("GQA MHA and KV cache memory needs: parameters, a decoding step's weights, the cache", "[memory_needs]") {
+  attnlab::MhaConfig config;
+  config.embed_dim = 16;
+  config.num_heads = 8;
+  config.num_kv_heads = 2;  // Ekv = 4
+  config.batch_first = true;
+  attnlab::MultiHeadAttention mha(config, 1);
+  double parameter_bytes = 0;
+  for (const auto& [name, tensor] : mha.StateDict()) parameter_bytes += Bytes(tensor);
+  double reported = 0;
+  for (const auto& part : attnlab::MhaParameterMemoryNeeds(config)) reported += part.bytes;
+  // 16·16 + 2·4·16 + 16·16 weights, 16 + 2·4 + 16 biases, and room for bias_k/bias_v (1, 1, 4) (not in this config).
+  CHECK(reported == parameter_bytes + 2 * 4 * 4.0);
+
+  attnlab::KVCache cache = mha.CreateKVCache(2, 10);
+  CHECK(PartBytes(attnlab::KVCacheMemoryNeeds(config, 2, 10),
+                  "kvCache keys and values (batchSize, numKVHeads, maxLength, headDim)") == 2.0 * 2 * 2 * 10 * 2 * 4);
+  attnlab_test::Rng rng(3);
+  const auto x = attnlab_test::RandomVector(rng, 2 * 3 * 16);
+  attnlab::MhaForwardOptions options;
+  options.kv_cache = &cache;
+  options.average_attn_weights = false;
+  mha.Forward({x.data(), {2, 3, 16}}, {x.data(), {2, 3, 16}}, {x.data(), {2, 3, 16}}, options);
+  const Shape step{2, 1, 16};
+  const MemoryNeeds needs = attnlab::MhaForwardMemoryNeeds(config, step, step, step, true, false, cache.length());
+  const auto result = mha.Forward({x.data(), step}, {x.data(), step}, {x.data(), step}, options);
+  CHECK(result.weights.shape == Shape{2, 8, 1, 4});
+  CHECK(PartBytes(needs, "weights (N, H, L, S')") == Bytes(result.weights));
+  CHECK(PartBytes(needs, "projected key and value") == 2.0 * 2 * 1 * 4 * 4);  // only the new token's, Ekv wide
+}
+
 TEST_CASE("TinyTransformer memory needs cover its logits and weights", "[memory_needs]") {
   attnlab::TinyTransformerConfig config;
   config.vocab_size = 11;

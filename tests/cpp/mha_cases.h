@@ -37,21 +37,27 @@ inline constexpr Tolerance kPathTolerance{1e-5, 1e-5};
 inline int64_t KDim(const MhaConfig& c) { return c.kdim < 0 ? c.embed_dim : c.kdim; }
 inline int64_t VDim(const MhaConfig& c) { return c.vdim < 0 ? c.embed_dim : c.vdim; }
 
-// PyTorch's state_dict() names and shapes, in its order (own parameters first, then out_proj's).
+// Key/value features: num_kv_heads * head_dim (embed_dim without grouped-query heads).
+inline int64_t KvDim(const MhaConfig& c) {
+  return c.num_kv_heads < 0 ? c.embed_dim : c.embed_dim / c.num_heads * c.num_kv_heads;
+}
+
+// PyTorch's state_dict() names and shapes, in its order (own parameters first, then out_proj's); grouped-query
+// heads keep the names with Ekv = KvDim key/value features (docs/api.md).
 inline NamedShapes ExpectedParameterShapes(const MhaConfig& c) {
-  const int64_t e = c.embed_dim;
+  const int64_t e = c.embed_dim, ekv = KvDim(c);
   NamedShapes shapes;
-  if (KDim(c) == e && VDim(c) == e) {
+  if (KDim(c) == e && VDim(c) == e && ekv == e) {
     shapes.push_back({"in_proj_weight", {3 * e, e}});
   } else {
     shapes.push_back({"q_proj_weight", {e, e}});
-    shapes.push_back({"k_proj_weight", {e, KDim(c)}});
-    shapes.push_back({"v_proj_weight", {e, VDim(c)}});
+    shapes.push_back({"k_proj_weight", {ekv, KDim(c)}});
+    shapes.push_back({"v_proj_weight", {ekv, VDim(c)}});
   }
-  if (c.bias) shapes.push_back({"in_proj_bias", {3 * e}});
+  if (c.bias) shapes.push_back({"in_proj_bias", {e + 2 * ekv}});
   if (c.add_bias_kv) {
-    shapes.push_back({"bias_k", {1, 1, e}});
-    shapes.push_back({"bias_v", {1, 1, e}});
+    shapes.push_back({"bias_k", {1, 1, ekv}});
+    shapes.push_back({"bias_v", {1, 1, ekv}});
   }
   shapes.push_back({"out_proj.weight", {e, e}});
   if (c.bias) shapes.push_back({"out_proj.bias", {e}});
@@ -85,7 +91,7 @@ inline std::string DescribeConfig(const MhaConfig& c) {
   std::ostringstream os;
   os << "E " << c.embed_dim << " H " << c.num_heads << " bias " << c.bias << " add_bias_kv " << c.add_bias_kv
      << " add_zero_attn " << c.add_zero_attn << " kdim " << c.kdim << " vdim " << c.vdim << " batch_first "
-     << c.batch_first;
+     << c.batch_first << " num_kv_heads " << c.num_kv_heads;
   return os.str();
 }
 

@@ -138,13 +138,16 @@ inline RefResult ReferenceSdpa(const attnlab::TensorView& query, const attnlab::
 }
 
 // torch.nn.MultiheadAttention.forward in eval mode (README "kind mha"); `state_dict` uses PyTorch's names.
-// Fully masked (query, head) rows get zero weights and zero attention output.
+// Fully masked (query, head) rows get zero weights and zero attention output. Grouped-query heads
+// (config.num_kv_heads < num_heads): k/v_proj_weight (Ekv, kdim/vdim), in_proj_bias [b_q (E); b_k (Ekv); b_v (Ekv)],
+// bias_k/bias_v (Ekv), Ekv = num_kv_heads * head_dim, and query head h reads key/value head h / (H / num_kv_heads).
 inline RefResult ReferenceMha(const attnlab::MhaConfig& config,
                               const std::map<std::string, attnlab::Tensor>& state_dict,
                               const attnlab::TensorView& query, const attnlab::TensorView& key,
                               const attnlab::TensorView& value, const attnlab::MhaForwardOptions& options) {
   using namespace ref_internal;
   const int64_t e = config.embed_dim, h = config.num_heads, hd = e / h;
+  const int64_t hkv = config.num_kv_heads < 0 ? h : config.num_kv_heads, ekv = hkv * hd, group = h / hkv;
   const int64_t kdim = config.kdim < 0 ? e : config.kdim;
   const int64_t vdim = config.vdim < 0 ? e : config.vdim;
   const bool batched = query.shape.size() == 3;
@@ -168,16 +171,17 @@ inline RefResult ReferenceMha(const attnlab::MhaConfig& config,
     wv = LoadMatrix(w, 2 * e * e, e, e);
   } else {
     wq = LoadMatrix(param("q_proj_weight").data.data(), 0, e, e);
-    wk = LoadMatrix(param("k_proj_weight").data.data(), 0, e, kdim);
-    wv = LoadMatrix(param("v_proj_weight").data.data(), 0, e, vdim);
+    wk = LoadMatrix(param("k_proj_weight").data.data(), 0, ekv, kdim);
+    wv = LoadMatrix(param("v_proj_weight").data.data(), 0, ekv, vdim);
   }
-  Eigen::RowVectorXd bq = Eigen::RowVectorXd::Zero(e), bk = bq, bv = bq, bo = bq;
+  Eigen::RowVectorXd bq = Eigen::RowVectorXd::Zero(e), bo = bq;
+  Eigen::RowVectorXd bk = Eigen::RowVectorXd::Zero(ekv), bv = bk;
   if (state_dict.count("in_proj_bias")) {
     const float* b = param("in_proj_bias").data.data();
-    for (int64_t i = 0; i < e; ++i) {
-      bq(i) = b[i];
+    for (int64_t i = 0; i < e; ++i) bq(i) = b[i];
+    for (int64_t i = 0; i < ekv; ++i) {
       bk(i) = b[e + i];
-      bv(i) = b[2 * e + i];
+      bv(i) = b[e + ekv + i];
     }
   }
   const Eigen::MatrixXd wo = LoadMatrix(param("out_proj.weight").data.data(), 0, e, e);
@@ -206,11 +210,11 @@ inline RefResult ReferenceMha(const attnlab::MhaConfig& config,
 
   for (int64_t b = 0; b < n; ++b) {
     const Eigen::MatrixXd q = (load_input(query, b, l, e) * wq.transpose()).rowwise() + bq;
-    Eigen::MatrixXd k = Eigen::MatrixXd::Zero(s_total, e), v = Eigen::MatrixXd::Zero(s_total, e);
+    Eigen::MatrixXd k = Eigen::MatrixXd::Zero(s_total, ekv), v = Eigen::MatrixXd::Zero(s_total, ekv);
     k.topRows(s) = (load_input(key, b, s, kdim) * wk.transpose()).rowwise() + bk;
     v.topRows(s) = (load_input(value, b, s, vdim) * wv.transpose()).rowwise() + bv;
     if (config.add_bias_kv) {
-      for (int64_t c = 0; c < e; ++c) {
+      for (int64_t c = 0; c < ekv; ++c) {
         k(s, c) = param("bias_k").data[c];
         v(s, c) = param("bias_v").data[c];
       }
@@ -227,8 +231,9 @@ inline RefResult ReferenceMha(const attnlab::MhaConfig& config,
         }
       }
       Eigen::MatrixXd w;
-      concat.middleCols(head * hd, hd) = Attend(q.middleCols(head * hd, hd), k.middleCols(head * hd, hd),
-                                                v.middleCols(head * hd, hd), 1.0 / std::sqrt(double(hd)), bias, &w);
+      const int64_t kv_col = head / group * hd;
+      concat.middleCols(head * hd, hd) = Attend(q.middleCols(head * hd, hd), k.middleCols(kv_col, hd),
+                                                v.middleCols(kv_col, hd), 1.0 / std::sqrt(double(hd)), bias, &w);
       StoreMatrix(w, &per_head, (b * h + head) * l * s_total);
     }
     const Eigen::MatrixXd out = (concat * wo.transpose()).rowwise() + bo;

@@ -134,6 +134,33 @@ struct MhaConfig {
   int64_t kdim = -1;  // -1: embed_dim
   int64_t vdim = -1;  // -1: embed_dim
   bool batch_first = false;
+  // Grouped-query attention: key/value heads, a divisor of num_heads (-1: num_heads, PyTorch's module). Query head
+  // h reads key/value head h / (num_heads / num_kv_heads); k/v projections have num_kv_heads * head_dim outputs.
+  int64_t num_kv_heads = -1;
+};
+
+class MultiHeadAttention;
+
+// Keys and values of past tokens for decoding with MultiHeadAttention::Forward (MhaForwardOptions::kv_cache),
+// after projection, (batch_size, num_kv_heads, max_length, head_dim) each, allocated once by
+// MultiHeadAttention::CreateKVCache. Owns its memory; usable only with the module that created it.
+class KVCache {
+ public:
+  KVCache();
+  ~KVCache();
+  KVCache(KVCache&&) noexcept;
+  KVCache& operator=(KVCache&&) noexcept;
+
+  int64_t length() const;  // tokens cached so far
+  int64_t batch_size() const;
+  int64_t max_length() const;
+  void Reset();  // length 0 (keeps the memory)
+
+  struct State;  // (internal: cpp/src/multi_head_attention_impl.h)
+
+ private:
+  friend class MultiHeadAttention;
+  std::unique_ptr<State> state_;
 };
 
 struct MhaForwardOptions {
@@ -142,6 +169,14 @@ struct MhaForwardOptions {
   Mask attn_mask;  // (L, S) or (N * num_heads, L, S); bool true = masked out, float is added
   bool average_attn_weights = true;
   bool requires_grad = false;  // keep the intermediates (and a copy of the inputs) that Backward needs
+  // Decoding: project only the new tokens (key and value of S new tokens, query of L), append their keys and
+  // values to the cache and attend over everything cached, causal aligned lower-right: query i sees cached
+  // keys j <= i + length_after - L = length_before + i (key and value hold the same L new tokens as query). Then
+  // key_padding_mask is (N, length_after) ((length_after) unbatched) and attn_mask (L, length_after) or
+  // (N * num_heads, L, length_after), both combined with the causal mask; requires_grad is rejected. Weights are
+  // (N, L, length_after) or (N, H, L, length_after). A step that does not fit (length_after > max_length) throws
+  // and appends nothing.
+  KVCache* kv_cache = nullptr;
 };
 
 struct MhaGradients {
@@ -179,8 +214,15 @@ class MultiHeadAttention {
   // the last LoadStateDict.
   MhaGradients Backward(const TensorView& grad_output);
 
+  // An empty cache for Forward's kv_cache: batch_size items of up to max_length tokens. Its memory
+  // (2 * batch_size * num_kv_heads * max_length * head_dim floats) is allocated here, once.
+  KVCache CreateKVCache(int64_t batch_size, int64_t max_length) const;
+
+  struct Impl;  // (internal: cpp/src/multi_head_attention_impl.h)
+
  private:
-  struct Impl;
+  AttentionResult ForwardWithCache(const TensorView& query, const TensorView& key, const TensorView& value,
+                                   const MhaForwardOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

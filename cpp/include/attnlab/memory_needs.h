@@ -29,9 +29,13 @@ MemoryNeeds SdpaBackwardMemoryNeeds(const Shape& query, const Shape& key, const 
 // The parameters of a MultiHeadAttention with this configuration.
 MemoryNeeds MhaParameterMemoryNeeds(const MhaConfig& config);
 
-// MultiHeadAttention::Forward: projections, output, weights and, with requires_grad, what Backward keeps.
+// MultiHeadAttention::Forward: projections, output, weights and, with requires_grad, what Backward keeps. With
+// cache_length >= 0 (a step with a KV cache holding that many tokens) the weights cover cache_length + S keys.
 MemoryNeeds MhaForwardMemoryNeeds(const MhaConfig& config, const Shape& query, const Shape& key, const Shape& value,
-                                  bool need_weights, bool requires_grad);
+                                  bool need_weights, bool requires_grad, int64_t cache_length = -1);
+
+// MultiHeadAttention::CreateKVCache: keys and values (batch_size, num_kv_heads, max_length, head_dim) each.
+MemoryNeeds KVCacheMemoryNeeds(const MhaConfig& config, int64_t batch_size, int64_t max_length);
 
 // The parameters of a TinyTransformer with this configuration.
 MemoryNeeds TinyTransformerParameterMemoryNeeds(const TinyTransformerConfig& config);

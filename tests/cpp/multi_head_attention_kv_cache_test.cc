@@ -1,0 +1,282 @@
+// Decoding with a KV cache (MultiHeadAttention::CreateKVCache, MhaForwardOptions::kv_cache): token by token, and
+// after a multi-token prefill, every step equals the matching rows of ONE causal forward over the whole sequence
+// (which itself matches the float64 reference), on every Highway target, with and without grouped-query heads,
+// both layouts, batch > 1, unbatched; padding masks; and every misuse rejected without changing the cache.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attnlab/attention.h"
+#include "hwy_targets.h"
+#include "mha_cases.h"
+#include "reference.h"
+#include "test_util.h"
+
+namespace attnlab_test {
+namespace {
+
+using attnlab::KVCache;
+
+// Positions [t0, t0 + len) of x (an input in the configured layout with `total` positions of `dim` features), in
+// the same layout.
+std::vector<float> Slice(const MhaConfig& c, bool batched, int64_t n, const std::vector<float>& x, int64_t total,
+                         int64_t dim, int64_t t0, int64_t len) {
+  std::vector<float> out;
+  auto append = [&](int64_t row) { out.insert(out.end(), x.begin() + row * dim, x.begin() + (row + 1) * dim); };
+  if (batched && !c.batch_first) {  // (L, N, dim)
+    for (int64_t t = t0; t < t0 + len; ++t) {
+      for (int64_t b = 0; b < n; ++b) append(t * n + b);
+    }
+  } else {  // (N, L, dim) or (L, dim)
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t t = t0; t < t0 + len; ++t) append(b * total + t);
+    }
+  }
+  return out;
+}
+
+// Causal (L, L) bool mask in nn.MultiheadAttention's convention: true = masked out (j > i).
+OwnedMask CausalMask(int64_t l) {
+  OwnedMask m;
+  m.kind = attnlab::Mask::Kind::kBool;
+  m.shape = {l, l};
+  for (int64_t i = 0; i < l; ++i) {
+    for (int64_t j = 0; j < l; ++j) m.bools.push_back(j > i ? 1 : 0);
+  }
+  return m;
+}
+
+struct DecodeCase {
+  MhaConfig config;
+  bool batched = true;
+  int64_t n = 2, total = 9;
+  std::vector<int64_t> steps;  // tokens per step, summing to total
+  bool average = true;
+};
+
+// Weights of the full forward for query rows [t0, t0 + len) over keys [0, t0 + len): (N, [H,] len, t0 + len).
+std::vector<double> FullWeightRows(const std::vector<float>& w, int64_t planes, int64_t total, int64_t t0,
+                                   int64_t len) {
+  std::vector<double> out;
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t i = t0; i < t0 + len; ++i) {
+      for (int64_t j = 0; j < t0 + len; ++j) out.push_back(w[(p * total + i) * total + j]);
+    }
+  }
+  return out;
+}
+
+void CheckDecode(const DecodeCase& d) {
+  const MhaConfig& c = d.config;
+  const int64_t e = c.embed_dim, n = d.batched ? d.n : 1;
+  INFO(DescribeConfig(c) << " batched " << d.batched << " steps " << d.steps.size() << " average " << d.average);
+  Rng rng(static_cast<uint64_t>(e * 31 + c.num_kv_heads * 7 + d.steps.size() + (c.batch_first ? 1 : 0)));
+  const std::vector<float> x = RandomVector(rng, n * d.total * e);
+  const StateDict state = RandomStateDict(rng, c);
+  MultiHeadAttention mha(c);
+  mha.LoadStateDict(Views(state));
+  const TensorView whole{x.data(), InputShape(c, d.batched, n, d.total, e)};
+  const OwnedMask causal = CausalMask(d.total);
+  MhaForwardOptions full_options;
+  full_options.attn_mask = causal.View();
+  full_options.average_attn_weights = d.average;
+  const AttentionResult full = mha.Forward(whole, whole, whole, full_options);
+  const RefResult ref = ReferenceMha(c, state, whole, whole, whole, full_options);
+  CheckAllClose("full causal forward vs float64 reference", full.output.data, ref.output, {1e-5, 1e-4});
+
+  const int64_t planes = n * (d.average ? 1 : c.num_heads);
+  ForEachTarget([&](const std::string&) {
+    KVCache cache = mha.CreateKVCache(n, d.total);
+    int64_t t0 = 0;
+    for (int64_t len : d.steps) {
+      INFO("step at position " << t0 << " with " << len << " tokens");
+      const std::vector<float> xs = Slice(c, d.batched, n, x, d.total, e, t0, len);
+      const TensorView step{xs.data(), InputShape(c, d.batched, n, len, e)};
+      MhaForwardOptions options;
+      options.kv_cache = &cache;
+      options.average_attn_weights = d.average;
+      const AttentionResult r = mha.Forward(step, step, step, options);
+      CHECK(cache.length() == t0 + len);
+      const std::vector<float> expected = Slice(c, d.batched, n, full.output.data, d.total, e, t0, len);
+      CHECK(r.output.shape == step.shape);
+      CheckAllClose("output vs the full causal forward", r.output.data, ToDouble(expected), {2e-6, 1e-5});
+      Shape w_shape = d.average ? Shape{n, len, t0 + len} : Shape{n, c.num_heads, len, t0 + len};
+      if (!d.batched) w_shape.erase(w_shape.begin());
+      CHECK(r.weights.shape == w_shape);
+      CheckAllClose("weights", r.weights.data, FullWeightRows(full.weights.data, planes, d.total, t0, len),
+                    {2e-6, 1e-5});
+      t0 += len;
+    }
+    CHECK(cache.length() == d.total);
+    // reset(): the same sequence again gives the same first step, bit for bit (need_weights = false: online path).
+    cache.Reset();
+    CHECK(cache.length() == 0);
+    const std::vector<float> x0 = Slice(c, d.batched, n, x, d.total, e, 0, 1);
+    const TensorView first{x0.data(), InputShape(c, d.batched, n, 1, e)};
+    MhaForwardOptions options;
+    options.kv_cache = &cache;
+    options.need_weights = false;
+    const AttentionResult again = mha.Forward(first, first, first, options);
+    CheckAllClose("first step after reset", again.output.data,
+                  ToDouble(Slice(c, d.batched, n, full.output.data, d.total, e, 0, 1)), {2e-6, 1e-5});
+  });
+}
+
+TEST_CASE("mha kv cache: token-by-token decoding equals one causal forward at every step", "[mha][kv_cache]") {
+  for (int64_t kv_heads : {4LL, 2LL, 1LL}) {
+    for (bool batch_first : {true, false}) {
+      DecodeCase d;
+      d.config.embed_dim = 16;
+      d.config.num_heads = 4;
+      d.config.num_kv_heads = kv_heads;
+      d.config.batch_first = batch_first;
+      d.steps = std::vector<int64_t>(9, 1);
+      d.average = kv_heads != 2;
+      CheckDecode(d);
+    }
+  }
+}
+
+TEST_CASE("mha kv cache: multi-token prefill, then single tokens; kdim/vdim; unbatched", "[mha][kv_cache]") {
+  DecodeCase d;
+  d.config.embed_dim = 12;
+  d.config.num_heads = 6;
+  d.config.num_kv_heads = 2;
+  d.config.batch_first = false;
+  d.n = 3;
+  d.total = 40;  // past a query block and the 4-key GEMM groups
+  d.steps = {20, 1, 1, 3, 1, 14};
+  CheckDecode(d);
+  d.config.bias = false;
+  d.config.batch_first = true;
+  d.average = false;
+  d.steps = {5, 1, 1, 33};
+  CheckDecode(d);
+  d.batched = false;
+  d.config.num_kv_heads = -1;
+  d.total = 6;
+  d.steps = {3, 1, 2};
+  CheckDecode(d);
+}
+
+TEST_CASE("mha kv cache: key_padding_mask over the cached positions", "[mha][kv_cache]") {
+  MhaConfig c;
+  c.embed_dim = 8;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.batch_first = true;
+  Rng rng(5);
+  const int64_t n = 2, total = 6;
+  const std::vector<float> x = RandomVector(rng, n * total * 8);
+  MultiHeadAttention mha(c, 1);
+  // Item 1 is left-padded by two positions.
+  OwnedMask pad;
+  pad.kind = attnlab::Mask::Kind::kBool;
+  pad.shape = {n, total};
+  pad.bools = {0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0};
+  const OwnedMask causal = CausalMask(total);
+  MhaForwardOptions full_options;
+  full_options.attn_mask = causal.View();
+  full_options.key_padding_mask = pad.View();
+  const TensorView whole{x.data(), {n, total, 8}};
+  const AttentionResult full = mha.Forward(whole, whole, whole, full_options);
+  KVCache cache = mha.CreateKVCache(n, total);
+  for (int64_t t = 0; t < total; ++t) {
+    INFO("position " << t);
+    const std::vector<float> xs = Slice(c, true, n, x, total, 8, t, 1);
+    OwnedMask step_pad;
+    step_pad.kind = attnlab::Mask::Kind::kBool;
+    step_pad.shape = {n, t + 1};
+    for (int64_t b = 0; b < n; ++b) {
+      step_pad.bools.insert(step_pad.bools.end(), pad.bools.begin() + b * total, pad.bools.begin() + b * total + t + 1);
+    }
+    MhaForwardOptions options;
+    options.kv_cache = &cache;
+    options.key_padding_mask = step_pad.View();
+    const TensorView step{xs.data(), {n, 1, 8}};
+    const AttentionResult r = mha.Forward(step, step, step, options);
+    // Fully padded rows (item 1 at t < 2) give out_proj.bias = 0 here, as in the full forward.
+    CheckAllClose("output", r.output.data, ToDouble(Slice(c, true, n, full.output.data, total, 8, t, 1)), {2e-6, 1e-5});
+  }
+}
+
+// Runs fn, expects std::invalid_argument (or std::logic_error when `logic`) whose message starts with `name`.
+template <class Fn>
+void ExpectRejected(Fn&& fn, const std::string& name, const std::string& detail = "", bool logic = false) {
+  INFO("expected an error naming " << name);
+  try {
+    fn();
+    FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    CHECK_FALSE(logic);
+    CHECK(std::string(e.what()).find(name) == 0);
+    CHECK(std::string(e.what()).find(detail) != std::string::npos);
+  } catch (const std::logic_error& e) {
+    CHECK(logic);
+    CHECK(std::string(e.what()).find(name) == 0);
+    CHECK(std::string(e.what()).find(detail) != std::string::npos);
+  }
+}
+
+TEST_CASE("mha kv cache: misuse is rejected by name and leaves the cache as it was", "[mha][kv_cache][validation]") {
+  MhaConfig c;
+  c.embed_dim = 8;
+  c.num_heads = 2;
+  c.num_kv_heads = 1;
+  c.batch_first = true;
+  MultiHeadAttention mha(c, 2), other(c, 2);
+  Rng rng(8);
+  const std::vector<float> x = RandomVector(rng, 2 * 4 * 8);
+  const TensorView one{x.data(), {2, 1, 8}}, three{x.data(), {2, 3, 8}}, single{x.data(), {1, 1, 8}};
+  KVCache cache = mha.CreateKVCache(2, 4);
+  MhaForwardOptions options;
+  options.kv_cache = &cache;
+  mha.Forward(three, three, three, options);
+  REQUIRE(cache.length() == 3);
+  // A step past max_length: nothing appended, and the cache keeps working.
+  ExpectRejected([&] { mha.Forward(three, three, three, options); }, "kv_cache", "max_length = 4");
+  CHECK(cache.length() == 3);
+  ExpectRejected([&] { mha.Forward(single, single, single, options); }, "kv_cache", "batch_size = 1");
+  ExpectRejected([&] { mha.Forward(one, three, three, options); }, "key", "as many as query's L = 1");
+  ExpectRejected([&] { other.Forward(one, one, one, options); }, "kv_cache", "another module");
+  MhaForwardOptions grad = options;
+  grad.requires_grad = true;
+  ExpectRejected([&] { mha.Forward(one, one, one, grad); }, "requires_grad");
+  OwnedMask wrong_pad;
+  wrong_pad.kind = attnlab::Mask::Kind::kBool;
+  wrong_pad.shape = {2, 1};  // must cover the 4 cached positions after this step
+  wrong_pad.bools = {0, 0};
+  MhaForwardOptions padded = options;
+  padded.key_padding_mask = wrong_pad.View();
+  ExpectRejected([&] { mha.Forward(one, one, one, padded); }, "key_padding_mask", "[2, 4]");
+  CHECK(cache.length() == 3);
+  mha.Forward(one, one, one, options);
+  CHECK(cache.length() == 4);
+  ExpectRejected([&] { mha.Forward(one, one, one, options); }, "kv_cache", "max_length = 4");
+  // New parameters make the cached keys stale: reset first.
+  mha.LoadStateDict(Views(mha.StateDict()));
+  cache.Reset();
+  mha.Forward(one, one, one, options);
+  mha.LoadStateDict(Views(mha.StateDict()));
+  ExpectRejected([&] { mha.Forward(one, one, one, options); }, "kv_cache", "load_state_dict", /*logic=*/true);
+  // Construction.
+  ExpectRejected([&] { mha.CreateKVCache(0, 4); }, "batch_size");
+  ExpectRejected([&] { mha.CreateKVCache(2, 0); }, "max_length");
+  ExpectRejected([&] { mha.CreateKVCache(2, int64_t{1} << 61); }, "max_length");
+  MhaConfig with_bias_kv = c;
+  with_bias_kv.add_bias_kv = true;
+  ExpectRejected([&] { MultiHeadAttention(with_bias_kv).CreateKVCache(1, 4); }, "add_bias_kv");
+  MhaConfig with_zero_attn = c;
+  with_zero_attn.add_zero_attn = true;
+  ExpectRejected([&] { MultiHeadAttention(with_zero_attn).CreateKVCache(1, 4); }, "add_zero_attn");
+  KVCache moved_from = std::move(cache);
+  options.kv_cache = &cache;
+  ExpectRejected([&] { mha.Forward(one, one, one, options); }, "kv_cache", "moved-from");
+  CHECK(moved_from.max_length() == 4);
+}
+
+}  // namespace
+}  // namespace attnlab_test

@@ -169,7 +169,40 @@ class MhaBinding : public ModelBinding<MultiHeadAttention> {
       return out;
     });
   }
+
+  // Decoding with a KV cache (a _KVCache made from this module).
+  val ForwardCached(const MhaForwardArgs& a, KVCache& cache) {
+    return Guard([&] {
+      MhaForwardOptions options = OptionsOf(a);
+      options.kv_cache = &cache;
+      return ResultToJs(model_.Forward(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), options), a.need_weights);
+    });
+  }
+
+  val ForwardCachedMemory(const MhaForwardArgs& a, const KVCache& cache) const {
+    return Guard([&] {
+      return MemoryNeedsToJs(MhaForwardMemoryNeeds(model_.config(), ToShape(a.query.shape), ToShape(a.key.shape),
+                                                   ToShape(a.value.shape), a.need_weights, false, cache.length()));
+    });
+  }
+
+  val KVCacheMemory(double batch_size, double max_length) const {
+    return Guard([&] {
+      return MemoryNeedsToJs(
+          KVCacheMemoryNeeds(model_.config(), static_cast<int64_t>(batch_size), static_cast<int64_t>(max_length)));
+    });
+  }
+
+  // Factory of _KVCache: CreateKVCache validates before it allocates, so a throw leaks nothing.
+  static KVCache* MakeCache(const MhaBinding& mha, double batch_size, double max_length) {
+    return Guard([&] {
+      return new KVCache(mha.model_.CreateKVCache(static_cast<int64_t>(batch_size), static_cast<int64_t>(max_length)));
+    });
+  }
 };
+
+double CacheLength(const KVCache& cache) { return static_cast<double>(cache.length()); }
+void CacheReset(KVCache& cache) { cache.Reset(); }
 
 class TinyTransformerBinding : public ModelBinding<TinyTransformer> {
  public:
@@ -248,7 +281,8 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .field("kdim", &MhaArgs::kdim)
       .field("vdim", &MhaArgs::vdim)
       .field("batchFirst", &MhaArgs::batch_first)
-      .field("seed", &MhaArgs::seed);
+      .field("seed", &MhaArgs::seed)
+      .field("numKVHeads", &MhaArgs::num_kv_heads);
   value_object<MhaForwardArgs>("_MhaForwardArgs")
       .field("query", &MhaForwardArgs::query)
       .field("key", &MhaForwardArgs::key)
@@ -280,7 +314,14 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .constructor(&MhaBinding::Make, emscripten::allow_raw_pointers())
       .function("forward", &MhaBinding::Forward)
       .function("forwardMemory", &MhaBinding::ForwardMemory)
-      .function("backward", &MhaBinding::Backward);
+      .function("backward", &MhaBinding::Backward)
+      .function("forwardCached", &MhaBinding::ForwardCached)
+      .function("forwardCachedMemory", &MhaBinding::ForwardCachedMemory)
+      .function("kvCacheMemory", &MhaBinding::KVCacheMemory);
+  emscripten::class_<KVCache>("_KVCache")
+      .constructor(&MhaBinding::MakeCache, emscripten::allow_raw_pointers())
+      .function("length", &CacheLength)
+      .function("reset", &CacheReset);
   BindModel<TinyTransformerBinding, ModelBinding<TinyTransformer>>("_TinyTransformer")
       .constructor(&TinyTransformerBinding::Make, emscripten::allow_raw_pointers())
       .function("forward", &TinyTransformerBinding::Forward)

@@ -53,6 +53,8 @@ export interface MhaArgs {
   vdim: number;
   batchFirst: boolean;
   seed: number;
+  /** -1: numHeads. */
+  numKVHeads: number;
 }
 
 export interface MhaForwardArgs {
@@ -99,6 +101,17 @@ export interface RawMultiHeadAttention extends RawModel {
   forward(args: MhaForwardArgs): RawResult;
   forwardMemory(args: MhaForwardArgs): RawMemoryNeeds;
   backward(gradOutput: TensorArg): RawGradients & { gradParams: RawTensorList };
+  /** A decoding step: appends the new tokens' keys/values to `cache` (made from this module) and attends over it. */
+  forwardCached(args: MhaForwardArgs, cache: RawKVCache): RawResult;
+  forwardCachedMemory(args: MhaForwardArgs, cache: RawKVCache): RawMemoryNeeds;
+  kvCacheMemory(batchSize: number, maxLength: number): RawMemoryNeeds;
+}
+
+/** attnlab::KVCache: keys and values of past tokens, allocated once. */
+export interface RawKVCache {
+  length(): number;
+  reset(): void;
+  delete(): void;
 }
 
 export interface RawTinyTransformer extends RawModel {
@@ -135,5 +148,6 @@ export interface RawModule {
   _multiHeadAttentionMemory(args: MhaArgs): RawMemoryNeeds;
   _tinyTransformerMemory(args: TinyTransformerArgs): RawMemoryNeeds;
   _MultiHeadAttention: new (args: MhaArgs) => RawMultiHeadAttention;
+  _KVCache: new (mha: RawMultiHeadAttention, batchSize: number, maxLength: number) => RawKVCache;
   _TinyTransformer: new (args: TinyTransformerArgs) => RawTinyTransformer;
 }

@@ -52,6 +52,7 @@ struct MhaArgs {
   int kdim = 0, vdim = 0;
   bool batch_first = false;
   double seed = 0;
+  int num_kv_heads = -1;
 };
 
 struct MhaForwardArgs {
@@ -118,7 +119,8 @@ inline MhaForwardOptions OptionsOf(const MhaForwardArgs& a) {
 }
 
 inline MhaConfig ConfigOf(const MhaArgs& a) {
-  return MhaConfig{a.embed_dim, a.num_heads, a.bias, a.add_bias_kv, a.add_zero_attn, a.kdim, a.vdim, a.batch_first};
+  return MhaConfig{a.embed_dim, a.num_heads, a.bias,        a.add_bias_kv, a.add_zero_attn,
+                   a.kdim,      a.vdim,      a.batch_first, a.num_kv_heads};
 }
 
 inline TinyTransformerConfig ConfigOf(const TinyTransformerArgs& a) {

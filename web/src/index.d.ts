@@ -167,6 +167,12 @@ export interface MultiHeadAttentionOptions {
   embedDim: number;
   /** H: number of heads, a positive integer; each head has `embedDim / numHeads` features. */
   numHeads: number;
+  /**
+   * Grouped-query attention: key/value heads, a positive divisor of `numHeads` (default `numHeads`, PyTorch's
+   * module). Query head h reads key/value head `h / (numHeads / numKVHeads)`; `k_proj_weight`/`v_proj_weight` are
+   * `(numKVHeads·headDim, kdim/vdim)` (see {@link StateDict}).
+   */
+  numKVHeads?: number;
   /** Whether the input and output projections have biases (`in_proj_bias`, `out_proj.bias`). Default true. */
   bias?: boolean;
   /** Whether learned `bias_k`, `bias_v` `(1, 1, E)` are appended to key and value as one extra position. Default false. */
@@ -206,13 +212,52 @@ export interface MultiHeadAttentionForwardOptions {
    * earlier state alone.
    */
   requiresGrad?: boolean;
+  /**
+   * Decoding: a cache of this module ({@link MultiHeadAttention.createKVCache}). Only the new tokens are given
+   * (key and value: the same L tokens as query); their keys and values are appended to the cache and every query
+   * attends over all cached positions, causal aligned lower-right (query i sees cached positions
+   * j ≤ lengthBefore + i). `keyPaddingMask` then covers the cached positions `(N, lengthAfter)`, `attnMask` is
+   * `(L, lengthAfter)` or `(N * numHeads, L, lengthAfter)` (both combined with the causal mask), weights are
+   * `(N, L, lengthAfter)` / `(N, H, L, lengthAfter)`. `requiresGrad` is rejected (RangeError). A step past
+   * `maxLength` is a RangeError naming it, and appends nothing.
+   */
+  kvCache?: KVCache | null;
+}
+
+/**
+ * Keys and values of past tokens (after projection) for decoding with {@link MultiHeadAttention.forward}'s
+ * `kvCache`, `(batchSize, numKVHeads, maxLength, headDim)` each, allocated once by
+ * {@link MultiHeadAttention.createKVCache}. Usable only with that module; disposing the module disposes it.
+ */
+export interface KVCache {
+  /** Tokens cached so far. @throws Error after dispose. */
+  readonly length: number;
+  readonly batchSize: number;
+  readonly maxLength: number;
+  /** Forgets every cached token (length 0), keeping the memory. Needed after a loadStateDict of its module. */
+  reset(): void;
+  /** Frees the cache's wasm memory. Calling it again does nothing; any other use then throws an Error. */
+  dispose(): void;
+  /** Same as {@link KVCache.dispose}, for `using` declarations. */
+  [Symbol.dispose](): void;
+}
+
+/** Options of {@link MultiHeadAttention.createKVCache}. */
+export interface KVCacheOptions {
+  /** N: items per step (query's batch size; 1 for unbatched inputs). */
+  batchSize: number;
+  /** The most tokens the cache holds. */
+  maxLength: number;
 }
 
 /**
  * A PyTorch-style state dict: parameter name → values. The names are PyTorch's `state_dict()` keys:
  * `in_proj_weight` `(3E, E)` (or `q_proj_weight` `(E, E)`, `k_proj_weight` `(E, kdim)`, `v_proj_weight` `(E, vdim)`
  * when kdim or vdim differ from E), `in_proj_bias` `(3E)`, `out_proj.weight` `(E, E)`, `out_proj.bias` `(E)`
- * (with `bias`), `bias_k`, `bias_v` `(1, 1, E)` (with `addBiasKV`).
+ * (with `bias`), `bias_k`, `bias_v` `(1, 1, E)` (with `addBiasKV`). With `numKVHeads` < `numHeads` the same names
+ * with Ekv = numKVHeads·headDim key/value features: always `q_proj_weight` `(E, E)`, `k_proj_weight`
+ * `(Ekv, kdim)`, `v_proj_weight` `(Ekv, vdim)`, then `in_proj_bias` `(E + 2·Ekv)` = [q; k; v] biases, `bias_k`,
+ * `bias_v` `(1, 1, Ekv)`.
  */
 export type StateDict = Record<string, Float32Array | TensorInput>;
 
@@ -263,7 +308,14 @@ export interface MultiHeadAttention {
    * @throws TypeError when gradOutput is not a {@link Tensor}; RangeError when its shape differs from the output's.
    */
   backward(gradOutput: TensorInput): MultiHeadAttentionGradients;
-  /** Frees this module's wasm memory. Calling it again does nothing; any other method then throws an Error. */
+  /**
+   * An empty KV cache for decoding with {@link MultiHeadAttention.forward}'s `kvCache` (all its memory is
+   * allocated here). Not for modules with `addBiasKV` or `addZeroAttn` (RangeError).
+   * @throws TypeError / RangeError for missing or non-positive `batchSize`, `maxLength`, or a cache too large for
+   *   wasm memory; Error after {@link MultiHeadAttention.dispose}.
+   */
+  createKVCache(options: KVCacheOptions): KVCache;
+  /** Frees this module's wasm memory and disposes its KV caches. Calling it again does nothing; any other method then throws an Error. */
   dispose(): void;
   /** Same as {@link MultiHeadAttention.dispose}, for `using` declarations. */
   [Symbol.dispose](): void;

@@ -9,7 +9,7 @@ import { describe, readParameter } from './validate.mjs';
 /** @typedef {import('../../cpp/bindings/embind').RawModel} RawModel */
 
 /** `Symbol.dispose` where the runtime has it, else the well-known fallback that TypeScript's `using` uses too. */
-const kDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : Symbol.for('Symbol.dispose');
+export const kDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : Symbol.for('Symbol.dispose');
 
 /** Subclasses reach the core and the (checked) handle through these keys; users do not see them as methods. */
 export const kCore = Symbol('attnlab.core');

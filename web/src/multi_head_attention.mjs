@@ -1,8 +1,9 @@
 // @ts-check
-// MultiHeadAttention (torch.nn.MultiheadAttention, eval mode): the JS side of cpp/bindings/embind.cc's
-// _MultiHeadAttention.
+// MultiHeadAttention (torch.nn.MultiheadAttention, eval mode, with optional grouped-query heads): the JS side of
+// cpp/bindings/embind.cc's _MultiHeadAttention; its KV caches are kv_cache.mjs's.
 
 import { kToken, toGradients, toResult, toTensorRecord } from './core.mjs';
+import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
 import { Model, createModel, kCore, kParameterNames, kUsable } from './model.mjs';
 import { describe, readBool, readDim, readMask, readOptions, readSafeInteger, readTensor } from './validate.mjs';
 
@@ -10,11 +11,25 @@ import { describe, readBool, readDim, readMask, readOptions, readSafeInteger, re
 /** @typedef {import('../../cpp/bindings/embind').RawMultiHeadAttention} RawMultiHeadAttention */
 
 const kDefaultSeed = 0; // the initialisation is reproducible
-const kMhaOptions = ['embedDim', 'numHeads', 'bias', 'addBiasKV', 'addZeroAttn', 'kdim', 'vdim', 'batchFirst', 'seed'];
-const kForwardOptions = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'requiresGrad'];
+const kMhaOptions = [
+  'embedDim',
+  'numHeads',
+  'numKVHeads',
+  'bias',
+  'addBiasKV',
+  'addZeroAttn',
+  'kdim',
+  'vdim',
+  'batchFirst',
+  'seed',
+];
+const kForwardOptions = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'requiresGrad', 'kvCache'];
 
 /** @extends {Model<RawMultiHeadAttention>} */
 class MultiHeadAttention extends Model {
+  /** The caches made by createKVCache and not yet disposed: dispose() disposes them too. */
+  #caches = new Set();
+
   /**
    * @param {symbol} token
    * @param {Core} core
@@ -39,6 +54,7 @@ class MultiHeadAttention extends Model {
     const k = readTensor(ctx, key, 'key');
     const v = readTensor(ctx, value, 'value');
     const o = readOptions(ctx, options, 'options', kForwardOptions);
+    const cache = this.#readCache(ctx, o.kvCache);
     const keyPaddingMask = readMask(ctx, o.keyPaddingMask, 'keyPaddingMask');
     const attnMask = readMask(ctx, o.attnMask, 'attnMask');
     /** @type {import('../../cpp/bindings/embind').MhaForwardArgs} */
@@ -53,12 +69,64 @@ class MultiHeadAttention extends Model {
       requiresGrad: readBool(ctx, o.requiresGrad, 'requiresGrad', false),
     };
     const inputs = [q, k, v, keyPaddingMask, attnMask];
-    core.checkFits(ctx, 'query, key, value', inputs, () => this[kUsable](ctx).forwardMemory(args));
+    // (The cache's handle is looked up again inside each call: a getter of an argument may dispose it meanwhile.)
+    const handle = () => this[kUsable](ctx);
+    core.checkFits(ctx, 'query, key, value', inputs, () =>
+      cache ? handle().forwardCachedMemory(args, cache[kCacheHandle](ctx)) : handle().forwardMemory(args),
+    );
     const raw = core.withHeap(ctx, 'query, key, value and masks', inputs, (p) => {
       [args.query.ptr, args.key.ptr, args.value.ptr, args.keyPaddingMask.ptr, args.attnMask.ptr] = p;
-      return this[kUsable](ctx).forward(args);
+      return cache ? handle().forwardCached(args, cache[kCacheHandle](ctx)) : handle().forward(args);
     });
     return toResult(raw, args.needWeights);
+  }
+
+  /**
+   * options.kvCache: undefined, or a KVCache of this module that has not been disposed.
+   * @param {string} ctx
+   * @param {unknown} value
+   * @returns {KVCache | null}
+   */
+  #readCache(ctx, value) {
+    if (value === undefined || value === null) return null;
+    if (!(value instanceof KVCache)) {
+      throw new TypeError(`${ctx}: kvCache must be a KVCache made by mha.createKVCache(), got ${describe(value)}`);
+    }
+    value[kCacheHandle](ctx);
+    if (value[kCacheOwner] !== this) {
+      throw new RangeError(
+        `${ctx}: kvCache: expected a cache made by this module's createKVCache(), got a cache of another module`,
+      );
+    }
+    return value;
+  }
+
+  /**
+   * An empty KV cache for forward's kvCache option: batchSize items of up to maxLength tokens, allocated now.
+   * @param {unknown} options { batchSize, maxLength }
+   */
+  createKVCache(options) {
+    const ctx = 'mha.createKVCache';
+    const core = this[kCore];
+    this[kUsable](ctx);
+    const { batchSize, maxLength } = readCacheOptions(ctx, options);
+    core.checkFits(ctx, 'batchSize, maxLength', [], () => this[kUsable](ctx).kvCacheMemory(batchSize, maxLength));
+    const raw = core.call(ctx, () => new core.Module._KVCache(this[kUsable](ctx), batchSize, maxLength));
+    let cache;
+    try {
+      cache = new KVCache(kToken, core, raw, this, { batchSize, maxLength }, () => this.#caches.delete(cache));
+    } catch (e) {
+      raw.delete();
+      throw e;
+    }
+    this.#caches.add(cache);
+    return cache;
+  }
+
+  /** Frees this module and every KV cache it made (they cannot be used without it). Idempotent. */
+  dispose() {
+    for (const cache of [...this.#caches]) cache.dispose();
+    super.dispose();
   }
 
   /**
@@ -99,6 +167,7 @@ export function createMultiHeadAttention(core, options) {
   const args = {
     embedDim,
     numHeads: readDim(ctx, o.numHeads, 'numHeads'),
+    numKVHeads: readDim(ctx, o.numKVHeads, 'numKVHeads', { defaultValue: -1 }),
     bias: readBool(ctx, o.bias, 'bias', true),
     addBiasKV: readBool(ctx, o.addBiasKV, 'addBiasKV', false),
     addZeroAttn: readBool(ctx, o.addZeroAttn, 'addZeroAttn', false),

@@ -341,6 +341,11 @@ const kCppToJsNames = {
   requires_grad: 'requiresGrad',
   grad_params: 'gradParams',
   vocab_size: 'vocabSize',
+  num_kv_heads: 'numKVHeads',
+  kv_cache: 'kvCache',
+  create_kv_cache: 'mha.createKVCache',
+  max_length: 'maxLength',
+  batch_size: 'batchSize',
 };
 const kCppNamePattern = new RegExp(`\\b(?:${Object.keys(kCppToJsNames).join('|')})\\b`, 'g');
 

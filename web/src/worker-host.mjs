@@ -4,7 +4,8 @@
 //   → { id, op: 'init', args: [options] }                       ← { id, ok: true, value: { variant, version, threads } }
 //   → { id, op: 'call', target: 0 | objectId, method, args }    ← { id, ok: true, value } (ArrayBuffers transferred)
 //   ← { id, ok: false, error: { name, message } }               the same error the synchronous API throws
-// Created objects (createMultiHeadAttention, createTinyTransformer) stay here; the caller gets { objectId }.
+// Created objects (createMultiHeadAttention, createTinyTransformer, mha.createKVCache) stay here; the caller gets
+// { objectId }, and names a KV cache in forward's options as kvCache: { attnlabObjectId }.
 
 import { init } from './index.mjs';
 
@@ -24,6 +25,16 @@ function buffersOf(value, out = new Set()) {
   return out;
 }
 
+/** forward's arguments with `kvCache: { attnlabObjectId }` replaced by that cache (disposed: its Error). */
+function withCaches(args) {
+  const o = args[3];
+  const id = o?.kvCache?.attnlabObjectId;
+  if (typeof id !== 'number') return args;
+  const cache = objects.get(id);
+  if (!cache) throw new Error('mha.forward: this KVCache has been disposed; create a new one with mha.createKVCache()');
+  return [...args.slice(0, 3), { ...o, kvCache: cache }];
+}
+
 /** @param {{ op: string, target?: number, method?: string, args: any[] }} msg */
 async function run(msg) {
   if (msg.op === 'init') {
@@ -34,9 +45,10 @@ async function run(msg) {
   const target = msg.target ? objects.get(msg.target) : attn;
   if (!target) throw new Error(`${msg.method}: this object has been disposed`);
   const method = /** @type {string} */ (msg.method);
-  const result = target[method](...msg.args);
+  const args = method === 'forward' ? withCaches(msg.args) : msg.args;
+  const result = method === 'length' ? target.length : target[method](...args); // (KVCache's getter)
   if (msg.target && method === 'dispose') objects.delete(msg.target);
-  if (method === 'createMultiHeadAttention' || method === 'createTinyTransformer') {
+  if (method === 'createMultiHeadAttention' || method === 'createTinyTransformer' || method === 'createKVCache') {
     const objectId = nextObjectId++;
     objects.set(objectId, result);
     return { objectId };

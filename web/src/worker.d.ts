@@ -4,6 +4,7 @@ import type {
   AttentionGradients,
   AttentionResult,
   InitOptions,
+  KVCacheOptions,
   LossAndGrad,
   MultiHeadAttentionForwardOptions,
   MultiHeadAttentionGradients,
@@ -32,6 +33,13 @@ export interface CallOptions {
   transfer?: boolean;
 }
 
+/** {@link KVCache} of the main API, living in the worker (its length is a method here). */
+export interface WorkerKVCache {
+  length(call?: CallOptions): Promise<number>;
+  reset(call?: CallOptions): Promise<void>;
+  dispose(call?: CallOptions): Promise<void>;
+}
+
 /** {@link MultiHeadAttention} of the main API, living in the worker. */
 export interface WorkerMultiHeadAttention {
   loadStateDict(stateDict: StateDict, call?: CallOptions): Promise<void>;
@@ -40,9 +48,11 @@ export interface WorkerMultiHeadAttention {
     query: TensorInput,
     key: TensorInput,
     value: TensorInput,
-    options?: MultiHeadAttentionForwardOptions & CallOptions,
+    options?: Omit<MultiHeadAttentionForwardOptions, 'kvCache'> & { kvCache?: WorkerKVCache | null } & CallOptions,
   ): Promise<AttentionResult>;
   backward(gradOutput: TensorInput, call?: CallOptions): Promise<MultiHeadAttentionGradients>;
+  /** A KV cache in the worker, for forward's `kvCache`. */
+  createKVCache(options: KVCacheOptions, call?: CallOptions): Promise<WorkerKVCache>;
   /** Frees the object's wasm memory in the worker. */
   dispose(call?: CallOptions): Promise<void>;
 }

@@ -66,7 +66,22 @@ const kOptionsAt = {
   lossAndGrad: 2,
   trainStep: 2,
   dispose: 0,
+  createKVCache: 1,
+  length: 0,
+  reset: 0,
 };
+
+/** Remote KV caches → their object ids, so that forward's `kvCache` option can name one in the worker. */
+const remoteIds = new WeakMap();
+
+/** forward's options with a remote `kvCache` replaced by `{ attnlabObjectId }` (worker-host.mjs resolves it). */
+function withCacheIds(args) {
+  const o = args[3];
+  if (o === null || typeof o !== 'object' || !remoteIds.has(o.kvCache)) return args;
+  const out = args.slice();
+  out[3] = { ...o, kvCache: { attnlabObjectId: remoteIds.get(o.kvCache) } };
+  return out;
+}
 
 /**
  * One call: its message, what to transfer, how to settle it, and its abort signal.
@@ -179,8 +194,18 @@ class WorkerClient {
 function remote(client, target, method, optionsAt, wrap = (v) => v) {
   return (...given) => {
     const { args, call } = splitCallOptions(given, optionsAt);
-    return client.send({ op: 'call', target, method, args }, call).then(wrap);
+    const sent = method === 'forward' ? withCacheIds(args) : args;
+    return client.send({ op: 'call', target, method, args: sent }, call).then(wrap);
   };
+}
+
+/** The Promise version of a KV cache living in the worker: length() (a Promise), reset(), dispose(). */
+function remoteCache(client, objectId) {
+  const m = (/** @type {string} */ name) => remote(client, objectId, name, kOptionsAt[name]);
+  const cache = { length: m('length'), reset: m('reset'), dispose: m('dispose') };
+  if (typeof Symbol.asyncDispose === 'symbol') cache[Symbol.asyncDispose] = cache.dispose;
+  remoteIds.set(cache, objectId);
+  return cache;
 }
 
 /** The Promise version of a created object: every method of the synchronous one. */
@@ -192,8 +217,12 @@ function remoteObject(client, kind, objectId) {
     forward: m('forward', kOptionsAt.forward[kind]),
     dispose: m('dispose', kOptionsAt.dispose),
   };
-  if (kind === 'mha') object.backward = m('backward', kOptionsAt.backward);
-  else
+  if (kind === 'mha') {
+    object.backward = m('backward', kOptionsAt.backward);
+    object.createKVCache = remote(client, objectId, 'createKVCache', kOptionsAt.createKVCache, (v) =>
+      remoteCache(client, v.objectId),
+    );
+  } else
     Object.assign(object, {
       lossAndGrad: m('lossAndGrad', kOptionsAt.lossAndGrad),
       trainStep: m('trainStep', kOptionsAt.trainStep),

@@ -3,7 +3,7 @@
 // attnlab_fuzz_target (CMakeLists.txt) that the libFuzzer driver (tests/fuzz/attention_fuzzer.cc) and the Catch2
 // replay of the corpus and regressions (tests/cpp/fuzz_regressions_test.cc) both link, so that both run exactly the
 // same decode + check code: input.h (decoding), oracle.h (float64 reference), session.h with sdpa_session.cc,
-// sdpa_backward_session.cc, mha_session.cc and mha_check.cc (the calls and their checks).
+// sdpa_backward_session.cc, mha_session.cc, mha_check.cc and mha_cache_session.cc (the calls and their checks).
 //
 // Invariants (any violation is a finding; RunOne returns its description, "" when none):
 //   * a call either throws std::invalid_argument whose message reads "<argument>: expected ..., got ..." or
@@ -20,6 +20,9 @@
 //   * repeated calls are bit-identical; a failed LoadStateDict changes nothing; StateDict returns what was loaded;
 //   * ScaledDotProductAttentionBackward (after most valid SDPA calls): the same model, shapes and determinism, and
 //     on batch items whose inputs are all finite, finite gradients that agree with a float64 reference.
+//   * MultiHeadAttention with num_kv_heads (head h reads K/V head h / (H / Hkv)) and KV-cache decoding
+//     (mha_cache_session.cc): each step equals the rows of one causal Forward over every token so far; a step past
+//     max_length is rejected and appends nothing.
 //
 // Strict NaN policy (the default; ATTNLAB_FUZZ_STRICT=0 or Options::strict_nan = false turn it off): also the policy of
 // docs/robustness.md, "NaN and Inf": a NaN in query row i, in mask element (i, j) of a visible key, or in a visible,

@@ -99,8 +99,10 @@ def sdpa(batch, lq, lk, dk, dv, *, causal=False, scale=None, need_weights=True, 
 
 
 def mha_header(heads, head_dim, *, bias=True, add_bias_kv=False, add_zero_attn=False, batch_first=False, kdim=None,
-               vdim=None, seed=0, ops=1, target=0):
-    out = [target, 1, (heads - 1) + 4 * (head_dim - 1)]
+               vdim=None, seed=0, ops=1, target=0, kv_heads=None):
+    """kv_heads: the num_kv_heads byte (< 224: index into [-1] + the divisors of heads; 224 + i: a wrong count),
+    which makes the input an ext one (kind byte 7: also decoding sessions through a KV cache, op 2)."""
+    out = [target, 1 if kv_heads is None else 7, (heads - 1) + 4 * (head_dim - 1)]
     flags = (0 if bias else 1) | (2 if add_bias_kv else 0) | (4 if add_zero_attn else 0) | (8 if batch_first else 0)
     flags |= (16 if kdim else 0) | (32 if vdim else 0)
     out.append(flags)
@@ -108,7 +110,23 @@ def mha_header(heads, head_dim, *, bias=True, add_bias_kv=False, add_zero_attn=F
         out.append(kdim - 1)
     if vdim:
         out.append(vdim - 1)
+    if kv_heads is not None:
+        out.append(kv_heads)
     out += [seed, ops - 1]
+    return out
+
+
+def mha_cache(e, *, items, max_length, lens, need_weights=True, average=True, wrong_batch=False, kdim=None,
+              vdim=None, seed=4):
+    """A decoding session (mha_cache_session.cc): items 1 or 2, steps of lens[s] (0-2) new tokens."""
+    rng = random.Random(seed)
+    assert items in (1, 2) and 1 <= len(lens) <= 4
+    cb = ((items - 1) << 1) | ((len(lens) - 1) << 2) | (0 if need_weights else 16) | (0 if average else 32)
+    cb |= 192 if wrong_batch else 0
+    out = [2, cb] + dim(max_length) + list(lens)
+    total = sum(lens)
+    for f in (e, kdim or e, vdim or e):
+        out += values(rnd(rng, items * total * f))
     return out
 
 
@@ -211,6 +229,24 @@ def main():
     seeds['mha_invalid_config'] = bytes([0, 1, 255, 0, 0] + [240] + [2])  # embed_dim -1
     seeds['mha_nan_query_token'] = bytes(
         mha_header(2, 1) + mha_forward(2, 2, 2, 1, 2, q=['nan', 0, 1, 1]))
+    # MHA with grouped-query heads and KV-cache decoding (issue 19)
+    seeds['mha_gqa_forward_per_head'] = bytes(
+        mha_header(4, 2, batch_first=True, kv_heads=2) + mha_forward(8, 4, 2, 3, 4, average=False))
+    seeds['mha_gqa_one_kv_head_kdim'] = bytes(
+        mha_header(2, 2, kdim=3, kv_heads=1) + mha_forward(4, 2, 1, 2, 3, kdim=3))
+    seeds['mha_gqa_kv_cache_decode'] = bytes(
+        mha_header(4, 2, batch_first=True, kv_heads=1) + mha_cache(8, items=2, max_length=6, lens=[2, 1, 1]))
+    seeds['mha_kv_cache_seq_first_per_head'] = bytes(
+        mha_header(2, 2, kv_heads=0) + mha_cache(4, items=1, max_length=5, lens=[1, 1, 1, 2], average=False))
+    seeds['mha_kv_cache_step_past_max_length'] = bytes(
+        mha_header(2, 1, batch_first=True, kv_heads=2) + mha_cache(2, items=1, max_length=2, lens=[2, 1]))
+    seeds['mha_kv_cache_wrong_batch_size'] = bytes(
+        mha_header(2, 1, batch_first=True, kv_heads=1) + mha_cache(2, items=2, max_length=4, lens=[1, 1],
+                                                                    wrong_batch=True))
+    seeds['mha_kv_cache_rejects_bias_kv'] = bytes(
+        mha_header(2, 1, add_bias_kv=True, kv_heads=1) + mha_cache(2, items=1, max_length=4, lens=[1]))
+    seeds['mha_invalid_num_kv_heads'] = bytes(mha_header(4, 1, kv_heads=224) + mha_forward(4, 4, 1, 1, 1))
+    seeds['mha_invalid_num_kv_heads_not_divisor'] = bytes(mha_header(4, 1, kv_heads=226) + mha_forward(4, 4, 1, 1, 1))
     for name, data in seeds.items():
         with open(os.path.join(CORPUS, name + '.bin'), 'wb') as f:
             f.write(data)

@@ -19,7 +19,8 @@ namespace attnlab_fuzz {
 Session::Params Session::ReadParams(const attnlab::MultiHeadAttention& mha) {
   const attnlab::MhaConfig& c = mha.config();
   const size_t e = static_cast<size_t>(c.embed_dim), kdim = static_cast<size_t>(c.kdim),
-               vdim = static_cast<size_t>(c.vdim);
+               vdim = static_cast<size_t>(c.vdim),
+               ekv = e / static_cast<size_t>(c.num_heads) * static_cast<size_t>(c.num_kv_heads);
   const auto sd = mha.StateDict();
   Params p;
   auto get = [&](const char* name, size_t offset, size_t count) {
@@ -38,14 +39,14 @@ Session::Params Session::ReadParams(const attnlab::MultiHeadAttention& mha) {
     p.wv = get("in_proj_weight", 2 * e * e, e * e);
   } else {
     p.wq = get("q_proj_weight", 0, e * e);
-    p.wk = get("k_proj_weight", 0, e * kdim);
-    p.wv = get("v_proj_weight", 0, e * vdim);
+    p.wk = get("k_proj_weight", 0, ekv * kdim);
+    p.wv = get("v_proj_weight", 0, ekv * vdim);
   }
   p.bq = get("in_proj_bias", 0, e);
-  p.bk = get("in_proj_bias", e, e);
-  p.bv = get("in_proj_bias", 2 * e, e);
-  p.bias_k = get("bias_k", 0, e);
-  p.bias_v = get("bias_v", 0, e);
+  p.bk = get("in_proj_bias", e, ekv);
+  p.bv = get("in_proj_bias", e + ekv, ekv);
+  p.bias_k = get("bias_k", 0, ekv);
+  p.bias_v = get("bias_v", 0, ekv);
   p.wo = get("out_proj.weight", 0, e * e);
   p.bo = get("out_proj.bias", 0, e);
   return p;
@@ -65,11 +66,14 @@ void Session::CheckMhaRows(const attnlab::MultiHeadAttention& mha, const attnlab
   auto tok = [&](size_t b, size_t t, size_t len) { return bf ? b * len + t : t * N + b; };
   const double scale = 1.0f / std::sqrt(static_cast<float>(hd));
   // Projection of one token: value and abs bound; `finite` tracks non-finite inputs.
+  // Grouped-query heads: head hh reads key/value features [kvh(hh) · hd, (kvh(hh) + 1) · hd) of Ekv.
+  const size_t hkv = static_cast<size_t>(mha.config().num_kv_heads), group = H / hkv, ekv = hd * hkv;
   auto project = [&](const float* x, size_t in, const std::vector<double>& w, const std::vector<double>& bias,
                      std::vector<double>& out, std::vector<double>& aout) {
-    out.assign(e, 0.0);
-    aout.assign(e, 0.0);
-    for (size_t oo = 0; oo < e; ++oo) {
+    const size_t outs = bias.size();
+    out.assign(outs, 0.0);
+    aout.assign(outs, 0.0);
+    for (size_t oo = 0; oo < outs; ++oo) {
       double acc = bias[oo], a = std::fabs(bias[oo]);
       for (size_t i = 0; i < in; ++i) {
         acc += x[i] * w[oo * in + i];
@@ -107,8 +111,8 @@ void Session::CheckMhaRows(const attnlab::MultiHeadAttention& mha, const attnlab
     }
     for (size_t j = S; j < s_all; ++j) {
       const bool bias_row = j == S && c.add_bias_kv;
-      kp[j].assign(e, 0.0);
-      vp[j].assign(e, 0.0);
+      kp[j].assign(ekv, 0.0);
+      vp[j].assign(ekv, 0.0);
       if (bias_row) {
         kp[j] = p.bias_k;
         vp[j] = p.bias_v;
@@ -137,10 +141,10 @@ void Session::CheckMhaRows(const attnlab::MultiHeadAttention& mha, const attnlab
         for (size_t j = 0; j < s_all; ++j) {
           double dot = 0, ad = 0;
           bool key_tame = true;  // a projected key beyond float32 is ±inf there, and 0 · inf = NaN
-          for (size_t d = hh * hd; d < (hh + 1) * hd; ++d) {
-            dot += qp[d] * kp[j][d];
-            ad += aqp[d] * akp[j][d];
-            key_tame = key_tame && akp[j][d] <= kTame;
+          for (size_t d = hh * hd, dkv = hh / group * hd; d < (hh + 1) * hd; ++d, ++dkv) {
+            dot += qp[d] * kp[j][dkv];
+            ad += aqp[d] * akp[j][dkv];
+            key_tame = key_tame && akp[j][dkv] <= kTame;
           }
           if (!key_tame) ad = kInfD;
           in.dot[j] = dot;
@@ -172,14 +176,14 @@ void Session::CheckMhaRows(const attnlab::MultiHeadAttention& mha, const attnlab
         }
         head_nan_src[hh] = q_nan || mask_nan || mask_posinf || k_nan_unmasked;
         const double tol_w = 1e-5 + 4 * ref.delta;
-        for (size_t d = hh * hd; d < (hh + 1) * hd; ++d) {
+        for (size_t d = hh * hd, dkv = hh / group * hd; d < (hh + 1) * hd; ++d, ++dkv) {
           double acc = 0, a = 0, a_all = 0;
           for (size_t j = 0; j < s_all; ++j) {
-            a_all += avp[j][d];
+            a_all += avp[j][dkv];
             if (!ref.unmasked[j]) continue;
-            acc += ref.w[j] * vp[j][d];
-            a += (ref.w[j] + tol_w) * avp[j][d];
-            strict_tame = strict_tame && avp[j][d] <= kTame;  // the float projection itself must not overflow
+            acc += ref.w[j] * vp[j][dkv];
+            a += (ref.w[j] + tol_w) * avp[j][dkv];
+            strict_tame = strict_tame && avp[j][dkv] <= kTame;  // the float projection itself must not overflow
           }
           ctx[d] = acc;
           actx[d] = a;

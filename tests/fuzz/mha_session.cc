@@ -30,7 +30,7 @@ bool SameBits(const std::map<std::string, attnlab::Tensor>& a, const std::map<st
 
 }  // namespace
 
-void Session::RunMha() {
+void Session::RunMha(bool ext) {
   const uint8_t c1 = r_.U8(), c2 = r_.U8();
   attnlab::MhaConfig c;
   if (c1 < 240) {
@@ -62,17 +62,32 @@ void Session::RunMha() {
   };
   if (c2 & 16) c.kdim = side_dim();
   if (c2 & 32) c.vdim = side_dim();
+  if (ext) {  // grouped-query heads: a divisor of num_heads (or -1), or a wrong count
+    const uint8_t nk = r_.U8();
+    if (nk < 224) {
+      std::vector<int64_t> divisors{-1};
+      for (int64_t d = 1; d <= c.num_heads && d <= 64; ++d) {
+        if (c.num_heads % d == 0) divisors.push_back(d);
+      }
+      c.num_kv_heads = divisors[nk % divisors.size()];
+    } else {
+      const int64_t bad[4] = {0, -2, c.num_heads >= 0 && c.num_heads < 64 ? c.num_heads + 1 : 0, HostileDim(nk)};
+      c.num_kv_heads = bad[nk % 4];
+    }
+  }
   const uint64_t seed = r_.U8();
   {
     std::ostringstream os;
     os << "MHA embed_dim " << c.embed_dim << ", num_heads " << c.num_heads << ", bias " << c.bias << ", add_bias_kv "
        << c.add_bias_kv << ", add_zero_attn " << c.add_zero_attn << ", kdim " << c.kdim << ", vdim " << c.vdim
-       << ", batch_first " << c.batch_first << ", seed " << seed;
+       << ", batch_first " << c.batch_first << ", num_kv_heads " << c.num_kv_heads << ", seed " << seed;
     case_ = os.str();
   }
   const int64_t e = c.embed_dim, h = c.num_heads;
   const int64_t kdim = c.kdim == -1 ? e : c.kdim, vdim = c.vdim == -1 ? e : c.vdim;
-  bool valid = e > 0 && h > 0 && e % h == 0 && (c.kdim == -1 || c.kdim > 0) && (c.vdim == -1 || c.vdim > 0);
+  const int64_t hkv = c.num_kv_heads == -1 ? h : c.num_kv_heads;
+  bool valid = e > 0 && h > 0 && e % h == 0 && (c.kdim == -1 || c.kdim > 0) && (c.vdim == -1 || c.vdim > 0) &&
+               hkv > 0 && h % hkv == 0;
   valid = valid && ModelNumel({4, e, e}).ok && ModelNumel({e, kdim}).ok && ModelNumel({e, vdim}).ok;
   if (valid && static_cast<double>(e) * static_cast<double>(2 * e + kdim + vdim + 8) > 1e5) return;  // too big
 
@@ -82,25 +97,29 @@ void Session::RunMha() {
     return;
   }
   // Parameter names, order and shapes are PyTorch's.
+  // Grouped-query heads: k/v projections of Ekv = num_kv_heads · head_dim outputs, never packed.
   std::vector<std::pair<std::string, Shape>> expected_shapes;
-  const bool packed = kdim == e && vdim == e;
+  const int64_t ekv = e / h * hkv;
+  const bool packed = kdim == e && vdim == e && ekv == e;
   if (packed) {
     expected_shapes.push_back({"in_proj_weight", {3 * e, e}});
   } else {
     expected_shapes.push_back({"q_proj_weight", {e, e}});
-    expected_shapes.push_back({"k_proj_weight", {e, kdim}});
-    expected_shapes.push_back({"v_proj_weight", {e, vdim}});
+    expected_shapes.push_back({"k_proj_weight", {ekv, kdim}});
+    expected_shapes.push_back({"v_proj_weight", {ekv, vdim}});
   }
-  if (c.bias) expected_shapes.push_back({"in_proj_bias", {3 * e}});
+  if (c.bias) expected_shapes.push_back({"in_proj_bias", {e + 2 * ekv}});
   if (c.add_bias_kv) {
-    expected_shapes.push_back({"bias_k", {1, 1, e}});
-    expected_shapes.push_back({"bias_v", {1, 1, e}});
+    expected_shapes.push_back({"bias_k", {1, 1, ekv}});
+    expected_shapes.push_back({"bias_v", {1, 1, ekv}});
   }
   expected_shapes.push_back({"out_proj.weight", {e, e}});
   if (c.bias) expected_shapes.push_back({"out_proj.bias", {e}});
   if (mha->ParameterShapes() != expected_shapes)
     return Finding("ParameterShapes() differs from PyTorch's names/shapes");
-  if (mha->config().kdim != kdim || mha->config().vdim != vdim) return Finding("config() does not resolve kdim/vdim");
+  if (mha->config().kdim != kdim || mha->config().vdim != vdim || mha->config().num_kv_heads != hkv) {
+    return Finding("config() does not resolve kdim/vdim/num_kv_heads");
+  }
 
   const int ops = 1 + r_.U8() % 3;
   const std::string base = case_;
@@ -109,6 +128,8 @@ void Session::RunMha() {
     case_ = base + "; operation " + std::to_string(op) + ": ";
     if (which % 4 == 3) {
       MhaLoad(*mha, expected_shapes);
+    } else if (ext && which % 4 == 2) {
+      MhaCache(*mha, c, kdim, vdim);
     } else {
       MhaForward(*mha, c, kdim, vdim);
     }

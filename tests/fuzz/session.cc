@@ -30,7 +30,7 @@ std::string Session::Run() {
     if (kind % 2 == 0) {
       RunSdpa();
     } else {
-      RunMha();
+      RunMha(/*ext=*/kind % 8 == 7);
     }
   } catch (const std::exception& e) {
     Finding(std::string("unexpected exception escaped the fuzz target: ") + e.what());

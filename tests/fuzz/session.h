@@ -77,12 +77,16 @@ class Session {
 
   // MultiHeadAttention (mha_session.cc, mha_check.cc).
   struct Params {
-    // PyTorch layouts, float64: wq (E, E), wk (E, kdim), wv (E, vdim), wo (E, E), biases (E) (zeros when absent).
+    // PyTorch layouts, float64: wq (E, E), wk (Ekv, kdim), wv (Ekv, vdim), wo (E, E), bq, bo (E), bk, bv,
+    // bias_k, bias_v (Ekv) (zeros when absent); Ekv = num_kv_heads · head_dim.
     std::vector<double> wq, wk, wv, wo, bq, bk, bv, bo, bias_k, bias_v;
     bool finite = true;
   };
   static Params ReadParams(const attnlab::MultiHeadAttention& mha);
-  void RunMha();
+  // ext (kind byte 7 mod 8): num_kv_heads follows the configuration, and an operation may be a decoding session
+  // through a KV cache (mha_cache_session.cc).
+  void RunMha(bool ext);
+  void MhaCache(attnlab::MultiHeadAttention& mha, const attnlab::MhaConfig& c, int64_t kdim, int64_t vdim);
   void MhaLoad(attnlab::MultiHeadAttention& mha, const std::vector<std::pair<std::string, Shape>>& shapes);
   void MhaForward(attnlab::MultiHeadAttention& mha, const attnlab::MhaConfig& c, int64_t kdim, int64_t vdim);
   void CheckMhaRows(const attnlab::MultiHeadAttention& mha, const attnlab::MhaConfig& c, int64_t kdim_, int64_t vdim_,

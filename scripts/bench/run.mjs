@@ -15,7 +15,8 @@
 // (default 10), BENCH_CASE_BUDGET_S (timed rounds of one case stay under this by dropping the slowest peers,
 // onnxruntime-web last, attnlab-simd never; default 180). These keep a run near 10 minutes on 2 cores.
 // Also BENCH_OUT, BENCH_CASES and BENCH_IMPLS (config.mjs; e.g. BENCH_CASES=MHA:512,DECODE:2048:2) for focused
-// re-measurements, and
+// re-measurements, BENCH_THREADS_MAX (attnlab-simd-threaded@1 … @n, default the core count; onnxruntime-web@2 when
+// n ≥ 2; attnlab-impls.mjs), and
 // `node scripts/bench/run.mjs --render [results.json]` to rewrite results.md from a saved results.json.
 // The tfjs graph is written per head with 2-D matmuls (its fast XNNPACK path); see loadImplementations().
 // Modules: capture-memory.mjs (wasm memory meters; imported first), config.mjs (sizes, cases, knobs), inputs.mjs,

@@ -56,15 +56,15 @@ using namespace marshal;  // NOLINT(build/namespaces): the argument structs and 
 
 val Sdpa(const SdpaArgs& a) {
   return Guard([&] {
-    return ResultToJs(ScaledDotProductAttention(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), OptionsOf(a)),
-                      a.need_weights);
+    return SdpaResultToJs(ScaledDotProductAttention(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), OptionsOf(a)),
+                          a.need_weights);
   });
 }
 
 val SdpaMemory(const SdpaArgs& a) {
   return Guard([&] {
     return MemoryNeedsToJs(
-        SdpaMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape), a.need_weights));
+        SdpaMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape), OptionsOf(a)));
   });
 }
 
@@ -72,14 +72,17 @@ val SdpaBackward(const SdpaArgs& a, const TensorArg& grad_output) {
   return Guard([&] {
     const SdpaGradients g = ScaledDotProductAttentionBackward(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value),
                                                               ViewOf(grad_output), OptionsOf(a));
-    return GradientsToJs(g.grad_query, g.grad_key, g.grad_value);
+    val out = GradientsToJs(g.grad_query, g.grad_key, g.grad_value);
+    if (!g.grad_past_key.shape.empty()) out.set("gradPastKey", TensorToJs(g.grad_past_key));
+    if (!g.grad_past_value.shape.empty()) out.set("gradPastValue", TensorToJs(g.grad_past_value));
+    return out;
   });
 }
 
 val SdpaBackwardMemory(const SdpaArgs& a) {
   return Guard([&] {
     return MemoryNeedsToJs(
-        SdpaBackwardMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape)));
+        SdpaBackwardMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape), OptionsOf(a)));
   });
 }
 
@@ -258,6 +261,14 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .value("None", Mask::Kind::kNone)
       .value("Bool", Mask::Kind::kBool)
       .value("Float", Mask::Kind::kFloat);
+  emscripten::enum_<CausalAlign>("_CausalAlign")
+      .value("UpperLeft", CausalAlign::kUpperLeft)
+      .value("LowerRight", CausalAlign::kLowerRight);
+  emscripten::enum_<ScoresStage>("_ScoresStage")
+      .value("None", ScoresStage::kNone)
+      .value("Scaled", ScoresStage::kScaled)
+      .value("Softcapped", ScoresStage::kSoftcapped)
+      .value("Masked", ScoresStage::kMasked);
   value_object<TensorArg>("_TensorArg").field("ptr", &TensorArg::ptr).field("shape", &TensorArg::shape);
   value_object<MaskArg>("_MaskArg")
       .field("ptr", &MaskArg::ptr)
@@ -269,9 +280,18 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .field("value", &SdpaArgs::value)
       .field("attnMask", &SdpaArgs::attn_mask)
       .field("isCausal", &SdpaArgs::is_causal)
+      .field("causalAlign", &SdpaArgs::causal_align)
       .field("hasScale", &SdpaArgs::has_scale)
       .field("scale", &SdpaArgs::scale)
-      .field("needWeights", &SdpaArgs::need_weights);
+      .field("needWeights", &SdpaArgs::need_weights)
+      .field("enableGQA", &SdpaArgs::enable_gqa)
+      .field("kvLengths", &SdpaArgs::kv_lengths)
+      .field("windowLeft", &SdpaArgs::window_left)
+      .field("windowRight", &SdpaArgs::window_right)
+      .field("softcap", &SdpaArgs::softcap)
+      .field("returnScores", &SdpaArgs::return_scores)
+      .field("pastKey", &SdpaArgs::past_key)
+      .field("pastValue", &SdpaArgs::past_value);
   value_object<MhaArgs>("_MhaArgs")
       .field("embedDim", &MhaArgs::embed_dim)
       .field("numHeads", &MhaArgs::num_heads)

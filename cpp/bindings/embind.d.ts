@@ -21,6 +21,18 @@ export interface RawMaskKinds {
   readonly Bool: RawEnumValue;
   readonly Float: RawEnumValue;
 }
+/** attnlab::CausalAlign: how isCausal and the window align queries with keys. */
+export interface RawCausalAligns {
+  readonly UpperLeft: RawEnumValue;
+  readonly LowerRight: RawEnumValue;
+}
+/** attnlab::ScoresStage: which pre-softmax scores SDPA also returns. */
+export interface RawScoresStages {
+  readonly None: RawEnumValue;
+  readonly Scaled: RawEnumValue;
+  readonly Softcapped: RawEnumValue;
+  readonly Masked: RawEnumValue;
+}
 
 /** A tensor in wasm memory: float32, or int32 for tokens. */
 export interface TensorArg {
@@ -37,10 +49,24 @@ export interface SdpaArgs {
   value: TensorArg;
   attnMask: MaskArg;
   isCausal: boolean;
+  /** Aligns isCausal and the window (attnlab::SdpaOptions::causal_align). */
+  causalAlign: RawEnumValue;
   /** When false, scale = 1/√dk and `scale` is ignored. */
   hasScale: boolean;
   scale: number;
   needWeights: boolean;
+  enableGQA: boolean;
+  /** An Int32Array in wasm memory, shape [count]; ptr 0 and shape [] when absent. */
+  kvLengths: TensorArg;
+  /** -1 = unbounded. */
+  windowLeft: number;
+  windowRight: number;
+  /** 0 = none. */
+  softcap: number;
+  returnScores: RawEnumValue;
+  /** ptr 0 and shape [] when absent (both or neither). */
+  pastKey: TensorArg;
+  pastValue: TensorArg;
 }
 
 export interface MhaArgs {
@@ -80,12 +106,20 @@ export interface RawResult {
   output: RawTensor;
   /** Present when needWeights. */
   weights?: RawTensor;
+  /** SDPA: present when returnScores is not None. */
+  scores?: RawTensor;
+  /** SDPA: present with a past. */
+  presentKey?: RawTensor;
+  presentValue?: RawTensor;
 }
 
 export interface RawGradients {
   gradQuery: RawTensor;
   gradKey: RawTensor;
   gradValue: RawTensor;
+  /** SDPA backward with a past. */
+  gradPastKey?: RawTensor;
+  gradPastValue?: RawTensor;
 }
 
 /** What every model binding offers. */

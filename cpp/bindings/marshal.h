@@ -41,9 +41,16 @@ struct SdpaArgs {
   TensorArg query, key, value;
   MaskArg attn_mask;
   bool is_causal = false;
+  CausalAlign causal_align = CausalAlign::kUpperLeft;
   bool has_scale = false;
   float scale = 0;
   bool need_weights = true;
+  bool enable_gqa = false;
+  TensorArg kv_lengths;  // int32, shape [count]; ptr 0 and shape [] when absent
+  int window_left = -1, window_right = -1;
+  float softcap = 0;
+  ScoresStage return_scores = ScoresStage::kNone;
+  TensorArg past_key, past_value;  // ptr 0 and shape [] when absent
 };
 
 struct MhaArgs {
@@ -110,7 +117,22 @@ inline Mask MaskOf(const MaskArg& m) {
 
 // The C++ API's options and configurations, field for field (in their declaration order).
 inline SdpaOptions OptionsOf(const SdpaArgs& a) {
-  return SdpaOptions{MaskOf(a.attn_mask), a.is_causal, a.has_scale, a.scale, a.need_weights};
+  const Shape lengths = ToShape(a.kv_lengths.shape);
+  return SdpaOptions{MaskOf(a.attn_mask),
+                     a.is_causal,
+                     a.causal_align,
+                     a.has_scale,
+                     a.scale,
+                     a.need_weights,
+                     a.enable_gqa,
+                     reinterpret_cast<const int32_t*>(a.kv_lengths.ptr),
+                     lengths.empty() ? 0 : static_cast<size_t>(lengths[0]),
+                     a.window_left,
+                     a.window_right,
+                     a.softcap,
+                     a.return_scores,
+                     ViewOf(a.past_key),
+                     ViewOf(a.past_value)};
 }
 
 inline MhaForwardOptions OptionsOf(const MhaForwardArgs& a) {
@@ -189,6 +211,16 @@ inline val ResultToJs(const AttentionResult& result, bool with_weights) {
   val out = val::object();
   out.set("output", TensorToJs(result.output));
   if (with_weights) out.set("weights", TensorToJs(result.weights));
+  return out;
+}
+
+// SDPA's result: output, weights when asked for, and scores / presentKey / presentValue when the call made them
+// (a tensor the call did not make has an empty shape).
+inline val SdpaResultToJs(const AttentionResult& result, bool with_weights) {
+  val out = ResultToJs(result, with_weights);
+  if (!result.scores.shape.empty()) out.set("scores", TensorToJs(result.scores));
+  if (!result.present_key.shape.empty()) out.set("presentKey", TensorToJs(result.present_key));
+  if (!result.present_value.shape.empty()) out.set("presentValue", TensorToJs(result.present_value));
   return out;
 }
 

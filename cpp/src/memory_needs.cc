@@ -45,6 +45,47 @@ MemoryNeeds SdpaBackwardMemoryNeeds(const Shape& query, const Shape& key, const 
   return needs;
 }
 
+namespace {
+
+bool HasPast(const SdpaOptions& o) {
+  return o.past_key.data || !o.past_key.shape.empty() || o.past_value.data || !o.past_value.shape.empty();
+}
+
+// key's shape with the past's keys added to its Lk (the keys attended).
+Shape AllKeys(const Shape& key, const SdpaOptions& o) {
+  Shape all = key;
+  const Shape& past = o.past_key.shape;
+  if (HasPast(o) && all.size() >= 2 && past.size() == all.size()) all[all.size() - 2] += past[past.size() - 2];
+  return all;
+}
+
+}  // namespace
+
+MemoryNeeds SdpaMemoryNeeds(const Shape& query, const Shape& key, const Shape& value, const SdpaOptions& options) {
+  const Shape all_keys = AllKeys(key, options);
+  MemoryNeeds needs = SdpaMemoryNeeds(query, all_keys, value, options.need_weights);
+  if (query.size() < 2 || key.size() < 2) return needs;
+  if (options.return_scores != ScoresStage::kNone) {
+    const double batch_lq = Product(query, 0, query.size() - 1);
+    needs.push_back({"scores (*batch, Lq, Lk)", batch_lq * static_cast<double>(all_keys[key.size() - 2]) * kF32});
+  }
+  if (HasPast(options)) {
+    const double floats = Numel(options.past_key.shape) + Numel(key) + Numel(options.past_value.shape) + Numel(value);
+    needs.push_back({"present key and value (past ‖ new)", floats * kF32});
+  }
+  return needs;
+}
+
+MemoryNeeds SdpaBackwardMemoryNeeds(const Shape& query, const Shape& key, const Shape& value,
+                                    const SdpaOptions& options) {
+  MemoryNeeds needs = SdpaBackwardMemoryNeeds(query, AllKeys(key, options), value);
+  if (HasPast(options)) {
+    needs.push_back(
+        {"gradPastKey, gradPastValue", (Numel(options.past_key.shape) + Numel(options.past_value.shape)) * kF32});
+  }
+  return needs;
+}
+
 MemoryNeeds MhaParameterMemoryNeeds(const MhaConfig& config) {
   const double e = static_cast<double>(config.embed_dim);
   const double kdim = static_cast<double>(config.kdim < 0 ? config.embed_dim : config.kdim);

@@ -145,7 +145,7 @@ export function assertStillWorks(attn) {
 }
 
 const kSnakeCase =
-  /\b(attn_mask|key_padding_mask|embed_dim|num_heads|add_bias_kv|add_zero_attn|is_causal|need_weights|batch_first|average_attn_weights|grad_output|requires_grad)\b/;
+  /\b(attn_mask|key_padding_mask|embed_dim|num_heads|add_bias_kv|add_zero_attn|is_causal|need_weights|batch_first|average_attn_weights|grad_output|requires_grad|enable_gqa|causal_align|kv_lengths|num_kv_lengths|window_left|window_right|return_scores|past_key|past_value|present_key|present_value)\b/;
 
 /** Runs fn; asserts it throws exactly `Class` with a message matching every pattern and no C++ spelling. */
 export function assertThrows(fn, Class, ...patterns) {

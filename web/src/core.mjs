@@ -200,23 +200,35 @@ export function toTensor([data, shape]) {
 }
 
 /**
- * A raw `{ output, weights? }` as the API's result.
+ * A raw `{ output, weights?, scores?, presentKey?, presentValue? }` as the API's result (the last three come from
+ * SDPA when asked for: returnScores, pastKey/pastValue).
  * @param {import('../../cpp/bindings/embind').RawResult} raw
  * @param {boolean} needWeights
  */
 export function toResult(raw, needWeights) {
-  /** @type {{ output: ReturnType<typeof toTensor>, weights?: ReturnType<typeof toTensor> }} */
+  /** @type {Record<string, ReturnType<typeof toTensor>> & { output: ReturnType<typeof toTensor> }} */
   const result = { output: toTensor(raw.output) };
   if (needWeights && raw.weights) result.weights = toTensor(raw.weights);
+  for (const name of /** @type {const} */ (['scores', 'presentKey', 'presentValue'])) {
+    if (raw[name]) result[name] = toTensor(raw[name]);
+  }
   return result;
 }
 
 /**
- * Raw gradients of query, key and value as Tensors.
+ * Raw gradients of query, key and value (and, for SDPA with a past, of pastKey and pastValue) as Tensors.
  * @param {import('../../cpp/bindings/embind').RawGradients} raw
  */
 export function toGradients(raw) {
-  return { gradQuery: toTensor(raw.gradQuery), gradKey: toTensor(raw.gradKey), gradValue: toTensor(raw.gradValue) };
+  /** @type {Record<string, ReturnType<typeof toTensor>>} */
+  const out = {
+    gradQuery: toTensor(raw.gradQuery),
+    gradKey: toTensor(raw.gradKey),
+    gradValue: toTensor(raw.gradValue),
+  };
+  if (raw.gradPastKey) out.gradPastKey = toTensor(raw.gradPastKey);
+  if (raw.gradPastValue) out.gradPastValue = toTensor(raw.gradPastValue);
+  return out;
 }
 
 /**

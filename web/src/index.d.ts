@@ -117,30 +117,78 @@ export interface AttentionResult {
   weights?: Tensor;
 }
 
-/** Options of {@link Attnlab.scaledDotProductAttention}. */
+/**
+ * Options of {@link Attnlab.scaledDotProductAttention}. `Lk` below counts every key: `pastKey`'s `P` and key's own.
+ * A key is attended only when every rule allows it (`attnMask`, `isCausal`, `window`, `kvLengths`); a query row
+ * left with no key gets zero weights and a zero output row, never NaN.
+ */
 export interface SdpaOptions {
   /**
-   * Mask of shape `(Lq, Lk)` (broadcast over the batch) or `(*batch, Lq, Lk)`.
-   * `Uint8Array`: **1 = may attend, 0 = masked out**. `Float32Array`: added to the scaled logits.
+   * Any shape that broadcasts to `(*batch, Lq, Lk)` by NumPy rules (right-aligned, size-1 dimensions repeat):
+   * `(Lk)`, `(Lq, Lk)`, `(H, Lq, Lk)`, `(B, 1, 1, Lk)`, `(*batch, Lq, Lk)`…
+   * `Uint8Array`: **1 = may attend, 0 = masked out**. `Float32Array`: added to the scores (after `softcap`).
    */
   attnMask?: MaskInput | null;
-  /** Causal masking: query i sees keys j ≤ i (top-left aligned). Combines with `attnMask`. Default false. */
-  isCausal?: boolean;
+  /**
+   * Causal masking; combines with `attnMask`. Default false.
+   * - `true` / `'upper-left'`: query i sees keys j ≤ i + P (P = `pastKey`'s length, 0 without a past).
+   * - `'lower-right'`: the last query sits at the last valid key: j ≤ i + L − Lq (L = `kvLengths[b]`, else Lk),
+   *   PyTorch's `causal_lower_right`. A negative offset leaves the first rows with no key (zeros).
+   */
+  isCausal?: boolean | 'upper-left' | 'lower-right';
   /** Factor multiplying Q·Kᵀ; a finite number. Default `1 / sqrt(dk)`. */
   scale?: number;
   /** Whether to return the weights `(*batch, Lq, Lk)`. Default true; false saves their memory. */
   needWeights?: boolean;
+  /**
+   * Grouped-query attention: key/value's last batch dimension (Hkv heads) may divide query's (Hq); query head h
+   * reads key/value head ⌊h·Hkv/Hq⌋. The other batch dimensions must be equal. Default false.
+   */
+  enableGQA?: boolean;
+  /**
+   * Valid key counts (ONNX `nonpad_kv_seqlen`): one per item of query's first batch dimension (exactly one without
+   * batch dimensions), each in `[0, Lk]`; keys j ≥ kvLengths[b] are masked in every head of item b, and
+   * `'lower-right'` and `window` align on this length. Must be an `Int32Array`.
+   */
+  kvLengths?: Int32Array | null;
+  /**
+   * Sliding window `[left, right]`: query i at aligned position p (i + P, or i + L − Lq with `'lower-right'`) sees
+   * keys p − left … p + right; −1 leaves a side unbounded. Aligned like `isCausal` whether or not it is set.
+   * Integers ≥ −1. Default `[-1, -1]`.
+   */
+  window?: [left: number, right: number] | null;
+  /** `c > 0`: scores = c·tanh(scores / c) after scaling, before masks (Gemma 2). A finite float32. Default none. */
+  softcap?: number | null;
+  /**
+   * Also return the pre-softmax scores `(*batch, Lq, Lk)` ({@link SdpaResult.scores}) at this stage: `'scaled'`
+   * Q·Kᵀ·scale; `'softcapped'` after `softcap` (= scaled without one); `'masked'` softcapped + float mask, with
+   * `-Infinity` wherever a key is masked. ONNX `qk_matmul_output_mode` 0 / 1 / 2.
+   */
+  returnScores?: 'scaled' | 'softcapped' | 'masked' | null;
+  /**
+   * A functional KV cache (ONNX `past_key`): `(*batchKV, P, dk)`, given with `pastValue` `(*batchKV, P, dv)`. The
+   * call attends over past ‖ new and returns the concatenations as `presentKey`/`presentValue`.
+   */
+  pastKey?: TensorInput | null;
+  /** The values of `pastKey`'s positions, `(*batchKV, P, dv)`. */
+  pastValue?: TensorInput | null;
 }
 
-/** Options of {@link Attnlab.scaledDotProductAttentionBackward}: those of the forward call that is differentiated. */
-export interface SdpaBackwardOptions {
-  /** As in {@link SdpaOptions.attnMask} (`Uint8Array`: **1 = may attend, 0 = masked out**). No gradient is computed for it. */
-  attnMask?: MaskInput | null;
-  /** As in {@link SdpaOptions.isCausal}. Default false. */
-  isCausal?: boolean;
-  /** As in {@link SdpaOptions.scale}. Default `1 / sqrt(dk)`. */
-  scale?: number;
+/** What {@link Attnlab.scaledDotProductAttention} returns. */
+export interface SdpaResult extends AttentionResult {
+  /** `(*batch, Lq, Lk)`: the scores at the stage of `returnScores`; present only with it. */
+  scores?: Tensor;
+  /** `(*batchKV, P + Lk, dk)`: pastKey ‖ key, the next step's `pastKey`; present only with `pastKey`. */
+  presentKey?: Tensor;
+  /** `(*batchKV, P + Lk, dv)`: pastValue ‖ value; present only with `pastValue`. */
+  presentValue?: Tensor;
 }
+
+/**
+ * Options of {@link Attnlab.scaledDotProductAttentionBackward}: those of the forward call that is differentiated
+ * (no `needWeights`, no `returnScores`). No gradient is computed for `attnMask`.
+ */
+export type SdpaBackwardOptions = Omit<SdpaOptions, 'needWeights' | 'returnScores'>;
 
 /**
  * Gradients of the inputs of an attention call: the vector-Jacobian product for a given `gradOutput`, i.e. the
@@ -153,6 +201,14 @@ export interface AttentionGradients {
   gradKey: Tensor;
   /** Gradient of `value`, same shape as `value`. */
   gradValue: Tensor;
+}
+
+/** What {@link Attnlab.scaledDotProductAttentionBackward} returns. */
+export interface SdpaGradients extends AttentionGradients {
+  /** Gradient of `pastKey`, its shape; present only with `pastKey`. */
+  gradPastKey?: Tensor;
+  /** Gradient of `pastValue`, its shape; present only with `pastValue`. */
+  gradPastValue?: Tensor;
 }
 
 /** What {@link MultiHeadAttention.backward} returns: the inputs' gradients and every parameter's. */
@@ -436,22 +492,27 @@ export interface Attnlab {
    * Scaled dot-product attention, `softmax(Q Kᵀ · scale + mask) V`.
    *
    * @param query `(*batch, Lq, dk)`
-   * @param key `(*batch, Lk, dk)`
-   * @param value `(*batch, Lk, dv)`
-   * @returns `output` `(*batch, Lq, dv)` and, when `needWeights` (default), `weights` `(*batch, Lq, Lk)`.
-   *   A fully masked query row gets zero weights and a zero output row.
-   * @throws TypeError for a wrong type (a plain Array or Float64Array where a Float32Array is required, …).
-   * @throws RangeError for a wrong size, shape or value, or buffers that cannot fit in attnlab's wasm memory
-   *   (capped at 2 GiB: the call is refused before anything is copied).
+   * @param key `(*batchKV, Lk, dk)` (`*batchKV` = `*batch`, or with `enableGQA` fewer heads in its last dimension)
+   * @param value `(*batchKV, Lk, dv)`
+   * @returns `output` `(*batch, Lq, dv)` and, when `needWeights` (default), `weights` `(*batch, Lq, Lk)`; `scores`
+   *   with `returnScores`; `presentKey`/`presentValue` with `pastKey`/`pastValue`. A fully masked query row gets
+   *   zero weights and a zero output row.
+   * @throws TypeError for a wrong type (a plain Array or Float64Array where a Float32Array is required, an Array
+   *   as `kvLengths`, …).
+   * @throws RangeError for a wrong size, shape or value (an unknown `isCausal` or `returnScores` string, a bad
+   *   `window`, `softcap` or `kvLengths` entry, key heads that do not divide query heads, …), or buffers that cannot
+   *   fit in attnlab's wasm memory (capped at 2 GiB: the call is refused before anything is copied).
    */
-  scaledDotProductAttention(query: TensorInput, key: TensorInput, value: TensorInput, options?: SdpaOptions): AttentionResult;
+  scaledDotProductAttention(query: TensorInput, key: TensorInput, value: TensorInput, options?: SdpaOptions): SdpaResult;
   /**
    * Backward pass of {@link Attnlab.scaledDotProductAttention}: the gradients of `sum(output ⊙ gradOutput)` for
    * query, key and value, with the forward's options. A fully masked query row has zero weights, so it passes
    * no gradient (zeros, never NaN); masked keys get zero gradient from the rows that mask them.
    *
    * @param gradOutput the upstream gradient, `(*batch, Lq, dv)`: the shape of the forward's `output`.
-   * @returns `gradQuery` `(*batch, Lq, dk)`, `gradKey` `(*batch, Lk, dk)`, `gradValue` `(*batch, Lk, dv)`.
+   * @returns `gradQuery` `(*batch, Lq, dk)`, `gradKey` `(*batchKV, Lk, dk)`, `gradValue` `(*batchKV, Lk, dv)`, and
+   *   with a past `gradPastKey`, `gradPastValue` (their shapes). With `enableGQA` a key/value head's gradient sums
+   *   over the query heads that read it.
    * @throws TypeError for a wrong type; RangeError for a wrong size, shape or value (e.g. a gradOutput whose shape
    *   is not the output's), as {@link Attnlab.scaledDotProductAttention}.
    */
@@ -461,7 +522,7 @@ export interface Attnlab {
     value: TensorInput,
     gradOutput: TensorInput,
     options?: SdpaBackwardOptions,
-  ): AttentionGradients;
+  ): SdpaGradients;
   /**
    * Creates a `torch.nn.MultiheadAttention` holding PyTorch's default initialisation (Xavier-uniform projections,
    * zero biases) from a fixed seed, so `forward` works before `loadStateDict`. Dispose it when done.

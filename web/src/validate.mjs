@@ -267,6 +267,16 @@ export function readMask(ctx, value, name) {
   );
 }
 
+/**
+ * An optional Int32Array (e.g. kvLengths) as a checked buffer of shape [length]; undefined/null gives null.
+ * A plain Array or another typed array is a TypeError.
+ */
+export function readInt32Array(ctx, value, name) {
+  if (value === undefined || value === null) return null;
+  const { data, tag, length } = readTypedData(ctx, value, name, ['Int32Array']);
+  return { data, tag, shape: [length], size: length, bytes: length * 4, name };
+}
+
 /** A state-dict value: a Float32Array (takes `expectedShape`) or a Tensor. */
 export function readParameter(ctx, value, name, expectedShape) {
   if (typedArrayName(value) === 'Float32Array') {
@@ -341,6 +351,19 @@ const kCppToJsNames = {
   requires_grad: 'requiresGrad',
   grad_params: 'gradParams',
   vocab_size: 'vocabSize',
+  enable_gqa: 'enableGQA',
+  causal_align: 'isCausal',
+  kv_lengths: 'kvLengths',
+  num_kv_lengths: 'kvLengths.length',
+  window_left: 'window[0]',
+  window_right: 'window[1]',
+  return_scores: 'returnScores',
+  past_key: 'pastKey',
+  past_value: 'pastValue',
+  present_key: 'presentKey',
+  present_value: 'presentValue',
+  grad_past_key: 'gradPastKey',
+  grad_past_value: 'gradPastValue',
   num_kv_heads: 'numKVHeads',
   kv_cache: 'kvCache',
   create_kv_cache: 'mha.createKVCache',

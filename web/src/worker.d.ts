@@ -10,7 +10,9 @@ import type {
   MultiHeadAttentionGradients,
   MultiHeadAttentionOptions,
   SdpaBackwardOptions,
+  SdpaGradients,
   SdpaOptions,
+  SdpaResult,
   StateDict,
   Tensor,
   TensorInput,
@@ -78,14 +80,14 @@ export interface AttnlabWorker {
     key: TensorInput,
     value: TensorInput,
     options?: SdpaOptions & CallOptions,
-  ): Promise<AttentionResult>;
+  ): Promise<SdpaResult>;
   scaledDotProductAttentionBackward(
     query: TensorInput,
     key: TensorInput,
     value: TensorInput,
     gradOutput: TensorInput,
     options?: SdpaBackwardOptions & CallOptions,
-  ): Promise<AttentionGradients>;
+  ): Promise<SdpaGradients>;
   createMultiHeadAttention(options: MultiHeadAttentionOptions, call?: CallOptions): Promise<WorkerMultiHeadAttention>;
   createTinyTransformer(options: TinyTransformerOptions, call?: CallOptions): Promise<WorkerTinyTransformer>;
   /** Ends the worker; every call that has not finished rejects. */

@@ -26,6 +26,13 @@ MemoryNeeds SdpaMemoryNeeds(const Shape& query, const Shape& key, const Shape& v
 // ScaledDotProductAttentionBackward: the three gradients, the weights and their gradient.
 MemoryNeeds SdpaBackwardMemoryNeeds(const Shape& query, const Shape& key, const Shape& value);
 
+// The same with SdpaOptions (their shapes only; data pointers may be null): Lk counts the past's keys, and the
+// forward adds scores (*batch, Lq, Lk) with return_scores and present key/value with a past; the backward adds the
+// past's gradients (gradPastKey, gradPastValue).
+MemoryNeeds SdpaMemoryNeeds(const Shape& query, const Shape& key, const Shape& value, const SdpaOptions& options);
+MemoryNeeds SdpaBackwardMemoryNeeds(const Shape& query, const Shape& key, const Shape& value,
+                                    const SdpaOptions& options);
+
 // The parameters of a MultiHeadAttention with this configuration.
 MemoryNeeds MhaParameterMemoryNeeds(const MhaConfig& config);
 

@@ -82,6 +82,7 @@ run_ctest() {  # build dir, label[, jobs]: full log in build/<label>-ctest.log, 
 }
 wasm_simd_catch2() { run_ctest build/wasm-simd wasm-simd; }
 wasm_scalar_catch2() { run_ctest build/wasm-scalar wasm-scalar; }
+wasm_simd_threaded_catch2() { run_ctest build/wasm-simd-threaded wasm-simd-threaded; }
 js_api() { node --test tests/js/; }
 docs_links() { node --test tests/package/; }
 main_build() { bash scripts/build.sh --tests; }
@@ -90,14 +91,6 @@ main_build() { bash scripts/build.sh --tests; }
 # one core beside the fuzzer on the other. halt_on_error: the checks the fuzzer keeps recoverable stop it too.
 sanitizer_build() { bash scripts/fuzz.sh --build-only --with-tests; }
 asan() { UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest build/fuzz native-asan 1; }
-# One core each beside the fuzzer: the sanitizer ctest, then the JavaScript suites (node --test runs one file at a
-# time on two cores).
-asan_then_js() {
-  local t0=$SECONDS
-  asan || return 1
-  echo "-- native Catch2 suite under ASan + UBSan: ok in $((SECONDS - t0))s; JavaScript API (node --test tests/js/):"
-  js_api
-}
 # A fixed seed: a CI failure can be reproduced with the same command. scripts/fuzz.sh alone explores (random seed).
 fuzz60() { FUZZ_FLAGS="-seed=20261130 ${FUZZ_FLAGS:-}" bash scripts/fuzz.sh 60; }
 package() { bash scripts/test-package.sh; }
@@ -120,15 +113,18 @@ suite "docs: links and cited paths (node --test tests/package/)" docs_links
 suite "style: clang-format, Prettier + ESLint, tsc of web/src against embind.d.ts" style
 # The two builds side by side (each Ninja run uses every core): each fills the other's serial stretches
 # (configure steps, links, test discovery), and the sanitizer build starts at once.
-side_by_side "build: native + wasm-simd + wasm-scalar with tests (scripts/build.sh --tests)" main_build \
+side_by_side "build: native + every wasm variant with tests (scripts/build.sh --tests)" main_build \
   "build: Catch2 suite + libFuzzer target under ASan + UBSan (scripts/fuzz.sh --build-only --with-tests)" \
   sanitizer_build
 suite "build: demo site build/site/ (scripts/build.sh --site)" bash scripts/build.sh --site
 suite "native Catch2 suite, every Highway target (ctest)" run_ctest build/native native
 side_by_side "wasm-simd Catch2 suite under node (ctest)" wasm_simd_catch2 \
   "wasm-scalar Catch2 suite under node (ctest)" wasm_scalar_catch2
-side_by_side "native Catch2 suite under ASan + UBSan (ctest), then JavaScript API (node --test tests/js/)" \
-  asan_then_js "libFuzzer target, 60 s, fixed seed (a finding fails the run)" fuzz60
+# Uses both cores itself (up to 8 threads in parallel_test.cc): alone.
+suite "wasm-simd-threaded Catch2 suite under node (ctest)" wasm_simd_threaded_catch2
+side_by_side "native Catch2 suite under ASan + UBSan (ctest)" asan \
+  "libFuzzer target, 60 s, fixed seed (a finding fails the run)" fuzz60
+suite "JavaScript API (node --test tests/js/)" js_api
 suite "package: tarball, publint/attw, Node, tsc, bundler matrix in Chromium (scripts/test-package.sh)" package
 suite "demo page end to end in Chromium (scripts/test-e2e.sh)" e2e
 echo "npm test: all suites passed"

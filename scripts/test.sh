@@ -91,6 +91,14 @@ main_build() { bash scripts/build.sh --tests; }
 # one core beside the fuzzer on the other. halt_on_error: the checks the fuzzer keeps recoverable stop it too.
 sanitizer_build() { bash scripts/fuzz.sh --build-only --with-tests; }
 asan() { UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest build/fuzz native-asan 1; }
+# One core each beside the fuzzer: the sanitizer ctest, then the JavaScript suites (node --test runs one file at a
+# time on two cores).
+asan_then_js() {
+  local t0=$SECONDS
+  asan || return 1
+  echo "-- native Catch2 suite under ASan + UBSan: ok in $((SECONDS - t0))s; JavaScript API (node --test tests/js/):"
+  js_api
+}
 # A fixed seed: a CI failure can be reproduced with the same command. scripts/fuzz.sh alone explores (random seed).
 fuzz60() { FUZZ_FLAGS="-seed=20261130 ${FUZZ_FLAGS:-}" bash scripts/fuzz.sh 60; }
 package() { bash scripts/test-package.sh; }
@@ -122,9 +130,8 @@ side_by_side "wasm-simd Catch2 suite under node (ctest)" wasm_simd_catch2 \
   "wasm-scalar Catch2 suite under node (ctest)" wasm_scalar_catch2
 # Uses both cores itself (up to 8 threads in parallel_test.cc): alone.
 suite "wasm-simd-threaded Catch2 suite under node (ctest)" wasm_simd_threaded_catch2
-side_by_side "native Catch2 suite under ASan + UBSan (ctest)" asan \
-  "libFuzzer target, 60 s, fixed seed (a finding fails the run)" fuzz60
-suite "JavaScript API (node --test tests/js/)" js_api
+side_by_side "native Catch2 suite under ASan + UBSan (ctest), then JavaScript API (node --test tests/js/)" \
+  asan_then_js "libFuzzer target, 60 s, fixed seed (a finding fails the run)" fuzz60
 suite "package: tarball, publint/attw, Node, tsc, bundler matrix in Chromium (scripts/test-package.sh)" package
 suite "demo page end to end in Chromium (scripts/test-e2e.sh)" e2e
 echo "npm test: all suites passed"

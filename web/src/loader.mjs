@@ -122,6 +122,8 @@ function glueProblem(variant) {
     const url = new URL(variant.glueFile, here);
     const problem = (async () => {
       if (url.protocol === 'file:') return `its glue is not served next to this file (a bundle with ${url.href})`;
+      const origin = globalThis.location?.origin;
+      if (origin && url.origin !== origin) return `its workers cannot start from another origin (${url.origin})`;
       try {
         const response = await fetch(url.href, { method: 'HEAD', credentials: 'same-origin' });
         const type = response.headers.get('Content-Type') || '';

@@ -43,8 +43,9 @@ export async function check(init, label, options = {}) {
   const reference = referenceWeights(kExample);
   expectClose(reference, kExpectedWeights, 5e-6, `${label}: float64 reference`);
   const lines = [];
-  // The threaded variant where shared memory works: Node, and cross-origin-isolated pages and workers.
-  const threads = typeof process === 'object' || globalThis.crossOriginIsolated === true;
+  // The threaded variant where 'auto' picks it: Node, and cross-origin-isolated pages and workers that load the
+  // package unbundled from their own origin.
+  const threads = (await init(options)).variant === 'simd-threaded';
   for (const variant of [...(threads ? ['simd-threaded'] : []), 'simd', 'scalar']) {
     const attn = await init({ variant, ...options });
     if (attn.variant !== variant) throw new Error(`${label}: asked for ${variant}, got ${attn.variant}`);

@@ -2,8 +2,9 @@
 // (construction, LoadStateDict, Forward, StateDict) and checks invariants. Built once as the library
 // attnlab_fuzz_target (CMakeLists.txt) that the libFuzzer driver (tests/fuzz/attention_fuzzer.cc) and the Catch2
 // replay of the corpus and regressions (tests/cpp/fuzz_regressions_test.cc) both link, so that both run exactly the
-// same decode + check code: input.h (decoding), oracle.h (float64 reference), session.h with sdpa_session.cc,
-// sdpa_backward_session.cc, mha_session.cc, mha_check.cc and mha_cache_session.cc (the calls and their checks).
+// same decode + check code: input.h (decoding), oracle.h (float64 reference), session.h with sdpa_options.h,
+// sdpa_session.cc, sdpa_check.cc, sdpa_backward_session.cc, mha_session.cc, mha_check.cc and mha_cache_session.cc
+// (the calls and their checks).
 //
 // Invariants (any violation is a finding; RunOne returns its description, "" when none):
 //   * a call either throws std::invalid_argument whose message reads "<argument>: expected ..., got ..." or
@@ -20,6 +21,13 @@
 //   * repeated calls are bit-identical; a failed LoadStateDict changes nothing; StateDict returns what was loaded;
 //   * ScaledDotProductAttentionBackward (after most valid SDPA calls): the same model, shapes and determinism, and
 //     on batch items whose inputs are all finite, finite gradients that agree with a float64 reference.
+//   * the SDPA options of issue 19 (sdpa_options.h: enable_gqa, causal_align, kv_lengths, window, softcap,
+//     return_scores, past_key / past_value, broadcast masks): the reference sees exactly the keys each row sees
+//     (a row that sees none is 0, weights and output); present_key / present_value are past ‖ new bit for bit; each
+//     scores stage agrees with the reference and the stages with each other (softcapped = c·tanh(scaled / c),
+//     masked = softcapped + mask and -inf wherever a key is masked, weights = softmax(masked)); enable_gqa gives
+//     bit for bit the result of the same call on K/V heads repeated explicitly, and in the backward K/V gradients
+//     equal to the group sums of that call's;
 //   * MultiHeadAttention with num_kv_heads (head h reads K/V head h / (H / Hkv)) and KV-cache decoding
 //     (mha_cache_session.cc): each step equals the rows of one causal Forward over every token so far; a step past
 //     max_length is rejected and appends nothing.

@@ -61,17 +61,38 @@ def rnd(rng, n, lo=-2.0, hi=2.0):
     return [round(rng.uniform(lo, hi) * 16) / 16 for _ in range(n)]
 
 
+# The option block of issue 19 (sdpa_options.h): K/V head codes and softcap encodings.
+HEADS = {'half': 1, 'third': 2, 'q_x4': 3, 'one': 4, 'not_divisor': 5, 'zero': 6, 'q_x2': 7}
+SOFTCAP_SPECIAL = {'nan': 0, 'inf': 1, '-inf': 2, 0.0: 3, 1e30: 5, 'max': 7, 1e-40: 9, 'tiny': 11, 1e-30: 13}
+
+
+def softcap_bytes(c):
+    """(mode, bytes): ordinary multiples of 1/8 up to 16, specials, or any Value (negative ones)."""
+    if isinstance(c, (int, float)) and 0 < c <= 16 and c * 8 == int(c * 8):
+        return 1, [int(c * 8) - 1]
+    if c in SOFTCAP_SPECIAL:
+        return 2, [SOFTCAP_SPECIAL[c]]
+    return 3, value(c)
+
+
 def sdpa(batch, lq, lk, dk, dv, *, causal=False, scale=None, need_weights=True, mask=None, q=None, k=None, v=None,
-         seed=1, nulls=None, perturb=None, target=0):
-    """mask: (kind, sel, elements) with kind 'bool' / 'float', sel 0 = (Lq, Lk), 1 = (*batch, Lq, Lk)."""
+         seed=1, nulls=None, perturb=None, target=0, gqa=False, heads=None, lower_right=False, past=None,
+         past_mode=0, kv_lengths=None, window=None, softcap=None, scores=0, mask_bcast=None, past_k=None,
+         past_v=None):
+    """mask: (kind, sel, elements) with kind 'bool' / 'float', sel 0 = (Lq, Lk), 1 = (*batch, Lq, Lk) (Lk with the
+    past's keys). The issue-19 options (any of them) append the option block: gqa (enable_gqa), heads (a key of
+    HEADS), lower_right, past (its length), past_mode, kv_lengths (list), window ((left, right)), softcap,
+    scores (1 scaled, 2 softcapped, 3 masked), mask_bcast ((mode, ones): sdpa_options.h ReshapeMask)."""
     rng = random.Random(seed)
     out = [target, 0, len(batch)]
     for d in batch:
         out += batch_dim(d)
     out += dim(lq) + dim(lk) + dim(dk) + dim(dv)
     out += perturb or [0]
-    nb = math.prod(d if isinstance(d, int) and d >= 0 else 0 for d in batch) if batch else 1
+    ext = gqa or heads or lower_right or past is not None or kv_lengths is not None or window or softcap is not None \
+        or scores or mask_bcast
     f = (1 if causal else 0) | (2 if scale is not None else 0) | (0 if need_weights else 4) | (8 if nulls else 0)
+    f |= 16 if ext else 0
     out.append(f)
     if nulls:
         out.append(nulls)
@@ -82,19 +103,47 @@ def sdpa(batch, lq, lk, dk, dv, *, causal=False, scale=None, need_weights=True, 
             b = round(scale * 64) + 32
             assert 0 <= b < 160
             out.append(b)
+    qbatch, kbatch = list(batch), list(batch)
+    lpast = past or 0
+    if ext:
+        code = HEADS[heads] if heads else 0
+        if code and len(batch) >= 1:
+            hq = batch[-1]
+            hkv = {1: hq // 2, 2: hq // 3, 3: hq, 4: 1, 5: hq + 1, 6: 0, 7: hq}[code]
+            qbatch[-1] = hq * {3: 4, 7: 2}.get(code, 1)
+            kbatch[-1] = hkv
+        g = (1 if gqa else 0) | (code << 1) | (16 if lower_right else 0) | (32 if kv_lengths is not None else 0)
+        g |= (64 if window else 0) | (128 if past is not None else 0)
+        cap_mode, cap = softcap_bytes(softcap) if softcap is not None else (0, [])
+        out += [g, cap_mode | (scores << 2)]
+        if past is not None:
+            out += [past, past_mode]
+        if kv_lengths is not None:
+            out += [0] + list(kv_lengths)  # lengths 0 .. Lk_total: byte L decodes as L
+        if window:
+            out += [window[0] + 1, window[1] + 1]
+        out += cap
     if mask is None:
         out += mask_byte(0, 0)
     else:
         kind, sel, elems = mask
         out += mask_byte(1 if kind == 'bool' else 2, sel)
-    n = lambda a, b: min(nb * a * b, 64)  # hostile shapes: the library must reject them before reading
-    out += values(q if q is not None else rnd(rng, n(lq, dk)))
-    out += values(k if k is not None else rnd(rng, n(lk, dk)))
-    out += values(v if v is not None else rnd(rng, n(lk, dv)))
+        if ext:
+            out += list(mask_bcast) if mask_bcast else [0]
+    nq = math.prod(d if isinstance(d, int) and d >= 0 else 0 for d in qbatch) if qbatch else 1
+    nk = math.prod(d if isinstance(d, int) and d >= 0 else 0 for d in kbatch) if kbatch else 1
+    n = lambda nb, a, b: min(nb * a * b, 64)  # hostile shapes: the library must reject them before reading
+    out += values(q if q is not None else rnd(rng, n(nq, lq, dk)))
+    out += values(k if k is not None else rnd(rng, n(nk, lk, dk)))
+    out += values(v if v is not None else rnd(rng, n(nk, lk, dv)))
     if mask is not None:
         kind, sel, elems = mask
         for x in elems:
             out += [x] if kind == 'bool' else mask_value(x)
+    if past is not None:
+        out += values(past_k if past_k is not None else rnd(rng, n(nk, lpast, dk)))
+        if past_mode % 8 != 4:
+            out += values(past_v if past_v is not None else rnd(rng, n(nk, lpast, dv)))
     return bytes(out)
 
 
@@ -202,6 +251,42 @@ def main():
     seeds['sdpa_query_shape_perturbed'] = sdpa([], 2, 3, 2, 2, perturb=[192, 0, 0, 7], mask=('bool', 0, [1] * 6))
     seeds['sdpa_huge_empty_dim'] = sdpa([], 0, 2, 2**61 - 1, 1)
     seeds['sdpa_negative_dim'] = sdpa([], -1, 2, 2, 2)
+    # SDPA options of issue 19 (ONNX Attention / PyTorch 2.5): each kind of case ONNX's conformance suite has.
+    seeds['sdpa_gqa_causal_lower_right'] = sdpa([1, 2], 2, 4, 2, 2, gqa=True, heads='half', causal=True,
+                                                lower_right=True)
+    seeds['sdpa_gqa_x4_decode_step_with_past'] = sdpa([1, 2], 1, 1, 4, 4, gqa=True, heads='q_x4', causal=True,
+                                                      lower_right=True, past=5, need_weights=False)
+    seeds['sdpa_gqa_three_heads_backward'] = sdpa([2, 3], 3, 3, 2, 2, gqa=True, heads='third', causal=True)
+    seeds['sdpa_past_upper_left_causal_offset'] = sdpa([2], 2, 2, 2, 3, causal=True, past=3, scores=3)
+    seeds['sdpa_past_empty'] = sdpa([1], 2, 2, 2, 2, causal=True, past=0)
+    seeds['sdpa_kv_lengths_zero_and_full_lower_right'] = sdpa([2, 1], 3, 4, 2, 2, kv_lengths=[0, 4], causal=True,
+                                                              lower_right=True)
+    seeds['sdpa_kv_lengths_nan_beyond_valid_length'] = sdpa(
+        [], 2, 4, 2, 2, kv_lengths=[2], k=[1, 0, 0, 1, 'nan', 1, 'inf', 0], v=[1, 2, 3, 4, 'nan', 0, 0, 'nan'])
+    seeds['sdpa_kv_lengths_with_past_and_window'] = sdpa([2], 2, 2, 2, 2, past=3, kv_lengths=[4, 5], window=(1, 0),
+                                                         lower_right=True)
+    seeds['sdpa_window_left_right'] = sdpa([], 5, 5, 2, 2, window=(1, 1))
+    seeds['sdpa_window_nan_outside_window'] = sdpa([], 4, 4, 1, 1, window=(0, 0), causal=True, k=[1, 2, 'nan', 1],
+                                                   v=[1, 'nan', 2, 3])
+    seeds['sdpa_lower_right_negative_offset_rows_masked'] = sdpa([2], 5, 3, 2, 2, causal=True, lower_right=True)
+    seeds['sdpa_softcap_neg_inf_mask_scores_masked'] = sdpa(
+        [], 2, 3, 2, 2, softcap=2.0, scores=3, mask=('float', 0, [0, '-inf', 1.5, '-inf', '-inf', '-inf']))
+    seeds['sdpa_softcap_scores_softcapped'] = sdpa([2], 3, 3, 2, 2, softcap=0.5, scores=2, scale=1.5)
+    seeds['sdpa_softcap_tiny_denormal'] = sdpa([], 2, 2, 2, 2, softcap=1e-40, scores=2)
+    seeds['sdpa_softcap_huge'] = sdpa([], 2, 2, 2, 2, softcap=1e30, scores=2)
+    seeds['sdpa_scores_scaled_causal_no_weights'] = sdpa([], 3, 3, 2, 2, causal=True, scores=1, need_weights=False)
+    seeds['sdpa_mask_broadcast_lk_only'] = sdpa([2, 2], 2, 3, 2, 2, mask=('bool', 1, [1, 0, 1]), mask_bcast=(13, 0))
+    seeds['sdpa_mask_broadcast_b_1_1_lk'] = sdpa([2, 2], 2, 3, 2, 2, mask=('float', 1, [0, '-inf', 0.5] * 2),
+                                                 mask_bcast=(1, 6))
+    seeds['sdpa_mask_leading_one'] = sdpa([2], 2, 2, 2, 2, mask=('bool', 1, [1, 1, 0, 1] * 2), mask_bcast=(3, 0))
+    seeds['sdpa_invalid_gqa_not_divisor'] = sdpa([1, 2], 2, 2, 2, 2, gqa=True, heads='not_divisor')
+    seeds['sdpa_invalid_gqa_heads_without_enable'] = sdpa([1, 2], 2, 2, 2, 2, heads='half')
+    seeds['sdpa_invalid_window'] = sdpa([], 2, 2, 2, 2, window=(199, 0))  # byte 200: -2
+    seeds['sdpa_invalid_kv_length'] = sdpa([], 2, 2, 2, 2, kv_lengths=[232])  # byte 232: -1
+    seeds['sdpa_invalid_softcap_negative'] = sdpa([], 2, 2, 2, 2, softcap=-1.0)
+    seeds['sdpa_invalid_past_value_missing'] = sdpa([1], 2, 2, 2, 2, past=2, past_mode=4)
+    seeds['sdpa_invalid_mask_not_broadcastable'] = sdpa([2], 2, 2, 2, 2, mask=('bool', 1, [1] * 8),
+                                                        mask_bcast=(3, 128))
     # MHA
     shapes_basic = [(12, 4), (12,), (4, 4), (4,)]
     seeds['mha_basic_batch_first'] = bytes(

@@ -10,6 +10,10 @@
 
 namespace attnlab_fuzz {
 
+double Softcap(double s, double c) { return c > 0 ? c * std::tanh(s / c) : s; }
+
+double SoftcapError(double c) { return c > 0 ? 8 * kEps * c + 2.4e-38 * c : 0.0; }
+
 RowRef AttendRow(const RowInput& in) {
   RowRef ref;
   const size_t lk = in.lk;
@@ -28,9 +32,10 @@ RowRef AttendRow(const RowInput& in) {
     ref.unmasked[j] = 1;
     ref.fully_masked = false;
     if (over || !std::isfinite(mj)) ref.tame_unmasked = false;
-    z[j] = in.scale * in.dot[j] + mj;
+    z[j] = Softcap(in.scale * in.dot[j], in.softcap) + mj;
     zmax = std::max(zmax, z[j]);
-    ref.delta = std::max(ref.delta, kEps * (in.coef * as * in.absdot[j] + 2 * std::fabs(mj)));
+    ref.delta =
+        std::max(ref.delta, kEps * (in.coef * as * in.absdot[j] + 2 * std::fabs(mj)) + SoftcapError(in.softcap));
   }
   ref.delta += 1e-6;
   if (ref.fully_masked) return ref;

@@ -30,8 +30,15 @@ struct RowInput {
   std::vector<double> m;       // additive mask value (0, finite, ±inf, NaN)
   std::vector<char> visible;   // causally visible
   double scale = 1.0;
-  double coef = 1.0;  // δz_j ≈ kEps (coef |scale| absdot_j + 2 |m_j|)
+  double coef = 1.0;     // δz_j ≈ kEps (coef |scale| absdot_j + 2 |m_j|)
+  double softcap = 0.0;  // > 0: z_j = softcap · tanh(scale · dot_j / softcap) + m_j
 };
+
+// c · tanh(s / c) for c > 0, else s.
+double Softcap(double s, double c);
+// A bound on the float32 error that softcap c adds to a logit (tanh's rounding relative to c; the quotient s / c
+// loses absolute precision below float32's smallest normal, 2^-126, which c multiplies back).
+double SoftcapError(double c);
 
 struct RowRef {
   std::vector<char> unmasked;  // visible and mask != -inf

@@ -217,8 +217,8 @@ bool SdpaGeom::Visible(size_t b, size_t i, size_t j) const {
   const int64_t p =
       static_cast<int64_t>(i) + (lower_right ? lv - static_cast<int64_t>(lq) : static_cast<int64_t>(lpast));
   if (causal && jj > p) return false;
-  if (wl >= 0 && jj < p - wl) return false;
-  if (wr >= 0 && jj > p + wr) return false;
+  if (wl >= 0 && p - jj > wl) return false;  // (differences of small numbers: windows may be huge)
+  if (wr >= 0 && jj - p > wr) return false;
   return true;
 }
 

@@ -1,5 +1,6 @@
 // Backward pass of one attention head, given its softmax weights W (lq, lk) from the forward pass:
-//   dV = Wᵀ dO;  dW = dO Vᵀ;  dS = W ⊙ (dW − rowsum(W ⊙ dW));  dQ = scale · dS K;  dK = scale · dSᵀ Q.
+//   dV = Wᵀ dO;  dW = dO Vᵀ;  dS = W ⊙ (dW − rowsum(W ⊙ dW)) [⊙ (1 − tanh²) with softcap];
+//   dQ = scale · dS K;  dK = scale · dSᵀ Q.
 // Masked keys and fully masked rows have W = 0, so they pass no gradient (zeros, never NaN).
 // Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
@@ -42,6 +43,11 @@ struct HeadGradProblem : HeadDims {
   size_t d_k_stride;
   float* d_v;
   size_t d_v_stride;
+  // Soft-capping (cap > 0): softcapped (lq, lk) holds c · tanh(s / c) of the scaled logits s, whose derivative
+  // 1 - (softcapped / c)² the logit gradient picks up. Null without.
+  const float* softcapped = nullptr;
+  float cap = 0.0f;
+  bool accumulate_kv = false;  // d_k, d_v += (grouped queries: the group's later heads) instead of =
 };
 
 // A head whose q, k, d_q and d_k rows are qk_stride floats apart and v, d_out and d_v rows v_stride apart
@@ -50,8 +56,8 @@ HWY_INLINE HeadGradProblem MakeHeadGradProblem(const HeadDims& dims, size_t qk_s
                                                const float* k, const float* v, const float* weights, const float* d_out,
                                                float* d_q, float* d_k, float* d_v) {
   // Each matrix with its row stride, in the struct's order.
-  return HeadGradProblem{dims,  q,        qk_stride, k,         qk_stride, v,         v_stride, weights,
-                         d_out, v_stride, d_q,       qk_stride, d_k,       qk_stride, d_v,      v_stride};
+  return HeadGradProblem{dims, q,         qk_stride, k,         qk_stride, v,        v_stride, weights, d_out, v_stride,
+                         d_q,  qk_stride, d_k,       qk_stride, d_v,       v_stride, nullptr,  0.0f,    false};
 }
 
 // dS row in place: ds = scale · w ⊙ (ds − Σ w ⊙ ds) over n entries.
@@ -79,16 +85,23 @@ HWY_INLINE void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>&
                                    std::vector<float>& ds_buffer) {
   // dV (lk, dv) = Wᵀ (lk, lq) · dO (lq, dv): Wᵀ read in place.
   GemmUnpacked(p.lk, p.dv, p.lq, p.weights, 1, p.lk, p.d_out, p.d_out_stride, false, p.d_v, p.d_v_stride, nullptr,
-               false, pack_buffer);
+               p.accumulate_kv, pack_buffer);
   // dW (lq, lk) = dO (lq, dv) · Vᵀ (dv, lk).
   ds_buffer.resize(p.lq * p.lk);
   float* ds = ds_buffer.data();
   GemmUnpacked(p.lq, p.lk, p.dv, p.d_out, p.d_out_stride, 1, p.v, p.v_stride, true, ds, p.lk, nullptr, false,
                pack_buffer);
   for (size_t i = 0; i < p.lq; ++i) SoftmaxGradRow(p.weights + i * p.lk, ds + i * p.lk, p.lk, p.scale);
+  if (p.softcapped) {  // d(c · tanh(s / c)) / ds = 1 - tanh²; masked keys have ds = 0 already
+    for (size_t i = 0; i < p.lq * p.lk; ++i) {
+      const float t = p.softcapped[i] / p.cap;
+      ds[i] *= 1.0f - t * t;
+    }
+  }
   // dQ (lq, dk) = dS · K;  dK (lk, dk) = dSᵀ · Q.
   GemmUnpacked(p.lq, p.dk, p.lk, ds, p.lk, 1, p.k, p.k_stride, false, p.d_q, p.d_q_stride, nullptr, false, pack_buffer);
-  GemmUnpacked(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, false, p.d_k, p.d_k_stride, nullptr, false, pack_buffer);
+  GemmUnpacked(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, false, p.d_k, p.d_k_stride, nullptr, p.accumulate_kv,
+               pack_buffer);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

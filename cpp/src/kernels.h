@@ -4,6 +4,7 @@
 #define ATTNLAB_SRC_KERNELS_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "cpp/src/packing.h"
 
@@ -16,13 +17,21 @@ namespace attnlab {
 struct BiasArgs {
   const float* row_bias = nullptr;  // (*batch, Lq, mask_cols) or (Lq, mask_cols), or null
   size_t row_bias_batch_stride = 0;
+  // SDPA's broadcast masks: non-null: problem b's rows start at row_bias + row_bias_offsets[b] (replaces the
+  // batch stride); row_stride_zero: one row of mask_cols for every query row (a mask broadcast over Lq).
+  const size_t* row_bias_offsets = nullptr;
+  bool row_stride_zero = false;
   const float* key_bias = nullptr;  // (*batch, mask_cols), or null
   size_t key_bias_batch_stride = 0;
   size_t mask_cols = 0;
 };
 
-// softmax(q kᵀ · scale + biases) v for `batch` independent problems stored contiguously:
-// q (batch, lq, dk), k (batch, lk, dk), v (batch, lk, dv) → out (batch, lq, dv), weights (batch, lq, lk).
+// softmax(softcap(q kᵀ · scale) + biases) v for `batch` independent problems stored contiguously:
+// q (batch, lq, dk), k (batch / kv_group, lk, dk), v (batch / kv_group, lk, dv) → out (batch, lq, dv),
+// weights (batch, lq, lk), scores (batch, lq, lk). Problem b reads key/value problem b / kv_group (grouped
+// queries). Query i of problem b sees keys j < valid_b (valid_b = kv_lengths[b / kv_lengths_group], else lk)
+// with j <= pos when causal, pos - window_left <= j when window_left >= 0, j <= pos + window_right when
+// window_right >= 0, where pos = i + (lower_right ? valid_b - lq : past) (attention.h, CausalAlign).
 struct SdpaArgs {
   const float* q = nullptr;
   const float* k = nullptr;
@@ -32,6 +41,15 @@ struct SdpaArgs {
   size_t batch = 0, lq = 0, lk = 0, dk = 0, dv = 0;
   float scale = 1.0f;
   bool causal = false;
+  bool lower_right = false;
+  size_t past = 0;
+  size_t kv_group = 1;
+  const int32_t* kv_lengths = nullptr;          // each in [0, lk], or null
+  size_t kv_lengths_group = 1;                  // problems per entry of kv_lengths
+  int64_t window_left = -1, window_right = -1;  // -1 or in [0, lq + lk]
+  float softcap = 0.0f;                         // > 0: c · tanh(logit / c) after scaling
+  float* scores = nullptr;                      // null, or the scores at scores_stage (1, 2, 3: ScoresStage)
+  int scores_stage = 0;
   BiasArgs bias;
 };
 
@@ -113,7 +131,8 @@ struct MhaBackwardArgs {
 };
 
 // Gradients of sum(grad_out ⊙ SDPA(q, k, v)) for the problem in `forward` (its out/weights are ignored):
-// grad_out (batch, lq, dv) → grad_q (batch, lq, dk), grad_k (batch, lk, dk), grad_v (batch, lk, dv).
+// grad_out (batch, lq, dv) → grad_q (batch, lq, dk), grad_k (batch / kv_group, lk, dk), grad_v (…, lk, dv);
+// a key/value problem's gradients sum over its kv_group query problems, in order. forward->scores is ignored.
 struct SdpaBackwardArgs {
   const SdpaArgs* forward = nullptr;
   const float* grad_out = nullptr;

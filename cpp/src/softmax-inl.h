@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "cpp/src/vector_ops-inl.h"
+#include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -31,18 +32,25 @@ HWY_INLINE V AddBias(D d, V v, V b) {
   return hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
 }
 
+// c · tanh(v / c) (logit soft-capping, c > 0): finite for ±∞, NaN for NaN.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V Softcap(D d, V v, float cap) {
+  return hn::Mul(hn::Tanh(d, hn::Div(v, hn::Set(d, cap))), hn::Set(d, cap));
+}
+
 // Largest logit of a row and whether any logit is NaN.
 struct RowMax {
   float max;
   bool has_nan;
 };
 
-// x[j] = x[j] * scale + row_bias[j] + key_bias[j] for j in [0, n) (biases only on j < mask_cols; either may be
-// null). A bias sum of -inf masks the key like PyTorch's masked_fill: x[j] becomes -inf whatever the logit
-// holds, so a NaN or ∞ logit of a masked key reaches nothing; a NaN in either bias makes x[j] NaN. Returns the
-// maximum (-inf when n == 0) and whether a NaN remains (Highway's Max may skip NaN: the caller must see it here).
+// x[j] = softcap(x[j] * scale) + row_bias[j] + key_bias[j] for j in [0, n) (softcap only when cap > 0; biases only on j
+// < mask_cols; either may be null). A bias sum of -inf masks the key like PyTorch's masked_fill: x[j] becomes -inf
+// whatever the logit holds, so a NaN or ∞ logit of a masked key reaches nothing; a NaN in either bias makes x[j] NaN.
+// Returns the maximum (-inf when n == 0) and whether a NaN remains (Highway's Max may skip NaN: the caller must see it
+// here).
 HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, const float* HWY_RESTRICT row_bias,
-                               const float* HWY_RESTRICT key_bias, size_t mask_cols) {
+                               const float* HWY_RESTRICT key_bias, size_t mask_cols, float cap = 0.0f) {
   const hn::ScalableTag<float> d;
   auto vmax = hn::Set(d, kNegInf);
   auto vnan = hn::Zero(d);  // 1 in lanes that saw a NaN
@@ -51,6 +59,7 @@ HWY_INLINE RowMax ScaleBiasMax(float* HWY_RESTRICT x, size_t n, float scale, con
   const size_t biased = std::min(n, mask_cols);
   auto step = [&](auto dd, size_t j, bool with_bias) HWY_ATTR {
     auto v = hn::Mul(hn::LoadU(dd, x + j), hn::Set(dd, scale));
+    if (cap > 0.0f) v = Softcap(dd, v, cap);
     if (with_bias && (row_bias || key_bias)) {
       // The biases' sum: NaN when either is NaN (whatever the other holds: PyTorch adds float masks), else -inf
       // when either is -inf (masked, whatever the logit holds).
@@ -128,14 +137,14 @@ HWY_INLINE float ExpSubtractSum(float* HWY_RESTRICT x, size_t n, float max) {
 enum class RowKind { kAttends, kFullyMasked, kNaN };
 
 // Softmax of one row of raw logits q·k in place: x (n) → softmax(x · scale + biases) over the first `valid`
-// entries, 0 for entries [valid, n) (causally hidden keys). A row with no attendable key (every logit -inf)
-// becomes 0 (kFullyMasked). A NaN or +∞ among the attended logits makes the whole row NaN (kNaN; IEEE: NaN, or
-// ∞ − ∞), never a hidden "masked".
+// entries (softcapped first when cap > 0), 0 for entries [valid, n) (hidden keys). A row with no attendable key (every
+// logit -inf) becomes 0 (kFullyMasked). A NaN or +∞ among the attended logits makes the whole row NaN (kNaN; IEEE: NaN,
+// or ∞ − ∞), never a hidden "masked".
 HWY_INLINE RowKind MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t valid, float scale,
                                     const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
-                                    size_t mask_cols) {
+                                    size_t mask_cols, float cap = 0.0f) {
   ZeroRow(x + valid, n - valid);
-  const RowMax m = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols);
+  const RowMax m = ScaleBiasMax(x, valid, scale, row_bias, key_bias, mask_cols, cap);
   if (m.has_nan || m.max == kPosInf) {
     std::fill(x, x + n, std::numeric_limits<float>::quiet_NaN());
     return RowKind::kNaN;
@@ -151,9 +160,14 @@ HWY_INLINE RowKind MaskedSoftmaxRow(float* HWY_RESTRICT x, size_t n, size_t vali
 
 // Which keys each query of a transposed logit tile sees (OnlineSoftmaxColumns): row j of the tile is key
 // first_key + j, column q is query first_query + q; only the first `queries` columns are real queries.
+// Query q sees only the tile's rows [key_begin[q], key_end[q]) (its causal / window / valid-length range);
+// `ranged` false: every row.
+template <size_t kWidth>
 struct ColumnTileMask {
   size_t first_query, first_key, queries;
-  bool causal;            // query i sees key j only when j <= i
+  bool ranged;
+  const int32_t* key_begin;  // (kWidth), aligned
+  const int32_t* key_end;
   const float* row_bias;  // (queries, ·), row stride row_bias_stride, from key first_key on; may be null
   size_t row_bias_stride;
   const float* key_bias;  // from key first_key on; may be null
@@ -174,14 +188,15 @@ struct OnlineColumnState {
 };
 
 // Folds one tile of raw logits q·k, stored transposed, into `state`: x (n keys, kWidth queries; row stride
-// kWidth) becomes exp(x · scale + bias - new max), 0 where a key is hidden (causal) or masked (bias sum -inf,
+// kWidth) becomes exp(softcap(x · scale) + bias - new max), 0 where a key is hidden (range) or masked (bias sum -inf,
 // whatever the logit holds), and rescale[q] the factor exp(old max - new max) by which query q's accumulated
 // output must be multiplied. One lane per query: max and sum need no horizontal reduction. A NaN or +∞ among a
 // query's attended logits makes its sum NaN for good (ExpNonPositive passes NaN on, and +∞ - +∞ is NaN), so its
 // result is NaN; a query with nothing attendable yet keeps max -inf and sum 0.
 template <size_t kWidth>
-HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scale, const ColumnTileMask& mask,
-                                     OnlineColumnState<kWidth>& state, float* HWY_RESTRICT rescale) {
+HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scale, float cap,
+                                     const ColumnTileMask<kWidth>& mask, OnlineColumnState<kWidth>& state,
+                                     float* HWY_RESTRICT rescale) {
   const hn::ScalableTag<float> d;
   const hn::RebindToSigned<decltype(d)> di;
   using V = hn::Vec<decltype(d)>;
@@ -194,8 +209,8 @@ HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scal
   // A tile without bias and causal hiding, with scale > 0, needs only the maximum of the raw logits:
   // fl(scale · max x) = max fl(scale · x) (rounding is monotonic), and pass 2 scales as it goes.
   const bool biased = mask.bias_keys > 0 && (mask.row_bias || mask.key_bias);
-  const bool hides = mask.causal && mask.first_key + n > mask.first_query + 1;
-  const bool raw = scale > 0.0f && !biased && !hides;
+  const bool hides = mask.ranged;
+  const bool raw = scale > 0.0f && !biased && !hides && !(cap > 0.0f);
   // Pass 1: running maximum (and, unless raw, scale and mask in place).
   for (size_t j = 0; j < n; ++j) {
     float* HWY_RESTRICT row = x + j * kWidth;
@@ -203,12 +218,10 @@ HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scal
       for (size_t g = 0; g < kGroups; ++g) vmax[g] = hn::Max(vmax[g], hn::LoadU(d, row + g * kN));
       continue;
     }
-    // Causally, the queries q < hidden_below (first_query + q < first_key + j) do not see this key.
-    const size_t key = mask.first_key + j;
-    const size_t hidden_below = mask.causal && key > mask.first_query ? std::min(kWidth, key - mask.first_query) : 0;
     const bool row_biased = biased && j < mask.bias_keys;
     for (size_t g = 0; g < kGroups; ++g) {
       V v = hn::Mul(hn::LoadU(d, row + g * kN), vscale);
+      if (cap > 0.0f) v = Softcap(d, v, cap);
       if (row_biased) {  // the biases' sum, as in ScaleBiasMax
         HWY_ALIGN float bias[kN];
         for (size_t l = 0; l < kN; ++l) {
@@ -218,9 +231,10 @@ HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scal
         }
         v = AddBias(d, v, hn::Load(d, bias));
       }
-      if (hidden_below > g * kN) {
-        const auto hidden = hn::RebindMask(
-            d, hn::Lt(hn::Iota(di, static_cast<int32_t>(g * kN)), hn::Set(di, static_cast<int32_t>(hidden_below))));
+      if (hides) {  // outside [key_begin, key_end) of its query
+        const auto jj = hn::Set(di, static_cast<int32_t>(j));
+        const auto hidden = hn::RebindMask(d, hn::Or(hn::Lt(jj, hn::Load(di, mask.key_begin + g * kN)),
+                                                     hn::Not(hn::Lt(jj, hn::Load(di, mask.key_end + g * kN)))));
         v = hn::IfThenElse(hidden, neg_inf, v);
       }
       hn::StoreU(v, d, row + g * kN);

@@ -166,15 +166,23 @@ void CheckOnline(size_t keys, size_t tile, size_t queries, bool causal, bool bia
   for (size_t j0 = 0; j0 < keys; j0 += tile) {
     const size_t n = std::min(tile, keys - j0);
     std::copy(logits.begin() + j0 * kW, logits.begin() + (j0 + n) * kW, x.begin());
-    const ColumnTileMask mask{first_query,
-                              j0,
-                              queries,
-                              causal,
-                              biased ? row_bias.data() + j0 : nullptr,
-                              keys,
-                              biased ? key_bias.data() + j0 : nullptr,
-                              biased ? n : 0};
-    OnlineSoftmaxColumns<kW>(x.data(), n, scale, mask, state, rescale);
+    // Causal: query q sees keys j <= first_query + q, i.e. tile rows [-j0, first_query + q + 1 - j0).
+    HWY_ALIGN int32_t begin[kW], end[kW];
+    for (size_t q = 0; q < kW; ++q) {
+      begin[q] = -static_cast<int32_t>(j0);
+      end[q] = static_cast<int32_t>(first_query + q + 1) - static_cast<int32_t>(j0);
+    }
+    const ColumnTileMask<kW> mask{first_query,
+                                  j0,
+                                  queries,
+                                  causal,
+                                  begin,
+                                  end,
+                                  biased ? row_bias.data() + j0 : nullptr,
+                                  keys,
+                                  biased ? key_bias.data() + j0 : nullptr,
+                                  biased ? n : 0};
+    OnlineSoftmaxColumns<kW>(x.data(), n, scale, /*cap=*/0.0f, mask, state, rescale);
     for (size_t q = 0; q < queries; ++q) {
       for (double& w : acc[q]) w *= rescale[q];
       for (size_t j = 0; j < n; ++j) acc[q].push_back(x[j * kW + q]);

@@ -13,6 +13,8 @@ Options OptionsFromEnv() {
   o.strict_nan = s == nullptr || s[0] != '0';
   const char* v = std::getenv("ATTNLAB_FUZZ_VERBOSE");
   o.verbose = v != nullptr && v[0] == '1';
+  const char* range = std::getenv("ATTNLAB_FUZZ_RANGE");
+  o.check_range = range != nullptr && range[0] == '1';
   return o;
 }
 

@@ -245,9 +245,7 @@ const float* SdpaGeom::Value(const SdpaCase& c, size_t b, size_t j) const {
 
 const std::vector<std::string>& PendingSdpaOptions() {
   // Remove an entry once its kernel has landed; remove the list (and Session::tolerated_) once all have.
-  static const std::vector<std::string> kPending = {"causal_align",  "enable_gqa",   "kv_lengths",
-                                                    "window_left",   "window_right", "softcap",
-                                                    "return_scores", "past_key",     "attn_mask broadcasting"};
+  static const std::vector<std::string> kPending = {};  // every option has landed (a186a5d)
   return kPending;
 }
 

@@ -33,6 +33,7 @@ export const PARTS = [
   'cross',
   'heads',
   'mha',
+  'decode',
   'myths',
   'pitfalls',
   'train',
@@ -42,12 +43,14 @@ export const PARTS = [
 
 export const ctx = { base: null, browser: null, tmp: null };
 
-export function setUp() {
+/** options.isolation (default true): false serves without COOP/COEP (scripts/serve.mjs --no-isolation). */
+export function setUp({ isolation = true } = {}) {
   let server;
   before(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
     ctx.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-e2e-'));
-    server = spawn(process.execPath, [path.join(ROOT, 'scripts', 'serve.mjs')], {
+    const flags = isolation ? [] : ['--no-isolation'];
+    server = spawn(process.execPath, [path.join(ROOT, 'scripts', 'serve.mjs'), ...flags], {
       env: { ...process.env, PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -84,7 +87,11 @@ export async function open(query = '', width = 1280) {
     if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  // A request the page itself cancels (net::ERR_ABORTED: the threaded loader's probe of its glue) is no failure.
+  page.on('requestfailed', (r) => {
+    if (r.failure()?.errorText !== 'net::ERR_ABORTED')
+      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
+  });
   page.on('response', (r) => {
     if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
   });

@@ -1,7 +1,10 @@
 // Module Web Worker for the demo's speed test. Times SDPA and MHA (E = 512, 8 heads, batch 1) with
-// attnlab's SIMD build, its scalar build and a plain-JS reference, and posts progress and results.
+// attnlab's threaded build (only where this worker is cross-origin isolated: it needs SharedArrayBuffer), its
+// SIMD build, its scalar build and a plain-JS reference, and posts progress and results. Running here, even
+// L = 2048 never blocks the page.
 //
-// in:  { sizes: number[], E, H, jsMaxL }     out: { type: 'progress' | 'result' | 'done' | 'error', ... }
+// in:  { sizes: number[], E, H, jsMaxL }
+// out: { type: 'note' | 'progress' | 'result' | 'done' | 'error', ... }
 
 import { init } from '/dist/index.mjs';
 // The plain-JS baseline is the one `npm run bench` measures (one source for both).
@@ -48,9 +51,12 @@ self.onmessage = async (ev) => {
   const { sizes, E = 512, H = 8, jsMaxL = 512 } = ev.data;
   try {
     const builds = [];
-    for (const variant of ['simd', 'scalar']) {
+    // The threaded build needs shared memory, which only a cross-origin-isolated page (and its workers) has.
+    const variants = self.crossOriginIsolated ? ['simd-threaded', 'simd', 'scalar'] : ['simd', 'scalar'];
+    for (const variant of variants) {
       try {
-        builds.push({ name: `attnlab ${variant}`, variant, attn: await init({ variant }) });
+        const attn = await init({ variant });
+        builds.push({ name: `attnlab ${variant}`, variant, attn, threads: attn.threads });
       } catch (e) {
         postMessage({ type: 'note', variant, message: e.message }); // worded on the page, in its language
       }
@@ -156,6 +162,7 @@ self.onmessage = async (ev) => {
             E,
             H,
             impl,
+            threads: builds.find((b) => b.name === impl)?.threads ?? 1,
             ms: t.ms,
             min: t.min,
             max: t.max,
@@ -176,7 +183,7 @@ self.onmessage = async (ev) => {
     postMessage({
       type: 'done',
       results,
-      builds: builds.map((b) => b.attn.variant),
+      builds: builds.map((b) => ({ variant: b.attn.variant, threads: b.attn.threads })),
       cores: navigator.hardwareConcurrency,
     });
   } catch (e) {

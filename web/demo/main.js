@@ -1,6 +1,7 @@
 // attnlab demo entry point: picks the language (i18n.js), builds the table of contents and one section per part
 // in the tutorial's order, loads the package through its public API (init from /dist/index.mjs, the built npm
-// package) and mounts the parts. URL parameters: ?lang=zh|en; ?variant=simd|scalar|auto picks the build;
+// package) and mounts the parts. URL parameters: ?lang=zh|en; ?variant=simd-threaded|simd|scalar|auto picks the build
+// ('auto': the threaded one where the page is cross-origin isolated);
 // ?bench=quick makes the speed test small (used by the end-to-end test); ?trainseed=N is the training part's seed.
 
 import { errText, h } from './util.js';
@@ -15,6 +16,7 @@ export const PARTS = [
   { id: 'cross', sec: '§4.6 · §6.1', mod: './crossbatch.js' },
   { id: 'heads', sec: '§6.2–6.4 · §7', mod: './heads.js' },
   { id: 'mha', sec: '§2.3 · §7.1 · §8.1', mod: './mha.js' },
+  { id: 'decode', sec: '§6.4 · §7 · §11', mod: './decode.js' },
   { id: 'myths', sec: '§8', mod: './myths.js' },
   { id: 'pitfalls', sec: '§9', mod: './pitfalls.js' },
   { id: 'train', sec: '§10', mod: './train.js' },
@@ -23,7 +25,8 @@ export const PARTS = [
 ];
 
 const params = new URLSearchParams(location.search);
-const variant = ['simd', 'scalar', 'auto'].includes(params.get('variant')) ? params.get('variant') : 'auto';
+const VARIANTS = ['simd-threaded', 'simd', 'scalar', 'auto'];
+const variant = VARIANTS.includes(params.get('variant')) ? params.get('variant') : 'auto';
 const badge = document.getElementById('build');
 
 function applyStatic() {
@@ -106,10 +109,9 @@ async function main() {
     return;
   }
   badge.dataset.variant = attn.variant;
-  badge.textContent = t('page.badge', {
-    version: attn.version,
-    build: t(attn.variant === 'scalar' ? 'page.scalar' : 'page.simd'),
-  });
+  const build = { scalar: 'page.scalar', simd: 'page.simd', 'simd-threaded': 'page.threaded' }[attn.variant];
+  badge.textContent = t('page.badge', { version: attn.version, build: t(build, { n: attn.threads }) });
+  badge.dataset.threads = attn.threads;
   document.title = `${t('page.title')} (${attn.variant})`;
 
   for (const p of PARTS) {
@@ -124,7 +126,7 @@ async function main() {
       el.append(h('div.error-box', { text: t('page.partFailed', { err: errText(e) }) }));
     }
   }
-  window.attnlabDemo = { attn, variant: attn.variant, lang };
+  window.attnlabDemo = { attn, variant: attn.variant, threads: attn.threads, lang };
   document.body.dataset.ready = '1';
 }
 

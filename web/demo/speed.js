@@ -1,5 +1,6 @@
 // Part "speed" (§3's O(L²) cost): the speed test. The timing runs in a module Web Worker (bench-worker.js) so the page stays
-// responsive; this file draws the controls, the progress bar, the table and the bar charts.
+// responsive, even at L = 2048; this file draws the controls, the progress bar, the table and the bar charts. On a
+// cross-origin-isolated page the threaded build gets a column of its own; elsewhere a sentence says why it has none.
 
 import { h, fmt, errText } from './util.js';
 import { barChart } from './charts.js';
@@ -9,11 +10,14 @@ const SETS = {
   full: { label: 'speed.setFull', sizes: [128, 512, 2048] },
   quick: { label: 'speed.setQuick', sizes: [32, 64, 128] },
 };
-/** Implementation names as shown: the worker's 'plain JS' is worded in the page's language. */
-const implName = (n) => (n === 'plain JS' ? t('speed.plainJs') : n);
-const COLORS = { 'attnlab simd': '#1e7b34', 'attnlab scalar': '#d08a1f', 'plain JS': '#7b8794' };
+const THREADED = 'attnlab simd-threaded';
+/** Implementation names as shown: 'plain JS' in the page's language, the threaded build with its thread count. */
+const implName = (n, threads) =>
+  n === 'plain JS' ? t('speed.plainJs') : n === THREADED ? t('speed.threadedName', { n: threads }) : n;
+const COLORS = { [THREADED]: '#5a2ca0', 'attnlab simd': '#1e7b34', 'attnlab scalar': '#d08a1f', 'plain JS': '#7b8794' };
 
 export function mount(root, attn, { params }) {
+  const isolated = typeof crossOriginIsolated === 'boolean' && crossOriginIsolated;
   const setSel = h(
     'select',
     { id: 'speed-set', 'aria-label': t('speed.sizes') },
@@ -36,6 +40,11 @@ export function mount(root, attn, { params }) {
       h('div.ctl', {}, h('span', { text: t('speed.progress') }), h('div', {}, bar, ' ', status)),
     ),
     h('p.note', {}, t('speed.note'), ' ', alive),
+    h(`p.${isolated ? 'note' : 'warn-box'}`, {
+      id: 'speed-threads',
+      'data-isolated': isolated ? '1' : '0',
+      text: t(isolated ? 'speed.threadsOn' : 'speed.threadsOff'),
+    }),
     out,
   );
 
@@ -79,7 +88,11 @@ export function mount(root, attn, { params }) {
         draw(rows, notes, false);
       } else if (m.type === 'done') {
         bar.value = 1;
-        status.textContent = t('speed.done', { s: ((performance.now() - t0) / 1000).toFixed(1), cores: m.cores });
+        const threaded = m.builds.find((b) => b.variant === 'simd-threaded');
+        const s = ((performance.now() - t0) / 1000).toFixed(1);
+        status.textContent = threaded
+          ? t('speed.doneThreaded', { s, cores: m.cores, n: threaded.threads })
+          : t('speed.done', { s, cores: m.cores });
         draw(m.results, notes, true);
         root.dataset.state = 'done';
         finish();
@@ -111,7 +124,9 @@ export function mount(root, attn, { params }) {
       for (const L of [...new Set(rows.map((r) => r.L))])
         if (rows.some((r) => r.op === op && r.L === L)) groups.push({ op, L, label: `${op.toUpperCase()}\nL=${L}` });
     const get = (g, si) => rows.find((r) => r.op === groups[g].op && r.L === groups[g].L && r.impl === impls[si]);
-    const series = impls.map((name) => ({ name: implName(name), color: COLORS[name] || '#555' }));
+    const threads = rows.find((r) => r.impl === THREADED)?.threads;
+    const name = (n) => implName(n, threads);
+    const series = impls.map((n) => ({ name: name(n), color: COLORS[n] || '#555' }));
     const avail = out.clientWidth || 600;
     const width = avail > 900 ? Math.min(580, Math.floor((avail - 50) / 2)) : Math.max(300, Math.min(580, avail - 16));
     const msChart = barChart({
@@ -176,9 +191,13 @@ export function mount(root, attn, { params }) {
         h(
           'tr',
           {},
-          [t('speed.colOp'), 'L', ...impls.map((n) => `${implName(n)}: ms · GFLOP/s`), t('speed.colRatio')].map((c) =>
-            h('th', { scope: 'col', text: c }),
-          ),
+          [
+            t('speed.colOp'),
+            'L',
+            ...impls.map((n) => `${name(n)}: ms · GFLOP/s`),
+            t('speed.colRatio'),
+            ...(threads ? [t('speed.colThreadRatio')] : []),
+          ].map((c) => h('th', { scope: 'col', text: c })),
         ),
       ),
       h(
@@ -187,6 +206,7 @@ export function mount(root, attn, { params }) {
         groups.map((g, gi) => {
           const simd = get(gi, impls.indexOf('attnlab simd'));
           const js = get(gi, impls.indexOf('plain JS'));
+          const thr = get(gi, impls.indexOf(THREADED));
           return h(
             'tr',
             { 'data-op': g.op, 'data-l': g.L },
@@ -197,6 +217,12 @@ export function mount(root, attn, { params }) {
               text:
                 simd && js ? `${js.extrapolated ? '≈ ' : ''}${t('speed.faster', { x: fmt(js.ms / simd.ms, 1) })}` : '—',
             }),
+            threads
+              ? h('td', {
+                  'data-ratio': thr && simd ? simd.ms / thr.ms : '',
+                  text: thr && simd ? `× ${fmt(simd.ms / thr.ms, 2)}` : '—',
+                })
+              : '',
           );
         }),
       ),

@@ -3,10 +3,12 @@
 
 import training from './zh-train.js';
 import model from './zh-model.js';
+import modern from './zh-modern.js';
 
 export default {
   ...training,
   ...model,
+  ...modern,
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
   'page.lede':
@@ -71,7 +73,7 @@ export default {
   'part.speed.toc': '速度',
   'part.speed.title': '速度：实测 O(L²) 的代价',
   'part.speed.intro':
-    '在 E = 512、8 个头、批量 1 的设置下，分别计时 SDPA 和完整的 <code>nn.MultiheadAttention</code> 前向，比较 attnlab 的 SIMD 版、标量版和纯 JavaScript 参考实现；计时在 Web Worker 里进行，页面不会卡住。序列长 4 倍，注意力的计算量约为 16 倍（§3）。',
+    '在 E = 512、8 个头、批量 1 的设置下，分别计时 SDPA 和完整的 <code>nn.MultiheadAttention</code> 前向，比较 attnlab 的多线程版（仅在跨源隔离的页面上）、单线程 SIMD 版、标量版和纯 JavaScript 参考实现；计时在 Web Worker 里进行，即使 L = 2048 页面也不会卡住。序列长 4 倍，注意力的计算量约为 16 倍（§3）。',
 
   'sbs.errEmpty': '{name} 是空的：每行写一个向量，例如 "1 0 1 0"。',
   'sbs.errNumber': '{name} 第 {row} 行："{tok}" 不是数字。',

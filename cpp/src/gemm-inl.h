@@ -156,6 +156,66 @@ HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, 
   }
 }
 
+// Rows of A up to which a caller may prefer GemvPacked to Gemm (decoding: one token's projections).
+constexpr size_t kGemvMaxRows = 4;
+
+// C (m, n) = A (m, k) · B (k, n) [+ bias (n) if non-null] for a few rows of A with contiguous elements (a_ij at
+// a[i * lda + j]), B packed (packing.h): a matrix-vector product per row that streams B's panels in order, each
+// panel once per row. Per panel, kPanel / lanes accumulators run over all of k (no k blocking, A not packed),
+// over kSets interleaved steps p ≡ s (mod kSets) so that at least 8 independent multiply-add chains hide their
+// latency; the sets are added in order at the end (0 + 1 + …), then the bias. Gemm's 1-row tile has 2 chains and
+// reads B 2 vectors per kPanel floats; this reads it sequentially. Rounding differs from Gemm's (another order).
+// Each row depends on that row only. k may be 0.
+HWY_INLINE void GemvPacked(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, const PackedB& b,
+                           float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr size_t kN = hn::MaxLanes(d);
+  static_assert(kPanel % kN == 0, "a panel is whole vectors");
+  constexpr size_t kVecs = kPanel / kN;
+  constexpr size_t kSets = kVecs >= 8 ? 1 : 8 / kVecs;
+  HWY_ALIGN float last[kPanel];  // the partial last panel's bias and result
+  for (size_t i = 0; i < m; ++i) {
+    const float* HWY_RESTRICT ai = a + i * lda;
+    float* ci = c + i * ldc;
+    for (size_t j0 = 0; j0 < n; j0 += kPanel) {
+      const size_t cols = std::min(kPanel, n - j0);
+      const float* HWY_RESTRICT bp = b.data + (j0 / kPanel) * b.panel_stride;
+      V acc[kSets][kVecs];
+      for (size_t s = 0; s < kSets; ++s) {
+        for (size_t v = 0; v < kVecs; ++v) acc[s][v] = hn::Zero(d);
+      }
+      size_t p = 0;
+      for (; p + kSets <= k; p += kSets) {
+        for (size_t s = 0; s < kSets; ++s) {
+          const V av = hn::Set(d, ai[p + s]);
+          const float* row = bp + (p + s) * kPanel;
+          for (size_t v = 0; v < kVecs; ++v) acc[s][v] = hn::MulAdd(av, hn::LoadU(d, row + v * kN), acc[s][v]);
+        }
+      }
+      for (; p < k; ++p) {
+        const V av = hn::Set(d, ai[p]);
+        for (size_t v = 0; v < kVecs; ++v)
+          acc[0][v] = hn::MulAdd(av, hn::LoadU(d, bp + p * kPanel + v * kN), acc[0][v]);
+      }
+      for (size_t s = 1; s < kSets; ++s) {
+        for (size_t v = 0; v < kVecs; ++v) acc[0][v] = hn::Add(acc[0][v], acc[s][v]);
+      }
+      float* dst = cols == kPanel ? ci + j0 : last;
+      if (bias) {
+        if (cols < kPanel) {
+          std::fill(last, last + kPanel, 0.0f);
+          std::copy(bias + j0, bias + j0 + cols, last);
+        }
+        const float* bsrc = cols == kPanel ? bias + j0 : last;
+        for (size_t v = 0; v < kVecs; ++v) acc[0][v] = hn::Add(acc[0][v], hn::LoadU(d, bsrc + v * kN));
+      }
+      for (size_t v = 0; v < kVecs; ++v) hn::StoreU(acc[0][v], d, dst + v * kN);
+      if (cols < kPanel) std::copy(last, last + cols, ci + j0);
+    }
+  }
+}
+
 // Gemm with a row-major B (k, n) of row stride ldb, or Bᵀ given as (n, k) when b_transposed; packs B into
 // pack_buffer first.
 HWY_INLINE void GemmUnpacked(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,

@@ -11,6 +11,7 @@
 
 #include "cpp/src/attention-inl.h"
 #include "cpp/src/attention_backward-inl.h"
+#include "cpp/src/attention_decode-inl.h"
 #include "cpp/src/gemm-inl.h"
 #include "cpp/src/kernels-inl.h"
 #include "cpp/src/kernels.h"
@@ -76,6 +77,17 @@ void MhaForwardImpl(const MhaArgs& a) {
   float* k = buffer(saved.k, own.k, a.n * kv_rows * ekv);
   float* v = buffer(saved.v, own.v, a.n * kv_rows * ekv);
   float* ctx = buffer(saved.ctx, own.ctx, a.n * a.l * e);
+  // Decoding (a cache and a few new tokens): matrix-vector projections that stream the packed weights, and the
+  // heads of each key/value group attend over the cache in place (attention_decode-inl.h).
+  const bool decode = a.cache_k && a.l <= kDecodeMaxQueries && group <= kDecodeMaxGroup;
+  auto project = [&](size_t rows, size_t n_out, size_t k_in, const float* x, size_t ldx, const PackedB& w, float* y,
+                     size_t ldy, const float* bias) {
+    if (decode && rows <= kGemvMaxRows) {
+      GemvPacked(rows, n_out, k_in, x, ldx, w, y, ldy, bias);
+    } else {
+      Gemm(rows, n_out, k_in, x, ldx, 1, w, y, ldy, bias, false);
+    }
+  };
   // Projections in (item, kRowBlock-row block) pieces: Q's blocks, then K's and V's. Each piece writes its own rows.
   const size_t q_blocks = RowBlocks(a.l), kv_blocks = RowBlocks(a.s), pieces = q_blocks + kv_blocks;
   const double piece_flops = 2.0 * kRowBlock * e * static_cast<double>(std::max(e, a.kdim + a.vdim));
@@ -83,16 +95,14 @@ void MhaForwardImpl(const MhaArgs& a) {
     const size_t b = i / pieces, r0 = (i % pieces < q_blocks ? i % pieces : i % pieces - q_blocks) * kRowBlock;
     if (i % pieces < q_blocks) {
       const size_t rows = std::min(kRowBlock, a.l - r0);
-      Gemm(rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, 1, a.wq_t, q + (b * a.l + r0) * e,
-           e, a.bq, false);
+      project(rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.wq_t, q + (b * a.l + r0) * e,
+              e, a.bq);
       return;
     }
     const size_t rows = std::min(kRowBlock, a.s - r0);  // (an empty key's data may be null: no piece reads it)
     const size_t first = layout.FirstRow(b, a.s) + r0 * pos;
-    Gemm(rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, 1, a.wk_t, k + (b * kv_rows + r0) * ekv, ekv, a.bk,
-         false);
-    Gemm(rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, 1, a.wv_t, v + (b * kv_rows + r0) * ekv, ekv, a.bv,
-         false);
+    project(rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, a.wk_t, k + (b * kv_rows + r0) * ekv, ekv, a.bk);
+    project(rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, a.wv_t, v + (b * kv_rows + r0) * ekv, ekv, a.bv);
   });
   for (size_t b = 0; b < a.n && !a.cache_k; ++b) {
     float* kb = k + b * s_all * ekv;
@@ -127,7 +137,7 @@ void MhaForwardImpl(const MhaArgs& a) {
   // depend on the thread count.
   const bool average = a.weights && a.average_weights;
   const bool direct = a.weights && !average && !saved.weights;
-  const size_t problems = s_all > 0 ? a.n * a.heads : 0, plane = a.l * s_all;
+  const size_t problems = s_all > 0 && !decode ? a.n * a.heads : 0, plane = a.l * s_all;
   const size_t wave = average ? std::max<size_t>(1, std::min(problems, ThreadCount())) : std::max<size_t>(problems, 1);
   std::vector<float>& head_weights = own.head_weights;
   if (average) {
@@ -136,6 +146,36 @@ void MhaForwardImpl(const MhaArgs& a) {
   }
   const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
   if (s_all == 0) std::fill(ctx, ctx + a.n * a.l * e, 0.0f);  // no key: every row fully masked, no weights
+  if (decode) {  // (s_all >= 1: the new tokens are cached) one problem per (item, key/value head)
+    if (average && head_weights.size() < a.n * a.heads * plane) head_weights.resize(a.n * a.heads * plane);
+    const size_t kv_heads = layout.KvHeads();
+    ParallelFor(a.n * kv_heads, static_cast<double>(group) * HeadFlops(a.l, s_all, hd, hd), [&](size_t bg) {
+      const size_t b = bg / kv_heads, g = bg % kv_heads, h0 = g * group, bh0 = b * a.heads + h0;
+      const KvHead kv = KvHeadOf(a, layout, k, v, b, g);
+      float* w = saved.weights ? saved.weights + bh0 * plane
+                 : direct      ? a.weights + bh0 * plane
+                 : average     ? head_weights.data() + bh0 * plane
+                               : nullptr;
+      const float* row_bias = a.bias.row_bias ? a.bias.row_bias + bh0 * a.bias.row_bias_batch_stride : nullptr;
+      const float* key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
+      const DecodeGroup problem{group,      a.l,
+                                s_all,      hd,
+                                dims.scale, q + b * a.l * e + h0 * hd,
+                                hd,         e,
+                                kv.k,       kv.v,
+                                kv.stride,  ctx + b * a.l * e + h0 * hd,
+                                hd,         e,
+                                w,          plane,
+                                row_bias,   a.bias.row_bias_batch_stride,
+                                key_bias,   a.bias.mask_cols};
+      AttendDecodeGroup(problem, DecodeScratch());
+    });
+    for (size_t bh = 0; bh < a.n * a.heads && average; ++bh) {  // the average, summed in head order
+      const float* src = head_weights.data() + bh * plane;
+      float* dst = a.weights + bh / a.heads * plane;
+      for (size_t i = 0; i < plane; ++i) dst[i] += src[i];
+    }
+  }
   for (size_t first = 0; first < problems; first += wave) {
     const size_t count = std::min(wave, problems - first);
     auto weights_of = [&](size_t w) {
@@ -165,8 +205,8 @@ void MhaForwardImpl(const MhaArgs& a) {
   // Out-projection, in (item, row block) pieces.
   ParallelFor(a.n * q_blocks, 2.0 * kRowBlock * e * e, [&](size_t i) {
     const size_t b = i / q_blocks, r0 = i % q_blocks * kRowBlock, rows = std::min(kRowBlock, a.l - r0);
-    Gemm(rows, e, e, ctx + (b * a.l + r0) * e, e, 1, a.wo_t, a.out + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e,
-         a.bo, false);
+    project(rows, e, e, ctx + (b * a.l + r0) * e, e, a.wo_t, a.out + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e,
+            a.bo);
   });
 }
 

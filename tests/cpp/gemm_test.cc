@@ -1,7 +1,8 @@
 // Tests of cpp/src/gemm-inl.h and packing-inl.h below the public API, on every compiled target: Gemm /
 // GemmUnpacked for m, n, k across every tile remainder (n 0…2 tile widths + 1, partial 4-row tiles, several k
 // blocks, the packed-A path), A and B transposed or not, padded strides and misaligned pointers, against a float64
-// reference; nothing outside C's (m, n) block may change. PackA against its documented layout.
+// reference; nothing outside C's (m, n) block may change. PackA against its documented layout. GemvPacked (the
+// few-row path of decoding) the same way: every panel remainder, k across its interleaved sets, bias or none.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/cpp/gemm_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -133,6 +134,60 @@ SweepResult GemmSweep() {
   return result;
 }
 
+// GemvPacked: C (m, n) = A (m, k) · B (k, n) [+ bias] for m <= kGemvMaxRows, B packed from a row-major (k, n)
+// or a transposed (n, k) matrix, A rows with padding, C with two padding columns and a padding row of sentinels.
+SweepResult GemvSweep() {
+  const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
+  const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
+  attnlab_test::Rng rng(29);
+  SweepResult result;
+  size_t v = 0;
+  for (size_t m = 0; m <= kGemvMaxRows; ++m) {
+    for (const size_t n : {size_t{1}, size_t{3}, kPanel - 1, kPanel, kPanel + 1, 2 * kPanel + 7}) {
+      for (const size_t k : {size_t{0}, size_t{1}, size_t{2}, size_t{7}, size_t{8}, size_t{9}, size_t{67}}) {
+        ++v;
+        const bool bias_on = v % 2 == 0, transposed = v % 3 == 0;
+        const size_t off = misalign[v % misalign.size()], lda = k + 3, ldc = n + 2;
+        std::vector<float> a(off + std::max<size_t>(1, m * lda)), b(std::max<size_t>(1, k * n)), bias(off + n);
+        for (float& x : a) x = rng.Uniform(-1.0f, 1.0f);
+        for (float& x : b) x = rng.Uniform(-1.0f, 1.0f);
+        for (float& x : bias) x = rng.Uniform(-1.0f, 1.0f);
+        auto b_at = [&](size_t p, size_t j) { return transposed ? b[j * k + p] : b[p * n + j]; };
+        std::vector<float> pack;
+        const PackedB packed = PackB(b.data(), transposed ? k : n, k, n, transposed, pack);
+        std::vector<float> c(off + (m + 1) * ldc, kSentinel);
+        GemvPacked(m, n, k, a.data() + off, lda, packed, c.data() + off, ldc, bias_on ? bias.data() + off : nullptr);
+        ++result.cases;
+        for (size_t i = 0; i <= m; ++i) {
+          for (size_t j = 0; j < ldc; ++j) {
+            const float got = c[off + i * ldc + j];
+            if (i == m || j >= n) {
+              if (std::memcmp(&got, &kSentinel, sizeof(float)) != 0) {
+                result.Fail("GemvPacked m ", m, " n ", n, " k ", k, ": C outside (m, n) changed at (", i, ", ", j, ")");
+                return result;
+              }
+              continue;
+            }
+            double ref = bias_on ? bias[off + j] : 0.0, bound = std::fabs(ref);
+            for (size_t p = 0; p < k; ++p) {
+              const double prod = static_cast<double>(a[off + i * lda + p]) * b_at(p, j);
+              ref += prod;
+              bound += std::fabs(prod);
+            }
+            const double tol = 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30;
+            if (!(std::fabs(got - ref) <= tol)) {
+              result.Fail("GemvPacked m ", m, " n ", n, " k ", k, " bias ", bias_on, " transposed ", transposed, ": C(",
+                          i, ", ", j, ") = ", got, ", reference ", ref, " (tolerance ", tol, ")");
+              return result;
+            }
+          }
+        }
+      }
+    }
+  }
+  return result;
+}
+
 // PackA of rows x kc: groups of 4 rows interleaved (out[g·4·kc + p·4 + r]), then the remaining rows contiguous;
 // nothing written past rows · kc.
 SweepResult PackASweep() {
@@ -185,9 +240,14 @@ namespace {
 
 HWY_EXPORT(GemmSweep);
 HWY_EXPORT(PackASweep);
+HWY_EXPORT(GemvSweep);
 
 TEST_CASE("gemm: every tile remainder, block and layout vs float64, on every target", "[gemm][kernels]") {
   attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(GemmSweep)(); });
+}
+
+TEST_CASE("gemm: GemvPacked (few rows) vs float64 for every panel remainder, on every target", "[gemm][kernels]") {
+  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(GemvSweep)(); });
 }
 
 TEST_CASE("gemm: PackA writes its documented layout, on every target", "[gemm][kernels]") {

@@ -32,7 +32,8 @@ struct Prepared {
   Shape batch_dims;  // query's
   int64_t lq = 0, lk_total = 0, dv = 0;
   std::vector<float> mask_storage;  // a bool mask's additive form, or a mask expanded along Lk
-  std::vector<size_t> mask_offsets;
+  std::vector<size_t> mask_strides;  // per batch dimension of query; 0 where the mask broadcasts
+  std::vector<size_t> mask_offsets;  // per problem (FillMaskOffsets)
   bool has_past = false;
   Tensor present_key, present_value;
 };
@@ -144,18 +145,26 @@ void BroadcastMask(const Mask& mask, const Shape& batch_dims, int64_t lq, int64_
     stride[d] = m[d] == 1 ? 0 : s;
     s *= static_cast<size_t>(m[d]);
   }
-  const size_t batch = out.args.batch;
-  out.mask_offsets.assign(batch, 0);
+  out.mask_strides = std::move(stride);
+}
+
+// The per-problem offsets of a broadcast mask (BroadcastMask's strides), filled in only right before a kernel
+// runs: an empty call with a huge batch (nothing to compute) must not allocate one offset per problem.
+void FillMaskOffsets(Prepared& prep) {
+  BiasArgs& b = prep.args.bias;
+  if (!b.row_bias) return;
+  const size_t batch = prep.args.batch, rank = prep.batch_dims.size();
+  prep.mask_offsets.assign(batch, 0);
   for (size_t p = 0; p < batch; ++p) {
     size_t rest = p, offset = 0;
     for (size_t d = rank; d-- > 0;) {
-      const size_t dim = static_cast<size_t>(batch_dims[d]);
-      offset += rest % dim * stride[d];
+      const size_t dim = static_cast<size_t>(prep.batch_dims[d]);
+      offset += rest % dim * prep.mask_strides[d];
       rest /= dim;
     }
-    out.mask_offsets[p] = offset;
+    prep.mask_offsets[p] = offset;
   }
-  b.row_bias_offsets = out.mask_offsets.data();
+  b.row_bias_offsets = prep.mask_offsets.data();
 }
 
 // Validates the arguments and fills in everything of SdpaArgs but out, weights and scores.
@@ -219,7 +228,7 @@ void PrepareSdpa(const TensorView& query, const TensorView& key, const TensorVie
   out.dv = dv;
   args.q = query.data;
   args.batch = batch;
-  args.kv_group = kv_problems > 0 ? batch / kv_problems : 1;
+  args.kv_group = batch > 0 && kv_problems > 0 ? batch / kv_problems : 1;  // no query head: no group
   args.lq = static_cast<size_t>(lq);
   args.lk = static_cast<size_t>(lk_total);
   args.dk = static_cast<size_t>(dk);
@@ -279,6 +288,7 @@ AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorV
     result.present_value = std::move(prep.present_value);
   }
   if (out_numel == 0 && w_numel == 0 && s_numel == 0) return result;  // nothing to compute
+  FillMaskOffsets(prep);
   SdpaForward(args);
   return result;
 }
@@ -309,6 +319,7 @@ SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const T
     backward.grad_q = grads.grad_query.data.data();
     backward.grad_k = grad_k.data.data();
     backward.grad_v = grad_v.data.data();
+    FillMaskOffsets(prep);
     SdpaBackward(backward);
   }
   if (!prep.has_past) {

@@ -343,3 +343,44 @@ TEST_CASE("SDPA options (#19): each invalid option is named", "[sdpa][modern][va
   mask.attn_mask = attnlab::Mask::Bool(bits.data(), {3, 2, 4, 3, 3});  // a leading 3 cannot broadcast away
   expect(k2, v2, mask, "attn_mask");
 }
+
+// Fuzz findings (tests/fuzz): each once wrong on some target or path.
+TEST_CASE("SDPA: logits near 1e10 give the softmax of the largest, on the online path too", "[sdpa][modern][nan]") {
+  // Logits 7e9 … 2.1e10: a fused x·scale − max (an implicit FMA) kept a rounding error of ~1e3 on the largest
+  // logit, exp of which is 0, and the row came out all zero.
+  const std::vector<float> q{1e10f, 1.0f}, k{1, 0, -1, 0, 0.5f, 0, 3, 1}, v{1, 2, 3, 4, 5, 6, 7, 8};
+  attnlab_test::ForEachTarget([&](const std::string&) {
+    for (bool need_weights : {true, false}) {
+      SdpaOptions o;
+      o.need_weights = need_weights;
+      const attnlab::AttentionResult r = attnlab::ScaledDotProductAttention(
+          TensorView{q.data(), {1, 2}}, TensorView{k.data(), {4, 2}}, TensorView{v.data(), {4, 2}}, o);
+      INFO("need_weights " << need_weights);
+      CHECK(r.output.data == std::vector<float>{7, 8});
+    }
+  });
+}
+
+TEST_CASE("SDPA backward: grouped-query heads with no query head give zero gradients", "[sdpa][modern]") {
+  // q (2, 0, 6, 0) against k (2, 1, 3, 0): no query head in the group (a division by a group of 0 once).
+  const std::vector<float> v(2 * 3 * 5, 1.0f);
+  SdpaOptions o;
+  o.enable_gqa = true;
+  const attnlab::SdpaGradients g = attnlab::ScaledDotProductAttentionBackward(
+      TensorView{nullptr, {2, 0, 6, 0}}, TensorView{nullptr, {2, 1, 3, 0}}, TensorView{v.data(), {2, 1, 3, 5}},
+      TensorView{nullptr, {2, 0, 6, 5}}, o);
+  CHECK(g.grad_value.shape == Shape{2, 1, 3, 5});
+  for (float x : g.grad_value.data) CHECK(x == 0.0f);
+}
+
+TEST_CASE("SDPA: an empty call with a huge batch and a broadcast mask allocates nothing per problem", "[sdpa][modern]") {
+  // q (2^31, 0, 1): nothing to compute; the mask's per-problem offsets (16 GiB here) are never made.
+  const uint8_t mask = 1;
+  SdpaOptions o;
+  o.attn_mask = attnlab::Mask::Bool(&mask, {1, 1});
+  const int64_t huge = int64_t{1} << 31;
+  const attnlab::AttentionResult r = attnlab::ScaledDotProductAttention(
+      TensorView{nullptr, {huge, 0, 1}}, TensorView{nullptr, {huge, 0, 1}}, TensorView{nullptr, {huge, 0, 1}}, o);
+  CHECK(r.output.shape == Shape{huge, 0, 1});
+  CHECK(r.output.data.empty());
+}

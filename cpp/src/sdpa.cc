@@ -31,7 +31,7 @@ struct Prepared {
   SdpaArgs args;
   Shape batch_dims;  // query's
   int64_t lq = 0, lk_total = 0, dv = 0;
-  std::vector<float> mask_storage;  // a bool mask's additive form, or a mask expanded along Lk
+  std::vector<float> mask_storage;   // a bool mask's additive form, or a mask expanded along Lk
   std::vector<size_t> mask_strides;  // per batch dimension of query; 0 where the mask broadcasts
   std::vector<size_t> mask_offsets;  // per problem (FillMaskOffsets)
   bool has_past = false;

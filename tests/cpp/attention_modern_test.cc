@@ -373,7 +373,8 @@ TEST_CASE("SDPA backward: grouped-query heads with no query head give zero gradi
   for (float x : g.grad_value.data) CHECK(x == 0.0f);
 }
 
-TEST_CASE("SDPA: an empty call with a huge batch and a broadcast mask allocates nothing per problem", "[sdpa][modern]") {
+TEST_CASE("SDPA: an empty call with a huge batch and a broadcast mask allocates nothing per problem",
+          "[sdpa][modern]") {
   // q (2^31, 0, 1): nothing to compute; the mask's per-problem offsets (16 GiB here) are never made.
   const uint8_t mask = 1;
   SdpaOptions o;

@@ -42,9 +42,10 @@ function corruptSdpa(rng, c) {
     () => [[t(new Float32Array(q.data.length + 1), q.shape), k, v, options], RangeError, /query/],
     () => [[q, t(k.data, k.shape.map((d, i) => (i === 0 ? -1 : d))), v, options], RangeError, /key/],
     () => [[q, k, v, { ...options, scale: NaN }], RangeError, /scale/],
-    () => [[q, k, v, { ...options, isCausal: 'yes' }], TypeError, /isCausal/],
+    () => [[q, k, v, { ...options, isCausal: 1 }], TypeError, /isCausal/],
     () => [[q, k, v, { ...options, attnMask: { data: new Int32Array(4), shape: [2, 2] } }], TypeError, /attnMask/],
-    () => [[q, k, v, { ...options, attnMask: { data: new Uint8Array(size([q.shape.at(-2) + 1, k.shape.at(-2)])), shape: [q.shape.at(-2) + 1, k.shape.at(-2)] } }], RangeError, /attnMask/],
+    // Lq + 2 rows never broadcast to Lq (Lq + 1 would when Lq = 0: a mask of 1 row broadcasts).
+    () => [[q, k, v, { ...options, attnMask: { data: new Uint8Array(size([q.shape.at(-2) + 2, k.shape.at(-2)])), shape: [q.shape.at(-2) + 2, k.shape.at(-2)] } }], RangeError, /attnMask/],
     () => [[q, k, v, { ...options, bogus: 1 }], TypeError, /bogus/],
     () => [[null, k, v, options], TypeError, /query/],
     () => [[q, k, t(v.data, [2 ** 31, ...v.shape.slice(1)]), options], RangeError, /value/],

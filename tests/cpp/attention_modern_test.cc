@@ -375,7 +375,8 @@ TEST_CASE("SDPA backward: grouped-query heads with no query head give zero gradi
 
 TEST_CASE("SDPA: an empty call with a huge batch and a broadcast mask allocates nothing per problem",
           "[sdpa][modern]") {
-  // q (2^29 - 1, 0, 1): nothing to compute; the mask's per-problem offsets (2 GiB in wasm, 4 GiB natively) are never made.
+  // q (2^29 - 1, 0, 1): nothing to compute; the mask's per-problem offsets (2 GiB in wasm, 4 GiB natively) are never
+  // made.
   const uint8_t mask = 1;
   SdpaOptions o;
   o.attn_mask = attnlab::Mask::Bool(&mask, {1, 1});

@@ -130,3 +130,34 @@ TEST_CASE("TinyTransformer memory needs cover its logits and weights", "[memory_
   for (const auto& part : attnlab::TinyTransformerParameterMemoryNeeds(config)) reported += part.bytes;
   CHECK(reported == parameter_bytes);
 }
+
+TEST_CASE("SDPA memory needs with options count the past, the scores and the present key/value", "[memory_needs]") {
+  attnlab_test::Rng rng(8);
+  const Shape qs{2, 4, 3, 4}, ks{2, 2, 2, 4}, vs{2, 2, 2, 6}, pks{2, 2, 5, 4}, pvs{2, 2, 5, 6};
+  const auto q = attnlab_test::RandomVector(rng, 2 * 4 * 3 * 4);
+  const auto k = attnlab_test::RandomVector(rng, 2 * 2 * 2 * 4);
+  const auto v = attnlab_test::RandomVector(rng, 2 * 2 * 2 * 6);
+  const auto pk = attnlab_test::RandomVector(rng, 2 * 2 * 5 * 4);
+  const auto pv = attnlab_test::RandomVector(rng, 2 * 2 * 5 * 6);
+  attnlab::SdpaOptions options;
+  options.enable_gqa = true;
+  options.return_scores = attnlab::ScoresStage::kMasked;
+  options.past_key = {pk.data(), pks};
+  options.past_value = {pv.data(), pvs};
+  const auto result = attnlab::ScaledDotProductAttention({q.data(), qs}, {k.data(), ks}, {v.data(), vs}, options);
+  attnlab::SdpaOptions shapes_only = options;  // what the JS layer asks before anything is copied
+  shapes_only.past_key.data = nullptr;
+  shapes_only.past_value.data = nullptr;
+  const MemoryNeeds needs = attnlab::SdpaMemoryNeeds(qs, ks, vs, shapes_only);
+  CHECK(PartBytes(needs, "output (*batch, Lq, dv)") == Bytes(result.output));
+  CHECK(PartBytes(needs, "weights (*batch, Lq, Lk)") == Bytes(result.weights));
+  CHECK(PartBytes(needs, "scores (*batch, Lq, Lk)") == Bytes(result.scores));
+  CHECK(PartBytes(needs, "present key and value (past ‖ new)") ==
+        Bytes(result.present_key) + Bytes(result.present_value));
+
+  const auto grads = attnlab::ScaledDotProductAttentionBackward(
+      {q.data(), qs}, {k.data(), ks}, {v.data(), vs}, {result.output.data.data(), result.output.shape}, options);
+  const MemoryNeeds backward = attnlab::SdpaBackwardMemoryNeeds(qs, ks, vs, shapes_only);
+  CHECK(PartBytes(backward, "weights and their gradient (*batch, Lq, Lk)") == 2 * Bytes(result.weights));
+  CHECK(PartBytes(backward, "gradPastKey, gradPastValue") == Bytes(grads.grad_past_key) + Bytes(grads.grad_past_value));
+}

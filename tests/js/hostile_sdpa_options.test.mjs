@@ -1,19 +1,21 @@
 // Hostile values of the modern SDPA options (web/src/sdpa_options.mjs and the C++ checks behind it), in every wasm
 // variant: each bad option is a TypeError (wrong type) or RangeError (wrong size or value) naming it in its JS
-// spelling with what was expected, never a trap, and the instance keeps computing correctly afterwards.
+// spelling with what was expected, never a trap, and the instance keeps computing correctly afterwards. Then the
+// NaN policy with the options: a row left with no key (kvLengths 0, a window past the keys, a negative lower-right
+// offset) has zero weights and output and -Infinity 'masked' scores, never NaN; NaN in a key reaches only the rows
+// that attend it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
-import { VARIANTS, assertStillWorks, assertThrows, tensor } from './helpers.mjs';
+import { VARIANTS, assertClose, assertStillWorks, assertThrows, tensor } from './helpers.mjs';
+import { sdpaRef } from './reference.mjs';
 
 // GQA-shaped problem: query (2, 4, 3, 8), key/value (2, 2, 5, 8): 5 keys, 2 items, 4 query heads over 2.
 const q = () => tensor([2, 4, 3, 8], 1);
 const k = () => tensor([2, 2, 5, 8], 2);
 const v = () => tensor([2, 2, 5, 6], 3);
 const gqa = { enableGQA: true };
-const mhaK = () => tensor([2, 4, 5, 8], 2); // as many heads as query
-const mhaV = () => tensor([2, 4, 5, 6], 3);
 
 for (const variant of VARIANTS) {
   describe(`hostile SDPA options, ${variant} build`, async () => {
@@ -61,8 +63,8 @@ for (const variant of VARIANTS) {
       ['pastKey with the wrong head size', () => sdpa({ ...gqa, pastKey: tensor([2, 2, 3, 7], 5), pastValue: tensor([2, 2, 3, 6], 6) }), RangeError, /pastKey/],
       ['pastValue longer than pastKey', () => sdpa({ ...gqa, pastKey: tensor([2, 2, 3, 8], 5), pastValue: tensor([2, 2, 4, 6], 6) }), RangeError, /pastValue|pastKey/],
       ['pastKey with other batch dims', () => sdpa({ ...gqa, pastKey: tensor([1, 2, 3, 8], 5), pastValue: tensor([1, 2, 3, 6], 6) }), RangeError, /pastKey/],
-      ['attnMask that does not broadcast', () => sdpa({ attnMask: { data: new Uint8Array(12), shape: [3, 4] } }, mhaK(), mhaV()), RangeError, /attnMask/],
-      ['attnMask of rank 5 over 4-D inputs', () => sdpa({ attnMask: { data: new Uint8Array(30), shape: [2, 1, 1, 3, 5] } }, mhaK(), mhaV()), RangeError, /attnMask/],
+      ['attnMask that does not broadcast', () => sdpa({ ...gqa, attnMask: { data: new Uint8Array(12), shape: [3, 4] } }), RangeError, /attnMask/],
+      ['attnMask of rank 5 over 4-D inputs', () => sdpa({ ...gqa, attnMask: { data: new Uint8Array(30), shape: [2, 1, 1, 3, 5] } }), RangeError, /attnMask/],
       ['backward: returnScores is not an option', () => backward({ returnScores: 'scaled' }), TypeError, /returnScores/],
       ['backward: kvLengths a plain Array', () => backward({ kvLengths: [1, 2] }), TypeError, /kvLengths/],
       ['backward: window [-3, 0]', () => backward({ window: [-3, 0] }), RangeError, /window\[0\]/],
@@ -80,6 +82,95 @@ for (const variant of VARIANTS) {
       const before = attn.memoryBytes();
       for (let i = 0; i < 3; ++i) for (const [, fn] of errorCases) assert.throws(fn);
       assert.equal(attn.memoryBytes(), before);
+    });
+
+    // ---- NaN policy
+    const allZero = (t, from, n) => Array.from(t.data.subarray(from, from + n)).every((x) => x === 0);
+    for (const needWeights of [true, false]) {
+      const w = needWeights ? '' : ' (needWeights: false)';
+      test(`kvLengths 0: that item's rows are zero, 'masked' scores -Infinity, no NaN${w}`, () => {
+        const options = {
+          ...gqa,
+          kvLengths: Int32Array.of(0, 4),
+          returnScores: 'masked',
+          needWeights,
+        };
+        const r = sdpa(options);
+        const perItem = 4 * 3;
+        assert.ok(allZero(r.output, 0, perItem * 6), 'item 0 output is 0');
+        if (needWeights) assert.ok(allZero(r.weights, 0, perItem * 5), 'item 0 weights are 0');
+        assert.ok(
+          r.scores.data.subarray(0, perItem * 5).every((x) => x === -Infinity),
+          'item 0 scores are -Infinity',
+        );
+        assert.ok(r.output.data.every(Number.isFinite), 'no NaN anywhere');
+        assertClose(r.output, sdpaRef(q(), k(), v(), options).output, {}, 'output');
+      });
+      test(`a window past the keys and a negative lower-right offset give zero rows${w}`, () => {
+        // upper-left window [0, 0]: query 2 would see key 2 only, but kvLengths hides keys >= 2 in item 1
+        const a = sdpa({
+          ...gqa,
+          window: [0, 0],
+          kvLengths: Int32Array.of(5, 2),
+          needWeights,
+        });
+        const perItem = 4 * 3 * 6;
+        for (let h = 0; h < 4; ++h)
+          assert.ok(allZero(a.output, perItem + (h * 3 + 2) * 6, 6), `item 1 head ${h} row 2`);
+        // lower-right with kvLengths 1 < Lq 3: offset -2, rows 0 and 1 see nothing
+        const b = sdpa({
+          ...gqa,
+          isCausal: 'lower-right',
+          kvLengths: Int32Array.of(1, 1),
+          needWeights,
+        });
+        for (let bh = 0; bh < 8; ++bh) assert.ok(allZero(b.output, bh * 18, 12), `item/head ${bh}: rows 0, 1`);
+        for (const r of [a, b]) assert.ok(r.output.data.every(Number.isFinite), 'no NaN');
+      });
+    }
+    test('NaN in a past key reaches only the rows whose window holds it', () => {
+      const pastKey = tensor([2, 2, 3, 8], 5);
+      pastKey.data[0] = NaN; // item 0, KV head 0, key 0
+      const options = {
+        ...gqa,
+        pastKey,
+        pastValue: tensor([2, 2, 3, 6], 6),
+        isCausal: 'lower-right',
+        window: [5, -1],
+      };
+      const r = sdpa(options);
+      // 8 keys, 3 queries, lower-right: query i at p = i + 5 sees keys p-5 .. p: only query 0 sees key 0
+      const clean = sdpaRef(q(), k(), v(), {
+        ...options,
+        pastKey: { ...pastKey, data: pastKey.data.map((x) => x || 0) },
+      });
+      for (let bh = 0; bh < 8; ++bh) {
+        for (let i = 0; i < 3; ++i) {
+          const row = r.output.data.subarray((bh * 3 + i) * 6, (bh * 3 + i + 1) * 6);
+          const poisoned = bh < 2 && i === 0; // heads 0, 1 of item 0 read KV head 0
+          if (poisoned) assert.ok(row.every(Number.isNaN), `row ${bh}/${i} is NaN`);
+          else {
+            const want = clean.output.data.subarray((bh * 3 + i) * 6, (bh * 3 + i + 1) * 6);
+            row.forEach((x, d) => assert.ok(Math.abs(x - want[d]) < 1e-5, `row ${bh}/${i} unaffected`));
+          }
+        }
+      }
+    });
+    test('logits around 1e3 with softcap 30 stay finite, scores within ±30, and match the reference', () => {
+      const big = (t) => ({
+        data: t.data.map((x) => x * 1000),
+        shape: t.shape,
+      });
+      const options = {
+        ...gqa,
+        softcap: 30,
+        isCausal: 'lower-right',
+        returnScores: 'softcapped',
+      };
+      const r = attn.scaledDotProductAttention(big(q()), k(), v(), options);
+      const want = sdpaRef(big(q()), k(), v(), options);
+      assert.ok(r.output.data.every(Number.isFinite) && r.scores.data.every((x) => Math.abs(x) <= 30));
+      assertClose(r.output, want.output, { atol: 1e-4, rtol: 1e-3 }, 'output');
     });
   });
 }

@@ -135,6 +135,33 @@ for (const variant of VARIANTS) {
       assert.deepEqual(await w.scaledDotProductAttention(q, q, q, { transfer: true }), want);
       assert.equal(q.data.length, 0, 'transferred: detached here');
     });
+
+    test('the modern SDPA options and results pass through: Int32Array kvLengths, pastKey → presentKey, scores', async () => {
+      const inputs = () => [tensor([2, 4, 3, 8], 11), tensor([2, 2, 2, 8], 12), tensor([2, 2, 2, 5], 13)];
+      const opts = () => ({
+        enableGQA: true,
+        isCausal: 'lower-right',
+        kvLengths: Int32Array.of(6, 4),
+        window: [3, -1],
+        softcap: 4,
+        returnScores: 'masked',
+        pastKey: tensor([2, 2, 4, 8], 14),
+        pastValue: tensor([2, 2, 4, 5], 15),
+      });
+      const sync = attn.scaledDotProductAttention(...inputs(), opts());
+      assert.ok(sync.scores && sync.presentKey && sync.presentValue);
+      assert.deepEqual(await w.scaledDotProductAttention(...inputs(), opts()), sync);
+      assert.deepEqual(await w.scaledDotProductAttention(...inputs(), { ...opts(), transfer: true }), sync);
+      const g = tensor([2, 4, 3, 5], 16);
+      const { returnScores, ...backOpts } = opts();
+      const grads = attn.scaledDotProductAttentionBackward(...inputs(), g, backOpts);
+      assert.ok(grads.gradPastKey && grads.gradPastValue);
+      assert.deepEqual(await w.scaledDotProductAttentionBackward(...inputs(), g, backOpts), grads);
+      const bad = { ...opts(), kvLengths: [6, 4] };
+      const e = thrown(() => attn.scaledDotProductAttention(...inputs(), bad));
+      assert.ok(e instanceof TypeError);
+      await assert.rejects(w.scaledDotProductAttention(...inputs(), bad), { name: 'TypeError', message: e.message });
+    });
   });
 }
 

@@ -16,7 +16,7 @@ import {
 } from 'attnlab';
 
 const attn: Attnlab = await init({ variant: 'auto', wasmPaths: '/assets/' });
-const variant: 'simd' | 'scalar' = attn.variant;
+const variant: 'simd-threaded' | 'simd' | 'scalar' = attn.variant;
 const version: string = attn.version;
 const bytes: number = attn.memoryBytes();
 

@@ -32,10 +32,15 @@ HWY_INLINE V AddBias(D d, V v, V b) {
   return hn::IfThenElse(hn::Eq(b, neg_inf), neg_inf, hn::Add(v, b));
 }
 
-// c · tanh(v / c) (logit soft-capping, c > 0): finite for ±∞, NaN for NaN.
+// c · tanh(v / c) (logit soft-capping, c > 0): finite for ±∞, NaN for NaN. Tanh sees only x = v / c clamped to
+// [-20, 20] with NaN as 0 (tanh(±20) is ±1 in float, as Tanh gives beyond 18.7): its Expm1 converts 2|x| to int,
+// which for NaN, ±∞ or |x| > 2^31 is undefined on EMU128 (a scalar cast) and UBSan stops it. NaN is put back after.
 template <class D, class V = hn::Vec<D>>
 HWY_INLINE V Softcap(D d, V v, float cap) {
-  return hn::Mul(hn::Tanh(d, hn::Div(v, hn::Set(d, cap))), hn::Set(d, cap));
+  const V x = hn::Div(v, hn::Set(d, cap));
+  const auto nan = hn::IsNaN(x);
+  const V bounded = hn::Min(hn::Max(hn::IfThenZeroElse(nan, x), hn::Set(d, -20.0f)), hn::Set(d, 20.0f));
+  return hn::IfThenElse(nan, x, hn::Mul(hn::Tanh(d, bounded), hn::Set(d, cap)));
 }
 
 // Largest logit of a row and whether any logit is NaN.

@@ -1,6 +1,6 @@
-// Plain-JavaScript attention, used by the demo where attnlab is deliberately NOT used:
-//  - the intermediate stages of the step-by-step view (shown, labelled "plain JS");
-//  - the deliberately wrong variants of the pitfalls table.
+// Plain-JavaScript attention pieces, used by the demo where attnlab is deliberately NOT used: the deliberately wrong
+// variants of the pitfalls table (next to attnlab's right answers), the heads view's wrong transpose and the
+// entropy of a weight row. The step-by-step view takes every stage from attnlab (returnScores) instead.
 // Straightforward loops over Float32Array, no DOM: runs in a page, a Web Worker and Node.
 
 /** C (m×n) = A (m×k) · Bᵀ, B (n×k). */
@@ -12,21 +12,6 @@ export function matmulABt(A, B, m, n, k, C = new Float32Array(m * n), aOff = 0, 
       let s = 0;
       for (let p = 0; p < k; p++) s += A[ai + p] * B[bj + p];
       C[cOff + i * n + j] = s;
-    }
-  }
-  return C;
-}
-
-/** C (m×n) = A (m×k) · B (k×n). */
-export function matmul(A, B, m, n, k, C = new Float32Array(m * n), aOff = 0, bOff = 0, cOff = 0) {
-  C.fill(0, cOff, cOff + m * n);
-  for (let i = 0; i < m; i++) {
-    for (let p = 0; p < k; p++) {
-      const a = A[aOff + i * k + p];
-      if (a === 0) continue;
-      const bp = bOff + p * n;
-      const ci = cOff + i * n;
-      for (let j = 0; j < n; j++) C[ci + j] += a * B[bp + j];
     }
   }
   return C;
@@ -81,19 +66,6 @@ export function softmaxCols(X, rows, cols) {
     for (let i = 0; i < rows; i++) out[i * cols + j] /= s;
   }
   return out;
-}
-
-/**
- * Scaled dot-product attention for one (Lq×dk, Lk×dk, Lk×dv) problem, with an optional additive mask
- * (Float32Array Lq×Lk). Returns { scores, scaled, masked, weights, output } (all Float32Array).
- */
-export function sdpaStages(q, k, v, Lq, Lk, dk, dv, scale, addMask = null) {
-  const scores = matmulABt(q, k, Lq, Lk, dk);
-  const scaled = scores.map((s) => s * scale);
-  const masked = addMask ? scaled.map((s, i) => s + addMask[i]) : scaled.slice();
-  const weights = softmaxRows(masked, Lq, Lk);
-  const output = matmul(weights, v, Lq, dv, Lk);
-  return { scores, scaled, masked, weights, output };
 }
 
 /** Entropy (nats) of a probability row. */

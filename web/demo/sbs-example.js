@@ -1,5 +1,5 @@
 // The step-by-step part's inputs: the tutorial's §5 example (Q = K = V) with the weights the tutorial prints for
-// it next to attnlab's, and the parser of the editable Q, K, V text boxes.
+// it next to attnlab's, and the parsers of the editable Q, K, V text boxes and of the softcap and window boxes.
 
 import { h } from './util.js';
 import { t } from './i18n.js';
@@ -43,6 +43,22 @@ export function parseMatrix(text, name) {
   });
   if (rows.length > MAX || w > MAX) throw new Error(t('sbs.errBig', { name, r: rows.length, c: w, max: MAX }));
   return rows;
+}
+
+/** A side of the sliding window from its box: a whole number ≥ −1 (−1 = unbounded), or throws an Error in words. */
+export function parseWindowSide(text) {
+  const s = String(text).trim();
+  const v = s === '' ? NaN : Number(s);
+  if (!Number.isInteger(v) || v < -1 || v > 2 ** 31 - 1) throw new Error(t('sbs.errWindow', { v: s }));
+  return v;
+}
+
+/** The softcap c from its box: a finite number > 0, or throws an Error in words. */
+export function parseSoftcap(text) {
+  const s = String(text).trim();
+  const v = s === '' ? NaN : Number(s);
+  if (!(v > 0) || !Number.isFinite(v)) throw new Error(t('sbs.errSoftcap', { v: s }));
+  return v;
 }
 
 /** The §5 box: the tutorial's printed weights next to attnlab's for its Q = K = V. */

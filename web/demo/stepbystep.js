@@ -1,15 +1,59 @@
 // Part 1: attention step by step on a small editable Q, K, V, opening on the tutorial's §5 example.
-// The stages QKᵀ, × scale and + mask are plain JS (labelled so); the weights and the output are attnlab's
-// scaledDotProductAttention. The mask is the tutorial's 0/1 matrix (0 = masked), filled with −1e9 (as the
-// tutorial's masked_fill does: passed to attnlab as an additive float mask) or −∞ (a bool mask).
+// Every number shown is attnlab's: scaledDotProductAttention is called once per stage with the same options and
+// another returnScores ('scaled' with scale 1 for QKᵀ, 'scaled', 'softcapped' when softcap is on, 'masked', whose call
+// also gives the weights and the output). The clicked cells are the tutorial's 0/1 mask, filled with −1e9 (as its
+// masked_fill does: passed as an additive float mask) or −∞ (a bool mask); isCausal (upper-left or lower-right) and
+// window are attnlab's own masks, always −∞.
 
 import { h, matrixTable, divColor, seqColor, legend, fmt, full, showTip, hideTip, errText } from './util.js';
-import { sdpaStages } from './reference.js';
 import { t } from './i18n.js';
-import { DEFAULT, parseMatrix, sec5Box } from './sbs-example.js';
+import { DEFAULT, parseMatrix, parseSoftcap, parseWindowSide, sec5Box } from './sbs-example.js';
+
+const STAGE_NUMBERS = ['①', '②', '③', '④', '⑤', '⑥'];
+// The mask table's colours: may attend, and why a cell is masked.
+const MASK_COLOURS = {
+  keep: 'rgb(226, 244, 230)',
+  click: 'rgb(253, 231, 229)',
+  causal: 'rgb(232, 222, 248)',
+  window: 'rgb(255, 236, 204)',
+};
+
+/**
+ * Which of attnlab's rules removes key j from query i: 'causal', 'window' or null. Query i sits at the aligned
+ * position p = i + offset (offset Lk − Lq with 'lower-right', else 0), as docs/api.md defines isCausal and window.
+ */
+function ruleAt(i, j, { causal, offset, window: [left, right] }) {
+  const p = i + offset;
+  if (causal !== 'off' && j > p) return 'causal';
+  if ((left >= 0 && j < p - left) || (right >= 0 && j > p + right)) return 'window';
+  return null;
+}
+
+/** "i + 2", "i − 1", "i" for the aligned position. */
+const aligned = (offset) => (offset === 0 ? 'i' : offset > 0 ? `i + ${offset}` : `i − ${-offset}`);
+
+/** The options as code, for the page. */
+function optionsText(o) {
+  const parts = [`scale: ${+o.scale.toPrecision(4)}`];
+  if (o.isCausal) parts.push(`isCausal: '${o.isCausal}'`);
+  if (o.window[0] !== -1 || o.window[1] !== -1) parts.push(`window: [${o.window.join(', ')}]`);
+  if (o.softcap !== null) parts.push(`softcap: ${o.softcap}`);
+  if (o.attnMask) parts.push(o.attnMask.data instanceof Uint8Array ? 'attnMask /* 0/1 */' : 'attnMask /* 0, -1e9 */');
+  return `attn.scaledDotProductAttention(Q, K, V, { ${parts.join(', ')} })`;
+}
 
 export function mount(root, attn) {
-  const st = { scaleMode: 'default', custom: 0.5, temp: 1, causal: false, fill: '-1e9', masked: new Set() };
+  const st = {
+    scaleMode: 'default',
+    custom: 0.5,
+    temp: 1,
+    causal: 'off',
+    fill: '-1e9',
+    masked: new Set(),
+    softcapOn: false,
+    softcap: '1',
+    window: ['-1', '-1'],
+  };
 
   const ta = (name) =>
     h(
@@ -87,11 +131,52 @@ export function mount(root, attn) {
       render();
     },
   });
-  const causalIn = h('input', {
+  const causalRadios = radios(
+    'sbs-causal',
+    [
+      ['off', t('sbs.causalOff')],
+      ['upper-left', t('sbs.causalUpperLeft')],
+      ['lower-right', t('sbs.causalLowerRight')],
+    ],
+    st.causal,
+    (v) => {
+      st.causal = v;
+    },
+  );
+  causalRadios.forEach((l) => {
+    l.firstChild.id = `sbs-causal-${l.firstChild.value}`;
+  });
+  const windowIn = (side, index, aria) =>
+    h('input', {
+      type: 'number',
+      id: `sbs-window-${side}`,
+      step: '1',
+      min: '-1',
+      value: '-1',
+      'aria-label': aria,
+      oninput: (ev) => {
+        st.window[index] = ev.target.value;
+        render();
+      },
+    });
+  const softcapIn = h('input', {
     type: 'checkbox',
-    id: 'sbs-causal',
+    id: 'sbs-softcap',
     onchange: () => {
-      st.causal = causalIn.checked;
+      st.softcapOn = softcapIn.checked;
+      render();
+    },
+  });
+  const softcapC = h('input', {
+    type: 'number',
+    id: 'sbs-softcap-c',
+    step: '0.5',
+    min: '0.1',
+    value: st.softcap,
+    'aria-label': t('sbs.softcapAria'),
+    oninput: () => {
+      st.softcap = softcapC.value;
+      st.softcapOn = softcapIn.checked = true;
       render();
     },
   });
@@ -120,6 +205,7 @@ export function mount(root, attn) {
   });
 
   const msg = h('div');
+  const callLine = h('p.note', { id: 'sbs-call' });
   const pipeline = h('div.pipeline', { id: 'sbs-pipeline' });
   root.append(
     sec5Box(attn),
@@ -136,13 +222,39 @@ export function mount(root, attn) {
       {},
       h('div.ctl', {}, h('span', { text: t('sbs.scale') }), h('div.radio-row', {}, scaleRadios, customIn)),
       h('label.ctl', { for: 'sbs-temp' }, h('span', {}, t('sbs.temp'), ' T = ', tempVal), tempIn),
-      h('label.ctl.inline', { for: 'sbs-causal' }, causalIn, h('span', { text: t('sbs.causal') })),
       h('div.ctl', {}, h('span', { text: t('sbs.fill') }), h('div.radio-row', {}, fillRadios)),
       clearBtn,
       resetBtn,
     ),
+    h(
+      'div.controls',
+      { id: 'sbs-modern' },
+      h('div.ctl', {}, h('span', { text: t('sbs.causal') }), h('div.radio-row', {}, causalRadios)),
+      h(
+        'div.ctl',
+        {},
+        h('span', { text: t('sbs.window') }),
+        h(
+          'div.radio-row',
+          {},
+          h('span.mono', { text: '[' }),
+          windowIn('left', 0, t('sbs.windowLeftAria')),
+          h('span.mono', { text: ',' }),
+          windowIn('right', 1, t('sbs.windowRightAria')),
+          h('span.mono', { text: ']' }),
+        ),
+      ),
+      h(
+        'div.ctl',
+        {},
+        h('span', { text: t('sbs.softcap') }),
+        h('div.radio-row', {}, h('label', { for: 'sbs-softcap' }, softcapIn, t('sbs.softcapOn')), softcapC),
+      ),
+    ),
     h('p.note', { id: 'sbs-temp-note', text: t('sbs.tempNote') }),
+    h('p.note', { id: 'sbs-modern-note', text: t('sbs.modernNote') }),
     msg,
+    callLine,
     pipeline,
   );
   for (const el of [qIn, kIn, vIn])
@@ -153,16 +265,21 @@ export function mount(root, attn) {
 
   function render() {
     msg.replaceChildren();
+    callLine.replaceChildren();
     pipeline.replaceChildren();
     let Q;
     let K;
     let V;
+    let win;
+    let cap = null;
     try {
       Q = parseMatrix(qIn.value, 'Q');
       K = parseMatrix(kIn.value, 'K');
       V = parseMatrix(vIn.value, 'V');
       if (Q[0].length !== K[0].length) throw new Error(t('sbs.errDk', { q: Q[0].length, k: K[0].length }));
       if (K.length !== V.length) throw new Error(t('sbs.errKv', { k: K.length, v: V.length }));
+      win = st.window.map(parseWindowSide);
+      if (st.softcapOn) cap = parseSoftcap(st.softcap);
     } catch (e) {
       msg.append(h('div.error-box', { role: 'alert', text: e.message }));
       return;
@@ -175,38 +292,63 @@ export function mount(root, attn) {
     }
     const scale = base / st.temp;
     const [q, k, v] = [Q, K, V].map((m) => Float32Array.from(m.flat()));
-    const isMasked = (i, j) => (st.causal && j > i) || st.masked.has(`${i},${j}`);
-    const fillValue = st.fill === '-1e9' ? -1e9 : -Infinity;
-    const keep = new Uint8Array(Lq * Lk); // the tutorial's mask: 1 = may attend, 0 = masked
+    const offset = st.causal === 'lower-right' ? Lk - Lq : 0;
+    const rules = { causal: st.causal, offset, window: win };
+    // why a cell is masked: attnlab's rules first (they are −∞ whatever the fill), then the clicked cells
+    const why = (i, j) => ruleAt(i, j, rules) ?? (st.masked.has(`${i},${j}`) ? 'click' : null);
+    const isMasked = (i, j) => why(i, j) !== null;
+    // the clicked cells as the tutorial's mask (1 = may attend) and as masked_fill's additive −1e9
+    const keep = new Uint8Array(Lq * Lk).fill(1);
     const add = new Float32Array(Lq * Lk);
-    for (let i = 0; i < Lq; i++) {
-      for (let j = 0; j < Lk; j++) {
-        keep[i * Lk + j] = isMasked(i, j) ? 0 : 1;
-        add[i * Lk + j] = isMasked(i, j) ? fillValue : 0;
-      }
+    for (const key of st.masked) {
+      const [i, j] = key.split(',').map(Number);
+      keep[i * Lk + j] = 0;
+      add[i * Lk + j] = -1e9;
     }
-    const js = sdpaStages(q, k, v, Lq, Lk, dk, dv, scale, add);
-    let res;
-    try {
-      // −1e9: an additive float mask (what masked_fill computes); −∞: the bool mask itself
-      const attnMask = st.fill === '-1e9' ? { data: add, shape: [Lq, Lk] } : { data: keep, shape: [Lq, Lk] };
-      res = attn.scaledDotProductAttention(
+    const options = {
+      scale,
+      isCausal: st.causal === 'off' ? false : st.causal,
+      window: win,
+      softcap: cap,
+      attnMask:
+        st.masked.size === 0
+          ? null
+          : st.fill === '-1e9'
+            ? { data: add, shape: [Lq, Lk] }
+            : { data: keep, shape: [Lq, Lk] },
+    };
+    const call = (extra) =>
+      attn.scaledDotProductAttention(
         { data: q, shape: [Lq, dk] },
         { data: k, shape: [Lk, dk] },
         { data: v, shape: [Lk, dv] },
-        { scale, attnMask, needWeights: true },
+        { ...options, needWeights: false, ...extra },
       );
+    let raw;
+    let scaled;
+    let capped = null;
+    let res;
+    try {
+      raw = call({ scale: 1, returnScores: 'scaled' }).scores.data;
+      scaled = call({ returnScores: 'scaled' }).scores.data;
+      if (cap !== null) capped = call({ returnScores: 'softcapped' }).scores.data;
+      res = call({ returnScores: 'masked', needWeights: true });
     } catch (e) {
       msg.append(h('div.error-box', { text: t('sbs.errAttn', { err: errText(e) }) }));
       return;
     }
+    const masked = res.scores.data;
     const W = res.weights.data;
     const O = res.output.data;
-    let maxDiff = 0;
-    for (let i = 0; i < W.length; i++)
-      if (Number.isFinite(js.weights[i])) maxDiff = Math.max(maxDiff, Math.abs(W[i] - js.weights[i]));
+    if (st.causal === 'lower-right' && Lq === Lk) msg.append(h('p.note', { text: t('sbs.lowerRightSquare') }));
+    callLine.append(t('sbs.callNote'), ' ', h('code', { text: optionsText(options) }));
+
     const deadRows = [];
-    for (let i = 0; i < Lq; i++) if (keep.subarray(i * Lk, (i + 1) * Lk).every((x) => x === 0)) deadRows.push(i);
+    for (let i = 0; i < Lq; i++) {
+      let all = true;
+      for (let j = 0; j < Lk && all; j++) all = isMasked(i, j);
+      if (all) deadRows.push(i);
+    }
 
     const qL = Array.from({ length: Lq }, (_, i) => `q${i}`);
     const kL = Array.from({ length: Lk }, (_, j) => `k${j}`);
@@ -234,10 +376,12 @@ export function mount(root, attn) {
         caption: name,
         cellTitle: (x, i, j) => `${name}[${i}, ${j}] = ${full(x)}`,
       });
+    const whyText = (w) =>
+      w === 'causal' ? t('sbs.whyCausal') : w === 'window' ? t('sbs.whyWindow') : t('sbs.whyClick');
 
     const inputs = h(
       'div.stage',
-      {},
+      { 'data-stage': 'inputs' },
       h('h4', { text: t('sbs.inputs') }),
       h('div.formula', { text: t('sbs.inputsNote') }),
       h(
@@ -255,14 +399,17 @@ export function mount(root, attn) {
         ),
       ),
     );
-    const m1 = mAbs(js.scores);
-    const m2 = mAbs(js.scaled);
-    const s1 = stage(
-      t('sbs.s1'),
-      'scores[i, j] = q_i · k_j',
-      'js',
-      matrixTable(js.scores, { ...scoreOpts(m1), id: 'sbs-scores' }),
-      legend('div', -m1, m1, t('sbs.legScore')),
+    const stages = [];
+    const m1 = mAbs(raw);
+    stages.push(
+      stage(
+        'scores',
+        t('sbs.s1'),
+        'scores[i, j] = q_i · k_j',
+        "returnScores: 'scaled', scale: 1",
+        matrixTable(raw, { ...scoreOpts(m1), id: 'sbs-scores' }),
+        legend('div', -m1, m1, t('sbs.legScore')),
+      ),
     );
     const baseText =
       st.scaleMode === 'default'
@@ -270,37 +417,88 @@ export function mount(root, attn) {
         : st.scaleMode === 'off'
           ? t('sbs.scaleOffText')
           : t('sbs.scaleCustomText', { s: fmt(base, 4) });
-    const s2 = stage(
-      t('sbs.s2'),
-      st.temp !== 1 ? `${baseText}, ÷ T ${fmt(st.temp, 3)} → × ${fmt(scale, 4)}` : baseText,
-      'js',
-      matrixTable(js.scaled, { ...scoreOpts(m2), id: 'sbs-scaled' }),
-      legend('div', -m2, m2, t('sbs.legScaled')),
-    );
-    const maskTable = matrixTable(Float32Array.from(keep), {
-      rows: Lq,
-      cols: Lk,
-      rowLabels: qL,
-      colLabels: kL,
-      id: 'sbs-mask',
-      className: 'clickable.mask01',
-      caption: t('sbs.maskCaption'),
-      color: (x) => (x ? 'rgb(226, 244, 230)' : 'rgb(253, 231, 229)'),
-      digits: 0,
-      noTitle: true,
-      cellAttrs: cellMask,
-    });
-    const s3 = stage(
-      t('sbs.s3'),
-      st.fill === '-1e9' ? 'masked_fill(mask == 0, -1e9)' : 'masked_fill(mask == 0, -inf)',
-      'js',
-      h(
-        'div.inputs-row',
-        {},
-        maskTable,
-        matrixTable(js.masked, { ...scoreOpts(m2), id: 'sbs-masked', caption: t('sbs.maskedCaption') }),
+    const m2 = mAbs(scaled);
+    stages.push(
+      stage(
+        'scaled',
+        t('sbs.s2'),
+        st.temp !== 1 ? `${baseText}, ÷ T ${fmt(st.temp, 3)} → × ${fmt(scale, 4)}` : baseText,
+        "returnScores: 'scaled'",
+        matrixTable(scaled, { ...scoreOpts(m2), id: 'sbs-scaled' }),
+        legend('div', -m2, m2, t('sbs.legScaled')),
       ),
-      legend('div', -m2, m2, t('sbs.legMasked')),
+    );
+    if (capped) {
+      const mc = mAbs(capped);
+      stages.push(
+        stage(
+          'softcapped',
+          t('sbs.sCap'),
+          `c · tanh(s / c), c = ${fmt(cap, 4)}`,
+          "returnScores: 'softcapped'",
+          matrixTable(capped, { ...scoreOpts(mc), id: 'sbs-softcapped' }),
+          legend('div', -mc, mc, t('sbs.legSoftcapped')),
+        ),
+      );
+    }
+    const maskTable = matrixTable(
+      Float32Array.from({ length: Lq * Lk }, (_, n) => (isMasked(Math.floor(n / Lk), n % Lk) ? 0 : 1)),
+      {
+        rows: Lq,
+        cols: Lk,
+        rowLabels: qL,
+        colLabels: kL,
+        id: 'sbs-mask',
+        className: 'clickable.mask01',
+        caption: t('sbs.maskCaption'),
+        color: (x, i, j) => MASK_COLOURS[why(i, j) ?? 'keep'],
+        digits: 0,
+        noTitle: true,
+        cellAttrs: (x, i, j) => (isMasked(i, j) ? { class: 'masked', 'data-why': why(i, j) } : {}),
+      },
+    );
+    const swatch = (colour, text) =>
+      h(
+        'span',
+        { style: 'white-space: nowrap; margin-right: 10px' },
+        h('span', {
+          'aria-hidden': 'true',
+          style: `display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; border: 1px solid #bbb; background: ${colour}`,
+        }),
+        text,
+      );
+    const maskKey = h(
+      'div.note',
+      { id: 'sbs-mask-key' },
+      swatch(MASK_COLOURS.keep, t('sbs.legKeep')),
+      swatch(MASK_COLOURS.click, st.fill === '-1e9' ? t('sbs.legClick1e9') : t('sbs.legClickInf')),
+      st.causal !== 'off' && swatch(MASK_COLOURS.causal, t('sbs.legCausal')),
+      (win[0] >= 0 || win[1] >= 0) && swatch(MASK_COLOURS.window, t('sbs.legWindow')),
+    );
+    const ruleText = [st.fill === '-1e9' ? 'masked_fill(mask == 0, -1e9)' : 'masked_fill(mask == 0, -inf)'];
+    if (st.causal !== 'off') ruleText.push(`isCausal: j ≤ ${aligned(offset)} → −∞`);
+    if (win[0] >= 0 || win[1] >= 0) {
+      const p = offset === 0 ? 'i' : 'p';
+      const lo = win[0] >= 0 ? `${p} − ${win[0]} ≤ ` : '';
+      const hi = win[1] >= 0 ? ` ≤ ${p} + ${win[1]}` : '';
+      ruleText.push(`window: ${lo}j${hi}${offset === 0 ? '' : `, p = ${aligned(offset)}`} → −∞`);
+    }
+    const m3 = mAbs(masked);
+    stages.push(
+      stage(
+        'masked',
+        t('sbs.s3'),
+        ruleText.join('; '),
+        "returnScores: 'masked', needWeights: true → result.scores",
+        h(
+          'div.inputs-row',
+          {},
+          maskTable,
+          matrixTable(masked, { ...scoreOpts(m3), id: 'sbs-masked', caption: t('sbs.maskedCaption') }),
+        ),
+        maskKey,
+        legend('div', -m3, m3, t('sbs.legMasked')),
+      ),
     );
     const sums = [];
     for (let i = 0; i < Lq; i++) sums.push(W.subarray(i * Lk, (i + 1) * Lk).reduce((a, b) => a + b, 0));
@@ -320,56 +518,76 @@ export function mount(root, attn) {
     Object.assign(wTable.dataset, {
       lq: Lq,
       lk: Lk,
-      causal: st.causal ? '1' : '0',
+      causal: st.causal,
+      offset,
+      window: win.join(','),
+      softcap: cap === null ? 'off' : cap,
       fill: st.fill,
       deadRows: deadRows.join(','),
     });
-    const s4 = stage(
-      t('sbs.s4'),
-      t('sbs.s4Formula'),
-      'attnlab',
-      wTable,
-      legend('seq', 0, 1, t('sbs.legWeight')),
-      h('div.check-note', {
-        text: maxDiff === 0 ? t('sbs.checkExact') : t('sbs.checkDiff', { d: maxDiff.toExponential(1) }),
-      }),
-      deadRows.map((i) =>
-        h('div.row-note', {
-          'data-dead-row': i,
-          text: t(st.fill === '-1e9' ? 'sbs.deadRow1e9' : 'sbs.deadRowInf', { i, lk: Lk, u: fmt(1 / Lk, 4) }),
-        }),
+    const deadNote = (i) => {
+      // the masked scores attnlab returned: the −∞ ones get nothing, the −1e9 ones share the row
+      let n = 0;
+      for (let j = 0; j < Lk; j++) if (Number.isFinite(masked[i * Lk + j])) n++;
+      const text =
+        n === 0
+          ? t('sbs.deadRowInf', { i })
+          : n === Lk
+            ? t('sbs.deadRow1e9', { i, lk: Lk, u: fmt(1 / Lk, 4) })
+            : t('sbs.deadRowMixed', { i, n, u: fmt(1 / n, 4) });
+      return h('div.row-note', { 'data-dead-row': i, text });
+    };
+    stages.push(
+      stage(
+        'weights',
+        t('sbs.s4'),
+        t('sbs.s4Formula'),
+        'result.weights',
+        wTable,
+        legend('seq', 0, 1, t('sbs.legWeight')),
+        deadRows.map(deadNote),
       ),
     );
     const mo = mAbs(O);
-    const s5 = stage(
-      t('sbs.s5'),
-      'output_i = Σ_j weight[i, j] · v_j',
-      'attnlab',
-      matrixTable(O, {
-        rows: Lq,
-        cols: dv,
-        rowLabels: qL.map((s) => s.replace('q', 'o')),
-        colLabels: dL(dv),
-        id: 'sbs-output',
-        color: (x) => divColor(x, mo),
-        cellTitle: (x, i, j) => `output[${i}, ${j}] = ${full(x)}`,
-      }),
-      legend('div', -mo, mo, t('sbs.legOutput')),
+    stages.push(
+      stage(
+        'output',
+        t('sbs.s5'),
+        'output_i = Σ_j weight[i, j] · v_j',
+        'result.output',
+        matrixTable(O, {
+          rows: Lq,
+          cols: dv,
+          rowLabels: qL.map((s) => s.replace('q', 'o')),
+          colLabels: dL(dv),
+          id: 'sbs-output',
+          color: (x) => divColor(x, mo),
+          cellTitle: (x, i, j) => `output[${i}, ${j}] = ${full(x)}`,
+        }),
+        legend('div', -mo, mo, t('sbs.legOutput')),
+      ),
     );
-    pipeline.append(inputs, arrow(), s1, arrow(), s2, arrow(), s3, arrow(), s4, arrow(), s5);
+    pipeline.append(inputs);
+    stages.forEach((s, n) => {
+      s.querySelector('h4').prepend(`${STAGE_NUMBERS[n]} `);
+      pipeline.append(arrow(), s);
+    });
     pipeline.dataset.scale = scale;
 
     pipeline.querySelectorAll('table.clickable td[data-i]').forEach((td) => {
       const i = Number(td.dataset.i);
       const j = Number(td.dataset.j);
+      const ij = i * Lk + j;
       const tipText = () =>
         t('sbs.tip', {
           i,
           j,
-          w: fmt(W[i * Lk + j], 5),
-          s: fmt(js.scores[i * Lk + j], 4),
-          ss: fmt(js.scaled[i * Lk + j], 4),
-          m: isMasked(i, j) ? t('sbs.tipMasked') : '',
+          w: fmt(W[ij], 5),
+          s: fmt(raw[ij], 4),
+          ss: fmt(scaled[ij], 4),
+          sc: capped ? t('sbs.tipSoftcap', { c: fmt(capped[ij], 4) }) : '',
+          ms: fmt(masked[ij], 4),
+          m: isMasked(i, j) ? t('sbs.tipMasked', { why: whyText(why(i, j)) }) : '',
           act: t(st.masked.has(`${i},${j}`) ? 'sbs.tipUnmask' : 'sbs.tipMask'),
         });
       td.addEventListener('mouseenter', (ev) => {
@@ -399,16 +617,14 @@ export function mount(root, attn) {
     }
   }
 
-  function stage(title, formula, who, ...body) {
-    const tag =
-      who === 'js'
-        ? h('span.tag.js', { text: t('sbs.tagJs'), title: t('sbs.tagJsTitle') })
-        : h('span.tag.attnlab', { text: 'attnlab', title: t('sbs.tagAttnTitle') });
+  /** One stage: its title, formula, the returnScores (or result field) it shows, its table and notes. */
+  function stage(name, title, formula, field, ...body) {
     return h(
       'div.stage',
-      {},
-      h('h4', {}, title, ' ', tag),
+      { 'data-stage': name },
+      h('h4', {}, title, ' ', h('span.tag.attnlab', { text: 'attnlab', title: t('sbs.tagAttnTitle') })),
       h('div.formula', { text: formula }),
+      h('div.formula', {}, h('code', { text: field })),
       h('div.scroll', {}, body[0]),
       body.slice(1),
     );

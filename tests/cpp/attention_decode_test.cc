@@ -4,6 +4,7 @@
 // one causal forward over the whole sequence, on every Highway target. Head dims with and without a tail past the
 // SIMD tiles, groups of 1 to 8 query heads, steps of 1-4 tokens (this kernel) between steps of 5 (the general
 // path), per-head and averaged weights, a padding mask, and a NaN token that is padded (reaches nothing) or not.
+// Steps are bit-identical at every thread count, with and without the key/value groups split over threads.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 
 #include "attnlab/attention.h"
 #include "attnlab/threads.h"
+#include "cpp/src/parallel.h"  // kMinParallelFlops
 #include "hwy_targets.h"
 #include "mha_cases.h"
 #include "reference.h"
@@ -230,6 +232,55 @@ TEST_CASE("attention decode: steps are bit-identical at 1, 2, 3 and 8 threads", 
   };
   const std::vector<float> one = decode(1);
   for (size_t threads : {2, 3, 8}) {
+    INFO(threads << " threads");
+    const std::vector<float> other = decode(threads);
+    REQUIRE(other.size() == one.size());
+    CHECK(std::memcmp(other.data(), one.data(), one.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("attention decode: key/value groups split over threads are bit-identical at 1, 2 and 3 threads",
+          "[mha][kv_cache][threads]") {
+  // The case above attends over at most 6 tokens: too little work to split, so there only the projections run in
+  // parallel. Here 4 items × 2 key/value groups of 4 query heads attend over a cache of 164-172 tokens in steps of
+  // 4 queries, enough for ParallelFor to split the 8 groups (the ThreadSanitizer suite, scripts/tsan.sh, needs it).
+  struct Guard {
+    ~Guard() { attnlab::SetThreadCount(1); }
+  } guard;
+  MhaConfig c;
+  c.embed_dim = 128;
+  c.num_heads = 8;
+  c.num_kv_heads = 2;
+  c.batch_first = true;
+  const int64_t n = 4, e = 128, head_dim = 16, prompt = 160, step = 4, steps = 3, total = prompt + steps * step;
+  // The decode work of the first step as ParallelFor counts it (2 · L · S · (dk + dv) per query head).
+  REQUIRE(2.0 * step * (prompt + step) * (2 * head_dim) * c.num_heads * n >= attnlab::kMinParallelFlops);
+  MultiHeadAttention mha(c, 6);
+  Rng rng(47);
+  const std::vector<float> x = RandomVector(rng, n * total * e);
+  auto decode = [&](size_t threads) {
+    attnlab::SetThreadCount(threads);
+    KVCache cache = mha.CreateKVCache(n, total);
+    const std::vector<float> xp = Rows(x, n, total, e, 0, prompt);
+    MhaForwardOptions fill;
+    fill.kv_cache = &cache;
+    fill.need_weights = false;
+    const TensorView first{xp.data(), {n, prompt, e}};
+    std::vector<float> all = mha.Forward(first, first, first, fill).output.data;
+    for (int64_t t = 0; t < steps; ++t) {
+      const std::vector<float> xs = Rows(x, n, total, e, prompt + t * step, step);
+      MhaForwardOptions options;
+      options.kv_cache = &cache;
+      options.average_attn_weights = t % 2 == 0;  // the averaged weights are summed after the split
+      const TensorView next{xs.data(), {n, step, e}};
+      const AttentionResult r = mha.Forward(next, next, next, options);
+      all.insert(all.end(), r.output.data.begin(), r.output.data.end());
+      all.insert(all.end(), r.weights.data.begin(), r.weights.data.end());
+    }
+    return all;
+  };
+  const std::vector<float> one = decode(1);
+  for (size_t threads : {2, 3}) {
     INFO(threads << " threads");
     const std::vector<float> other = decode(threads);
     REQUIRE(other.size() == one.size());

@@ -19,7 +19,7 @@
 #endif
 #endif
 #if defined(ATTNLAB_UNDER_ASAN)
-// Under ASan (the ATTNLAB_SANITIZE build) an absurd allocation must throw std::bad_alloc (a reportable finding)
+// Under ASan (the ATTNLAB_FUZZ build) an absurd allocation must throw std::bad_alloc (a reportable finding)
 // rather than abort the whole suite: regressions may hold inputs that once made the library allocate terabytes.
 extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1:max_allocation_size_mb=16384"; }
 #endif
@@ -177,7 +177,7 @@ TEST_CASE("hostile sizes: MHA forward on empty tensors with a huge batch returns
 }
 
 // N * num_heads must not overflow int64 while checking a 3-D attn_mask (signed overflow: UB, caught by UBSan in
-// the ATTNLAB_SANITIZE build). The call is invalid (the mask's first dimension is not N * num_heads) and must say so.
+// the ATTNLAB_FUZZ build). The call is invalid (the mask's first dimension is not N * num_heads) and must say so.
 TEST_CASE("hostile sizes: MHA 3-D attn_mask check with N * num_heads beyond int64", "[fuzz][hostile]") {
   attnlab::MhaConfig c;
   c.embed_dim = 8;

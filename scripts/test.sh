@@ -85,7 +85,8 @@ wasm_scalar_catch2() { run_ctest build/wasm-scalar wasm-scalar; }
 wasm_simd_threaded_catch2() { run_ctest build/wasm-simd-threaded wasm-simd-threaded; }
 js_api() { node --test tests/js/; }
 docs_links() { node --test tests/package/; }
-main_build() { bash scripts/build.sh --tests; }
+# (The ThreadSanitizer build, scripts/tsan.sh: one Highway target, about a minute, after the main build.)
+main_build() { bash scripts/build.sh --tests && bash scripts/tsan.sh --build-only; }
 # One sanitizer configuration (build/fuzz: clang, ASan + UBSan at -O1, see CMakeLists.txt's ATTNLAB_FUZZ): the
 # Catch2 suite and the libFuzzer target link the same library objects, built in one Ninja run. Its ctest runs on
 # one core beside the fuzzer on the other. halt_on_error: the checks the fuzzer keeps recoverable stop it too.
@@ -121,11 +122,13 @@ suite "docs: links and cited paths (node --test tests/package/)" docs_links
 suite "style: clang-format, Prettier + ESLint, tsc of web/src against embind.d.ts" style
 # The two builds side by side (each Ninja run uses every core): each fills the other's serial stretches
 # (configure steps, links, test discovery), and the sanitizer build starts at once.
-side_by_side "build: native + every wasm variant with tests (scripts/build.sh --tests)" main_build \
+side_by_side "build: native + every wasm variant with tests, ThreadSanitizer suite (build.sh --tests, tsan.sh)" main_build \
   "build: Catch2 suite + libFuzzer target under ASan + UBSan (scripts/fuzz.sh --build-only --with-tests)" \
   sanitizer_build
 suite "build: demo site build/site/ (scripts/build.sh --site)" bash scripts/build.sh --site
 suite "native Catch2 suite, every Highway target (ctest)" run_ctest build/native native
+suite "native ThreadSanitizer suite: the ParallelFor paths at several thread counts (scripts/tsan.sh)" \
+  bash scripts/tsan.sh
 side_by_side "wasm-simd Catch2 suite under node (ctest)" wasm_simd_catch2 \
   "wasm-scalar Catch2 suite under node (ctest)" wasm_scalar_catch2
 # Uses both cores itself (up to 8 threads in parallel_test.cc): alone.

@@ -98,7 +98,7 @@ void CheckGradients(const GradCase& c, uint64_t seed) {
   }
 }
 
-SdpaOptions Opts(bool causal, CausalAlign align, bool gqa, int64_t left = -1, int64_t right = -1, float cap = 0) {
+SdpaOptions GradOpts(bool causal, CausalAlign align, bool gqa, int64_t left = -1, int64_t right = -1, float cap = 0) {
   SdpaOptions o;
   o.is_causal = causal;
   o.causal_align = align;
@@ -115,13 +115,13 @@ TEST_CASE("SDPA backward with the #19 options matches finite differences of the 
           "[sdpa][modern][backward]") {
   const CausalAlign ul = CausalAlign::kUpperLeft, lr = CausalAlign::kLowerRight;
   const std::vector<GradCase> cases = {
-      {"GQA 4/2 causal lower-right", {2, 4, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 3}, -1, Opts(true, lr, true), {}, {}},
+      {"GQA 4/2 causal lower-right", {2, 4, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 3}, -1, GradOpts(true, lr, true), {}, {}},
       {"GQA 2/1 + softcap 1.5 + window 1,1 + kv_lengths + mask",
        {2, 2, 4, 4},
        {2, 1, 6, 4},
        {2, 1, 6, 3},
        -1,
-       Opts(false, ul, true, 1, 1, 1.5f),
+       GradOpts(false, ul, true, 1, 1, 1.5f),
        {5, 3},
        {4, 6}},
       {"softcap 0.7 + causal upper-left",
@@ -129,7 +129,7 @@ TEST_CASE("SDPA backward with the #19 options matches finite differences of the 
        {1, 2, 4, 3},
        {1, 2, 4, 2},
        -1,
-       Opts(true, ul, false, -1, -1, 0.7f),
+       GradOpts(true, ul, false, -1, -1, 0.7f),
        {},
        {}},
       {"past 3 + GQA 2/1 + causal lower-right",
@@ -137,7 +137,7 @@ TEST_CASE("SDPA backward with the #19 options matches finite differences of the 
        {2, 1, 2, 4},
        {2, 1, 2, 3},
        3,
-       Opts(true, lr, true),
+       GradOpts(true, lr, true),
        {},
        {}},
       {"past 2 + causal upper-left + broadcast mask (Lk)",
@@ -145,7 +145,7 @@ TEST_CASE("SDPA backward with the #19 options matches finite differences of the 
        {1, 2, 3, 4},
        {1, 2, 3, 2},
        2,
-       Opts(true, ul, false),
+       GradOpts(true, ul, false),
        {},
        {5}},
       {"lower-right Lq 5 > Lk 2 (fully masked rows)",
@@ -153,7 +153,7 @@ TEST_CASE("SDPA backward with the #19 options matches finite differences of the 
        {1, 1, 2, 3},
        {1, 1, 2, 3},
        -1,
-       Opts(true, lr, false),
+       GradOpts(true, lr, false),
        {},
        {}},
   };

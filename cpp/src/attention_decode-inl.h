@@ -6,7 +6,9 @@
 //   logits[r][j] = q_r · k_j                                          j < lk
 //   w[r] = softmax(logits[r] · scale + row_bias_r + key_bias)        (MaskedSoftmaxRow: −∞ bias masks a key)
 //   out_r = Σ_j w[r][j] · v_j                                         (dv = hd)
-// NaN policy as AttendHead's: a key masked for row r (bias sum −∞) adds nothing to out_r even if v_j holds NaN
+// causal (the cache's lower-right alignment): row (t, i) sees only keys j < lk − lq + 1 + i, its weights beyond
+// are 0.
+// NaN policy as AttendHead's: a key masked or hidden for row r adds nothing to out_r even if v_j holds NaN
 // or ±∞; an attended key follows IEEE even with weight 0 (0 · NaN = NaN); a NaN row (kNaN) gives a NaN output,
 // a fully masked row 0. Every row's arithmetic depends only on that row: any split over threads gives the same
 // bits. Per-target code: include after hwy/highway.h, inside the foreach_target unit.
@@ -56,6 +58,7 @@ struct DecodeGroup {
   size_t row_bias_head_stride;
   const float* key_bias;  // or null
   size_t mask_cols;       // biases cover keys [0, mask_cols)
+  bool causal = false;    // lower-right (lk >= lq): row (t, i) sees keys [0, lk - lq + 1 + i) only
 };
 
 // s[0..kKeys) = q · k_j for the kKeys key rows k + j * stride (hd features): whole vectors, then single lanes.
@@ -143,6 +146,28 @@ HWY_INLINE void WeightedValues(const float* const* w, size_t rows, size_t lk, co
   if (r < rows) WeightedValueRows<1>(w + r, lk, v, stride, hd, out + r);
 }
 
+// MaskedSoftmaxRow of x (n) over its visible keys [0, visible); keys [visible, n) get weight 0 whatever their logit
+// or bias holds. The sum still runs over all n entries, the hidden ones as −∞ (exp gives exactly 0), so the
+// weights are the bits of MaskedSoftmaxRow with a −∞ mask over the hidden keys (the lane grouping of the sum
+// depends on n).
+HWY_INLINE RowKind SoftmaxVisibleKeys(float* HWY_RESTRICT x, size_t n, size_t visible, float scale,
+                                      const float* HWY_RESTRICT row_bias, const float* HWY_RESTRICT key_bias,
+                                      size_t mask_cols) {
+  if (visible == n) return MaskedSoftmaxRow(x, n, n, scale, row_bias, key_bias, mask_cols);
+  const RowMax m = ScaleBiasMax(x, visible, scale, row_bias, key_bias, mask_cols);
+  if (m.has_nan || m.max == kPosInf) {
+    std::fill(x, x + n, std::numeric_limits<float>::quiet_NaN());
+    return RowKind::kNaN;
+  }
+  if (m.max == kNegInf) {
+    ZeroRow(x, n);
+    return RowKind::kFullyMasked;
+  }
+  std::fill(x + visible, x + n, kNegInf);
+  ScaleRow(x, n, 1.0f / ExpSubtractSum(x, n, m.max));
+  return RowKind::kAttends;
+}
+
 // This thread's logits scratch for AttendDecodeGroup (grow-only: a step allocates nothing once it has grown).
 inline std::vector<float>& DecodeScratch() {
   static thread_local std::vector<float> logits;
@@ -177,15 +202,20 @@ HWY_INLINE void AttendDecodeGroup(const DecodeGroup& g, std::vector<float>& logi
       DotKeys<1>(q_rows[r], g.k + j * g.kv_stride, g.kv_stride, hd, &logits[r * lk + j]);
   }
   // Softmax per row; rows whose result is not a plain weighted sum of every key are handled on their own below.
-  size_t plain[kDecodeMaxRows], num_plain = 0;
+  // Causal with several queries: every row takes the per-row sum below, the last one (which sees every key) too,
+  // so that a step gives the bits it gave under a −∞ causal mask (the tiles' tail columns do not fuse the multiply
+  // and add as the per-row sum does). With lq == 1 the limit is lk: nothing changes.
+  size_t plain[kDecodeMaxRows], num_plain = 0, visible[kDecodeMaxRows];
   RowKind kinds[kDecodeMaxRows];
   const bool biased = (g.row_bias || g.key_bias) && g.mask_cols > 0;
+  const bool limited = g.causal && g.lq > 1;
   for (size_t t = 0; t < g.heads; ++t) {
     for (size_t i = 0; i < g.lq; ++i) {
       const size_t r = t * g.lq + i;
       const float* row_bias = g.row_bias ? g.row_bias + t * g.row_bias_head_stride + i * g.mask_cols : nullptr;
-      kinds[r] = MaskedSoftmaxRow(&logits[r * lk], lk, lk, g.scale, row_bias, g.key_bias, g.mask_cols);
-      if (kinds[r] == RowKind::kAttends && !biased) plain[num_plain++] = r;
+      visible[r] = limited ? lk - g.lq + 1 + i : lk;
+      kinds[r] = SoftmaxVisibleKeys(&logits[r * lk], lk, visible[r], g.scale, row_bias, g.key_bias, g.mask_cols);
+      if (kinds[r] == RowKind::kAttends && !biased && !limited) plain[num_plain++] = r;
       if (g.weights) {
         std::copy(&logits[r * lk], &logits[r * lk] + lk, g.weights + t * g.weights_head_stride + i * lk);
       }
@@ -199,12 +229,12 @@ HWY_INLINE void AttendDecodeGroup(const DecodeGroup& g, std::vector<float>& logi
     plain_out[p] = out_rows[plain[p]];
   }
   WeightedValues(plain_w, num_plain, lk, g.v, g.kv_stride, hd, plain_out);
-  // The others: NaN or fully masked rows, and rows with a mask (masked keys skipped, so that their values, NaN
-  // or not, reach nothing).
+  // The others: NaN or fully masked rows, and rows with a mask or a causal limit (masked and hidden keys skipped,
+  // so that their values, NaN or not, reach nothing).
   for (size_t t = 0; t < g.heads; ++t) {
     for (size_t i = 0; i < g.lq; ++i) {
       const size_t r = t * g.lq + i;
-      if (kinds[r] == RowKind::kAttends && !biased) continue;
+      if (kinds[r] == RowKind::kAttends && !biased && !limited) continue;
       float* out = out_rows[r];
       if (kinds[r] != RowKind::kAttends) {
         std::fill(out, out + hd,
@@ -213,7 +243,7 @@ HWY_INLINE void AttendDecodeGroup(const DecodeGroup& g, std::vector<float>& logi
       }
       const float* row_bias = g.row_bias ? g.row_bias + t * g.row_bias_head_stride + i * g.mask_cols : nullptr;
       ZeroRow(out, hd);
-      for (size_t jj = 0; jj < lk; ++jj) {
+      for (size_t jj = 0; jj < visible[r]; ++jj) {
         if (jj < g.mask_cols && (row_bias ? row_bias[jj] : 0.0f) + (g.key_bias ? g.key_bias[jj] : 0.0f) == kNegInf) {
           continue;  // masked (as Attends)
         }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "cpp/src/attention-inl.h"
@@ -145,6 +146,13 @@ void MhaForwardImpl(const MhaArgs& a) {
     std::fill(a.weights, a.weights + a.n * plane, 0.0f);
   }
   const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
+  // With a cache, causal aligned lower-right: new token i sits at position cache_past + i (s == l) and sees the
+  // cached keys up to it; the kernels skip the tiles beyond (no mask).
+  KeyWindow window;
+  if (a.cache_k) {
+    window.causal = true;
+    window.offset = static_cast<int64_t>(a.cache_past);
+  }
   if (s_all == 0) std::fill(ctx, ctx + a.n * a.l * e, 0.0f);  // no key: every row fully masked, no weights
   if (decode) {  // (s_all >= 1: the new tokens are cached) one problem per (item, key/value head)
     if (average && head_weights.size() < a.n * a.heads * plane) head_weights.resize(a.n * a.heads * plane);
@@ -158,16 +166,17 @@ void MhaForwardImpl(const MhaArgs& a) {
                                : nullptr;
       const float* row_bias = a.bias.row_bias ? a.bias.row_bias + bh0 * a.bias.row_bias_batch_stride : nullptr;
       const float* key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
-      const DecodeGroup problem{group,      a.l,
-                                s_all,      hd,
-                                dims.scale, q + b * a.l * e + h0 * hd,
-                                hd,         e,
-                                kv.k,       kv.v,
-                                kv.stride,  ctx + b * a.l * e + h0 * hd,
-                                hd,         e,
-                                w,          plane,
-                                row_bias,   a.bias.row_bias_batch_stride,
-                                key_bias,   a.bias.mask_cols};
+      DecodeGroup problem{group,      a.l,
+                          s_all,      hd,
+                          dims.scale, q + b * a.l * e + h0 * hd,
+                          hd,         e,
+                          kv.k,       kv.v,
+                          kv.stride,  ctx + b * a.l * e + h0 * hd,
+                          hd,         e,
+                          w,          plane,
+                          row_bias,   a.bias.row_bias_batch_stride,
+                          key_bias,   a.bias.mask_cols};
+      problem.causal = true;  // the cache's lower-right alignment
       AttendDecodeGroup(problem, DecodeScratch());
     });
     for (size_t bh = 0; bh < a.n * a.heads && average; ++bh) {  // the average, summed in head order
@@ -189,7 +198,7 @@ void MhaForwardImpl(const MhaArgs& a) {
       const size_t bh = first + w, b = bh / a.heads, h = bh % a.heads;
       const KvHead kv = KvHeadOf(a, layout, k, v, b, h / group);
       HeadProblem p = MakeHeadProblem(dims, q + b * a.l * e + h * hd, e, kv.v, kv.stride, ctx + b * a.l * e + h * hd,
-                                      weights_of(w), /*causal=*/false, a.bias, bh, b);
+                                      weights_of(w), window, a.bias, bh, b);
       p.out_stride = e;  // (a head of the context, not of v)
       AttendHead(p, kv.k, kv.stride, ThreadScratch().head);
     });

@@ -2,11 +2,9 @@
 // to the cache (per key/value head, so that each head's keys stay contiguous) and every head attends over all
 // cached positions, causal aligned lower-right.
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "attnlab/attention.h"
@@ -81,30 +79,8 @@ AttentionResult MultiHeadAttention::ForwardWithCache(const TensorView& query, co
                                 " cached tokens, got " + std::to_string(past) + " cached + " + std::to_string(args.s) +
                                 " new (reset() it, or create one with a larger max_length)");
   }
-  // Lower-right causal alignment: query i sees cached positions j <= i + past + s - l = past + i.
-  // TODO(#19): the head-level visible-key range (attention-inl.h) instead of this additive mask.
-  const size_t keys = static_cast<size_t>(past) + args.s;
-  if (args.l > 1) {
-    std::vector<float> causal(args.l * keys, 0.0f);
-    for (size_t i = 0; i < args.l; ++i) {
-      for (size_t j = static_cast<size_t>(past) + i + 1; j < keys; ++j) {
-        causal[i * keys + j] = -std::numeric_limits<float>::infinity();
-      }
-    }
-    if (args.bias.row_bias) {  // a user attn_mask: add the causal part to it (in storage of our own)
-      const size_t planes =
-          args.bias.row_bias_batch_stride ? CheckedNumel("attn_mask", options.attn_mask.shape) / (args.l * keys) : 1;
-      std::vector<float> combined(args.bias.row_bias, args.bias.row_bias + planes * args.l * keys);
-      for (size_t i = 0; i < combined.size(); ++i) {
-        if (causal[i % causal.size()] != 0.0f) combined[i] = causal[i % causal.size()];
-      }
-      mask_storage = std::move(combined);
-    } else {
-      mask_storage = std::move(causal);
-      args.bias.row_bias_batch_stride = 0;
-    }
-    args.bias.row_bias = mask_storage.data();
-  }
+  // Lower-right causal alignment (query i sees cached positions j <= past + i) is the kernels' own visible-key
+  // range (kernels_mha.cc); a user attn_mask (l, past + s) or per head is passed as it is.
   m.SetParameters(args);
   args.cache_k = st->k.data();
   args.cache_v = st->v.data();

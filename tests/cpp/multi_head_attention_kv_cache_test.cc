@@ -4,7 +4,9 @@
 // both layouts, batch > 1, unbatched; padding masks; and every misuse rejected without changing the cache.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -200,6 +202,169 @@ TEST_CASE("mha kv cache: key_padding_mask over the cached positions", "[mha][kv_
     const AttentionResult r = mha.Forward(step, step, step, options);
     // Fully padded rows (item 1 at t < 2) give out_proj.bias = 0 here, as in the full forward.
     CheckAllClose("output", r.output.data, ToDouble(Slice(c, true, n, full.output.data, total, 8, t, 1)), {2e-6, 1e-5});
+  }
+}
+
+TEST_CASE("mha kv cache: multi-token steps with an attn_mask and NaN values hidden by the causal limit",
+          "[mha][kv_cache][nan]") {
+  // Steps of 2-4 tokens take the decode kernel, steps of more than 4 the general one; both hide the keys past each
+  // query's position themselves. Token 5 (a general step) and token 13 (a decode step) hold NaN in their key/value
+  // inputs: the earlier rows of their step do not see them (causal), and the user mask masks them for every later
+  // row, so the NaN reaches nothing. The mask is NaN wherever the causal limit hides a key, but 0 at those two
+  // tokens' hidden entries (a kernel that read past the limit would attend a NaN value there). Rows 7 (general)
+  // and 10 (decode) are fully masked: zero weights, output = out_proj.bias.
+  MhaConfig c;
+  c.embed_dim = 16;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.batch_first = true;
+  const int64_t n = 2, total = 20, e = 16;
+  const std::vector<int64_t> steps = {3, 6, 2, 4, 5};
+  const int64_t nan_tokens[] = {5, 13}, masked_rows[] = {7, 10};
+  Rng rng(61);
+  const StateDict state = RandomStateDict(rng, c);
+  MultiHeadAttention mha(c);
+  mha.LoadStateDict(Views(state));
+  const std::vector<float> x = RandomVector(rng, n * total * e);
+  std::vector<float> x_kv = x;
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t j : nan_tokens) x_kv[(b * total + j) * e + 3] = std::nanf("");
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> user(total * total);  // (i, j): the step masks' entries
+  const std::vector<float> noise = RandomVector(rng, total * total);
+  for (int64_t i = 0; i < total; ++i) {
+    for (int64_t j = 0; j < total; ++j) {
+      float& m = user[i * total + j];
+      m = j > i ? std::nanf("") : (noise[i * total + j] < -0.8f ? -inf : noise[i * total + j]);
+      for (int64_t t : nan_tokens) {
+        if (j == t) m = j > i ? 0.0f : -inf;
+      }
+      for (int64_t r : masked_rows) {
+        if (i == r && j <= i) m = -inf;
+      }
+    }
+  }
+  for (bool per_head : {false, true}) {
+    INFO("per-head mask " << per_head);
+    const int64_t planes = per_head ? n * c.num_heads : 1;
+    // Mask plane p: the user mask, its finite entries shifted per plane (per head).
+    auto plane_value = [&](int64_t p, int64_t i, int64_t j) {
+      const float m = user[i * total + j];
+      return std::isfinite(m) ? m + 0.25f * static_cast<float>(p % 3) : m;
+    };
+    OwnedMask full_mask;  // the user mask with the causal part: what one forward over all tokens gets
+    full_mask.kind = attnlab::Mask::Kind::kFloat;
+    full_mask.shape = per_head ? Shape{planes, total, total} : Shape{total, total};
+    for (int64_t p = 0; p < planes; ++p) {
+      for (int64_t i = 0; i < total; ++i) {
+        for (int64_t j = 0; j < total; ++j) full_mask.floats.push_back(j > i ? -inf : plane_value(p, i, j));
+      }
+    }
+    MhaForwardOptions full_options;
+    full_options.attn_mask = full_mask.View();
+    full_options.average_attn_weights = false;
+    const TensorView whole{x.data(), {n, total, e}};
+    const AttentionResult full = mha.Forward(whole, whole, whole, full_options);
+    const RefResult ref = ReferenceMha(c, state, whole, whole, whole, full_options);
+    CheckAllClose("full forward vs float64 reference", full.output.data, ref.output, {1e-5, 1e-4});
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t r : masked_rows) {
+        for (int64_t j = 0; j < e; ++j)
+          CHECK(full.output.data[(b * total + r) * e + j] == state.at("out_proj.bias").data[j]);
+      }
+    }
+    ForEachTarget([&](const std::string&) {
+      for (bool need_weights : {true, false}) {
+        KVCache cache = mha.CreateKVCache(n, total);
+        int64_t t0 = 0;
+        for (int64_t len : steps) {
+          INFO("step at position " << t0 << " with " << len << " tokens, need_weights " << need_weights);
+          OwnedMask step_mask;
+          step_mask.kind = attnlab::Mask::Kind::kFloat;
+          step_mask.shape = per_head ? Shape{planes, len, t0 + len} : Shape{len, t0 + len};
+          for (int64_t p = 0; p < planes; ++p) {
+            for (int64_t i = t0; i < t0 + len; ++i) {
+              for (int64_t j = 0; j < t0 + len; ++j) step_mask.floats.push_back(plane_value(p, i, j));
+            }
+          }
+          const std::vector<float> qs = Slice(c, true, n, x, total, e, t0, len);
+          const std::vector<float> kvs = Slice(c, true, n, x_kv, total, e, t0, len);
+          MhaForwardOptions options;
+          options.kv_cache = &cache;
+          options.attn_mask = step_mask.View();
+          options.need_weights = need_weights;
+          options.average_attn_weights = false;
+          const TensorView step_q{qs.data(), {n, len, e}}, step_kv{kvs.data(), {n, len, e}};
+          const AttentionResult r = mha.Forward(step_q, step_kv, step_kv, options);
+          CheckAllClose("output vs the full forward", r.output.data,
+                        ToDouble(Slice(c, true, n, full.output.data, total, e, t0, len)), {2e-6, 1e-5});
+          if (need_weights) {
+            CheckAllClose("weights", r.weights.data, FullWeightRows(full.weights.data, n * c.num_heads, total, t0, len),
+                          {2e-6, 1e-5});
+          }
+          t0 += len;
+        }
+      }
+    });
+  }
+}
+
+TEST_CASE("mha kv cache: without a mask, a NaN token reaches only its own and later rows of a multi-token step",
+          "[mha][kv_cache][nan]") {
+  // Token 13 (a 4-token decode step) or token 5 (a 6-token general step) holds NaN in its value input only, no
+  // mask: the rows before it in its step (and earlier steps) equal one causal forward over finite tokens (its value
+  // is never read for them), the rows from it on are NaN (they attend a NaN value).
+  MhaConfig c;
+  c.embed_dim = 16;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.batch_first = true;
+  const int64_t n = 2, total = 20, e = 16;
+  const std::vector<int64_t> steps = {3, 6, 2, 4, 5};
+  MultiHeadAttention mha(c, 8);
+  Rng rng(67);
+  const std::vector<float> x = RandomVector(rng, n * total * e);
+  const OwnedMask causal = CausalMask(total);
+  MhaForwardOptions full_options;
+  full_options.attn_mask = causal.View();
+  const TensorView whole{x.data(), {n, total, e}};
+  const AttentionResult full = mha.Forward(whole, whole, whole, full_options);
+  for (int64_t nan_token : {5, 13}) {
+    std::vector<float> x_v = x;
+    for (int64_t b = 0; b < n; ++b) x_v[(b * total + nan_token) * e + 7] = std::nanf("");
+    ForEachTarget([&](const std::string&) {
+      for (bool need_weights : {true, false}) {
+        KVCache cache = mha.CreateKVCache(n, total);
+        int64_t t0 = 0;
+        for (int64_t len : steps) {
+          INFO("NaN token " << nan_token << ", step at " << t0 << " with " << len << " tokens, need_weights "
+                            << need_weights);
+          const std::vector<float> qs = Slice(c, true, n, x, total, e, t0, len);
+          const std::vector<float> vs = Slice(c, true, n, x_v, total, e, t0, len);
+          MhaForwardOptions options;
+          options.kv_cache = &cache;
+          options.need_weights = need_weights;
+          const TensorView step_qk{qs.data(), {n, len, e}}, step_v{vs.data(), {n, len, e}};
+          const AttentionResult r = mha.Forward(step_qk, step_qk, step_v, options);
+          for (int64_t b = 0; b < n; ++b) {
+            for (int64_t i = t0; i < t0 + len; ++i) {
+              INFO("item " << b << " row " << i);
+              const auto row = r.output.data.begin() + (b * len + i - t0) * e;
+              const std::vector<float> got(row, row + e);
+              if (i < nan_token) {
+                const auto want = full.output.data.begin() + (b * total + i) * e;
+                CheckAllClose("row before the NaN token", got, ToDouble(std::vector<float>(want, want + e)),
+                              {2e-6, 1e-5});
+              } else {
+                for (float v : got) CHECK(std::isnan(v));
+              }
+            }
+          }
+          t0 += len;
+        }
+      }
+    });
   }
 }
 

@@ -375,38 +375,18 @@ HWY_INLINE void SharePacking(const HeadProblem& from, HeadProblem& to) {
   to.num_nonfinite_v_rows = from.num_nonfinite_v_rows;
 }
 
+// The two entry points into one head's GEMMs, declared here and compiled once per target in kernels_heads.cc
+// rather than inlined at every caller (each holds several whole GEMMs: the SDPA forward and backward and the MHA
+// forward would compile them three times over).
+//
 // Runs one head whose keys and values are packed (PackHeadKV); lk > 0.
-HWY_INLINE void RunPackedHead(const HeadProblem& p, HeadScratch& scratch) {
-  if (p.weights) {
-    AttendHeadExact(p);
-  } else {
-    scratch.logits.resize(kKeyTile * kOnlineQueries);
-    AttendHeadOnline(p, scratch.logits.data(), scratch.qt);
-  }
-}
+void RunPackedHead(const HeadProblem& p, HeadScratch& scratch);
 
 // scores (lq, lk) of one head at `stage` (ScoresStage 1, 2, 3): s = (q · k) · scale for every key (1); then
 // c · tanh(s / c) when softcap c > 0 (2); then plus the biases, -inf wherever a bias is -inf or the key is
 // outside the row's range (3). k (lk, dk) with row stride k_stride.
-HWY_INLINE void HeadScores(const HeadProblem& p, const float* HWY_RESTRICT k, size_t k_stride, int stage,
-                           float* HWY_RESTRICT scores, std::vector<float>& pack) {
-  if (p.lq == 0 || p.lk == 0) return;
-  GemmUnpacked(p.lq, p.lk, p.dk, p.q, p.q_stride, 1, k, k_stride, /*b_transposed=*/true, scores, p.lk, nullptr, false,
-               pack);
-  const float cap = stage >= 2 ? p.softcap : 0.0f;
-  for (size_t i = 0; i < p.lq; ++i) {
-    float* row = scores + i * p.lk;
-    if (stage < 3) {
-      ScaleBiasMax(row, p.lk, p.scale, nullptr, nullptr, 0, cap);
-      continue;
-    }
-    const KeyRange range = VisibleRange(p, i);
-    const BiasFrom bias = BiasesFrom(p, i, range.begin);
-    ScaleBiasMax(row + range.begin, range.end - range.begin, p.scale, bias.row_bias, bias.key_bias, bias.cols, cap);
-    std::fill(row, row + range.begin, kNegInf);
-    std::fill(row + range.end, row + p.lk, kNegInf);
-  }
-}
+void HeadScores(const HeadProblem& p, const float* HWY_RESTRICT k, size_t k_stride, int stage,
+                float* HWY_RESTRICT scores, std::vector<float>& pack);
 
 // Zeroes the output rows (and weights) of a head without keys or queries; returns whether there is nothing else
 // to do.

@@ -80,29 +80,9 @@ HWY_INLINE void SoftmaxGradRow(const float* HWY_RESTRICT w, float* HWY_RESTRICT 
   });
 }
 
-// pack_buffer and ds_buffer are resized scratch.
-HWY_INLINE void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>& pack_buffer,
-                                   std::vector<float>& ds_buffer) {
-  // dV (lk, dv) = Wᵀ (lk, lq) · dO (lq, dv): Wᵀ read in place.
-  GemmUnpacked(p.lk, p.dv, p.lq, p.weights, 1, p.lk, p.d_out, p.d_out_stride, false, p.d_v, p.d_v_stride, nullptr,
-               p.accumulate_kv, pack_buffer);
-  // dW (lq, lk) = dO (lq, dv) · Vᵀ (dv, lk).
-  ds_buffer.resize(p.lq * p.lk);
-  float* ds = ds_buffer.data();
-  GemmUnpacked(p.lq, p.lk, p.dv, p.d_out, p.d_out_stride, 1, p.v, p.v_stride, true, ds, p.lk, nullptr, false,
-               pack_buffer);
-  for (size_t i = 0; i < p.lq; ++i) SoftmaxGradRow(p.weights + i * p.lk, ds + i * p.lk, p.lk, p.scale);
-  if (p.softcapped) {  // d(c · tanh(s / c)) / ds = 1 - tanh²; masked keys have ds = 0 already
-    for (size_t i = 0; i < p.lq * p.lk; ++i) {
-      const float t = p.softcapped[i] / p.cap;
-      ds[i] *= 1.0f - t * t;
-    }
-  }
-  // dQ (lq, dk) = dS · K;  dK (lk, dk) = dSᵀ · Q.
-  GemmUnpacked(p.lq, p.dk, p.lk, ds, p.lk, 1, p.k, p.k_stride, false, p.d_q, p.d_q_stride, nullptr, false, pack_buffer);
-  GemmUnpacked(p.lk, p.dk, p.lq, ds, 1, p.lk, p.q, p.q_stride, false, p.d_k, p.d_k_stride, nullptr, p.accumulate_kv,
-               pack_buffer);
-}
+// One head's backward; pack_buffer and ds_buffer are resized scratch. Compiled once per target in
+// kernels_heads.cc (four whole GEMMs: not inlined at each caller).
+void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>& pack_buffer, std::vector<float>& ds_buffer);
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE

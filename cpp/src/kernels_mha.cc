@@ -1,5 +1,6 @@
 // The MultiheadAttention kernels (forward, backward), compiled once per Highway target (foreach_target). The SDPA
-// kernels are a unit of their own (kernels_sdpa.cc), so that the two compile side by side.
+// kernels are a unit of their own (kernels_sdpa.cc), so that the two compile side by side; one head's GEMMs are in
+// kernels_heads.cc.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpp/src/kernels_mha.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep

@@ -18,13 +18,13 @@
 namespace attnlab {
 namespace {
 
-thread_local bool t_inside_job = false;  // nested ParallelFor calls run serially
-
 void RunSerially(size_t n, const std::function<void(size_t)>& fn) {
   for (size_t i = 0; i < n; ++i) fn(i);
 }
 
 #if ATTNLAB_THREADS
+
+thread_local bool t_inside_job = false;  // nested ParallelFor calls run serially
 
 class Pool {
  public:

@@ -92,20 +92,27 @@ void MhaForwardImpl(const MhaArgs& a) {
   };
   // Projections in (item, kRowBlock-row block) pieces: Q's blocks, then K's and V's. Each piece writes its own rows.
   const size_t q_blocks = RowBlocks(a.l), kv_blocks = RowBlocks(a.s), pieces = q_blocks + kv_blocks;
-  const double piece_flops = 2.0 * kRowBlock * e * static_cast<double>(std::max(e, a.kdim + a.vdim));
-  ParallelFor(a.n * pieces, piece_flops, [&](size_t i) {
-    const size_t b = i / pieces, r0 = (i % pieces < q_blocks ? i % pieces : i % pieces - q_blocks) * kRowBlock;
-    if (i % pieces < q_blocks) {
-      const size_t rows = std::min(kRowBlock, a.l - r0);
-      project(rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.wq_t, q + (b * a.l + r0) * e,
-              e, a.bq);
-      return;
-    }
-    const size_t rows = std::min(kRowBlock, a.s - r0);  // (an empty key's data may be null: no piece reads it)
-    const size_t first = layout.FirstRow(b, a.s) + r0 * pos;
-    project(rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, a.wk_t, k + (b * kv_rows + r0) * ekv, ekv, a.bk);
-    project(rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, a.wv_t, v + (b * kv_rows + r0) * ekv, ekv, a.bv);
-  });
+  // (Decoding: a piece is a few rows, memory-bound; split only as much work as a decode step's attention.)
+  const double piece_flops = 2.0 * static_cast<double>(std::min(kRowBlock, std::max(a.l, a.s))) * e *
+                             static_cast<double>(std::max(e, a.kdim + a.vdim));
+  ParallelFor(
+      a.n * pieces, piece_flops,
+      [&](size_t i) {
+        const size_t b = i / pieces, r0 = (i % pieces < q_blocks ? i % pieces : i % pieces - q_blocks) * kRowBlock;
+        if (i % pieces < q_blocks) {
+          const size_t rows = std::min(kRowBlock, a.l - r0);
+          project(rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.wq_t,
+                  q + (b * a.l + r0) * e, e, a.bq);
+          return;
+        }
+        const size_t rows = std::min(kRowBlock, a.s - r0);  // (an empty key's data may be null: no piece reads it)
+        const size_t first = layout.FirstRow(b, a.s) + r0 * pos;
+        project(rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, a.wk_t, k + (b * kv_rows + r0) * ekv, ekv,
+                a.bk);
+        project(rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, a.wv_t, v + (b * kv_rows + r0) * ekv, ekv,
+                a.bv);
+      },
+      decode ? kMinParallelDecodeFlops : kMinParallelFlops);
   for (size_t b = 0; b < a.n && !a.cache_k; ++b) {
     float* kb = k + b * s_all * ekv;
     float* vb = v + b * s_all * ekv;
@@ -158,28 +165,31 @@ void MhaForwardImpl(const MhaArgs& a) {
   if (decode) {  // (s_all >= 1: the new tokens are cached) one problem per (item, key/value head)
     if (average && head_weights.size() < a.n * a.heads * plane) head_weights.resize(a.n * a.heads * plane);
     const size_t kv_heads = layout.KvHeads();
-    ParallelFor(a.n * kv_heads, static_cast<double>(group) * HeadFlops(a.l, s_all, hd, hd), [&](size_t bg) {
-      const size_t b = bg / kv_heads, g = bg % kv_heads, h0 = g * group, bh0 = b * a.heads + h0;
-      const KvHead kv = KvHeadOf(a, layout, k, v, b, g);
-      float* w = saved.weights ? saved.weights + bh0 * plane
-                 : direct      ? a.weights + bh0 * plane
-                 : average     ? head_weights.data() + bh0 * plane
-                               : nullptr;
-      const float* row_bias = a.bias.row_bias ? a.bias.row_bias + bh0 * a.bias.row_bias_batch_stride : nullptr;
-      const float* key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
-      DecodeGroup problem{group,      a.l,
-                          s_all,      hd,
-                          dims.scale, q + b * a.l * e + h0 * hd,
-                          hd,         e,
-                          kv.k,       kv.v,
-                          kv.stride,  ctx + b * a.l * e + h0 * hd,
-                          hd,         e,
-                          w,          plane,
-                          row_bias,   a.bias.row_bias_batch_stride,
-                          key_bias,   a.bias.mask_cols};
-      problem.causal = true;  // the cache's lower-right alignment
-      AttendDecodeGroup(problem, DecodeScratch());
-    });
+    ParallelFor(
+        a.n * kv_heads, static_cast<double>(group) * HeadFlops(a.l, s_all, hd, hd),
+        [&](size_t bg) {
+          const size_t b = bg / kv_heads, g = bg % kv_heads, h0 = g * group, bh0 = b * a.heads + h0;
+          const KvHead kv = KvHeadOf(a, layout, k, v, b, g);
+          float* w = saved.weights ? saved.weights + bh0 * plane
+                     : direct      ? a.weights + bh0 * plane
+                     : average     ? head_weights.data() + bh0 * plane
+                                   : nullptr;
+          const float* row_bias = a.bias.row_bias ? a.bias.row_bias + bh0 * a.bias.row_bias_batch_stride : nullptr;
+          const float* key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
+          DecodeGroup problem{group,      a.l,
+                              s_all,      hd,
+                              dims.scale, q + b * a.l * e + h0 * hd,
+                              hd,         e,
+                              kv.k,       kv.v,
+                              kv.stride,  ctx + b * a.l * e + h0 * hd,
+                              hd,         e,
+                              w,          plane,
+                              row_bias,   a.bias.row_bias_batch_stride,
+                              key_bias,   a.bias.mask_cols};
+          problem.causal = true;  // the cache's lower-right alignment
+          AttendDecodeGroup(problem, DecodeScratch());
+        },
+        kMinParallelDecodeFlops);
     for (size_t bh = 0; bh < a.n * a.heads && average; ++bh) {  // the average, summed in head order
       const float* src = head_weights.data() + bh * plane;
       float* dst = a.weights + bh / a.heads * plane;

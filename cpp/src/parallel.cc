@@ -154,8 +154,8 @@ void ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   RunSerially(n, fn);
 }
 
-void ParallelFor(size_t n, double flops_per_item, const std::function<void(size_t)>& fn) {
-  if (static_cast<double>(n) * flops_per_item < kMinParallelFlops) {
+void ParallelFor(size_t n, double flops_per_item, const std::function<void(size_t)>& fn, double min_flops) {
+  if (static_cast<double>(n) * flops_per_item < min_flops) {
     RunSerially(n, fn);
   } else {
     ParallelFor(n, fn);

@@ -23,9 +23,14 @@ void ParallelFor(size_t n, const std::function<void(size_t)>& fn);
 
 // Below this many flops in all, waking the pool costs more than splitting gains.
 constexpr double kMinParallelFlops = 1e6;
+// The same for a decoding step's attention over a KV cache (a few queries per head: memory-bound, 0.1-0.6 ms). In
+// the wasm threaded build on a 2-core AMD EPYC, splitting it over 2 threads made a step 1.3-2x slower up to 2 M
+// flops (context 512 at E = 512, 8 heads) and gained nothing at 4 M (context 2048), per `npm run bench`.
+constexpr double kMinParallelDecodeFlops = 8e6;
 
-// ParallelFor for n items of about flops_per_item each: serial when the whole job is smaller than kMinParallelFlops.
-void ParallelFor(size_t n, double flops_per_item, const std::function<void(size_t)>& fn);
+// ParallelFor for n items of about flops_per_item each: serial when the whole job is smaller than min_flops.
+void ParallelFor(size_t n, double flops_per_item, const std::function<void(size_t)>& fn,
+                 double min_flops = kMinParallelFlops);
 
 // Row blocks: `rows` rows are split into RowBlocks(rows) blocks of kRowBlock rows (the last one shorter), a multiple
 // of the GEMM's 32-row cache block, so a split GEMM does exactly the arithmetic of the whole one.

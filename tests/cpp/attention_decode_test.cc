@@ -15,7 +15,7 @@
 
 #include "attnlab/attention.h"
 #include "attnlab/threads.h"
-#include "cpp/src/parallel.h"  // kMinParallelFlops
+#include "cpp/src/parallel.h"  // kMinParallelDecodeFlops
 #include "hwy_targets.h"
 #include "mha_cases.h"
 #include "reference.h"
@@ -242,8 +242,9 @@ TEST_CASE("attention decode: steps are bit-identical at 1, 2, 3 and 8 threads", 
 TEST_CASE("attention decode: key/value groups split over threads are bit-identical at 1, 2 and 3 threads",
           "[mha][kv_cache][threads]") {
   // The case above attends over at most 6 tokens: too little work to split, so there only the projections run in
-  // parallel. Here 4 items × 2 key/value groups of 4 query heads attend over a cache of 164-172 tokens in steps of
-  // 4 queries, enough for ParallelFor to split the 8 groups (the ThreadSanitizer suite, scripts/tsan.sh, needs it).
+  // parallel. Here 4 items × 2 key/value groups of 4 query heads attend over a cache of 1024-1032 tokens in steps
+  // of 4 queries, enough for ParallelFor to split the 8 groups (the ThreadSanitizer suite, scripts/tsan.sh, needs
+  // it).
   struct Guard {
     ~Guard() { attnlab::SetThreadCount(1); }
   } guard;
@@ -252,9 +253,9 @@ TEST_CASE("attention decode: key/value groups split over threads are bit-identic
   c.num_heads = 8;
   c.num_kv_heads = 2;
   c.batch_first = true;
-  const int64_t n = 4, e = 128, head_dim = 16, prompt = 160, step = 4, steps = 3, total = prompt + steps * step;
+  const int64_t n = 4, e = 128, head_dim = 16, prompt = 1020, step = 4, steps = 3, total = prompt + steps * step;
   // The decode work of the first step as ParallelFor counts it (2 · L · S · (dk + dv) per query head).
-  REQUIRE(2.0 * step * (prompt + step) * (2 * head_dim) * c.num_heads * n >= attnlab::kMinParallelFlops);
+  REQUIRE(2.0 * step * (prompt + step) * (2 * head_dim) * c.num_heads * n >= attnlab::kMinParallelDecodeFlops);
   MultiHeadAttention mha(c, 6);
   Rng rng(47);
   const std::vector<float> x = RandomVector(rng, n * total * e);

@@ -205,6 +205,18 @@ TEST_CASE("mha kv cache: key_padding_mask over the cached positions", "[mha][kv_
   }
 }
 
+// The multi-token cases below: 4 query heads over 2 key/value heads (E = 16), 20 tokens in steps of 3, 6, 2, 4 and
+// 5 (steps of up to 4 tokens take the decode kernel, longer ones the general path).
+MhaConfig MultiTokenStepConfig() {
+  MhaConfig c;
+  c.embed_dim = 16;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.batch_first = true;
+  return c;
+}
+std::vector<int64_t> MultiTokenSteps() { return {3, 6, 2, 4, 5}; }
+
 TEST_CASE("mha kv cache: multi-token steps with an attn_mask and NaN values hidden by the causal limit",
           "[mha][kv_cache][nan]") {
   // Steps of 2-4 tokens take the decode kernel, steps of more than 4 the general one; both hide the keys past each
@@ -213,13 +225,9 @@ TEST_CASE("mha kv cache: multi-token steps with an attn_mask and NaN values hidd
   // row, so the NaN reaches nothing. The mask is NaN wherever the causal limit hides a key, but 0 at those two
   // tokens' hidden entries (a kernel that read past the limit would attend a NaN value there). Rows 7 (general)
   // and 10 (decode) are fully masked: zero weights, output = out_proj.bias.
-  MhaConfig c;
-  c.embed_dim = 16;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.batch_first = true;
-  const int64_t n = 2, total = 20, e = 16;
-  const std::vector<int64_t> steps = {3, 6, 2, 4, 5};
+  const MhaConfig c = MultiTokenStepConfig();
+  const int64_t n = 2, total = 20, e = c.embed_dim;
+  const std::vector<int64_t> steps = MultiTokenSteps();
   const int64_t nan_tokens[] = {5, 13}, masked_rows[] = {7, 10};
   Rng rng(61);
   const StateDict state = RandomStateDict(rng, c);
@@ -315,13 +323,9 @@ TEST_CASE("mha kv cache: without a mask, a NaN token reaches only its own and la
   // Token 13 (a 4-token decode step) or token 5 (a 6-token general step) holds NaN in its value input only, no
   // mask: the rows before it in its step (and earlier steps) equal one causal forward over finite tokens (its value
   // is never read for them), the rows from it on are NaN (they attend a NaN value).
-  MhaConfig c;
-  c.embed_dim = 16;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.batch_first = true;
-  const int64_t n = 2, total = 20, e = 16;
-  const std::vector<int64_t> steps = {3, 6, 2, 4, 5};
+  const MhaConfig c = MultiTokenStepConfig();
+  const int64_t n = 2, total = 20, e = c.embed_dim;
+  const std::vector<int64_t> steps = MultiTokenSteps();
   MultiHeadAttention mha(c, 8);
   Rng rng(67);
   const std::vector<float> x = RandomVector(rng, n * total * e);

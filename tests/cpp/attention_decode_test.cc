@@ -241,8 +241,8 @@ TEST_CASE("attention decode: steps are bit-identical at 1, 2, 3 and 8 threads", 
 
 TEST_CASE("attention decode: key/value groups split over threads are bit-identical at 1, 2 and 3 threads",
           "[mha][kv_cache][threads]") {
-  // The case above attends over at most 6 tokens: too little work to split, so there only the projections run in
-  // parallel. Here 4 items × 2 key/value groups of 4 query heads attend over a cache of 1024-1032 tokens in steps
+  // The case above attends over at most 6 tokens: too little work to split over threads (kMinParallelDecodeFlops).
+  // Here 4 items × 2 key/value groups of 4 query heads attend over a cache of 1024-1032 tokens in steps
   // of 4 queries, enough for ParallelFor to split the 8 groups (the ThreadSanitizer suite, scripts/tsan.sh, needs
   // it).
   struct Guard {

@@ -476,12 +476,12 @@ export function mount(root, attn) {
       (win[0] >= 0 || win[1] >= 0) && swatch(MASK_COLOURS.window, t('sbs.legWindow')),
     );
     const ruleText = [st.fill === '-1e9' ? 'masked_fill(mask == 0, -1e9)' : 'masked_fill(mask == 0, -inf)'];
-    if (st.causal !== 'off') ruleText.push(`isCausal: j ≤ ${aligned(offset)} → −∞`);
+    if (st.causal !== 'off') ruleText.push(`isCausal: j > ${aligned(offset)} → −∞`);
     if (win[0] >= 0 || win[1] >= 0) {
       const p = offset === 0 ? 'i' : 'p';
       const lo = win[0] >= 0 ? `${p} − ${win[0]} ≤ ` : '';
       const hi = win[1] >= 0 ? ` ≤ ${p} + ${win[1]}` : '';
-      ruleText.push(`window: ${lo}j${hi}${offset === 0 ? '' : `, p = ${aligned(offset)}`} → −∞`);
+      ruleText.push(`window: keeps ${lo}j${hi}${offset === 0 ? '' : `, p = ${aligned(offset)}`}, others → −∞`);
     }
     const m3 = mAbs(masked);
     stages.push(

@@ -172,45 +172,12 @@ bool RunMhaFixture(const Fixture& f) {
 }
 
 TEST_CASE("PyTorch fixtures match on every target", "[fixtures]") {
-  const std::string dir = ATTNLAB_FIXTURE_DIR;
-  const std::vector<std::string> paths = ListJsonFiles(dir);
-  INFO("fixture directory " << dir);
-  REQUIRE(paths.size() >= kMinFixtureCases);
-
-  size_t cases = 0, failed_runs = 0, num_targets = 0;
-  for (const std::string& path : paths) {
-    INFO("fixture " << path);
-    Fixture fixture;
-    try {
-      fixture = LoadFixture(path);
-    } catch (const std::exception& e) {
-      FAIL_CHECK("cannot load: " << e.what());
-      ++failed_runs;
-      continue;
-    }
-    ++cases;
-    num_targets = 0;
-    ForEachTarget([&](const std::string&) {
-      ++num_targets;
-      bool ok = false;
-      try {
-        if (fixture.kind == "sdpa") {
-          ok = RunSdpaFixture(fixture);
-        } else if (fixture.kind == "mha") {
-          ok = RunMhaFixture(fixture);
-        } else {
-          FAIL_CHECK("unknown kind " << fixture.kind);
-        }
-      } catch (const std::exception& e) {
-        FAIL_CHECK("exception: " << e.what());
-      }
-      if (!ok) ++failed_runs;
-    });
-  }
-  CHECK(cases >= kMinFixtureCases);
-  std::cout << "fixtures: " << cases << " cases x " << num_targets << " targets (" << TargetListString() << ") "
-            << (failed_runs == 0 ? "passed" : "FAILED") << ", " << failed_runs << " failed runs" << std::endl;
-  CHECK(failed_runs == 0);
+  CheckFixtureDirectory(ATTNLAB_FIXTURE_DIR, kMinFixtureCases, "fixtures", [](const Fixture& fixture) {
+    if (fixture.kind == "sdpa") return RunSdpaFixture(fixture);
+    if (fixture.kind == "mha") return RunMhaFixture(fixture);
+    FAIL_CHECK("unknown kind " << fixture.kind);
+    return false;
+  });
 }
 
 }  // namespace

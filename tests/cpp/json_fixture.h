@@ -1,14 +1,18 @@
-// Loads the PyTorch reference fixtures (tests/fixtures/torch/*.json, format in its README.md).
+// Loads the JSON reference fixtures (tests/fixtures/torch/*.json, format in its README.md; tests/fixtures/onnx/ uses
+// the same format) and runs a directory of them on every target.
 #ifndef ATTNLAB_TESTS_CPP_JSON_FIXTURE_H_
 #define ATTNLAB_TESTS_CPP_JSON_FIXTURE_H_
 
 #include <dirent.h>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "hwy_targets.h"
 
 namespace attnlab_test {
 
@@ -122,6 +127,45 @@ inline std::vector<std::string> ListJsonFiles(const std::string& dir) {
   closedir(d);
   std::sort(paths.begin(), paths.end());
   return paths;
+}
+
+// Runs run(fixture) -> bool (all matched) for every fixture file in `dir` on every compiled Highway target
+// (ForEachTarget). A fixture that cannot be loaded, an exception or a false return is a failed run; at least
+// min_cases fixtures must load. Prints "<label>: N cases x T targets (…) passed|FAILED, K failed runs".
+template <class Run>
+void CheckFixtureDirectory(const std::string& dir, size_t min_cases, const std::string& label, Run&& run) {
+  const std::vector<std::string> paths = ListJsonFiles(dir);
+  INFO("fixture directory " << dir);
+  REQUIRE(paths.size() >= min_cases);
+
+  size_t cases = 0, failed_runs = 0, num_targets = 0;
+  for (const std::string& path : paths) {
+    INFO("fixture " << path);
+    Fixture fixture;
+    try {
+      fixture = LoadFixture(path);
+    } catch (const std::exception& e) {
+      FAIL_CHECK("cannot load: " << e.what());
+      ++failed_runs;
+      continue;
+    }
+    ++cases;
+    num_targets = 0;
+    ForEachTarget([&](const std::string&) {
+      ++num_targets;
+      bool ok = false;
+      try {
+        ok = run(fixture);
+      } catch (const std::exception& e) {
+        FAIL_CHECK("exception: " << e.what());
+      }
+      if (!ok) ++failed_runs;
+    });
+  }
+  CHECK(cases >= min_cases);
+  std::cout << label << ": " << cases << " cases x " << num_targets << " targets (" << TargetListString() << ") "
+            << (failed_runs == 0 ? "passed" : "FAILED") << ", " << failed_runs << " failed runs" << std::endl;
+  CHECK(failed_runs == 0);
 }
 
 }  // namespace attnlab_test

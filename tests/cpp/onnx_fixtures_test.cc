@@ -114,39 +114,7 @@ bool RunOnnxFixture(const Fixture& f) {
 }
 
 TEST_CASE("ONNX Attention fixtures match on every target", "[fixtures][onnx]") {
-  const std::string dir = std::string(ATTNLAB_FIXTURE_DIR) + "/../onnx";
-  const std::vector<std::string> paths = ListJsonFiles(dir);
-  INFO("fixture directory " << dir);
-  REQUIRE(paths.size() >= kMinOnnxCases);
-
-  size_t cases = 0, failed_runs = 0, num_targets = 0;
-  for (const std::string& path : paths) {
-    INFO("fixture " << path);
-    Fixture fixture;
-    try {
-      fixture = LoadFixture(path);
-    } catch (const std::exception& e) {
-      FAIL_CHECK("cannot load: " << e.what());
-      ++failed_runs;
-      continue;
-    }
-    ++cases;
-    num_targets = 0;
-    ForEachTarget([&](const std::string&) {
-      ++num_targets;
-      bool ok = false;
-      try {
-        ok = RunOnnxFixture(fixture);
-      } catch (const std::exception& e) {
-        FAIL_CHECK("exception: " << e.what());
-      }
-      if (!ok) ++failed_runs;
-    });
-  }
-  CHECK(cases >= kMinOnnxCases);
-  std::cout << "onnx fixtures: " << cases << " cases x " << num_targets << " targets (" << TargetListString() << ") "
-            << (failed_runs == 0 ? "passed" : "FAILED") << ", " << failed_runs << " failed runs" << std::endl;
-  CHECK(failed_runs == 0);
+  CheckFixtureDirectory(std::string(ATTNLAB_FIXTURE_DIR) + "/../onnx", kMinOnnxCases, "onnx fixtures", RunOnnxFixture);
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ const kCases = {
     const dev = await viteDev('vite', false);
     return { urls: [dev.url], close: dev.close };
   },
-  // Vite 7's needs the README's optimizeDeps.exclude: without it the page fails.
+  // Vite 7's needs docs/bundlers.md's optimizeDeps.exclude: without it the page fails.
   'vite7-dev': async () => {
     const [dev, plain] = [await viteDev('vite7', 'vite7.config.mjs'), await viteDev('vite7', false)];
     return { urls: [dev.url], mustFail: [plain.url], close: () => Promise.all([dev.close(), plain.close()]) };

@@ -1,6 +1,7 @@
 // The docs' links hold: every relative Markdown link (and its #anchor) in the repository's .md files, every
 // `docs/…` path cited in code, types and Markdown, and every repository path a Markdown file cites in backticks
-// exists. Run by npm test (scripts/test.sh): node --test tests/package/
+// exists. The README stays a front page (≤ 180 lines, a link to every docs/*.md) whose measured numbers are those
+// of docs/benchmarks.md. Run by npm test (scripts/test.sh): node --test tests/package/
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -85,4 +86,45 @@ test('the README and the shipped types point at the API reference', () => {
   assert.match(readFileSync(join(root, 'README.md'), 'utf8'), /\]\(docs\/api\.md\)/);
   assert.match(readFileSync(join(root, 'web', 'src', 'index.d.ts'), 'utf8'), /docs\/api\.md/);
   assert.equal(relative(root, join(root, 'docs', 'api.md')), 'docs/api.md');
+});
+
+/** The sections of a Markdown file by `## ` heading (code blocks included), keyed by heading text. */
+function sections(file) {
+  const out = new Map();
+  let name = '';
+  for (const line of readFileSync(join(root, file), 'utf8').split('\n')) {
+    const m = /^## (.+)$/.exec(line);
+    if (m) name = m[1].trim();
+    out.set(name, (out.get(name) ?? '') + line + '\n');
+  }
+  return out;
+}
+
+test('the README is a front page: short, and it links every doc in docs/', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const lines = readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0);
+  assert.ok(lines <= 180, `README.md has ${lines} lines; keep it a front page (≤ 180) and move details to docs/`);
+  const docs = tracked.filter((f) => /^docs\/[^/]+\.md$/.test(f));
+  assert.ok(docs.length >= 6, `docs/*.md: ${docs.join(', ')}`);
+  const unlinked = docs.filter((f) => !readme.includes(`](${f})`) && !readme.includes(`](${f}#`));
+  assert.deepEqual(unlinked, [], 'every docs/*.md is linked from the README');
+});
+
+test("the README's measured numbers live in docs/benchmarks.md", () => {
+  // One home per measured number: the README's "Speed" section quotes docs/benchmarks.md, and no other section of
+  // the README gives a time.
+  const readme = sections('README.md');
+  const speed = readme.get('Speed');
+  assert.ok(speed, 'README.md has a "## Speed" section');
+  const benchmarks = readFileSync(join(root, 'docs', 'benchmarks.md'), 'utf8');
+  const known = new Set(benchmarks.match(/\d+(?:\.\d+)?/g));
+  const unknown = (speed.replace(/\]\([^)]*\)/g, '').match(/\d+(?:\.\d+)?/g) ?? []).filter((n) => !known.has(n));
+  assert.deepEqual(unknown, [], 'every number of the README\'s "Speed" section appears in docs/benchmarks.md');
+  assert.match(speed, /AMD EPYC/, 'the speed line names the CPU it was measured on');
+  const timed = [...readme]
+    .filter(
+      ([name, text]) => name !== 'Speed' && /\d\s*(?:ms|µs|GFLOP\/s|GB\/s)\b/.test(text.replace(/```[\s\S]*?```/g, '')),
+    )
+    .map(([name]) => name);
+  assert.deepEqual(timed, [], 'measured times appear only in the "Speed" section');
 });

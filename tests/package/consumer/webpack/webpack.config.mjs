@@ -1,5 +1,5 @@
-// webpack 5 (README, "Bundlers"): no attnlab-specific rule or plugin. `new URL('./x.wasm', import.meta.url)` in
-// attnlab becomes an asset, the wasm glue's dynamic import() a chunk, and
+// webpack 5 (docs/bundlers.md, "webpack 5"): no attnlab-specific rule or plugin.
+// `new URL('./x.wasm', import.meta.url)` in attnlab becomes an asset, the wasm glue's dynamic import() a chunk, and
 // `new Worker(new URL('./worker.js', import.meta.url), { type: 'module' })` a worker bundle.
 import { fileURLToPath } from 'node:url';
 

@@ -1,0 +1,142 @@
+// Whole decoder-only Transformers (GPT-2 and the Llama family: Llama, Mistral, Qwen2) in eval mode, on the same
+// GEMM, softmax and attention kernels as the attention API. Parameters use Hugging Face's names (ParameterShapes);
+// results match PyTorch's forward to float32 accuracy. One Highway dispatch per Forward.
+//
+// GPT-2 (Arch::kGpt2):   x = wte[ids] + wpe[pos]; per block: x += attn(LN₁(x)); x += W₂ gelu_tanh(W₁ LN₂(x));
+//                         logits = LN_f(x) wteᵀ.
+// Llama (Arch::kLlama):  x = embed[ids]; per block: x += o(attn(rope(q), rope(k), v) of RMS₁(x));
+//                         x += down(silu(gate(RMS₂(x))) ⊙ up(RMS₂(x))); logits = RMS_f(x) lm_headᵀ.
+// Attention is causal (lower-right with a cache: new token t sits at position P + t), optionally within a sliding
+// window (key j is visible from position p when p − window < j ≤ p, as Mistral), over grouped key/value heads.
+#ifndef ATTNLAB_TRANSFORMER_H_
+#define ATTNLAB_TRANSFORMER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnlab/attention.h"
+#include "attnlab/tiny_transformer.h"  // TokensView
+
+namespace attnlab {
+
+enum class Arch { kGpt2, kLlama };
+
+// Which attention projections carry a bias (Llama-family only; GPT-2's always do).
+enum class AttentionBias {
+  kNone,  // Llama, Mistral
+  kQkv,   // Qwen2: q_proj, k_proj, v_proj
+  kAll,   // Llama's attention_bias: q/k/v and o_proj
+};
+
+// The normalised configuration (docs/api.md, "Transformer models"; JS names in brackets).
+struct TransformerConfig {
+  Arch arch = Arch::kGpt2;
+  int64_t vocab_size = 0;      // [vocabSize]
+  int64_t context_length = 0;  // [contextLength] positions a forward (with its cache) may reach
+  int64_t embed_dim = 0;       // [embedDim] E
+  int64_t num_layers = 0;      // [numLayers] L
+  int64_t num_heads = 0;       // [numHeads] H
+  int64_t num_kv_heads = 0;    // [numKVHeads] a divisor of H; 0 = H (GPT-2: always H)
+  int64_t head_dim = 0;        // [headDim] 0 = E / H (GPT-2: always E / H)
+  int64_t hidden_dim = 0;      // [hiddenDim] MLP width; 0 = 4E (GPT-2: always 4E)
+  double norm_eps = 1e-5;      // [normEps] LayerNorm / RMSNorm epsilon
+  double rope_theta = 10000;   // [ropeTheta] Llama only
+  bool tie_embeddings = true;  // [tieEmbeddings] GPT-2: always tied
+  AttentionBias attention_bias = AttentionBias::kNone;  // [attentionBias] 'none' | 'qkv' | 'all'
+  int64_t sliding_window = 0;                           // [slidingWindow] 0 = none (JS null)
+};
+
+class Transformer;
+
+// Keys and values of every layer for decoding, (batch, kv_heads, max_length, head_dim) each; made by
+// Transformer::CreateKVCache and used only with that model. Length() positions are filled.
+class TransformerKVCache {
+ public:
+  ~TransformerKVCache();
+  TransformerKVCache(TransformerKVCache&&) noexcept;
+  TransformerKVCache& operator=(TransformerKVCache&&) noexcept;
+
+  int64_t Length() const;
+  int64_t BatchSize() const;
+  int64_t MaxLength() const;
+  void Reset();
+
+ private:
+  friend class Transformer;
+  struct Impl;
+  explicit TransformerKVCache(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct TransformerForwardOptions {
+  // (B, P + T), 1 = token, 0 = padding (Hugging Face's attention_mask), or null: every key is a token. A query row
+  // with no visible key gets zero weights and a zero attention output.
+  const uint8_t* attention_mask = nullptr;
+  Shape attention_mask_shape;
+  // (L, H): head h of layer l's weights are multiplied by head_mask[l, h] after softmax (Hugging Face's
+  // head_mask), or null.
+  const float* head_mask = nullptr;
+  Shape head_mask_shape;
+  // Layers whose attention weights are returned (any order; repeats allowed). Nothing of size T² is allocated
+  // for the others.
+  std::vector<int64_t> output_attentions;
+  bool output_hidden_states = false;
+  // Decoding: the tokens continue the cache's sequences at position P = cache->Length(); their keys and values
+  // are appended. Null: a fresh sequence (P = 0).
+  TransformerKVCache* cache = nullptr;
+};
+
+struct TransformerOutput {
+  Tensor logits;                      // (B, T, V)
+  std::vector<Tensor> attentions;     // L entries, (B, H, T, P + T) for a layer asked for, else empty
+  std::vector<Tensor> hidden_states;  // L + 1 entries (B, T, E) when asked for: block inputs, then after the final norm
+};
+
+class Transformer {
+ public:
+  // Validates `config` (std::invalid_argument naming the field) and refuses a model whose parameters would not
+  // fit in memory before allocating; initialises like GPT-2 / Llama (normal(0, 0.02) matrices and embeddings,
+  // norms 1, biases 0) from a generator seeded with `seed`.
+  explicit Transformer(const TransformerConfig& config, uint64_t seed = 0);
+  ~Transformer();
+  Transformer(Transformer&&) noexcept;
+  Transformer& operator=(Transformer&&) noexcept;
+
+  const TransformerConfig& config() const;
+  // Floats of all parameters (each tensor once; the tied head is not counted twice).
+  int64_t ParameterCount() const;
+
+  // Every parameter with its shape, Hugging Face's names without prefix (docs/api.md).
+  std::vector<std::pair<std::string, Shape>> ParameterShapes() const;
+
+  // Checks a whole checkpoint's names and shapes before anything is loaded: names may carry the prefix
+  // `transformer.` (GPT-2) or `model.` (Llama: the layers and norms; lm_head never has it); the buffers
+  // checkpoints carry (GPT-2's attn.bias / attn.masked_bias, rotary_emb.inv_freq) are ignored, as are names of
+  // non-float tensors among them (shape given, data null). Every parameter must be present once; an unknown name,
+  // a wrong shape or a missing parameter throws std::invalid_argument naming it. With tied embeddings an
+  // lm_head.weight is accepted (LoadStateDict checks that it equals the embedding).
+  void CheckStateDict(const std::vector<std::pair<std::string, Shape>>& names_and_shapes) const;
+  // Copies one tensor in (its name as CheckStateDict accepts it; ignored names are no-ops).
+  void LoadTensor(const std::string& name, const TensorView& tensor);
+  // CheckStateDict, then LoadTensor for each, then the tied lm_head's equality check.
+  void LoadStateDict(const std::map<std::string, TensorView>& state_dict);
+  std::map<std::string, Tensor> StateDict() const;
+
+  TransformerOutput Forward(const TokensView& tokens, const TransformerForwardOptions& options = {});
+
+  // A cache for batch_size sequences of up to max_length (≤ contextLength) positions.
+  TransformerKVCache CreateKVCache(int64_t batch_size, int64_t max_length) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace attnlab
+
+#endif  // ATTNLAB_TRANSFORMER_H_

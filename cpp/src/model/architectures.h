@@ -1,0 +1,65 @@
+// The one home of each architecture's parameters: Hugging Face names, checkpoint shapes, and where each tensor goes
+// in attnlab's storage (which packed matrix and at which column, or which vector). Also the checkpoint prefixes and
+// buffers that loading accepts and ignores.
+#ifndef ATTNLAB_SRC_MODEL_ARCHITECTURES_H_
+#define ATTNLAB_SRC_MODEL_ARCHITECTURES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnlab/transformer.h"
+
+namespace attnlab {
+
+// Storage of one model: global tensors, then per block.
+enum class Slot {
+  kEmbed,      // packed (E, V): token embedding, and the tied LM head
+  kPositions,  // (contextLength, E): GPT-2's wpe
+  kNormFWeight,
+  kNormFBias,
+  kHead,  // packed (E, V): an untied LM head
+  kNorm1Weight,
+  kNorm1Bias,
+  kQkv,  // packed (E, H·hd + 2·KV·hd)
+  kQkvBias,
+  kO,  // packed (H·hd, E)
+  kOBias,
+  kNorm2Weight,
+  kNorm2Bias,
+  kUp,  // packed (E, 4E) (GPT-2) or (E, 2·hidden): gate, then up (Llama)
+  kUpBias,
+  kDown,  // packed (4E or hidden, E)
+  kDownBias,
+};
+
+struct ParamSpec {
+  std::string name;  // Hugging Face's, without prefix
+  Shape shape;       // as stored in a checkpoint
+  Slot slot;
+  int64_t layer;       // -1: not per block
+  size_t offset;       // first output column of a packed matrix, or first element of a vector
+  bool transposed;     // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
+  bool is_matrix() const { return shape.size() == 2 && slot != Slot::kPositions; }
+};
+
+// Checks every field (std::invalid_argument naming it, in JS spelling) and fills in the defaults (0 = derived).
+TransformerConfig NormalisedConfig(const TransformerConfig& config);
+
+// Every parameter of the (normalised) config, in state-dict order.
+std::vector<ParamSpec> ParameterSpecs(const TransformerConfig& config);
+
+// A checkpoint name without its prefix ("transformer." for GPT-2; "model." for Llama's), or "" for a buffer that
+// loading ignores (GPT-2's attn.bias and attn.masked_bias, rotary_emb.inv_freq).
+std::string CanonicalName(const TransformerConfig& config, const std::string& name);
+
+// Sizes derived from a normalised config.
+struct ModelSizes {
+  size_t e, heads, kv_heads, head_dim, hidden, vocab, qkv_out, up_out, down_in;
+};
+ModelSizes SizesOf(const TransformerConfig& config);
+
+}  // namespace attnlab
+
+#endif  // ATTNLAB_SRC_MODEL_ARCHITECTURES_H_

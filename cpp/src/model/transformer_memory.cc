@@ -1,0 +1,99 @@
+// Memory needs of the Transformer (attnlab/memory_needs.h): its parameters, one Forward, one KV cache. Counted
+// in doubles from the normalised configuration (architectures.h), as transformer.cc stores them: weight matrices
+// packed in panels of kPanel columns (packing.h), vectors as they are.
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "attnlab/memory_needs.h"
+#include "attnlab/transformer.h"
+#include "cpp/src/model/architectures.h"
+#include "cpp/src/packing.h"
+
+namespace attnlab {
+namespace {
+
+constexpr double kF32 = 4;
+
+// Floats of a packed (in, out) matrix: out rounded up to whole panels.
+double Packed(double in, double out) {
+  const double panel = static_cast<double>(kPanel);
+  return in * (static_cast<double>(static_cast<size_t>((out + panel - 1) / panel)) * panel);
+}
+
+double Numel(const Shape& shape) {
+  double n = 1;
+  for (int64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+}  // namespace
+
+MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config) {
+  const TransformerConfig c = NormalisedConfig(config);
+  const ModelSizes z = SizesOf(c);
+  const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab);
+  const bool gpt2 = c.arch == Arch::kGpt2;
+  double block = Packed(e, static_cast<double>(z.qkv_out)) +
+                 Packed(static_cast<double>(z.heads * z.head_dim), e) + Packed(e, static_cast<double>(z.up_out)) +
+                 Packed(static_cast<double>(z.down_in), e);
+  block += (gpt2 ? 4 : 2) * e;  // norm weights (and GPT-2's biases)
+  if (c.attention_bias != AttentionBias::kNone) block += static_cast<double>(z.qkv_out);
+  if (c.attention_bias == AttentionBias::kAll) block += e;
+  if (gpt2) block += static_cast<double>(z.up_out) + e;  // the MLP's biases
+  MemoryNeeds needs;
+  needs.push_back({"token embedding (vocabSize, embedDim)", Packed(e, v) * kF32});
+  if (!c.tie_embeddings) needs.push_back({"LM head (vocabSize, embedDim)", Packed(e, v) * kF32});
+  if (gpt2) needs.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e * kF32});
+  needs.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block)) + " floats)",
+                   static_cast<double>(c.num_layers) * block * kF32});
+  needs.push_back({"final norm", (gpt2 ? 2 : 1) * e * kF32});
+  // Initialising or loading holds one checkpoint tensor beside its packed copy: the embedding is the largest (a
+  // tied lm_head is compared with a copy of it).
+  double largest = v * e;
+  for (const ParamSpec& s : ParameterSpecs(c)) largest = std::max(largest, Numel(s.shape));
+  needs.push_back({"one tensor while initialising or loading", largest * kF32});
+  return needs;
+}
+
+MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const Shape& tokens, int64_t past,
+                                          const std::vector<int64_t>& output_attentions, bool output_hidden_states,
+                                          bool with_cache) {
+  MemoryNeeds needs;
+  if (tokens.size() != 2) return needs;
+  const TransformerConfig c = NormalisedConfig(config);
+  const ModelSizes z = SizesOf(c);
+  const double b = static_cast<double>(tokens[0]), t = static_cast<double>(tokens[1]);
+  const double s = static_cast<double>(std::max<int64_t>(past, 0)) + t, rows = b * t;
+  const double e = static_cast<double>(z.e), hd = static_cast<double>(z.head_dim);
+  needs.push_back({"logits (B, T, vocabSize)", rows * static_cast<double>(z.vocab) * kF32});
+  std::vector<int64_t> layers = output_attentions;
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  if (!layers.empty()) {
+    needs.push_back({"attentions (" + std::to_string(layers.size()) + " x (B, H, T, P + T))",
+                     static_cast<double>(layers.size()) * b * static_cast<double>(z.heads) * t * s * kF32});
+  }
+  if (output_hidden_states) {
+    needs.push_back({"hiddenStates (numLayers + 1 x (B, T, E))", (static_cast<double>(c.num_layers) + 1) * rows * e * kF32});
+  }
+  if (!with_cache) {
+    needs.push_back({"keys and values of one layer", 2 * rows * static_cast<double>(z.kv_heads) * hd * kF32});
+  }
+  const double activations = 3 * e + static_cast<double>(z.heads) * hd + static_cast<double>(z.qkv_out) +
+                             static_cast<double>(z.up_out);
+  needs.push_back({"activations (B x T rows)", rows * activations * kF32});
+  return needs;
+}
+
+MemoryNeeds TransformerKVCacheMemoryNeeds(const TransformerConfig& config, int64_t batch_size, int64_t max_length) {
+  const TransformerConfig c = NormalisedConfig(config);
+  const ModelSizes z = SizesOf(c);
+  const double per_layer = static_cast<double>(batch_size) * static_cast<double>(z.kv_heads) *
+                           static_cast<double>(max_length) * static_cast<double>(z.head_dim);
+  return {{"keys and values (numLayers x 2 x (batchSize, numKVHeads, maxLength, headDim))",
+           2 * static_cast<double>(c.num_layers) * per_layer * kF32}};
+}
+
+}  // namespace attnlab

@@ -1,0 +1,58 @@
+// The MLP activations of a Transformer block, elementwise over a row:
+//   GeluTanh: y = ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))  (GPT-2's gelu_new, PyTorch's approximate='tanh');
+//   SwiGlu:   y = silu(gate) · up, silu(g) = g / (1 + e^(−g))  (Llama's MLP).
+// NaN stays NaN; the transcendental functions see clamped arguments (Highway's Exp/Tanh convert their argument to
+// int: undefined beyond int range on EMU128). Per-target code: include after hwy/highway.h, inside the
+// foreach_target unit.
+
+#if defined(ATTNLAB_SRC_OPS_ACTIVATION_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_OPS_ACTIVATION_INL_H_
+#undef ATTNLAB_SRC_OPS_ACTIVATION_INL_H_
+#else
+#define ATTNLAB_SRC_OPS_ACTIVATION_INL_H_
+#endif
+
+#include <cstddef>
+
+#include "cpp/src/vector_ops-inl.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace attnlab {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// v clamped to [-bound, bound], NaN as 0 (the caller's arithmetic brings NaN back).
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V ClampForMath(D d, V v, float bound) {
+  const V finite = hn::IfThenZeroElse(hn::IsNaN(v), v);
+  return hn::Min(hn::Max(finite, hn::Set(d, -bound)), hn::Set(d, bound));
+}
+
+// x[j] = GeluTanh(x[j]) for j in [0, n).
+HWY_INLINE void GeluTanhRow(float* HWY_RESTRICT x, size_t n) {
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto v = hn::LoadU(dd, x + j);
+    const auto inner = hn::Mul(hn::Set(dd, 0.7978845608028654f),
+                               hn::MulAdd(hn::Mul(hn::Set(dd, 0.044715f), hn::Mul(v, v)), v, v));
+    const auto t = hn::Tanh(dd, ClampForMath(dd, inner, 20.0f));  // tanh(±20) is ±1 in float
+    hn::StoreU(hn::Mul(hn::Mul(hn::Set(dd, 0.5f), v), hn::Add(hn::Set(dd, 1.0f), t)), dd, x + j);
+  });
+}
+
+// y[j] = silu(gate[j]) · up[j] for j in [0, n) (y may be gate).
+HWY_INLINE void SwiGluRow(const float* gate, const float* HWY_RESTRICT up, size_t n, float* y) {
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto g = hn::LoadU(dd, gate + j);
+    const auto e = hn::Exp(dd, hn::Neg(ClampForMath(dd, g, 80.0f)));  // e^80 ≈ 5.5e34: silu(-80) ≈ -1.5e-33
+    hn::StoreU(hn::Mul(hn::Div(g, hn::Add(hn::Set(dd, 1.0f), e)), hn::LoadU(dd, up + j)), dd, y + j);
+  });
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace attnlab
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNLAB_SRC_OPS_ACTIVATION_INL_H_ toggle

@@ -1,0 +1,197 @@
+// Loads a whole-model fixture folder of tests/fixtures/models/ (format in its README.md): the checkpoint
+// (model.safetensors: F32, F16 or BF16, with the prefixes and buffers real checkpoints have) and expected.json
+// (the normalised config, forward cases, cache decoding steps, greedy generation).
+#ifndef ATTNLAB_TESTS_CPP_MODEL_FIXTURE_H_
+#define ATTNLAB_TESTS_CPP_MODEL_FIXTURE_H_
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/transformer.h"
+#include "json_fixture.h"
+#include "test_util.h"
+
+namespace attnlab_test {
+
+// One checkpoint tensor as float32 (F32, F16 and BF16 converted exactly); other dtypes keep only their shape.
+struct CheckpointTensor {
+  std::string dtype;
+  attnlab::Shape shape;
+  std::vector<float> values;
+  bool is_float() const { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
+  attnlab::TensorView View() const { return attnlab::TensorView{is_float() ? values.data() : nullptr, shape}; }
+};
+
+inline float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
+  float magnitude;
+  if (exp == 0) {
+    magnitude = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    magnitude = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
+  }
+  uint32_t bits;
+  std::memcpy(&bits, &magnitude, 4);
+  bits |= sign;
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+
+inline std::map<std::string, CheckpointTensor> ReadSafetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t header_size = 0;
+  std::memcpy(&header_size, bytes.data(), 8);
+  const nlohmann::json header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + header_size);
+  const uint8_t* data = bytes.data() + 8 + header_size;
+  std::map<std::string, CheckpointTensor> tensors;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    CheckpointTensor t;
+    t.dtype = it.value().at("dtype").get<std::string>();
+    t.shape = it.value().at("shape").get<attnlab::Shape>();
+    const auto offsets = it.value().at("data_offsets").get<std::vector<size_t>>();
+    const uint8_t* p = data + offsets[0];
+    const size_t n = static_cast<size_t>(NumElements(t.shape));
+    if (t.is_float()) t.values.resize(n);
+    for (size_t i = 0; i < n && t.is_float(); ++i) {
+      if (t.dtype == "F32") {
+        std::memcpy(&t.values[i], p + 4 * i, 4);
+      } else {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        if (t.dtype == "F16") {
+          t.values[i] = HalfToFloat(h);
+        } else {
+          const uint32_t bits = static_cast<uint32_t>(h) << 16;
+          std::memcpy(&t.values[i], &bits, 4);
+        }
+      }
+    }
+    tensors[it.key()] = std::move(t);
+  }
+  return tensors;
+}
+
+struct ModelForwardCase {
+  std::string name;
+  FixtureTensor input_ids;
+  bool has_attention_mask = false, has_head_mask = false;
+  FixtureTensor attention_mask, head_mask;
+  FixtureTensor logits;
+  std::vector<FixtureTensor> attentions, hidden_states;
+};
+
+struct ModelFixture {
+  std::string dir, name;
+  attnlab::TransformerConfig config;
+  Tolerance tol;
+  std::map<std::string, CheckpointTensor> checkpoint;
+  std::vector<ModelForwardCase> forward;
+  FixtureTensor decode_ids;
+  std::vector<std::pair<int64_t, int64_t>> decode_steps;  // [t0, t1) of each step
+  std::vector<FixtureTensor> decode_logits;
+  std::vector<std::vector<FixtureTensor>> decode_attentions;
+  std::vector<int32_t> greedy_prompt, greedy_tokens;
+  int64_t greedy_new_tokens = 0;
+};
+
+inline attnlab::TransformerConfig ModelConfigFromJson(const nlohmann::json& j) {
+  attnlab::TransformerConfig c;
+  c.arch = j.at("arch").get<std::string>() == "gpt2" ? attnlab::Arch::kGpt2 : attnlab::Arch::kLlama;
+  c.vocab_size = j.at("vocabSize").get<int64_t>();
+  c.context_length = j.at("contextLength").get<int64_t>();
+  c.embed_dim = j.at("embedDim").get<int64_t>();
+  c.num_layers = j.at("numLayers").get<int64_t>();
+  c.num_heads = j.at("numHeads").get<int64_t>();
+  c.norm_eps = j.value("normEps", 1e-5);
+  if (c.arch == attnlab::Arch::kGpt2) return c;
+  c.num_kv_heads = j.at("numKVHeads").get<int64_t>();
+  c.head_dim = j.at("headDim").get<int64_t>();
+  c.hidden_dim = j.at("hiddenDim").get<int64_t>();
+  c.rope_theta = j.at("ropeTheta").get<double>();
+  c.tie_embeddings = j.at("tieEmbeddings").get<bool>();
+  const std::string bias = j.at("attentionBias").get<std::string>();
+  c.attention_bias = bias == "qkv" ? attnlab::AttentionBias::kQkv
+                     : bias == "all" ? attnlab::AttentionBias::kAll
+                                     : attnlab::AttentionBias::kNone;
+  c.sliding_window = j.at("slidingWindow").is_null() ? 0 : j.at("slidingWindow").get<int64_t>();
+  return c;
+}
+
+inline std::vector<FixtureTensor> ParseTensorList(const nlohmann::json& j) {
+  std::vector<FixtureTensor> out;
+  for (const auto& t : j) out.push_back(ParseFixtureTensor(t));
+  return out;
+}
+
+inline ModelFixture LoadModelFixture(const std::string& dir) {
+  ModelFixture f;
+  f.dir = dir;
+  std::ifstream in(dir + "/expected.json");
+  if (!in) throw std::runtime_error("cannot open " + dir + "/expected.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  f.name = j.at("case").get<std::string>();
+  f.config = ModelConfigFromJson(j.at("config"));
+  f.tol = Tolerance{j.at("tolerance").at("atol").get<double>(), j.at("tolerance").at("rtol").get<double>()};
+  f.checkpoint = ReadSafetensors(dir + "/model.safetensors");
+  for (const auto& c : j.at("forward")) {
+    ModelForwardCase fc;
+    fc.name = c.at("name").get<std::string>();
+    fc.input_ids = ParseFixtureTensor(c.at("input_ids"));
+    fc.has_attention_mask = !c.at("attention_mask").is_null();
+    if (fc.has_attention_mask) fc.attention_mask = ParseFixtureTensor(c.at("attention_mask"));
+    fc.has_head_mask = !c.at("head_mask").is_null();
+    if (fc.has_head_mask) fc.head_mask = ParseFixtureTensor(c.at("head_mask"));
+    fc.logits = ParseFixtureTensor(c.at("logits"));
+    fc.attentions = ParseTensorList(c.at("attentions"));
+    fc.hidden_states = ParseTensorList(c.at("hidden_states"));
+    f.forward.push_back(std::move(fc));
+  }
+  const nlohmann::json& d = j.at("decode");
+  f.decode_ids = ParseFixtureTensor(d.at("input_ids"));
+  for (const auto& s : d.at("steps")) f.decode_steps.emplace_back(s.at("t0").get<int64_t>(), s.at("t1").get<int64_t>());
+  f.decode_logits = ParseTensorList(d.at("logits"));
+  for (const auto& step : d.at("attentions")) f.decode_attentions.push_back(ParseTensorList(step));
+  const nlohmann::json& g = j.at("greedy");
+  f.greedy_prompt = g.at("prompt").get<std::vector<int32_t>>();
+  f.greedy_new_tokens = g.at("max_new_tokens").get<int64_t>();
+  f.greedy_tokens = g.at("tokens").get<std::vector<int32_t>>();
+  return f;
+}
+
+// The fixture folders (each holds an expected.json), sorted.
+inline std::vector<std::string> ModelFixtureDirs(const std::string& root) {
+  std::vector<std::string> dirs;
+  DIR* d = opendir(root.c_str());
+  if (!d) return dirs;
+  while (dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name[0] == '.') continue;
+    if (std::ifstream(root + "/" + name + "/expected.json")) dirs.push_back(root + "/" + name);
+  }
+  closedir(d);
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+}  // namespace attnlab_test
+
+#endif  // ATTNLAB_TESTS_CPP_MODEL_FIXTURE_H_

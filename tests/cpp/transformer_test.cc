@@ -1,0 +1,169 @@
+// Mirrors cpp/src/model/transformer.cc: whole GPT-2 and Llama-family checkpoints (tests/fixtures/models/, made by
+// PyTorch references that follow Hugging Face's modeling files) on every target: logits, every layer's attention,
+// hidden states, padding, head masks, decoding through the cache step by step, greedy generation; the state dict;
+// results independent of the thread count; every bad argument named.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnlab/threads.h"
+#include "attnlab/transformer.h"
+#include "hwy_targets.h"
+#include "model_fixture.h"
+#include "test_util.h"
+
+namespace attnlab_test {
+namespace {
+
+using attnlab::Transformer;
+using attnlab::TransformerForwardOptions;
+
+const std::string kModelFixtureDir = ATTNLAB_FIXTURE_DIR "/../models";
+
+Transformer LoadedModel(const ModelFixture& f) {
+  Transformer model(f.config, /*seed=*/7);
+  std::map<std::string, attnlab::TensorView> state;
+  for (const auto& [name, tensor] : f.checkpoint) state[name] = tensor.View();
+  model.LoadStateDict(state);
+  return model;
+}
+
+attnlab::TokensView TokensOf(const FixtureTensor& ids) { return attnlab::TokensView{ids.ints.data(), ids.shape}; }
+
+std::vector<int64_t> AllLayers(const Transformer& model) {
+  std::vector<int64_t> layers(static_cast<size_t>(model.config().num_layers));
+  for (size_t l = 0; l < layers.size(); ++l) layers[l] = static_cast<int64_t>(l);
+  return layers;
+}
+
+void CheckTensorClose(const std::string& what, const attnlab::Tensor& actual, const FixtureTensor& expected,
+                      Tolerance tol) {
+  INFO(what);
+  CHECK(actual.shape == expected.shape);
+  CheckAllClose(what, actual.data, expected.values, tol);
+}
+
+void CheckForwardCase(Transformer& model, const ModelForwardCase& c, Tolerance tol) {
+  INFO("forward case " << c.name);
+  std::vector<uint8_t> mask(c.attention_mask.ints.begin(), c.attention_mask.ints.end());
+  TransformerForwardOptions options;
+  if (c.has_attention_mask) {
+    options.attention_mask = mask.data();
+    options.attention_mask_shape = c.attention_mask.shape;
+  }
+  if (c.has_head_mask) {
+    options.head_mask = c.head_mask.values.data();
+    options.head_mask_shape = c.head_mask.shape;
+  }
+  options.output_attentions = AllLayers(model);
+  options.output_hidden_states = true;
+  const attnlab::TransformerOutput out = model.Forward(TokensOf(c.input_ids), options);
+  CheckTensorClose("logits", out.logits, c.logits, tol);
+  REQUIRE(out.attentions.size() == c.attentions.size());
+  for (size_t l = 0; l < c.attentions.size(); ++l) {
+    CheckTensorClose("attentions[" + std::to_string(l) + "]", out.attentions[l], c.attentions[l], tol);
+  }
+  REQUIRE(out.hidden_states.size() == c.hidden_states.size());
+  for (size_t l = 0; l < c.hidden_states.size(); ++l) {
+    CheckTensorClose("hiddenStates[" + std::to_string(l) + "]", out.hidden_states[l], c.hidden_states[l], tol);
+  }
+}
+
+void CheckDecoding(Transformer& model, const ModelFixture& f) {
+  attnlab::TransformerKVCache cache = model.CreateKVCache(1, f.config.context_length);
+  for (size_t i = 0; i < f.decode_steps.size(); ++i) {
+    const auto [t0, t1] = f.decode_steps[i];
+    INFO("decode step " << i << ": tokens " << t0 << " to " << t1);
+    const std::vector<int32_t> ids(f.decode_ids.ints.begin() + t0, f.decode_ids.ints.begin() + t1);
+    TransformerForwardOptions options;
+    options.cache = &cache;
+    options.output_attentions = AllLayers(model);
+    const attnlab::TransformerOutput out = model.Forward({ids.data(), {1, t1 - t0}}, options);
+    CHECK(cache.Length() == t1);
+    CheckTensorClose("logits", out.logits, f.decode_logits[i], f.tol);
+    for (size_t l = 0; l < out.attentions.size(); ++l) {
+      CheckTensorClose("attentions[" + std::to_string(l) + "]", out.attentions[l], f.decode_attentions[i][l], f.tol);
+    }
+  }
+}
+
+// Argmax decoding through the cache (the first largest logit, as torch.argmax).
+std::vector<int32_t> Greedy(Transformer& model, const std::vector<int32_t>& prompt, int64_t new_tokens) {
+  attnlab::TransformerKVCache cache = model.CreateKVCache(1, model.config().context_length);
+  TransformerForwardOptions options;
+  options.cache = &cache;
+  std::vector<int32_t> step = prompt, out;
+  for (int64_t i = 0; i < new_tokens; ++i) {
+    const attnlab::TransformerOutput o = model.Forward({step.data(), {1, static_cast<int64_t>(step.size())}}, options);
+    const size_t v = static_cast<size_t>(model.config().vocab_size);
+    const float* last = o.logits.data.data() + (step.size() - 1) * v;
+    out.push_back(static_cast<int32_t>(std::max_element(last, last + v) - last));
+    step = {out.back()};
+  }
+  return out;
+}
+
+TEST_CASE("transformer: Hugging Face checkpoints give PyTorch's logits, attentions and hidden states on every target",
+          "[model]") {
+  const std::vector<std::string> dirs = ModelFixtureDirs(kModelFixtureDir);
+  REQUIRE(dirs.size() >= 6);
+  for (const std::string& dir : dirs) {
+    const ModelFixture f = LoadModelFixture(dir);
+    INFO("fixture " << f.name);
+    ForEachTarget([&](const std::string&) {
+      Transformer model = LoadedModel(f);
+      for (const ModelForwardCase& c : f.forward) CheckForwardCase(model, c, f.tol);
+      CheckDecoding(model, f);
+      CHECK(Greedy(model, f.greedy_prompt, f.greedy_new_tokens) == f.greedy_tokens);
+    });
+  }
+}
+
+TEST_CASE("transformer: the state dict gives back each loaded tensor under Hugging Face's bare name", "[model]") {
+  for (const std::string& dir : ModelFixtureDirs(kModelFixtureDir)) {
+    const ModelFixture f = LoadModelFixture(dir);
+    INFO("fixture " << f.name);
+    Transformer model = LoadedModel(f);
+    const std::map<std::string, attnlab::Tensor> state = model.StateDict();
+    const auto shapes = model.ParameterShapes();
+    REQUIRE(state.size() == shapes.size());
+    for (const auto& [name, shape] : shapes) {
+      INFO(name);
+      REQUIRE(state.count(name) == 1);
+      CHECK(state.at(name).shape == shape);
+      const std::string gpt2_name = "transformer." + name;
+      const auto it = f.checkpoint.count(name) ? f.checkpoint.find(name) : f.checkpoint.find(gpt2_name);
+      REQUIRE(it != f.checkpoint.end());
+      CHECK(BitIdentical(state.at(name).data, it->second.values));
+    }
+    Transformer copy(f.config, 99);
+    std::map<std::string, attnlab::TensorView> views;
+    for (const auto& [name, t] : state) views[name] = attnlab::TensorView{t.data.data(), t.shape};
+    copy.LoadStateDict(views);
+    const std::vector<int32_t> ids = {1, 2, 3, 4};
+    CHECK(BitIdentical(copy.Forward({ids.data(), {1, 4}}).logits.data, model.Forward({ids.data(), {1, 4}}).logits.data));
+  }
+}
+
+TEST_CASE("transformer: results do not depend on the thread count", "[model][threads]") {
+  const ModelFixture f = LoadModelFixture(ModelFixtureDirs(kModelFixtureDir).front());
+  Transformer model = LoadedModel(f);
+  const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
+  TransformerForwardOptions options;
+  options.output_attentions = AllLayers(model);
+  attnlab::SetThreadCount(1);
+  const attnlab::TransformerOutput one = model.Forward({ids.data(), {2, 6}}, options);
+  for (size_t threads : {2, 3}) {
+    attnlab::SetThreadCount(threads);
+    const attnlab::TransformerOutput many = model.Forward({ids.data(), {2, 6}}, options);
+    CHECK(BitIdentical(one.logits.data, many.logits.data));
+    CHECK(BitIdentical(one.attentions[0].data, many.attentions[0].data));
+  }
+  attnlab::SetThreadCount(1);
+}
+
+}  // namespace
+}  // namespace attnlab_test

@@ -4,6 +4,7 @@
 #include "attnlab/transformer.h"
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <utility>
@@ -100,8 +101,12 @@ struct Transformer::Impl {
       for (int64_t d : s.shape) n *= static_cast<double>(d);
       total += n;
     }
-    const double max_floats = static_cast<double>(std::numeric_limits<size_t>::max() / sizeof(float)) / 2;
-    if (total > max_floats) Fail("config", "parameters that fit in memory", std::to_string(total) + " floats");
+    // (the bound of CheckedNumel: addressable float32 bytes; wasm32: 2^29 floats)
+    const double max_floats = static_cast<double>(std::numeric_limits<ptrdiff_t>::max() / sizeof(float));
+    if (total > max_floats) {
+      Fail("config", "parameters that fit in memory (at most " + std::to_string(max_floats) + " floats)",
+           std::to_string(total) + " floats");
+    }
   }
 
   // The matrix or vector a spec names.

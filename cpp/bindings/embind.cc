@@ -23,6 +23,7 @@
 #include "attnlab/memory_needs.h"
 #include "attnlab/threads.h"
 #include "attnlab/tiny_transformer.h"
+#include "attnlab/transformer.h"
 #include "cpp/bindings/marshal.h"
 
 namespace attnlab {
@@ -92,6 +93,10 @@ val MhaMemory(const MhaArgs& a) {
 
 val TinyTransformerMemory(const TinyTransformerArgs& a) {
   return Guard([&] { return MemoryNeedsToJs(TinyTransformerParameterMemoryNeeds(ConfigOf(a))); });
+}
+
+val TransformerMemory(const TransformerArgs& a) {
+  return Guard([&] { return MemoryNeedsToJs(TransformerParameterMemoryNeeds(ConfigOf(a))); });
 }
 
 std::string TargetName() { return ActiveTargetName(); }
@@ -249,6 +254,73 @@ class TinyTransformerBinding : public ModelBinding<TinyTransformer> {
   TinyTransformerConfig config_;
 };
 
+class TransformerBinding : public ModelBinding<Transformer> {
+ public:
+  using ModelBinding::ModelBinding;
+
+  // Factory: the constructor validates the configuration before it allocates, so a throw leaks nothing.
+  static TransformerBinding* Make(const TransformerArgs& a) {
+    return Guard([&] { return new TransformerBinding(Transformer(ConfigOf(a), static_cast<uint64_t>(a.seed))); });
+  }
+
+  TransformerArgs Config() const { return ArgsOf(model_.config()); }
+
+  // [[name, shape], …] of a whole checkpoint, checked before any tensor is loaded.
+  void CheckStateDict(val entries) const {
+    Guard([&] {
+      std::vector<std::pair<std::string, Shape>> shapes;
+      const size_t n = entries["length"].as<size_t>();
+      for (size_t i = 0; i < n; ++i) shapes.emplace_back(entries[i][0].as<std::string>(), ToShape(entries[i][1]));
+      model_.CheckStateDict(shapes);
+      return 0;
+    });
+  }
+
+  // One tensor at a time, so that JS never stages a second float32 copy of the weights in wasm memory.
+  void LoadTensor(const std::string& name, const TensorArg& tensor) {
+    Guard([&] {
+      model_.LoadTensor(name, ViewOf(tensor));
+      return 0;
+    });
+  }
+
+  // A forward pass; `cache` (a _TransformerKVCache of this model) or null.
+  val Forward(const TransformerForwardArgs& a, TransformerKVCache* cache) {
+    return Guard([&] {
+      TransformerForwardOptions options = OptionsOf(a);
+      options.cache = cache;
+      return TransformerOutputToJs(model_.Forward(TokensOf(a.tokens), options), a.output_hidden_states);
+    });
+  }
+
+  val ForwardMemory(const TransformerForwardArgs& a, double past_length, bool with_cache) const {
+    return Guard([&] {
+      return MemoryNeedsToJs(TransformerForwardMemoryNeeds(model_.config(), ToShape(a.tokens.shape),
+                                                           static_cast<int64_t>(past_length),
+                                                           LayersOf(a.output_attentions), a.output_hidden_states,
+                                                           with_cache));
+    });
+  }
+
+  val KVCacheMemory(double batch_size, double max_length) const {
+    return Guard([&] {
+      return MemoryNeedsToJs(TransformerKVCacheMemoryNeeds(model_.config(), static_cast<int64_t>(batch_size),
+                                                           static_cast<int64_t>(max_length)));
+    });
+  }
+
+  // Factory of _TransformerKVCache: CreateKVCache validates before it allocates.
+  static TransformerKVCache* MakeCache(const TransformerBinding& model, double batch_size, double max_length) {
+    return Guard([&] {
+      return new TransformerKVCache(
+          model.model_.CreateKVCache(static_cast<int64_t>(batch_size), static_cast<int64_t>(max_length)));
+    });
+  }
+};
+
+double TransformerCacheLength(const TransformerKVCache& cache) { return static_cast<double>(cache.Length()); }
+void TransformerCacheReset(TransformerKVCache& cache) { cache.Reset(); }
+
 }  // namespace
 }  // namespace attnlab
 
@@ -269,6 +341,11 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .value("Scaled", ScoresStage::kScaled)
       .value("Softcapped", ScoresStage::kSoftcapped)
       .value("Masked", ScoresStage::kMasked);
+  emscripten::enum_<Arch>("_Arch").value("Gpt2", Arch::kGpt2).value("Llama", Arch::kLlama);
+  emscripten::enum_<AttentionBias>("_AttentionBias")
+      .value("None", AttentionBias::kNone)
+      .value("Qkv", AttentionBias::kQkv)
+      .value("All", AttentionBias::kAll);
   value_object<TensorArg>("_TensorArg").field("ptr", &TensorArg::ptr).field("shape", &TensorArg::shape);
   value_object<MaskArg>("_MaskArg")
       .field("ptr", &MaskArg::ptr)
@@ -318,6 +395,28 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .field("numHeads", &TinyTransformerArgs::num_heads)
       .field("causal", &TinyTransformerArgs::causal)
       .field("seed", &TinyTransformerArgs::seed);
+  value_object<TransformerArgs>("_TransformerArgs")
+      .field("arch", &TransformerArgs::arch)
+      .field("vocabSize", &TransformerArgs::vocab_size)
+      .field("contextLength", &TransformerArgs::context_length)
+      .field("embedDim", &TransformerArgs::embed_dim)
+      .field("numLayers", &TransformerArgs::num_layers)
+      .field("numHeads", &TransformerArgs::num_heads)
+      .field("numKVHeads", &TransformerArgs::num_kv_heads)
+      .field("headDim", &TransformerArgs::head_dim)
+      .field("hiddenDim", &TransformerArgs::hidden_dim)
+      .field("normEps", &TransformerArgs::norm_eps)
+      .field("ropeTheta", &TransformerArgs::rope_theta)
+      .field("tieEmbeddings", &TransformerArgs::tie_embeddings)
+      .field("attentionBias", &TransformerArgs::attention_bias)
+      .field("slidingWindow", &TransformerArgs::sliding_window)
+      .field("seed", &TransformerArgs::seed);
+  value_object<TransformerForwardArgs>("_TransformerForwardArgs")
+      .field("tokens", &TransformerForwardArgs::tokens)
+      .field("attentionMask", &TransformerForwardArgs::attention_mask)
+      .field("headMask", &TransformerForwardArgs::head_mask)
+      .field("outputAttentions", &TransformerForwardArgs::output_attentions)
+      .field("outputHiddenStates", &TransformerForwardArgs::output_hidden_states);
 
   emscripten::function("_targetName", &TargetName);
   emscripten::function("_maxMemoryBytes", &MaxMemoryBytes);
@@ -329,6 +428,7 @@ EMSCRIPTEN_BINDINGS(attnlab) {
   emscripten::function("_sdpaBackwardMemory", &SdpaBackwardMemory);
   emscripten::function("_multiHeadAttentionMemory", &MhaMemory);
   emscripten::function("_tinyTransformerMemory", &TinyTransformerMemory);
+  emscripten::function("_transformerMemory", &TransformerMemory);
 
   BindModel<MhaBinding, ModelBinding<MultiHeadAttention>>("_MultiHeadAttention")
       .constructor(&MhaBinding::Make, emscripten::allow_raw_pointers())
@@ -348,4 +448,16 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .function("lossAndGrad", &TinyTransformerBinding::LossAndGrad)
       .function("trainStep", &TinyTransformerBinding::TrainStep)
       .function("stepMemory", &TinyTransformerBinding::StepMemory);
+  BindModel<TransformerBinding, ModelBinding<Transformer>>("_Transformer")
+      .constructor(&TransformerBinding::Make, emscripten::allow_raw_pointers())
+      .function("config", &TransformerBinding::Config)
+      .function("checkStateDict", &TransformerBinding::CheckStateDict)
+      .function("loadTensor", &TransformerBinding::LoadTensor)
+      .function("forward", &TransformerBinding::Forward, emscripten::allow_raw_pointers())
+      .function("forwardMemory", &TransformerBinding::ForwardMemory)
+      .function("kvCacheMemory", &TransformerBinding::KVCacheMemory);
+  emscripten::class_<TransformerKVCache>("_TransformerKVCache")
+      .constructor(&TransformerBinding::MakeCache, emscripten::allow_raw_pointers())
+      .function("length", &TransformerCacheLength)
+      .function("reset", &TransformerCacheReset);
 }

@@ -34,6 +34,18 @@ export interface RawScoresStages {
   readonly Masked: RawEnumValue;
 }
 
+/** attnlab::Arch. */
+export interface RawArchs {
+  readonly Gpt2: RawEnumValue;
+  readonly Llama: RawEnumValue;
+}
+/** attnlab::AttentionBias: which attention projections carry a bias (Llama family). */
+export interface RawAttentionBiases {
+  readonly None: RawEnumValue;
+  readonly Qkv: RawEnumValue;
+  readonly All: RawEnumValue;
+}
+
 /** A tensor in wasm memory: float32, or int32 for tokens. */
 export interface TensorArg {
   ptr: number;
@@ -102,6 +114,46 @@ export interface TinyTransformerArgs {
   seed: number;
 }
 
+/** attnlab::TransformerConfig and the initialisation seed; 0 = derived (numKVHeads, headDim, hiddenDim) or none
+ * (slidingWindow). `config()` returns the normalised configuration in this form (seed 0). */
+export interface TransformerArgs {
+  arch: RawEnumValue;
+  vocabSize: number;
+  contextLength: number;
+  embedDim: number;
+  numLayers: number;
+  numHeads: number;
+  numKVHeads: number;
+  headDim: number;
+  hiddenDim: number;
+  normEps: number;
+  ropeTheta: number;
+  tieEmbeddings: boolean;
+  attentionBias: RawEnumValue;
+  slidingWindow: number;
+  seed: number;
+}
+
+export interface TransformerForwardArgs {
+  /** Int32Array (B, T). */
+  tokens: TensorArg;
+  /** Uint8Array (B, P + T), 1 = token; ptr 0 and shape [] when absent. */
+  attentionMask: TensorArg;
+  /** Float32Array (L, H); ptr 0 and shape [] when absent. */
+  headMask: TensorArg;
+  /** Layers whose attention weights are returned. */
+  outputAttentions: number[];
+  outputHiddenStates: boolean;
+}
+
+export interface RawTransformerOutput {
+  logits: RawTensor;
+  /** L entries: (B, H, T, P + T), or null for a layer not asked for. */
+  attentions: Array<RawTensor | null>;
+  /** L + 1 tensors (B, T, E) when outputHiddenStates. */
+  hiddenStates?: RawTensor[];
+}
+
 export interface RawResult {
   output: RawTensor;
   /** Present when needWeights. */
@@ -155,6 +207,20 @@ export interface RawTinyTransformer extends RawModel {
   stepMemory(tokens: TensorArg, withGradient: boolean): RawMemoryNeeds;
 }
 
+/** attnlab::Transformer: a whole GPT-2 or Llama-family model. */
+export interface RawTransformer extends RawModel {
+  /** The normalised configuration (defaults filled in; seed 0). */
+  config(): TransformerArgs;
+  /** Names and shapes of a whole checkpoint (prefixes and known buffers allowed), checked before anything loads. */
+  checkStateDict(entries: Array<[name: string, shape: number[]]>): void;
+  /** Copies one float32 tensor in (a name checkStateDict accepts; ignored buffers are no-ops, even with ptr 0). */
+  loadTensor(name: string, tensor: TensorArg): void;
+  /** A forward pass; with a cache (made from this model) the tokens continue its sequences. */
+  forward(args: TransformerForwardArgs, cache: RawKVCache | null): RawTransformerOutput;
+  forwardMemory(args: TransformerForwardArgs, pastLength: number, withCache: boolean): RawMemoryNeeds;
+  kvCacheMemory(batchSize: number, maxLength: number): RawMemoryNeeds;
+}
+
 export interface RawModule {
   _malloc(bytes: number): number;
   _free(ptr: number): void;
@@ -184,4 +250,11 @@ export interface RawModule {
   _MultiHeadAttention: new (args: MhaArgs) => RawMultiHeadAttention;
   _KVCache: new (mha: RawMultiHeadAttention, batchSize: number, maxLength: number) => RawKVCache;
   _TinyTransformer: new (args: TinyTransformerArgs) => RawTinyTransformer;
+  _Arch: RawArchs;
+  _AttentionBias: RawAttentionBiases;
+  /** The parameters of a Transformer with this configuration (a bad field: RangeError naming it). */
+  _transformerMemory(args: TransformerArgs): RawMemoryNeeds;
+  _Transformer: new (args: TransformerArgs) => RawTransformer;
+  /** attnlab::TransformerKVCache (length, reset), made by CreateKVCache of `model`. */
+  _TransformerKVCache: new (model: RawTransformer, batchSize: number, maxLength: number) => RawKVCache;
 }

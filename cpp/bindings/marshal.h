@@ -15,6 +15,7 @@
 #include "attnlab/attention.h"
 #include "attnlab/memory_needs.h"
 #include "attnlab/tiny_transformer.h"
+#include "attnlab/transformer.h"
 
 namespace attnlab {
 namespace marshal {
@@ -72,6 +73,27 @@ struct TinyTransformerArgs {
   int vocab_size = 0, embed_dim = 0, num_heads = 0;
   bool causal = false;
   double seed = 0;
+};
+
+// The Transformer's configuration (attnlab::TransformerConfig) and seed; 0 = derived for numKVHeads, headDim,
+// hiddenDim and slidingWindow (none).
+struct TransformerArgs {
+  Arch arch = Arch::kGpt2;
+  double vocab_size = 0, context_length = 0, embed_dim = 0, num_layers = 0, num_heads = 0, num_kv_heads = 0,
+         head_dim = 0, hidden_dim = 0;
+  double norm_eps = 1e-5, rope_theta = 10000;
+  bool tie_embeddings = true;
+  AttentionBias attention_bias = AttentionBias::kNone;
+  double sliding_window = 0;
+  double seed = 0;
+};
+
+struct TransformerForwardArgs {
+  TensorArg tokens;          // int32 (B, T)
+  TensorArg attention_mask;  // uint8 (B, P + T); ptr 0 and shape [] when absent
+  TensorArg head_mask;       // float32 (L, H); ptr 0 and shape [] when absent
+  val output_attentions = val::array();  // layer indices
+  bool output_hidden_states = false;
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -149,12 +171,88 @@ inline TinyTransformerConfig ConfigOf(const TinyTransformerArgs& a) {
   return TinyTransformerConfig{a.vocab_size, a.embed_dim, a.num_heads, a.causal};
 }
 
+inline TransformerConfig ConfigOf(const TransformerArgs& a) {
+  TransformerConfig c;
+  c.arch = a.arch;
+  c.vocab_size = static_cast<int64_t>(a.vocab_size);
+  c.context_length = static_cast<int64_t>(a.context_length);
+  c.embed_dim = static_cast<int64_t>(a.embed_dim);
+  c.num_layers = static_cast<int64_t>(a.num_layers);
+  c.num_heads = static_cast<int64_t>(a.num_heads);
+  c.num_kv_heads = static_cast<int64_t>(a.num_kv_heads);
+  c.head_dim = static_cast<int64_t>(a.head_dim);
+  c.hidden_dim = static_cast<int64_t>(a.hidden_dim);
+  c.norm_eps = a.norm_eps;
+  c.rope_theta = a.rope_theta;
+  c.tie_embeddings = a.tie_embeddings;
+  c.attention_bias = a.attention_bias;
+  c.sliding_window = static_cast<int64_t>(a.sliding_window);
+  return c;
+}
+
+// The normalised configuration back as the argument struct (seed 0).
+inline TransformerArgs ArgsOf(const TransformerConfig& c) {
+  TransformerArgs a;
+  a.arch = c.arch;
+  a.vocab_size = static_cast<double>(c.vocab_size);
+  a.context_length = static_cast<double>(c.context_length);
+  a.embed_dim = static_cast<double>(c.embed_dim);
+  a.num_layers = static_cast<double>(c.num_layers);
+  a.num_heads = static_cast<double>(c.num_heads);
+  a.num_kv_heads = static_cast<double>(c.num_kv_heads);
+  a.head_dim = static_cast<double>(c.head_dim);
+  a.hidden_dim = static_cast<double>(c.hidden_dim);
+  a.norm_eps = c.norm_eps;
+  a.rope_theta = c.rope_theta;
+  a.tie_embeddings = c.tie_embeddings;
+  a.attention_bias = c.attention_bias;
+  a.sliding_window = static_cast<double>(c.sliding_window);
+  return a;
+}
+
+inline std::vector<int64_t> LayersOf(const val& array) {
+  const size_t n = array["length"].as<size_t>();
+  std::vector<int64_t> layers(n);
+  for (size_t i = 0; i < n; ++i) layers[i] = static_cast<int64_t>(array[i].as<double>());
+  return layers;
+}
+
+// The Forward options of the struct (the cache is passed beside it).
+inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
+  TransformerForwardOptions o;
+  o.attention_mask = reinterpret_cast<const uint8_t*>(a.attention_mask.ptr);
+  o.attention_mask_shape = ToShape(a.attention_mask.shape);
+  o.head_mask = reinterpret_cast<const float*>(a.head_mask.ptr);
+  o.head_mask_shape = ToShape(a.head_mask.shape);
+  o.output_attentions = LayersOf(a.output_attentions);
+  o.output_hidden_states = a.output_hidden_states;
+  return o;
+}
+
 // [Float32Array copy, shape].
 inline val TensorToJs(const Tensor& tensor) {
   val pair = val::array();
   pair.set(0, CopyOut(tensor.data));
   pair.set(1, FromShape(tensor.shape));
   return pair;
+}
+
+// { logits, attentions: [RawTensor | null] × L (null: a layer not asked for), hiddenStates?: RawTensor[] }.
+inline val TransformerOutputToJs(const TransformerOutput& out, bool with_hidden_states) {
+  val result = val::object();
+  result.set("logits", TensorToJs(out.logits));
+  val attentions = val::array();
+  for (size_t l = 0; l < out.attentions.size(); ++l) {
+    const Tensor& w = out.attentions[l];
+    attentions.set(l, w.shape.empty() ? val::null() : TensorToJs(w));
+  }
+  result.set("attentions", attentions);
+  if (with_hidden_states) {
+    val hidden = val::array();
+    for (size_t i = 0; i < out.hidden_states.size(); ++i) hidden.set(i, TensorToJs(out.hidden_states[i]));
+    result.set("hiddenStates", hidden);
+  }
+  return result;
 }
 
 // [[name, Float32Array, shape], …] in map order.

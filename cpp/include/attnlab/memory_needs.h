@@ -11,6 +11,7 @@
 
 #include "attnlab/attention.h"
 #include "attnlab/tiny_transformer.h"
+#include "attnlab/transformer.h"
 
 namespace attnlab {
 
@@ -50,6 +51,20 @@ MemoryNeeds TinyTransformerParameterMemoryNeeds(const TinyTransformerConfig& con
 // TinyTransformer::Forward (with_gradient false) or LossAndGradient / TrainStep (true) on tokens (B, T).
 MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, const Shape& tokens,
                                            bool with_gradient);
+
+// The parameters of a Transformer with this configuration (normalised first: a bad field throws
+// std::invalid_argument naming it), and the one checkpoint tensor that initialising or loading holds beside them.
+MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config);
+
+// Transformer::Forward on tokens (B, T) after `past` cached positions: logits, the attentions of the layers listed
+// (repeats counted once), hidden states when asked for, the keys and values of one step when there is no cache
+// (with_cache false), and the activations.
+MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const Shape& tokens, int64_t past,
+                                          const std::vector<int64_t>& output_attentions, bool output_hidden_states,
+                                          bool with_cache);
+
+// Transformer::CreateKVCache: keys and values of every layer, (batch_size, num_kv_heads, max_length, head_dim).
+MemoryNeeds TransformerKVCacheMemoryNeeds(const TransformerConfig& config, int64_t batch_size, int64_t max_length);
 
 }  // namespace attnlab
 

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -129,7 +129,7 @@ inline attnlab::TransformerConfig ModelConfigFromJson(const nlohmann::json& j) {
   c.rope_theta = j.at("ropeTheta").get<double>();
   c.tie_embeddings = j.at("tieEmbeddings").get<bool>();
   const std::string bias = j.at("attentionBias").get<std::string>();
-  c.attention_bias = bias == "qkv" ? attnlab::AttentionBias::kQkv
+  c.attention_bias = bias == "qkv"   ? attnlab::AttentionBias::kQkv
                      : bias == "all" ? attnlab::AttentionBias::kAll
                                      : attnlab::AttentionBias::kNone;
   c.sliding_window = j.at("slidingWindow").is_null() ? 0 : j.at("slidingWindow").get<int64_t>();

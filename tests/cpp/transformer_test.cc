@@ -144,7 +144,8 @@ TEST_CASE("transformer: the state dict gives back each loaded tensor under Huggi
     for (const auto& [name, t] : state) views[name] = attnlab::TensorView{t.data.data(), t.shape};
     copy.LoadStateDict(views);
     const std::vector<int32_t> ids = {1, 2, 3, 4};
-    CHECK(BitIdentical(copy.Forward({ids.data(), {1, 4}}).logits.data, model.Forward({ids.data(), {1, 4}}).logits.data));
+    CHECK(
+        BitIdentical(copy.Forward({ids.data(), {1, 4}}).logits.data, model.Forward({ids.data(), {1, 4}}).logits.data));
   }
 }
 

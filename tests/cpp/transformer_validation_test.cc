@@ -85,7 +85,9 @@ TEST_CASE("transformer validation: checkpoints with unknown, missing, misshapen 
           "[model][validation]") {
   Transformer model(SmallLlama(), 1);
   const std::string q = "model.layers.1.self_attn.q_proj.weight";
-  ExpectInvalidArgument([&] { LoadEdited(model, [](auto& s) { s["model.layers.0.mlp.extra.weight"] = {{0}, {1}}; }); },
+  ExpectInvalidArgument([&] { LoadEdited(model, [](auto& s) {
+                                s["model.layers.0.mlp.extra.weight"] = {{0}, {1}};
+                              }); },
                         {"model.layers.0.mlp.extra.weight"});
   ExpectInvalidArgument([&] { LoadEdited(model, [&](auto& s) { s.erase(q); }); }, {q});
   ExpectInvalidArgument([&] { LoadEdited(model, [&](auto& s) { s[q].shape = {8, 4, 2}; }); }, {q});

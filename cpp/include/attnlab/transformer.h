@@ -101,8 +101,9 @@ class Transformer {
  public:
   // Validates `config` (std::invalid_argument naming the field) and refuses a model whose parameters would not
   // fit in memory before allocating; initialises like GPT-2 / Llama (normal(0, 0.02) matrices and embeddings,
-  // norms 1, biases 0) from a generator seeded with `seed`.
-  explicit Transformer(const TransformerConfig& config, uint64_t seed = 0);
+  // norms 1, biases 0) from a generator seeded with `seed`. initialise false skips the random draws (norms 1, all
+  // else 0): for a model whose every parameter is about to be loaded.
+  explicit Transformer(const TransformerConfig& config, uint64_t seed = 0, bool initialise = true);
   ~Transformer();
   Transformer(Transformer&&) noexcept;
   Transformer& operator=(Transformer&&) noexcept;
@@ -126,14 +127,47 @@ class Transformer {
   // CheckStateDict, then LoadTensor for each, then the tied lm_head's equality check.
   void LoadStateDict(const std::map<std::string, TensorView>& state_dict);
   std::map<std::string, Tensor> StateDict() const;
+  // One parameter by its name in ParameterShapes (a copy), so that a caller can export the weights one tensor at a
+  // time instead of holding a second copy of all of them.
+  Tensor Parameter(const std::string& name) const;
 
   TransformerOutput Forward(const TokensView& tokens, const TransformerForwardOptions& options = {});
 
   // A cache for batch_size sequences of up to max_length (≤ contextLength) positions.
   TransformerKVCache CreateKVCache(int64_t batch_size, int64_t max_length) const;
 
+  // Training (causal attention, positions 0 … T − 1, no padding). Mean cross-entropy of the logits of tokens
+  // (B, T) against targets (B, T) (−100 ignored, as PyTorch's ignore_index; at least one target counted), and the
+  // gradient of every parameter under its ParameterShapes name (the tied head's contribution is in the
+  // embedding's).
+  struct LossAndGrad {
+    float loss = 0.0f;
+    std::map<std::string, Tensor> grad_params;
+  };
+  LossAndGrad LossAndGradient(const TokensView& tokens, const TokensView& targets);
+
+  // One torch.optim.AdamW step on this batch: gradients clipped first when clip_grad_norm > 0 (as
+  // torch.nn.utils.clip_grad_norm_), weight decay on ≥ 2-D tensors only (nanoGPT's parameter groups). The state
+  // (moments, step count) lives in the model; LoadStateDict resets it.
+  struct AdamWOptions {
+    float lr = 0.0f;  // required: > 0
+    float weight_decay = 0.01f;
+    float beta1 = 0.9f, beta2 = 0.999f;
+    float eps = 1e-8f;
+    float clip_grad_norm = 0.0f;  // 0: no clipping
+  };
+  struct StepResult {
+    float loss = 0.0f;
+    float grad_norm = 0.0f;  // the total gradient norm before clipping
+  };
+  StepResult TrainStep(const TokensView& tokens, const TokensView& targets, const AdamWOptions& options);
+
  private:
   struct Impl;
+  struct CallArgs;
+  void PrepareCall(const TokensView& tokens, size_t past, size_t cache_max, CallArgs& call) const;
+  // Forward with saved activations and backward into the training state's gradients; returns the loss.
+  double ComputeGradients(const TokensView& tokens, const TokensView& targets);
   std::unique_ptr<Impl> impl_;
 };
 

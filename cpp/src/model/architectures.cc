@@ -56,7 +56,8 @@ void AddLlamaBlock(const TransformerConfig& c, const ModelSizes& z, int64_t l, s
   } qkv[3] = {{"q_proj", dq, 0}, {"k_proj", dkv, k0}, {"v_proj", dkv, v0}};
   for (const auto& proj : qkv) {
     out.push_back({p + "self_attn." + proj.name + ".weight", {proj.rows, e}, Slot::kQkv, l, proj.offset, true});
-    if (qkv_bias) out.push_back({p + "self_attn." + proj.name + ".bias", {proj.rows}, Slot::kQkvBias, l, proj.offset, false});
+    if (qkv_bias)
+      out.push_back({p + "self_attn." + proj.name + ".bias", {proj.rows}, Slot::kQkvBias, l, proj.offset, false});
   }
   out.push_back({p + "self_attn.o_proj.weight", {e, dq}, Slot::kO, l, 0, true});
   if (o_bias) out.push_back({p + "self_attn.o_proj.bias", {e}, Slot::kOBias, l, 0, false});
@@ -82,8 +83,8 @@ TransformerConfig NormalisedConfig(const TransformerConfig& config) {
     }
   }
   if (gpt2) {
-    for (const auto& [field, value] : {std::pair<const char*, int64_t>{"numKVHeads", c.num_kv_heads},
-                                       {"headDim", c.head_dim}}) {
+    for (const auto& [field, value] :
+         {std::pair<const char*, int64_t>{"numKVHeads", c.num_kv_heads}, {"headDim", c.head_dim}}) {
       if (value != 0 && value != (std::string(field) == "headDim" ? c.embed_dim / c.num_heads : c.num_heads)) {
         Fail(field, "unset for arch 'gpt2' (it has numHeads key/value heads of embedDim / numHeads)",
              std::to_string(value));

@@ -38,9 +38,9 @@ struct ParamSpec {
   std::string name;  // Hugging Face's, without prefix
   Shape shape;       // as stored in a checkpoint
   Slot slot;
-  int64_t layer;       // -1: not per block
-  size_t offset;       // first output column of a packed matrix, or first element of a vector
-  bool transposed;     // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
+  int64_t layer;    // -1: not per block
+  size_t offset;    // first output column of a packed matrix, or first element of a vector
+  bool transposed;  // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
   bool is_matrix() const { return shape.size() == 2 && slot != Slot::kPositions; }
 };
 

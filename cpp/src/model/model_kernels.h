@@ -28,10 +28,58 @@ struct NormArgs {
 struct BlockArgs {
   NormArgs norm1, norm2;
   LinearArgs qkv, o, up, down;
-  float* cache_k = nullptr;     // (B, KV, cache_max, hd): positions [past, past + T) are written here
-  float* cache_v = nullptr;     // likewise
-  float* attentions = nullptr;  // (B, H, T, past + T) or null: this layer's weights are not kept
+  float* cache_k = nullptr;          // (B, KV, cache_max, hd): positions [past, past + T) are written here
+  float* cache_v = nullptr;          // likewise
+  float* attentions = nullptr;       // (B, H, T, past + T) or null: this layer's weights are not kept
   const float* head_mask = nullptr;  // (H) or null
+};
+
+// What training keeps of one block's forward (each (rows, width), rows = B·T): its input x_in, the normed h1, qkv
+// after RoPE, the attention weights (B, H, T, T), the heads' outputs ctx, x_mid = x_in + attention, the normed h2,
+// the MLP's pre-activation up (rows, up.out) and activation act (rows, hidden).
+struct BlockSaved {
+  float* x_in = nullptr;
+  float* h1 = nullptr;
+  float* qkv = nullptr;
+  float* weights = nullptr;
+  float* ctx = nullptr;
+  float* x_mid = nullptr;
+  float* h2 = nullptr;
+  float* up = nullptr;
+  float* act = nullptr;
+};
+
+// Gradients of one block's parameters, in the parameters' own layouts (packed matrices; zero-filled by the
+// caller; the backward overwrites them).
+struct BlockGrads {
+  float* norm1_weight = nullptr;
+  float* norm1_bias = nullptr;
+  float* qkv = nullptr;
+  float* qkv_bias = nullptr;
+  float* o = nullptr;
+  float* o_bias = nullptr;
+  float* norm2_weight = nullptr;
+  float* norm2_bias = nullptr;
+  float* up = nullptr;
+  float* up_bias = nullptr;
+  float* down = nullptr;
+  float* down_bias = nullptr;
+};
+
+// Training: the forward of ModelArgs (past 0, no cache, no padding or head mask) keeping `saved`, mean
+// cross-entropy of the logits against targets (B, T) (−100 ignored; at least one counted), then every gradient.
+struct TrainArgs {
+  const int32_t* targets = nullptr;
+  BlockSaved* saved = nullptr;  // one per block
+  float* x_final = nullptr;     // (rows, E): the last block's output
+  float* h_final = nullptr;     // (rows, E): after the final norm
+  BlockGrads* grads = nullptr;  // one per block
+  float* embed = nullptr;       // packed (E, V): the embedding's gradient, and the tied head's
+  float* positions = nullptr;   // (contextLength, E) or null
+  float* norm_f_weight = nullptr;
+  float* norm_f_bias = nullptr;
+  float* head = nullptr;  // packed (E, V) for an untied head, else null
+  double loss = 0;        // out
 };
 
 struct ModelArgs {
@@ -39,22 +87,23 @@ struct ModelArgs {
   size_t batch = 0, tokens = 0, past = 0, cache_max = 0;  // B, T, P; keys attended: P + T
   size_t e = 0, heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0;
   float norm_eps = 1e-5f;
-  const int32_t* ids = nullptr;          // (B, T), each in [0, vocab)
-  PackedB embed;                         // the token embedding, packed as its transpose (E, V): it is the tied head
-  const float* positions = nullptr;      // GPT-2: wpe (contextLength, E)
-  const float* rope_cos = nullptr;       // Llama: (T, hd / 2) at positions P … P + T − 1
+  const int32_t* ids = nullptr;      // (B, T), each in [0, vocab)
+  PackedB embed;                     // the token embedding, packed as its transpose (E, V): it is the tied head
+  const float* positions = nullptr;  // GPT-2: wpe (contextLength, E)
+  const float* rope_cos = nullptr;   // Llama: (T, hd / 2) at positions P … P + T − 1
   const float* rope_sin = nullptr;
-  const float* key_bias = nullptr;       // (B, P + T): 0 or −inf (padding), or null
-  int64_t window_left = -1;              // keys j ≥ p − window_left only (−1: all)
+  const float* key_bias = nullptr;  // (B, P + T): 0 or −inf (padding), or null
+  int64_t window_left = -1;         // keys j ≥ p − window_left only (−1: all)
   const BlockArgs* blocks = nullptr;
   size_t num_blocks = 0;
   NormArgs norm_f;
-  LinearArgs head;                       // (E, V)
-  float* logits = nullptr;               // (B, T, V)
-  float* const* hidden_states = nullptr; // L + 1 buffers (B, T, E), or null
+  LinearArgs head;                        // (E, V)
+  float* logits = nullptr;                // (B, T, V)
+  float* const* hidden_states = nullptr;  // L + 1 buffers (B, T, E), or null
 };
 
 void TransformerForward(const ModelArgs& args);
+void TransformerLossAndGrad(const ModelArgs& args, TrainArgs& train);
 
 }  // namespace attnlab
 

@@ -13,41 +13,12 @@
 #include "cpp/src/checks.h"
 #include "cpp/src/model/architectures.h"
 #include "cpp/src/model/model_kernels.h"
+#include "cpp/src/model/transformer_impl.h"
+#include "cpp/src/model/weights.h"
 #include "cpp/src/packing.h"
 #include "cpp/src/rng.h"
 
 namespace attnlab {
-namespace {
-
-// A weight matrix W (in, out), packed for the GEMM (packing.h).
-struct PackedMatrix {
-  std::vector<float> data;
-  size_t in = 0, out = 0;
-
-  void Resize(size_t rows, size_t cols) {
-    in = rows;
-    out = cols;
-    data.assign(PackedSize(in, out), 0.0f);
-  }
-  PackedB View() const { return PackedB{data.data(), kPanel * in}; }
-  float& At(size_t p, size_t j) { return data[(j / kPanel) * kPanel * in + p * kPanel + j % kPanel]; }
-  float At(size_t p, size_t j) const { return data[(j / kPanel) * kPanel * in + p * kPanel + j % kPanel]; }
-};
-
-struct Block {
-  std::vector<float> norm1_weight, norm1_bias, norm2_weight, norm2_bias, qkv_bias, o_bias, up_bias, down_bias;
-  PackedMatrix qkv, o, up, down;
-};
-
-const float* OrNull(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
-
-}  // namespace
-
-struct TransformerKVCache::Impl {
-  const void* owner = nullptr;
-  size_t batch = 0, max_length = 0, length = 0;
-  std::vector<std::vector<float>> k, v;  // per layer (batch, kv_heads, max_length, head_dim)
-};
 
 TransformerKVCache::TransformerKVCache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 TransformerKVCache::~TransformerKVCache() = default;
@@ -58,158 +29,9 @@ int64_t TransformerKVCache::BatchSize() const { return static_cast<int64_t>(impl
 int64_t TransformerKVCache::MaxLength() const { return static_cast<int64_t>(impl_->max_length); }
 void TransformerKVCache::Reset() { impl_->length = 0; }
 
-struct Transformer::Impl {
-  TransformerConfig config;
-  ModelSizes z;
-  std::vector<ParamSpec> specs;
-  PackedMatrix embed, head;
-  std::vector<float> positions, norm_f_weight, norm_f_bias;
-  std::vector<Block> blocks;
-
-  explicit Impl(const TransformerConfig& c) : config(NormalisedConfig(c)), z(SizesOf(config)), specs(ParameterSpecs(config)) {
-    CheckSizes();
-    const bool gpt2 = config.arch == Arch::kGpt2;
-    embed.Resize(z.e, z.vocab);
-    if (!config.tie_embeddings) head.Resize(z.e, z.vocab);
-    if (gpt2) positions.assign(static_cast<size_t>(config.context_length) * z.e, 0.0f);
-    norm_f_weight.assign(z.e, 1.0f);
-    if (gpt2) norm_f_bias.assign(z.e, 0.0f);
-    blocks.resize(static_cast<size_t>(config.num_layers));
-    for (Block& b : blocks) {
-      b.qkv.Resize(z.e, z.qkv_out);
-      b.o.Resize(z.heads * z.head_dim, z.e);
-      b.up.Resize(z.e, z.up_out);
-      b.down.Resize(z.down_in, z.e);
-      b.norm1_weight.assign(z.e, 1.0f);
-      b.norm2_weight.assign(z.e, 1.0f);
-      if (gpt2) {
-        b.norm1_bias.assign(z.e, 0.0f);
-        b.norm2_bias.assign(z.e, 0.0f);
-        b.up_bias.assign(z.up_out, 0.0f);
-        b.down_bias.assign(z.e, 0.0f);
-      }
-      if (config.attention_bias != AttentionBias::kNone) b.qkv_bias.assign(z.qkv_out, 0.0f);
-      if (config.attention_bias == AttentionBias::kAll) b.o_bias.assign(z.e, 0.0f);
-    }
-  }
-
-  // Refuses a model whose parameters cannot be addressed, before anything is allocated.
-  void CheckSizes() const {
-    double total = 0;
-    for (const ParamSpec& s : specs) {
-      double n = 1;
-      for (int64_t d : s.shape) n *= static_cast<double>(d);
-      total += n;
-    }
-    // (the bound of CheckedNumel: addressable float32 bytes; wasm32: 2^29 floats)
-    const double max_floats = static_cast<double>(std::numeric_limits<ptrdiff_t>::max() / sizeof(float));
-    if (total > max_floats) {
-      Fail("config", "parameters that fit in memory (at most " + std::to_string(max_floats) + " floats)",
-           std::to_string(total) + " floats");
-    }
-  }
-
-  // The matrix or vector a spec names.
-  PackedMatrix* MatrixOf(const ParamSpec& s) {
-    Block* b = s.layer >= 0 ? &blocks[static_cast<size_t>(s.layer)] : nullptr;
-    switch (s.slot) {
-      case Slot::kEmbed: return &embed;
-      case Slot::kHead: return &head;
-      case Slot::kQkv: return &b->qkv;
-      case Slot::kO: return &b->o;
-      case Slot::kUp: return &b->up;
-      case Slot::kDown: return &b->down;
-      default: return nullptr;
-    }
-  }
-  std::vector<float>* VectorOf(const ParamSpec& s) {
-    Block* b = s.layer >= 0 ? &blocks[static_cast<size_t>(s.layer)] : nullptr;
-    switch (s.slot) {
-      case Slot::kPositions: return &positions;
-      case Slot::kNormFWeight: return &norm_f_weight;
-      case Slot::kNormFBias: return &norm_f_bias;
-      case Slot::kNorm1Weight: return &b->norm1_weight;
-      case Slot::kNorm1Bias: return &b->norm1_bias;
-      case Slot::kQkvBias: return &b->qkv_bias;
-      case Slot::kOBias: return &b->o_bias;
-      case Slot::kNorm2Weight: return &b->norm2_weight;
-      case Slot::kNorm2Bias: return &b->norm2_bias;
-      case Slot::kUpBias: return &b->up_bias;
-      case Slot::kDownBias: return &b->down_bias;
-      default: return nullptr;
-    }
-  }
-
-  // Copies a checkpoint tensor (s.shape, row-major) into its place, or (save) out of it.
-  template <bool kSave>
-  void Transfer(const ParamSpec& s, std::conditional_t<kSave, float*, const float*> data) {
-    if (!s.is_matrix()) {
-      float* v = VectorOf(s)->data() + s.offset;
-      const size_t n = static_cast<size_t>(s.shape[0]) * (s.shape.size() == 2 ? static_cast<size_t>(s.shape[1]) : 1);
-      if constexpr (kSave) {
-        std::copy(v, v + n, data);
-      } else {
-        std::copy(data, data + n, v);
-      }
-      return;
-    }
-    PackedMatrix& m = *MatrixOf(s);
-    const size_t rows = static_cast<size_t>(s.shape[0]), cols = static_cast<size_t>(s.shape[1]);
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t c = 0; c < cols; ++c) {
-        // (out, in) when transposed: element (r, c) is W[c, offset + r]; else W[r, offset + c].
-        float& w = s.transposed ? m.At(c, s.offset + r) : m.At(r, s.offset + c);
-        if constexpr (kSave) {
-          data[r * cols + c] = w;
-        } else {
-          w = data[r * cols + c];
-        }
-      }
-    }
-  }
-
-  const ParamSpec* Find(const std::string& canonical) const {
-    for (const ParamSpec& s : specs) {
-      if (s.name == canonical) return &s;
-    }
-    return nullptr;
-  }
-
-  bool IsTiedHead(const std::string& canonical) const {
-    return config.tie_embeddings && canonical == "lm_head.weight";
-  }
-
-  void Initialise(uint64_t seed) {
-    Rng rng(seed);
-    std::vector<float> values;
-    for (const ParamSpec& s : specs) {
-      size_t n = 1;
-      for (int64_t d : s.shape) n *= static_cast<size_t>(d);
-      values.resize(n);
-      const bool random = s.is_matrix() || s.slot == Slot::kPositions;
-      for (float& x : values) x = random ? rng.Normal(0.02) : 0.0f;
-      if (!random) {
-        const bool weight = s.slot == Slot::kNorm1Weight || s.slot == Slot::kNorm2Weight || s.slot == Slot::kNormFWeight;
-        std::fill(values.begin(), values.end(), weight ? 1.0f : 0.0f);
-      }
-      Transfer<false>(s, values.data());
-    }
-  }
-
-  BlockArgs BlockArgsOf(const Block& b) const {
-    BlockArgs a;
-    a.norm1 = NormArgs{b.norm1_weight.data(), OrNull(b.norm1_bias)};
-    a.norm2 = NormArgs{b.norm2_weight.data(), OrNull(b.norm2_bias)};
-    a.qkv = LinearArgs{b.qkv.View(), OrNull(b.qkv_bias), b.qkv.in, b.qkv.out};
-    a.o = LinearArgs{b.o.View(), OrNull(b.o_bias), b.o.in, b.o.out};
-    a.up = LinearArgs{b.up.View(), OrNull(b.up_bias), b.up.in, b.up.out};
-    a.down = LinearArgs{b.down.View(), OrNull(b.down_bias), b.down.in, b.down.out};
-    return a;
-  }
-};
-
-Transformer::Transformer(const TransformerConfig& config, uint64_t seed) : impl_(std::make_unique<Impl>(config)) {
-  impl_->Initialise(seed);
+Transformer::Transformer(const TransformerConfig& config, uint64_t seed, bool initialise)
+    : impl_(std::make_unique<Impl>(config)) {
+  if (initialise) impl_->Initialise(seed);
 }
 Transformer::~Transformer() = default;
 Transformer::Transformer(Transformer&&) noexcept = default;
@@ -256,17 +78,19 @@ void Transformer::CheckStateDict(const std::vector<std::pair<std::string, Shape>
 void Transformer::LoadTensor(const std::string& name, const TensorView& tensor) {
   const std::string canonical = CanonicalName(impl_->config, name);
   if (canonical.empty()) return;
+  impl_->train.reset();  // (new parameters: AdamW starts again)
   const bool tied_head = impl_->IsTiedHead(canonical);
   const ParamSpec* spec = tied_head ? &impl_->specs.front() : impl_->Find(canonical);
   if (!spec) Fail(name, "a parameter of this model (e.g. '" + impl_->specs.front().name + "')", "an unknown name");
-  if (tensor.shape != spec->shape) Fail(name, "shape " + ShapeString(spec->shape), "shape " + ShapeString(tensor.shape));
+  if (tensor.shape != spec->shape)
+    Fail(name, "shape " + ShapeString(spec->shape), "shape " + ShapeString(tensor.shape));
   CheckTensor(name, tensor);
   if (!tied_head) {
-    impl_->Transfer<false>(*spec, tensor.data);
+    impl_->params.Load(*spec, tensor.data);
     return;
   }
   std::vector<float> embedding(static_cast<size_t>(spec->shape[0] * spec->shape[1]));
-  impl_->Transfer<true>(*spec, embedding.data());
+  impl_->params.Save(*spec, embedding.data());
   if (!std::equal(embedding.begin(), embedding.end(), tensor.data)) {
     Fail(name, "equal to " + spec->name + " (tieEmbeddings)", "a different matrix");
   }
@@ -289,31 +113,43 @@ void Transformer::LoadStateDict(const std::map<std::string, TensorView>& state_d
 
 std::map<std::string, Tensor> Transformer::StateDict() const {
   std::map<std::string, Tensor> out;
-  for (const ParamSpec& s : impl_->specs) {
-    Tensor& t = out[s.name];
-    t.shape = s.shape;
-    size_t n = 1;
-    for (int64_t d : s.shape) n *= static_cast<size_t>(d);
-    t.data.resize(n);
-    impl_->Transfer<true>(s, t.data.data());
-  }
+  for (const ParamSpec& s : impl_->specs) out[s.name] = Parameter(s.name);
   return out;
 }
 
-namespace {
+Tensor Transformer::Parameter(const std::string& name) const {
+  const ParamSpec* s = impl_->Find(name);
+  if (!s) Fail(name, "a parameter of this model (e.g. '" + impl_->specs.front().name + "')", "an unknown name");
+  Tensor t;
+  t.shape = s->shape;
+  size_t n = 1;
+  for (int64_t d : s->shape) n *= static_cast<size_t>(d);
+  t.data.resize(n);
+  impl_->params.Save(*s, t.data.data());
+  return t;
+}
 
-// Checks tokens (B, T) and every id; returns {B, T}.
 std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab) {
   if (tokens.shape.size() != 2) Fail("tokens", "shape [B, T]", "shape " + ShapeString(tokens.shape));
   const size_t n = CheckedNumel("tokens", tokens.shape);
   if (n > 0 && !tokens.data) Fail("tokens", "data", "null");
   for (size_t i = 0; i < n; ++i) {
     if (tokens.data[i] < 0 || tokens.data[i] >= vocab) {
-      Fail("tokens", "ids in [0, " + std::to_string(vocab) + ")", std::to_string(tokens.data[i]) + " at index " +
-           std::to_string(i));
+      Fail("tokens", "ids in [0, " + std::to_string(vocab) + ")",
+           std::to_string(tokens.data[i]) + " at index " + std::to_string(i));
     }
   }
   return {static_cast<size_t>(tokens.shape[0]), static_cast<size_t>(tokens.shape[1])};
+}
+
+namespace {
+
+// P + T positions within the limit (the cache's maxLength, or contextLength).
+void CheckLength(size_t s, size_t past, size_t t_len, size_t limit, bool cached) {
+  if (s <= limit) return;
+  Fail("tokens",
+       "at most " + std::to_string(limit) + " positions (" + (cached ? "the cache's maxLength" : "contextLength") + ")",
+       std::to_string(past) + " cached + " + std::to_string(t_len) + " new");
 }
 
 // cos and sin (T, hd / 2) of the angles (P + t) · θ^(−2i/hd), in double.
@@ -334,32 +170,58 @@ void RopeTables(const TransformerConfig& c, size_t past, size_t t_len, std::vect
 
 }  // namespace
 
-TransformerOutput Transformer::Forward(const TokensView& tokens, const TransformerForwardOptions& options) {
+void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cache_max, CallArgs& call) const {
   const TransformerConfig& c = impl_->config;
   const ModelSizes& z = impl_->z;
-  const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
-  TransformerKVCache::Impl* cache = options.cache ? options.cache->impl_.get() : nullptr;
-  if (cache && cache->owner != impl_.get()) Fail("kvCache", "a cache made by this model", "another model's cache");
-  if (cache && cache->batch != batch) {
-    Fail("tokens", "batch size " + std::to_string(cache->batch) + " (the cache's)", std::to_string(batch));
-  }
-  const size_t past = cache ? cache->length : 0, s = past + t_len;
-  const size_t limit = cache ? cache->max_length : static_cast<size_t>(c.context_length);
-  if (s > limit) {
-    Fail("tokens", "at most " + std::to_string(limit) + " positions (" + (cache ? "the cache's maxLength" : "contextLength") + ")",
-         std::to_string(past) + " cached + " + std::to_string(t_len) + " new");
-  }
+  const Weights& w = impl_->params;
+  ModelArgs& a = call.a;
+  a.llama = c.arch == Arch::kLlama;
+  a.batch = static_cast<size_t>(tokens.shape[0]);
+  a.tokens = static_cast<size_t>(tokens.shape[1]);
+  a.past = past;
+  a.cache_max = cache_max;
+  a.e = z.e;
+  a.heads = z.heads;
+  a.kv_heads = z.kv_heads;
+  a.head_dim = z.head_dim;
+  a.hidden = z.hidden;
+  a.vocab = z.vocab;
+  a.norm_eps = static_cast<float>(c.norm_eps);
+  a.ids = tokens.data;
+  a.embed = w.embed.View();
+  a.positions = w.positions.empty() ? nullptr : w.positions.data();
+  if (a.llama) RopeTables(c, past, a.tokens, call.rope_cos, call.rope_sin);
+  a.rope_cos = call.rope_cos.data();
+  a.rope_sin = call.rope_sin.data();
+  a.window_left = c.sliding_window > 0 ? c.sliding_window - 1 : -1;
+  for (size_t l = 0; l < w.blocks.size(); ++l) call.blocks.push_back(w.ArgsOf(l));
+  a.blocks = call.blocks.data();
+  a.num_blocks = call.blocks.size();
+  a.norm_f = NormArgs{w.norm_f_weight.data(), w.norm_f_bias.empty() ? nullptr : w.norm_f_bias.data()};
+  const PackedMatrix& head = c.tie_embeddings ? w.embed : w.head;
+  a.head = LinearArgs{head.View(), nullptr, head.in, head.out};
+}
+
+namespace {
+
+// The padding mask (B, P + T) as additive key biases 0 / −inf (empty without a mask).
+std::vector<float> KeyBiasOf(const TransformerForwardOptions& options, size_t batch, size_t s) {
   std::vector<float> key_bias;
-  if (options.attention_mask) {
-    const Shape expected{static_cast<int64_t>(batch), static_cast<int64_t>(s)};
-    if (options.attention_mask_shape != expected) {
-      Fail("attentionMask", "shape " + ShapeString(expected) + " (B, P + T)", "shape " + ShapeString(options.attention_mask_shape));
-    }
-    key_bias.resize(batch * s);
-    for (size_t i = 0; i < batch * s; ++i) {
-      key_bias[i] = options.attention_mask[i] ? 0.0f : -std::numeric_limits<float>::infinity();
-    }
+  if (!options.attention_mask) return key_bias;
+  const Shape expected{static_cast<int64_t>(batch), static_cast<int64_t>(s)};
+  if (options.attention_mask_shape != expected) {
+    Fail("attentionMask", "shape " + ShapeString(expected) + " (B, P + T)",
+         "shape " + ShapeString(options.attention_mask_shape));
   }
+  key_bias.resize(batch * s);
+  for (size_t i = 0; i < batch * s; ++i) {
+    key_bias[i] = options.attention_mask[i] ? 0.0f : -std::numeric_limits<float>::infinity();
+  }
+  return key_bias;
+}
+
+// Which layers' attention weights are kept.
+std::vector<bool> KeptLayers(const TransformerConfig& c, const TransformerForwardOptions& options) {
   if (options.head_mask && options.head_mask_shape != Shape{c.num_layers, c.num_heads}) {
     Fail("headMask", "shape " + ShapeString({c.num_layers, c.num_heads}) + " (L, H)",
          "shape " + ShapeString(options.head_mask_shape));
@@ -371,70 +233,60 @@ TransformerOutput Transformer::Forward(const TokensView& tokens, const Transform
     }
     keep[static_cast<size_t>(l)] = true;
   }
+  return keep;
+}
 
-  TransformerOutput out;
-  out.logits.shape = {static_cast<int64_t>(batch), static_cast<int64_t>(t_len), c.vocab_size};
-  out.logits.data.resize(batch * t_len * z.vocab);
-  out.attentions.resize(keep.size());
-  std::vector<float> scratch_k, scratch_v;  // one step's keys and values when there is no cache (every layer reuses them)
-  if (!cache) {
-    scratch_k.resize(batch * z.kv_heads * t_len * z.head_dim);
-    scratch_v.resize(scratch_k.size());
+Tensor ZeroTensor(Shape shape) {
+  Tensor t;
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  t.data.resize(n);
+  t.shape = std::move(shape);
+  return t;
+}
+
+}  // namespace
+
+TransformerOutput Transformer::Forward(const TokensView& tokens, const TransformerForwardOptions& options) {
+  const TransformerConfig& c = impl_->config;
+  const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
+  TransformerKVCache::Impl* cache = options.cache ? options.cache->impl_.get() : nullptr;
+  if (cache && cache->owner != impl_.get()) Fail("kvCache", "a cache made by this model", "another model's cache");
+  if (cache && cache->batch != batch) {
+    Fail("tokens", "batch size " + std::to_string(cache->batch) + " (the cache's)", std::to_string(batch));
   }
-  std::vector<BlockArgs> blocks;
-  for (size_t l = 0; l < impl_->blocks.size(); ++l) {
-    BlockArgs b = impl_->BlockArgsOf(impl_->blocks[l]);
-    b.cache_k = cache ? cache->k[l].data() : scratch_k.data();
-    b.cache_v = cache ? cache->v[l].data() : scratch_v.data();
+  const size_t past = cache ? cache->length : 0, s = past + t_len;
+  CheckLength(s, past, t_len, cache ? cache->max_length : static_cast<size_t>(c.context_length), cache != nullptr);
+  const std::vector<float> key_bias = KeyBiasOf(options, batch, s);
+  const std::vector<bool> keep = KeptLayers(c, options);
+
+  CallArgs call;
+  PrepareCall(tokens, past, cache ? cache->max_length : t_len, call);
+  TransformerOutput out;
+  out.logits = ZeroTensor({static_cast<int64_t>(batch), static_cast<int64_t>(t_len), c.vocab_size});
+  out.attentions.resize(keep.size());
+  // (without a cache, one step's keys and values: every layer reuses them)
+  std::vector<float> step_k(cache ? 0 : batch * impl_->z.kv_heads * t_len * impl_->z.head_dim), step_v(step_k.size());
+  for (size_t l = 0; l < call.blocks.size(); ++l) {
+    BlockArgs& b = call.blocks[l];
+    b.cache_k = cache ? cache->k[l].data() : step_k.data();
+    b.cache_v = cache ? cache->v[l].data() : step_v.data();
     if (keep[l]) {
-      Tensor& w = out.attentions[l];
-      w.shape = {static_cast<int64_t>(batch), c.num_heads, static_cast<int64_t>(t_len), static_cast<int64_t>(s)};
-      w.data.resize(batch * z.heads * t_len * s);
-      b.attentions = w.data.data();
+      out.attentions[l] =
+          ZeroTensor({static_cast<int64_t>(batch), c.num_heads, static_cast<int64_t>(t_len), static_cast<int64_t>(s)});
+      b.attentions = out.attentions[l].data.data();
     }
-    b.head_mask = options.head_mask ? options.head_mask + l * z.heads : nullptr;
-    blocks.push_back(b);
+    b.head_mask = options.head_mask ? options.head_mask + l * impl_->z.heads : nullptr;
   }
   std::vector<float*> hidden;
-  if (options.output_hidden_states) {
-    out.hidden_states.resize(blocks.size() + 1);
-    for (Tensor& h : out.hidden_states) {
-      h.shape = {static_cast<int64_t>(batch), static_cast<int64_t>(t_len), c.embed_dim};
-      h.data.resize(batch * t_len * z.e);
-      hidden.push_back(h.data.data());
-    }
+  for (size_t l = 0; options.output_hidden_states && l <= call.blocks.size(); ++l) {
+    out.hidden_states.push_back(ZeroTensor({static_cast<int64_t>(batch), static_cast<int64_t>(t_len), c.embed_dim}));
+    hidden.push_back(out.hidden_states.back().data.data());
   }
-  std::vector<float> rope_cos, rope_sin;
-  if (c.arch == Arch::kLlama) RopeTables(c, past, t_len, rope_cos, rope_sin);
-
-  ModelArgs a;
-  a.llama = c.arch == Arch::kLlama;
-  a.batch = batch;
-  a.tokens = t_len;
-  a.past = past;
-  a.cache_max = cache ? cache->max_length : t_len;
-  a.e = z.e;
-  a.heads = z.heads;
-  a.kv_heads = z.kv_heads;
-  a.head_dim = z.head_dim;
-  a.hidden = z.hidden;
-  a.vocab = z.vocab;
-  a.norm_eps = static_cast<float>(c.norm_eps);
-  a.ids = tokens.data;
-  a.embed = impl_->embed.View();
-  a.positions = impl_->positions.empty() ? nullptr : impl_->positions.data();
-  a.rope_cos = rope_cos.data();
-  a.rope_sin = rope_sin.data();
-  a.key_bias = key_bias.empty() ? nullptr : key_bias.data();
-  a.window_left = c.sliding_window > 0 ? c.sliding_window - 1 : -1;
-  a.blocks = blocks.data();
-  a.num_blocks = blocks.size();
-  a.norm_f = NormArgs{impl_->norm_f_weight.data(), OrNull(impl_->norm_f_bias)};
-  const PackedMatrix& head = c.tie_embeddings ? impl_->embed : impl_->head;
-  a.head = LinearArgs{head.View(), nullptr, head.in, head.out};
-  a.logits = out.logits.data.data();
-  a.hidden_states = hidden.empty() ? nullptr : hidden.data();
-  TransformerForward(a);
+  call.a.key_bias = key_bias.empty() ? nullptr : key_bias.data();
+  call.a.logits = out.logits.data.data();
+  call.a.hidden_states = hidden.empty() ? nullptr : hidden.data();
+  TransformerForward(call.a);
   if (cache) cache->length = s;
   return out;
 }
@@ -452,8 +304,8 @@ TransformerKVCache Transformer::CreateKVCache(int64_t batch_size, int64_t max_le
   cache->batch = static_cast<size_t>(batch_size);
   cache->max_length = static_cast<size_t>(max_length);
   const size_t n = cache->batch * impl_->z.kv_heads * cache->max_length * impl_->z.head_dim;
-  cache->k.assign(impl_->blocks.size(), std::vector<float>(n));
-  cache->v.assign(impl_->blocks.size(), std::vector<float>(n));
+  cache->k.assign(impl_->params.blocks.size(), std::vector<float>(n));
+  cache->v.assign(impl_->params.blocks.size(), std::vector<float>(n));
   return TransformerKVCache(std::move(cache));
 }
 

@@ -35,9 +35,8 @@ MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config) {
   const ModelSizes z = SizesOf(c);
   const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab);
   const bool gpt2 = c.arch == Arch::kGpt2;
-  double block = Packed(e, static_cast<double>(z.qkv_out)) +
-                 Packed(static_cast<double>(z.heads * z.head_dim), e) + Packed(e, static_cast<double>(z.up_out)) +
-                 Packed(static_cast<double>(z.down_in), e);
+  double block = Packed(e, static_cast<double>(z.qkv_out)) + Packed(static_cast<double>(z.heads * z.head_dim), e) +
+                 Packed(e, static_cast<double>(z.up_out)) + Packed(static_cast<double>(z.down_in), e);
   block += (gpt2 ? 4 : 2) * e;  // norm weights (and GPT-2's biases)
   if (c.attention_bias != AttentionBias::kNone) block += static_cast<double>(z.qkv_out);
   if (c.attention_bias == AttentionBias::kAll) block += e;
@@ -76,13 +75,14 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
                      static_cast<double>(layers.size()) * b * static_cast<double>(z.heads) * t * s * kF32});
   }
   if (output_hidden_states) {
-    needs.push_back({"hiddenStates (numLayers + 1 x (B, T, E))", (static_cast<double>(c.num_layers) + 1) * rows * e * kF32});
+    needs.push_back(
+        {"hiddenStates (numLayers + 1 x (B, T, E))", (static_cast<double>(c.num_layers) + 1) * rows * e * kF32});
   }
   if (!with_cache) {
     needs.push_back({"keys and values of one layer", 2 * rows * static_cast<double>(z.kv_heads) * hd * kF32});
   }
-  const double activations = 3 * e + static_cast<double>(z.heads) * hd + static_cast<double>(z.qkv_out) +
-                             static_cast<double>(z.up_out);
+  const double activations =
+      3 * e + static_cast<double>(z.heads) * hd + static_cast<double>(z.qkv_out) + static_cast<double>(z.up_out);
   needs.push_back({"activations (B x T rows)", rows * activations * kF32});
   return needs;
 }

@@ -1,4 +1,4 @@
-// The MLP activations of a Transformer block, elementwise over a row:
+// The MLP activations of a Transformer block and their gradients, elementwise over a row:
 //   GeluTanh: y = ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))  (GPT-2's gelu_new, PyTorch's approximate='tanh');
 //   SwiGlu:   y = silu(gate) · up, silu(g) = g / (1 + e^(−g))  (Llama's MLP).
 // NaN stays NaN; the transcendental functions see clamped arguments (Highway's Exp/Tanh convert their argument to
@@ -30,14 +30,29 @@ HWY_INLINE V ClampForMath(D d, V v, float bound) {
   return hn::Min(hn::Max(finite, hn::Set(d, -bound)), hn::Set(d, bound));
 }
 
-// x[j] = GeluTanh(x[j]) for j in [0, n).
-HWY_INLINE void GeluTanhRow(float* HWY_RESTRICT x, size_t n) {
+// y[j] = GeluTanh(x[j]) for j in [0, n) (y may be x).
+HWY_INLINE void GeluTanhRow(const float* x, size_t n, float* y) {
   ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
     const auto v = hn::LoadU(dd, x + j);
-    const auto inner = hn::Mul(hn::Set(dd, 0.7978845608028654f),
-                               hn::MulAdd(hn::Mul(hn::Set(dd, 0.044715f), hn::Mul(v, v)), v, v));
+    const auto inner =
+        hn::Mul(hn::Set(dd, 0.7978845608028654f), hn::MulAdd(hn::Mul(hn::Set(dd, 0.044715f), hn::Mul(v, v)), v, v));
     const auto t = hn::Tanh(dd, ClampForMath(dd, inner, 20.0f));  // tanh(±20) is ±1 in float
-    hn::StoreU(hn::Mul(hn::Mul(hn::Set(dd, 0.5f), v), hn::Add(hn::Set(dd, 1.0f), t)), dd, x + j);
+    hn::StoreU(hn::Mul(hn::Mul(hn::Set(dd, 0.5f), v), hn::Add(hn::Set(dd, 1.0f), t)), dd, y + j);
+  });
+}
+
+// dx[j] = dy[j] · GeluTanh'(x[j]) = dy · (½ (1 + t) + ½ x (1 − t²) √(2/π) (1 + 3 · 0.044715 x²)), t = tanh(inner).
+HWY_INLINE void GeluTanhGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT dy, size_t n,
+                                float* HWY_RESTRICT dx) {
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto v = hn::LoadU(dd, x + j), v2 = hn::Mul(v, v), half = hn::Set(dd, 0.5f), one = hn::Set(dd, 1.0f);
+    const auto c = hn::Set(dd, 0.7978845608028654f);
+    const auto inner = hn::Mul(c, hn::MulAdd(hn::Mul(hn::Set(dd, 0.044715f), v2), v, v));
+    const auto t = hn::Tanh(dd, ClampForMath(dd, inner, 20.0f));
+    const auto d_inner = hn::Mul(c, hn::MulAdd(hn::Set(dd, 3.0f * 0.044715f), v2, one));
+    const auto grad =
+        hn::MulAdd(hn::Mul(half, v), hn::Mul(hn::NegMulAdd(t, t, one), d_inner), hn::Mul(half, hn::Add(one, t)));
+    hn::StoreU(hn::Mul(grad, hn::LoadU(dd, dy + j)), dd, dx + j);
   });
 }
 
@@ -47,6 +62,20 @@ HWY_INLINE void SwiGluRow(const float* gate, const float* HWY_RESTRICT up, size_
     const auto g = hn::LoadU(dd, gate + j);
     const auto e = hn::Exp(dd, hn::Neg(ClampForMath(dd, g, 80.0f)));  // e^80 ≈ 5.5e34: silu(-80) ≈ -1.5e-33
     hn::StoreU(hn::Mul(hn::Div(g, hn::Add(hn::Set(dd, 1.0f), e)), hn::LoadU(dd, up + j)), dd, y + j);
+  });
+}
+
+// d gate[j] = dy · up · σ(g)(1 + g (1 − σ(g))), d up[j] = dy · silu(g), for y = silu(gate) · up.
+HWY_INLINE void SwiGluGradRow(const float* HWY_RESTRICT gate, const float* HWY_RESTRICT up,
+                              const float* HWY_RESTRICT dy, size_t n, float* HWY_RESTRICT d_gate,
+                              float* HWY_RESTRICT d_up) {
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto g = hn::LoadU(dd, gate + j), one = hn::Set(dd, 1.0f), grad = hn::LoadU(dd, dy + j);
+    const auto sigmoid = hn::Div(one, hn::Add(one, hn::Exp(dd, hn::Neg(ClampForMath(dd, g, 80.0f)))));
+    const auto silu = hn::Mul(g, sigmoid);
+    const auto d_silu = hn::Mul(sigmoid, hn::MulAdd(g, hn::Sub(one, sigmoid), one));
+    hn::StoreU(hn::Mul(hn::Mul(grad, hn::LoadU(dd, up + j)), d_silu), dd, d_gate + j);
+    hn::StoreU(hn::Mul(grad, silu), dd, d_up + j);
   });
 }
 

@@ -1,4 +1,5 @@
-// Row normalisations of a Transformer block, one row of e floats at a time (each row by one thread):
+// Row normalisations of a Transformer block and their gradients, one row of e floats at a time (each row by one
+// thread):
 //   LayerNorm: y = (x − mean) / √(var + eps) · w + b, var the biased variance (torch.nn.LayerNorm);
 //   RMSNorm:   y = x / √(mean(x²) + eps) · w (Llama's LlamaRMSNorm).
 // Sums run in float vectors, then across lanes in double. Per-target code: include after hwy/highway.h, inside the
@@ -66,6 +67,48 @@ HWY_INLINE void RmsNormRow(const float* HWY_RESTRICT x, size_t e, const float* H
   ForEachLane(0, e, [&](auto dd, size_t j) HWY_ATTR {
     hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(dd, x + j), hn::Set(dd, inv)), hn::LoadU(dd, w + j)), dd, y + j);
   });
+}
+
+// Gradient of y = LayerNorm(x) (bias b may be null) for one row: dx += r (ĝ − mean(ĝ) − x̂ mean(ĝ x̂)) with
+// x̂ = (x − mean) r, ĝ = dy ⊙ w; dw += dy ⊙ x̂; db += dy. (Scalar: the reductions are small next to the GEMMs.)
+HWY_INLINE void LayerNormGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, const float* HWY_RESTRICT dy,
+                                 size_t e, float eps, float* HWY_RESTRICT dx, float* HWY_RESTRICT dw,
+                                 float* HWY_RESTRICT db) {
+  double sum = 0, sq = 0;
+  for (size_t j = 0; j < e; ++j) sum += x[j];
+  const double mean = sum / static_cast<double>(e);
+  for (size_t j = 0; j < e; ++j) sq += (x[j] - mean) * (x[j] - mean);
+  const double r = 1.0 / std::sqrt(sq / static_cast<double>(e) + static_cast<double>(eps));
+  double g_mean = 0, gx_mean = 0;
+  for (size_t j = 0; j < e; ++j) {
+    const double xhat = (x[j] - mean) * r, g = static_cast<double>(dy[j]) * w[j];
+    g_mean += g;
+    gx_mean += g * xhat;
+    dw[j] += static_cast<float>(dy[j] * xhat);
+    if (db) db[j] += dy[j];
+  }
+  g_mean /= static_cast<double>(e);
+  gx_mean /= static_cast<double>(e);
+  for (size_t j = 0; j < e; ++j) {
+    const double xhat = (x[j] - mean) * r, g = static_cast<double>(dy[j]) * w[j];
+    dx[j] += static_cast<float>(r * (g - g_mean - xhat * gx_mean));
+  }
+}
+
+// Gradient of y = RMSNorm(x) for one row: dx += r ĝ − x r³ mean(ĝ x) with ĝ = dy ⊙ w; dw += dy ⊙ x r.
+HWY_INLINE void RmsNormGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, const float* HWY_RESTRICT dy,
+                               size_t e, float eps, float* HWY_RESTRICT dx, float* HWY_RESTRICT dw) {
+  double sq = 0, gx = 0;
+  for (size_t j = 0; j < e; ++j) {
+    sq += static_cast<double>(x[j]) * x[j];
+    gx += static_cast<double>(dy[j]) * w[j] * x[j];
+  }
+  const double r = 1.0 / std::sqrt(sq / static_cast<double>(e) + static_cast<double>(eps));
+  const double c = r * r * r * gx / static_cast<double>(e);
+  for (size_t j = 0; j < e; ++j) {
+    dw[j] += static_cast<float>(dy[j] * x[j] * r);
+    dx[j] += static_cast<float>(r * dy[j] * w[j] - x[j] * c);
+  }
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

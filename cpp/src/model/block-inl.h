@@ -1,0 +1,236 @@
+// The stages of a Transformer forward, shared by the inference unit (kernels_model.cc) and the training unit
+// (kernels_model_train.cc): embed, then per block norm → Q/K/V → RoPE → cache → heads → out-projection → residual →
+// norm → MLP → residual, then the final norm and the LM head. Buffers are batch-first, (B·T, width) rows. Training
+// passes a BlockSaved per block: the stages then write their activations there instead of into scratch.
+// Per-target code: include after hwy/highway.h, inside the foreach_target unit.
+
+#if defined(ATTNLAB_SRC_MODEL_BLOCK_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_MODEL_BLOCK_INL_H_
+#undef ATTNLAB_SRC_MODEL_BLOCK_INL_H_
+#else
+#define ATTNLAB_SRC_MODEL_BLOCK_INL_H_
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "cpp/src/attention-inl.h"
+#include "cpp/src/gemm-inl.h"
+#include "cpp/src/kernels-inl.h"
+#include "cpp/src/model/model_kernels.h"
+#include "cpp/src/ops/activation-inl.h"
+#include "cpp/src/ops/norm-inl.h"
+#include "cpp/src/ops/rope-inl.h"
+#include "cpp/src/parallel.h"
+#include "cpp/src/vector_ops-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace attnlab {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Grow-only activations of one forward: x the residual stream (rows, E), h a normed copy, qkv (rows, H·hd +
+// 2·KV·hd), ctx the heads' outputs (rows, H·hd), up the MLP's hidden (rows, up.out), proj a projection's output.
+struct ModelScratch {
+  std::vector<float> x, h, qkv, ctx, up, proj;
+};
+
+inline ModelScratch& ThreadModelScratch() {
+  static thread_local ModelScratch scratch;
+  return scratch;
+}
+
+inline float* Sized(std::vector<float>& buffer, size_t n) {
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+// Output columns per piece when a projection has too few rows to split by rows (decoding).
+constexpr size_t kGemvColumns = 8 * kPanel;
+
+// C (m, n) = A (m, k) · B (+ bias), or += when accumulate, B packed; A's element (i, p) at a[i·lda + p·a_col_stride].
+// Split over row blocks of C: each element's arithmetic does not depend on the split.
+HWY_INLINE void GemmRows(size_t m, size_t n, size_t k, const float* a, size_t lda, size_t a_col_stride,
+                         const PackedB& b, float* c, size_t ldc, const float* bias, bool accumulate) {
+  ParallelFor(RowBlocks(m), 2.0 * kRowBlock * n * k, [&](size_t i) {
+    const size_t r0 = i * kRowBlock, rows = std::min(kRowBlock, m - r0);
+    Gemm(rows, n, k, a + r0 * lda, lda, a_col_stride, b, c + r0 * ldc, ldc, bias, accumulate);
+  });
+}
+
+// y (rows, w.out) with row stride ldy = x (rows, w.in) with row stride ldx · W + bias. Many rows: row blocks of
+// Gemm; a few (decoding): matrix-vector products over column slices, which stream the weights once.
+HWY_INLINE void Linear(size_t rows, const float* x, size_t ldx, const LinearArgs& w, float* y, size_t ldy) {
+  if (rows > kGemvMaxRows) return GemmRows(rows, w.out, w.in, x, ldx, 1, w.w, y, ldy, w.bias, false);
+  const size_t pieces = (w.out + kGemvColumns - 1) / kGemvColumns;
+  ParallelFor(pieces, 2.0 * rows * w.in * kGemvColumns, [&](size_t i) {
+    const size_t j0 = i * kGemvColumns, cols = std::min(kGemvColumns, w.out - j0);
+    GemvPacked(rows, cols, w.in, x, ldx, w.w.At(0, j0), y + j0, ldy, w.bias ? w.bias + j0 : nullptr);
+  });
+}
+
+// x (n) += y (n).
+HWY_INLINE void AddRows(float* HWY_RESTRICT x, const float* HWY_RESTRICT y, size_t n) {
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    hn::StoreU(hn::Add(hn::LoadU(dd, x + j), hn::LoadU(dd, y + j)), dd, x + j);
+  });
+}
+
+HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const NormArgs& norm, float* y) {
+  ParallelFor(rows, 8.0 * a.e, [&](size_t r) {
+    if (norm.bias) {
+      LayerNormRow(x + r * a.e, a.e, norm.weight, norm.bias, a.norm_eps, y + r * a.e);
+    } else {
+      RmsNormRow(x + r * a.e, a.e, norm.weight, a.norm_eps, y + r * a.e);
+    }
+  });
+}
+
+// x (rows, E) = embedding column ids[r] (+ wpe[P + t] for GPT-2).
+HWY_INLINE void Embed(const ModelArgs& a, float* x) {
+  for (size_t r = 0; r < a.batch * a.tokens; ++r) {
+    const size_t id = static_cast<size_t>(a.ids[r]);
+    const float* column = a.embed.data + (id / kPanel) * a.embed.panel_stride + id % kPanel;
+    float* row = x + r * a.e;
+    for (size_t c = 0; c < a.e; ++c) row[c] = column[c * kPanel];
+    if (a.positions) AddRows(row, a.positions + (a.past + r % a.tokens) * a.e, a.e);
+  }
+}
+
+// RoPE on every query and key head of the qkv rows (row r = b·T + t at position P + t), by the angles of `sin`
+// (the backward rotates back with −sin).
+HWY_INLINE void RopeRows(const ModelArgs& a, float* qkv, size_t width, const float* sin) {
+  const size_t half = a.head_dim / 2;
+  for (size_t r = 0; r < a.batch * a.tokens; ++r) {
+    const size_t t = r % a.tokens;
+    RopeHeads(qkv + r * width, a.heads + a.kv_heads, a.head_dim, a.rope_cos + t * half, sin + t * half);
+  }
+}
+
+// The new tokens' key and value heads into the cache: token t of item b, head g → row P + t of (b, g).
+HWY_INLINE void WriteCache(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width) {
+  const size_t hd = a.head_dim, k0 = a.heads * hd, v0 = k0 + a.kv_heads * hd;
+  for (size_t b = 0; b < a.batch; ++b) {
+    for (size_t g = 0; g < a.kv_heads; ++g) {
+      const size_t dst = ((b * a.kv_heads + g) * a.cache_max + a.past) * hd;
+      for (size_t t = 0; t < a.tokens; ++t) {
+        const float* row = qkv + (b * a.tokens + t) * width;
+        std::copy(row + k0 + g * hd, row + k0 + (g + 1) * hd, blk.cache_k + dst + t * hd);
+        std::copy(row + v0 + g * hd, row + v0 + (g + 1) * hd, blk.cache_v + dst + t * hd);
+      }
+    }
+  }
+}
+
+// The heads' logit scale and key range: causal at positions P + t, within the window, without padded keys.
+struct HeadSetup {
+  HeadDims dims;
+  KeyWindow window;
+  BiasArgs bias;
+};
+HWY_INLINE HeadSetup HeadSetupOf(const ModelArgs& a) {
+  const size_t hd = a.head_dim, s = a.past + a.tokens;
+  HeadSetup h{HeadDims{a.tokens, s, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))}, KeyWindow(), BiasArgs()};
+  h.window.causal = true;
+  h.window.offset = static_cast<int64_t>(a.past);
+  h.window.left = a.window_left;
+  h.bias.key_bias = a.key_bias;
+  h.bias.key_bias_batch_stride = s;
+  h.bias.mask_cols = a.key_bias ? s : 0;
+  return h;
+}
+
+// ctx (rows, H·hd): each (item, head) problem attends over the cached keys 0 … P + T − 1; weights kept when the
+// layer's are asked for; then × head_mask.
+HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width, float* ctx) {
+  const size_t hd = a.head_dim, s = a.past + a.tokens, dq = a.heads * hd, group = a.heads / a.kv_heads;
+  const HeadSetup setup = HeadSetupOf(a);
+  ParallelFor(a.batch * a.heads, HeadFlops(a.tokens, s, hd, hd), [&](size_t bh) {
+    const size_t b = bh / a.heads, h = bh % a.heads, kv = (b * a.kv_heads + h / group) * a.cache_max * hd;
+    float* weights = blk.attentions ? blk.attentions + bh * a.tokens * s : nullptr;
+    float* out = ctx + b * a.tokens * dq + h * hd;
+    HeadProblem p = MakeHeadProblem(setup.dims, qkv + b * a.tokens * width + h * hd, width, blk.cache_v + kv, hd, out,
+                                    weights, setup.window, setup.bias, 0, b);
+    p.out_stride = dq;
+    AttendHead(p, blk.cache_k + kv, hd, ThreadScratch().head);
+    if (!blk.head_mask || blk.head_mask[h] == 1.0f) return;
+    for (size_t t = 0; t < a.tokens; ++t) ScaleRow(out + t * dq, hd, blk.head_mask[h]);
+    if (weights) ScaleRow(weights, a.tokens * s, blk.head_mask[h]);
+  });
+}
+
+// x += attention(norm₁(x)).
+HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& m, const BlockSaved* saved) {
+  const size_t rows = a.batch * a.tokens, width = blk.qkv.out;
+  float* h = saved ? saved->h1 : m.h.data();
+  float* qkv = saved ? saved->qkv : m.qkv.data();
+  float* ctx = saved ? saved->ctx : m.ctx.data();
+  if (saved) {
+    std::copy(m.x.data(), m.x.data() + rows * a.e, saved->x_in);
+    blk.attentions = saved->weights;
+  }
+  NormRows(a, rows, m.x.data(), blk.norm1, h);
+  Linear(rows, h, a.e, blk.qkv, qkv, width);
+  if (a.llama) RopeRows(a, qkv, width, a.rope_sin);
+  WriteCache(a, blk, qkv, width);
+  AttendHeads(a, blk, qkv, width, ctx);
+  Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
+  AddRows(m.x.data(), m.proj.data(), rows * a.e);
+}
+
+// x += MLP(norm₂(x)): GPT-2 c_proj(gelu(c_fc(h))), Llama down(silu(gate(h)) · up(h)). Without `saved` the
+// activation overwrites the pre-activation (Llama's into the gate half, so its rows stay up.out apart).
+HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m, const BlockSaved* saved) {
+  const size_t rows = a.batch * a.tokens, width = blk.up.out, act_stride = saved ? blk.down.in : width;
+  float* h = saved ? saved->h2 : m.h.data();
+  float* up = saved ? saved->up : m.up.data();
+  float* act = saved ? saved->act : m.up.data();
+  if (saved) std::copy(m.x.data(), m.x.data() + rows * a.e, saved->x_mid);
+  NormRows(a, rows, m.x.data(), blk.norm2, h);
+  Linear(rows, h, a.e, blk.up, up, width);
+  ParallelFor(rows, 20.0 * width, [&](size_t r) {
+    const float* row = up + r * width;
+    if (a.llama) {
+      SwiGluRow(row, row + a.hidden, a.hidden, act + r * act_stride);
+    } else {
+      GeluTanhRow(row, width, act + r * act_stride);
+    }
+  });
+  Linear(rows, act, act_stride, blk.down, m.proj.data(), a.e);
+  AddRows(m.x.data(), m.proj.data(), rows * a.e);
+}
+
+// The whole forward into a.logits; with `train`, each block's activations go to train->saved and the final
+// stream and norm to train->x_final, h_final.
+HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* train) {
+  const size_t rows = a.batch * a.tokens, plane = rows * a.e;
+  Sized(m.x, plane);
+  Sized(m.h, plane);
+  Sized(m.proj, plane);
+  Sized(m.ctx, rows * a.heads * a.head_dim);
+  for (size_t l = 0; l < a.num_blocks; ++l) {
+    Sized(m.qkv, rows * a.blocks[l].qkv.out);
+    Sized(m.up, rows * a.blocks[l].up.out);
+  }
+  Embed(a, m.x.data());
+  for (size_t l = 0; l < a.num_blocks; ++l) {
+    if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
+    AttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
+    MlpStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
+  }
+  float* h = train ? train->h_final : m.h.data();
+  if (train) std::copy(m.x.data(), m.x.data() + plane, train->x_final);
+  NormRows(a, rows, m.x.data(), a.norm_f, h);
+  if (a.hidden_states) std::copy(h, h + plane, a.hidden_states[a.num_blocks]);
+  Linear(rows, h, a.e, a.head, a.logits, a.vocab);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace attnlab
+HWY_AFTER_NAMESPACE();
+
+#endif  // ATTNLAB_SRC_MODEL_BLOCK_INL_H_ toggle

@@ -1,0 +1,201 @@
+// Training a Transformer: the forward keeping its activations (block-inl.h), mean cross-entropy, and the backward
+// through every stage in reverse, compiled once per Highway target and dispatched once per
+// Transformer::LossAndGradient / TrainStep. Gradients land in the parameters' own layouts (packed matrices).
+// Reductions over rows (weight and bias gradients, norms) run in a fixed order: results do not depend on the
+// thread count.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpp/src/model/kernels_model_train.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "cpp/src/attention_backward-inl.h"
+#include "cpp/src/model/block-inl.h"
+#include "cpp/src/model/model_kernels.h"
+#include "cpp/src/packing.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace attnlab {
+namespace HWY_NAMESPACE {
+
+// Reusable buffers of one backward: gradients flowing through a block (d_x the residual stream's, d_h a norm's
+// input, d_qkv, d_ctx, d_up, d_act), and the packing of each linear layer's operands.
+struct GradScratch {
+  std::vector<float> d_x, d_h, d_qkv, d_ctx, d_up, d_act, dense, packed_dy, packed_wt, neg_sin;
+};
+
+// Mean cross-entropy of logits (rows, V) against targets (−100: ignored); logits become d loss / d logits.
+double CrossEntropyInPlace(float* logits, const int32_t* targets, size_t rows, size_t v) {
+  size_t counted = 0;
+  for (size_t r = 0; r < rows; ++r) counted += targets[r] != -100;
+  double loss = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = logits + r * v;
+    if (targets[r] == -100) {
+      std::fill(row, row + v, 0.0f);
+      continue;
+    }
+    const float max = *std::max_element(row, row + v);
+    double sum = 0;
+    for (size_t j = 0; j < v; ++j) sum += std::exp(static_cast<double>(row[j]) - max);
+    loss += std::log(sum) + max - row[targets[r]];
+    const double inv = 1.0 / (sum * static_cast<double>(counted));
+    for (size_t j = 0; j < v; ++j) row[j] = static_cast<float>(std::exp(static_cast<double>(row[j]) - max) * inv);
+    row[targets[r]] -= static_cast<float>(1.0 / static_cast<double>(counted));
+  }
+  return loss / static_cast<double>(counted);
+}
+
+// Adds a dense (in, out) matrix into a packed one (packing.h's layout).
+void AddDenseToPacked(const float* dense, size_t in, size_t out, float* packed) {
+  for (size_t j0 = 0; j0 < out; j0 += kPanel) {
+    const size_t cols = std::min(kPanel, out - j0);
+    float* panel = packed + (j0 / kPanel) * kPanel * in;
+    for (size_t p = 0; p < in; ++p) {
+      for (size_t c = 0; c < cols; ++c) panel[p * kPanel + c] += dense[p * out + j0 + c];
+    }
+  }
+}
+
+// The packed W (in, out) as a dense row-major (in, out).
+void UnpackDense(const PackedB& w, size_t in, size_t out, float* dense) {
+  for (size_t j0 = 0; j0 < out; j0 += kPanel) {
+    const size_t cols = std::min(kPanel, out - j0);
+    const float* panel = w.data + (j0 / kPanel) * w.panel_stride;
+    for (size_t p = 0; p < in; ++p) std::copy(panel + p * kPanel, panel + p * kPanel + cols, dense + p * out + j0);
+  }
+}
+
+// For y = x W + b (x (rows, in) with stride ldx, dy (rows, out) with stride ldy): dW += xᵀ dy into the packed d_w,
+// db += Σ dy into d_b (if non-null), and dx = dy Wᵀ into dx (stride ldx_out), or dx += … when accumulate.
+void LinearBackward(size_t rows, const float* x, size_t ldx, const LinearArgs& w, const float* dy, size_t ldy,
+                    float* d_w, float* d_b, float* dx, size_t ldx_out, bool accumulate, GradScratch& g) {
+  const PackedB dy_packed = PackB(dy, ldy, rows, w.out, /*transposed=*/false, g.packed_dy);
+  float* dense = Sized(g.dense, w.in * w.out);
+  GemmRows(w.in, w.out, rows, x, 1, ldx, dy_packed, dense, w.out, nullptr, false);
+  AddDenseToPacked(dense, w.in, w.out, d_w);
+  for (size_t r = 0; r < rows && d_b; ++r) AddRows(d_b, dy + r * ldy, w.out);
+  UnpackDense(w.w, w.in, w.out, dense);
+  const PackedB wt = PackB(dense, w.out, w.out, w.in, /*transposed=*/true, g.packed_wt);
+  GemmRows(rows, w.in, w.out, dy, ldy, 1, wt, dx, ldx_out, nullptr, accumulate);
+}
+
+// d_x += the gradient through norm(x) given d_h; the norm's parameter gradients accumulate.
+void NormBackward(const ModelArgs& a, size_t rows, const float* x, const NormArgs& norm, const float* d_h, float* d_x,
+                  float* d_weight, float* d_bias) {
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t o = r * a.e;
+    if (norm.bias) {
+      LayerNormGradRow(x + o, norm.weight, d_h + o, a.e, a.norm_eps, d_x + o, d_weight, d_bias);
+    } else {
+      RmsNormGradRow(x + o, norm.weight, d_h + o, a.e, a.norm_eps, d_x + o, d_weight);
+    }
+  }
+}
+
+// Through x += MLP(norm₂(x)): d_x (the stream's gradient) gains the MLP path's.
+void MlpBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, BlockGrads& d, GradScratch& g) {
+  const size_t rows = a.batch * a.tokens, width = blk.up.out, hidden = blk.down.in;
+  float* d_act = Sized(g.d_act, rows * hidden);
+  LinearBackward(rows, s.act, hidden, blk.down, g.d_x.data(), a.e, d.down, d.down_bias, d_act, hidden, false, g);
+  float* d_up = Sized(g.d_up, rows * width);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* up = s.up + r * width;
+    if (a.llama) {
+      SwiGluGradRow(up, up + a.hidden, d_act + r * hidden, a.hidden, d_up + r * width, d_up + r * width + a.hidden);
+    } else {
+      GeluTanhGradRow(up, d_act + r * hidden, width, d_up + r * width);
+    }
+  }
+  float* d_h = Sized(g.d_h, rows * a.e);
+  LinearBackward(rows, s.h2, a.e, blk.up, d_up, width, d.up, d.up_bias, d_h, a.e, false, g);
+  NormBackward(a, rows, s.x_mid, blk.norm2, d_h, g.d_x.data(), d.norm2_weight, d.norm2_bias);
+}
+
+// d_qkv from d_ctx: each (item, key/value head) problem runs its group's query heads in order (the first writes the
+// key and value gradients, the others add theirs), from the saved weights.
+void HeadsBackward(const ModelArgs& a, const BlockSaved& s, size_t width, const float* d_ctx, float* d_qkv) {
+  const size_t hd = a.head_dim, t = a.tokens, dq = a.heads * hd, group = a.heads / a.kv_heads;
+  const HeadDims dims = HeadSetupOf(a).dims;
+  ParallelFor(a.batch * a.kv_heads, 2.0 * group * HeadFlops(t, t, hd, hd), [&](size_t bg) {
+    const size_t b = bg / a.kv_heads, kv = bg % a.kv_heads, row0 = b * t * width;
+    const size_t k_off = row0 + dq + kv * hd, v_off = row0 + dq + a.kv_heads * hd + kv * hd;
+    std::vector<float> pack, ds;
+    for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
+      HeadGradProblem p = MakeHeadGradProblem(dims, width, width, s.qkv + row0 + h * hd, s.qkv + k_off, s.qkv + v_off,
+                                              s.weights + (b * a.heads + h) * t * t, d_ctx + b * t * dq + h * hd,
+                                              d_qkv + row0 + h * hd, d_qkv + k_off, d_qkv + v_off);
+      p.d_out_stride = dq;
+      p.accumulate_kv = h != kv * group;
+      AttendHeadBackward(p, pack, ds);
+    }
+  });
+}
+
+// Through x += attention(norm₁(x)).
+void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, BlockGrads& d, GradScratch& g) {
+  const size_t rows = a.batch * a.tokens, width = blk.qkv.out, dq = blk.o.in;
+  float* d_ctx = Sized(g.d_ctx, rows * dq);
+  LinearBackward(rows, s.ctx, dq, blk.o, g.d_x.data(), a.e, d.o, d.o_bias, d_ctx, dq, false, g);
+  float* d_qkv = Sized(g.d_qkv, rows * width);
+  HeadsBackward(a, s, width, d_ctx, d_qkv);
+  if (a.llama) RopeRows(a, d_qkv, width, g.neg_sin.data());  // the rotation's transpose: by −θ
+  float* d_h = Sized(g.d_h, rows * a.e);
+  LinearBackward(rows, s.h1, a.e, blk.qkv, d_qkv, width, d.qkv, d.qkv_bias, d_h, a.e, false, g);
+  NormBackward(a, rows, s.x_in, blk.norm1, d_h, g.d_x.data(), d.norm1_weight, d.norm1_bias);
+}
+
+// Token embedding (packed (E, V): column id) and learned positions, from the stream's gradient at the input.
+void EmbedBackward(const ModelArgs& a, const TrainArgs& t, const float* d_x, size_t panel_stride) {
+  for (size_t r = 0; r < a.batch * a.tokens; ++r) {
+    const size_t id = static_cast<size_t>(a.ids[r]);
+    float* column = t.embed + (id / kPanel) * panel_stride + id % kPanel;
+    const float* row = d_x + r * a.e;
+    for (size_t c = 0; c < a.e; ++c) column[c * kPanel] += row[c];
+    if (t.positions) AddRows(t.positions + (r % a.tokens) * a.e, row, a.e);
+  }
+}
+
+void TransformerLossAndGradImpl(const ModelArgs& a, TrainArgs& t) {
+  const size_t rows = a.batch * a.tokens;
+  ModelScratch& m = ThreadModelScratch();
+  ForwardStages(a, m, &t);
+  t.loss = CrossEntropyInPlace(a.logits, t.targets, rows, a.vocab);  // a.logits now holds d loss / d logits
+  static thread_local GradScratch g;
+  float* d_x = Sized(g.d_x, rows * a.e);
+  std::fill(d_x, d_x + rows * a.e, 0.0f);
+  float* d_h = Sized(g.d_h, rows * a.e);
+  LinearBackward(rows, t.h_final, a.e, a.head, a.logits, a.vocab, t.head ? t.head : t.embed, nullptr, d_h, a.e, false,
+                 g);
+  NormBackward(a, rows, t.x_final, a.norm_f, d_h, d_x, t.norm_f_weight, t.norm_f_bias);
+  if (a.llama) {
+    Sized(g.neg_sin, a.tokens * a.head_dim / 2);
+    for (size_t i = 0; i < a.tokens * a.head_dim / 2; ++i) g.neg_sin[i] = -a.rope_sin[i];
+  }
+  for (size_t l = a.num_blocks; l-- > 0;) {
+    MlpBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
+    AttentionBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
+  }
+  EmbedBackward(a, t, d_x, a.embed.panel_stride);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace attnlab
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace attnlab {
+
+HWY_EXPORT(TransformerLossAndGradImpl);
+
+void TransformerLossAndGrad(const ModelArgs& args, TrainArgs& train) {
+  HWY_DYNAMIC_DISPATCH(TransformerLossAndGradImpl)(args, train);
+}
+
+}  // namespace attnlab
+#endif  // HWY_ONCE

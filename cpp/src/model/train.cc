@@ -1,0 +1,182 @@
+// Training a Transformer (attnlab/transformer.h): the forward with saved activations and the backward in one
+// dispatch (model_kernels.h, TransformerLossAndGrad), then torch.optim.AdamW over the parameter buffers.
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "attnlab/transformer.h"
+#include "cpp/src/checks.h"
+#include "cpp/src/model/model_kernels.h"
+#include "cpp/src/model/transformer_impl.h"
+
+namespace attnlab {
+namespace {
+
+// Targets (B, T) like tokens: ids in [0, V) or −100 (ignored), at least one counted.
+void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab) {
+  if (targets.shape != tokens_shape) {
+    Fail("targets", "shape " + ShapeString(tokens_shape) + " (the tokens')", "shape " + ShapeString(targets.shape));
+  }
+  const size_t n = CheckedNumel("targets", targets.shape);
+  if (n > 0 && !targets.data) Fail("targets", "data", "null");
+  size_t counted = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t t = targets.data[i];
+    if (t != -100 && (t < 0 || t >= vocab)) {
+      Fail("targets", "ids in [0, " + std::to_string(vocab) + ") or -100",
+           std::to_string(t) + " at index " + std::to_string(i));
+    }
+    counted += t != -100;
+  }
+  if (counted == 0) Fail("targets", "at least one target that is not -100", "none");
+}
+
+// Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of one
+// buffer.
+void LayOutActivations(const ModelArgs& a, std::vector<float>& buffer, std::vector<BlockSaved>& saved, TrainArgs& t) {
+  const size_t rows = a.batch * a.tokens, plane = rows * a.e;
+  const BlockArgs& b = a.blocks[0];
+  const size_t sizes[9] = {
+      plane, plane,           rows * b.qkv.out, a.batch * a.heads * a.tokens * a.tokens, rows * b.o.in, plane,
+      plane, rows * b.up.out, rows * b.down.in};
+  size_t per_block = 0;
+  for (size_t n : sizes) per_block += n;
+  buffer.assign(per_block * a.num_blocks + 2 * plane, 0.0f);
+  float* p = buffer.data();
+  saved.resize(a.num_blocks);
+  for (BlockSaved& s : saved) {
+    float** fields[9] = {&s.x_in, &s.h1, &s.qkv, &s.weights, &s.ctx, &s.x_mid, &s.h2, &s.up, &s.act};
+    for (size_t i = 0; i < 9; ++i) {
+      *fields[i] = p;
+      p += sizes[i];
+    }
+  }
+  t.saved = saved.data();
+  t.x_final = p;
+  t.h_final = p + plane;
+}
+
+// Σ g² over every gradient buffer, in double.
+double GradNorm(Weights& grads) {
+  double sum = 0;
+  grads.ForEachBuffer([&](std::vector<float>& g, bool) {
+    for (float x : g) sum += static_cast<double>(x) * x;
+  });
+  return std::sqrt(sum);
+}
+
+void CheckAdamW(const Transformer::AdamWOptions& o) {
+  auto check = [](const char* name, float v, bool ok, const char* expected) {
+    if (!ok || !std::isfinite(v)) Fail(name, expected, std::to_string(v));
+  };
+  check("lr", o.lr, o.lr > 0, "a finite number > 0");
+  check("weightDecay", o.weight_decay, o.weight_decay >= 0, "a finite number >= 0");
+  check("betas", o.beta1, o.beta1 >= 0 && o.beta1 < 1, "[beta1, beta2] in [0, 1)");
+  check("betas", o.beta2, o.beta2 >= 0 && o.beta2 < 1, "[beta1, beta2] in [0, 1)");
+  check("eps", o.eps, o.eps >= 0, "a finite number >= 0");
+  check("clipGradNorm", o.clip_grad_norm, o.clip_grad_norm >= 0, "a finite number > 0, or none");
+}
+
+// One torch.optim.AdamW update (PyTorch 1.13's single-tensor rule, in float) of param from grad.
+void AdamWUpdate(std::vector<float>& param, const std::vector<float>& grad, std::vector<float>& m,
+                 std::vector<float>& v, bool decay, const Transformer::AdamWOptions& o, int64_t step) {
+  const double bc1 = 1.0 - std::pow(static_cast<double>(o.beta1), static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(o.beta2), static_cast<double>(step));
+  const float keep = static_cast<float>(1.0 - static_cast<double>(o.lr) * o.weight_decay);
+  const float step_size = static_cast<float>(static_cast<double>(o.lr) / bc1);
+  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  for (size_t i = 0; i < param.size(); ++i) {
+    if (decay) param[i] *= keep;
+    m[i] = m[i] * o.beta1 + grad[i] * (1.0f - o.beta1);
+    v[i] = v[i] * o.beta2 + (1.0f - o.beta2) * grad[i] * grad[i];
+    const float denom = std::sqrt(v[i]) / bc2_sqrt + o.eps;
+    param[i] += -step_size * m[i] / denom;
+  }
+}
+
+}  // namespace
+
+double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets) {
+  const TransformerConfig& c = impl_->config;
+  const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
+  CheckTargets(targets, tokens.shape, c.vocab_size);
+  if (batch * t_len == 0) Fail("tokens", "at least one token", "shape " + ShapeString(tokens.shape));
+  if (t_len > static_cast<size_t>(c.context_length)) {
+    Fail("tokens", "at most " + std::to_string(c.context_length) + " positions (contextLength)", std::to_string(t_len));
+  }
+  if (!impl_->train) impl_->train = std::make_unique<TrainState>(c);
+  TrainState& state = *impl_->train;
+  state.grads.ForEachBuffer([](std::vector<float>& g, bool) { std::fill(g.begin(), g.end(), 0.0f); });
+
+  CallArgs call;
+  PrepareCall(tokens, 0, t_len, call);
+  std::vector<float> step_k(batch * impl_->z.kv_heads * t_len * impl_->z.head_dim), step_v(step_k.size());
+  for (BlockArgs& b : call.blocks) {
+    b.cache_k = step_k.data();
+    b.cache_v = step_v.data();
+  }
+  std::vector<float> logits(batch * t_len * impl_->z.vocab);
+  call.a.logits = logits.data();
+  TrainArgs t;
+  std::vector<BlockSaved> saved;
+  LayOutActivations(call.a, state.activations, saved, t);
+  std::vector<BlockGrads> grads;
+  for (size_t l = 0; l < call.blocks.size(); ++l) grads.push_back(state.grads.GradsOf(l));
+  t.targets = targets.data;
+  t.grads = grads.data();
+  t.embed = state.grads.embed.data.data();
+  t.positions = state.grads.positions.empty() ? nullptr : state.grads.positions.data();
+  t.norm_f_weight = state.grads.norm_f_weight.data();
+  t.norm_f_bias = state.grads.norm_f_bias.empty() ? nullptr : state.grads.norm_f_bias.data();
+  t.head = state.grads.head.data.empty() ? nullptr : state.grads.head.data.data();
+  TransformerLossAndGrad(call.a, t);
+  return t.loss;
+}
+
+Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, const TokensView& targets) {
+  LossAndGrad out;
+  out.loss = static_cast<float>(ComputeGradients(tokens, targets));
+  for (const ParamSpec& s : impl_->specs) {
+    Tensor& g = out.grad_params[s.name];
+    g.shape = s.shape;
+    size_t n = 1;
+    for (int64_t d : s.shape) n *= static_cast<size_t>(d);
+    g.data.resize(n);
+    impl_->train->grads.Save(s, g.data.data());
+  }
+  return out;
+}
+
+Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const TokensView& targets,
+                                               const AdamWOptions& options) {
+  CheckAdamW(options);
+  StepResult result;
+  result.loss = static_cast<float>(ComputeGradients(tokens, targets));
+  TrainState& state = *impl_->train;
+  const double norm = GradNorm(state.grads);
+  result.grad_norm = static_cast<float>(norm);
+  if (options.clip_grad_norm > 0) {  // (torch: the coefficient clamped at 1 multiplies every gradient)
+    const float coef = static_cast<float>(std::min(1.0, options.clip_grad_norm / (norm + 1e-6)));
+    state.grads.ForEachBuffer([&](std::vector<float>& g, bool) {
+      for (float& x : g) x *= coef;
+    });
+  }
+  ++state.step;
+  // The four Weights visit their buffers in the same order.
+  std::vector<std::vector<float>*> params, grads, ms, vs;
+  std::vector<bool> decay;
+  impl_->params.ForEachBuffer([&](std::vector<float>& b, bool matrix) {
+    params.push_back(&b);
+    decay.push_back(matrix);
+  });
+  state.grads.ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
+  state.adam_m.ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
+  state.adam_v.ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
+  for (size_t i = 0; i < params.size(); ++i) {
+    AdamWUpdate(*params[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
+  }
+  return result;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,103 @@
+// The private state of attnlab::Transformer and its KV cache, shared by transformer.cc (API, forward) and
+// train.cc (gradients, AdamW).
+#ifndef ATTNLAB_SRC_MODEL_TRANSFORMER_IMPL_H_
+#define ATTNLAB_SRC_MODEL_TRANSFORMER_IMPL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnlab/transformer.h"
+#include "cpp/src/checks.h"
+#include "cpp/src/model/architectures.h"
+#include "cpp/src/model/model_kernels.h"
+#include "cpp/src/model/weights.h"
+#include "cpp/src/rng.h"
+
+namespace attnlab {
+
+struct TransformerKVCache::Impl {
+  const void* owner = nullptr;
+  size_t batch = 0, max_length = 0, length = 0;
+  std::vector<std::vector<float>> k, v;  // per layer (batch, kv_heads, max_length, head_dim)
+};
+
+// Training state, made by the first LossAndGradient: gradients and AdamW's moments in the parameters' layout, the
+// forward's saved activations (per block), and the step count.
+struct TrainState {
+  Weights grads, adam_m, adam_v;
+  int64_t step = 0;
+  std::vector<float> activations;  // every block's BlockSaved buffers, then x_final and h_final
+
+  explicit TrainState(const TransformerConfig& c) : grads(c, false), adam_m(c, false), adam_v(c, false) {}
+};
+
+struct Transformer::Impl {
+  TransformerConfig config;
+  ModelSizes z;
+  std::vector<ParamSpec> specs;
+  Weights params;
+  std::unique_ptr<TrainState> train;
+
+  explicit Impl(const TransformerConfig& c)
+      : config(NormalisedConfig(c)), z(SizesOf(config)), specs(CheckedSpecs(config)), params(config, true) {}
+
+  // The parameter table, after refusing a model whose parameters cannot be addressed (before any allocation).
+  static std::vector<ParamSpec> CheckedSpecs(const TransformerConfig& config) {
+    std::vector<ParamSpec> specs = ParameterSpecs(config);
+    double total = 0;
+    for (const ParamSpec& s : specs) {
+      double n = 1;
+      for (int64_t d : s.shape) n *= static_cast<double>(d);
+      total += n;
+    }
+    // (the bound of CheckedNumel: addressable float32 bytes; wasm32: 2^29 floats)
+    const double max_floats = static_cast<double>(std::numeric_limits<ptrdiff_t>::max() / sizeof(float));
+    if (total > max_floats) {
+      Fail("config", "parameters that fit in memory (at most " + std::to_string(max_floats) + " floats)",
+           std::to_string(total) + " floats");
+    }
+    return specs;
+  }
+
+  const ParamSpec* Find(const std::string& canonical) const {
+    for (const ParamSpec& s : specs) {
+      if (s.name == canonical) return &s;
+    }
+    return nullptr;
+  }
+
+  bool IsTiedHead(const std::string& canonical) const { return config.tie_embeddings && canonical == "lm_head.weight"; }
+
+  void Initialise(uint64_t seed) {
+    Rng rng(seed);
+    std::vector<float> values;
+    for (const ParamSpec& s : specs) {
+      if (!(s.is_matrix() || s.slot == Slot::kPositions)) continue;  // (norms 1, biases 0 already)
+      size_t n = 1;
+      for (int64_t d : s.shape) n *= static_cast<size_t>(d);
+      values.resize(n);
+      for (float& x : values) x = rng.Normal(0.02);
+      params.Load(s, values.data());
+    }
+  }
+};
+
+// The kernels' arguments common to every call: sizes, token ids, the global parameters, RoPE at positions
+// P … P + T − 1, and the window. Blocks, outputs and caches are the caller's.
+struct Transformer::CallArgs {
+  ModelArgs a;
+  std::vector<float> rope_cos, rope_sin;
+  std::vector<BlockArgs> blocks;
+};
+
+// Checks tokens (B, T) and every id (in [0, vocab)); returns {B, T}.
+std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab);
+
+}  // namespace attnlab
+
+#endif  // ATTNLAB_SRC_MODEL_TRANSFORMER_IMPL_H_

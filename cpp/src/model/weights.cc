@@ -1,0 +1,171 @@
+// Weights (weights.h).
+#include "cpp/src/model/weights.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace attnlab {
+namespace {
+
+const float* OrNull(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
+float* OrNull(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
+
+// The matrix or vector a spec names.
+PackedMatrix* MatrixOf(Weights& w, const ParamSpec& s) {
+  BlockWeights* b = s.layer >= 0 ? &w.blocks[static_cast<size_t>(s.layer)] : nullptr;
+  switch (s.slot) {
+    case Slot::kEmbed:
+      return &w.embed;
+    case Slot::kHead:
+      return &w.head;
+    case Slot::kQkv:
+      return &b->qkv;
+    case Slot::kO:
+      return &b->o;
+    case Slot::kUp:
+      return &b->up;
+    case Slot::kDown:
+      return &b->down;
+    default:
+      return nullptr;
+  }
+}
+
+std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
+  BlockWeights* b = s.layer >= 0 ? &w.blocks[static_cast<size_t>(s.layer)] : nullptr;
+  switch (s.slot) {
+    case Slot::kPositions:
+      return &w.positions;
+    case Slot::kNormFWeight:
+      return &w.norm_f_weight;
+    case Slot::kNormFBias:
+      return &w.norm_f_bias;
+    case Slot::kNorm1Weight:
+      return &b->norm1_weight;
+    case Slot::kNorm1Bias:
+      return &b->norm1_bias;
+    case Slot::kQkvBias:
+      return &b->qkv_bias;
+    case Slot::kOBias:
+      return &b->o_bias;
+    case Slot::kNorm2Weight:
+      return &b->norm2_weight;
+    case Slot::kNorm2Bias:
+      return &b->norm2_bias;
+    case Slot::kUpBias:
+      return &b->up_bias;
+    case Slot::kDownBias:
+      return &b->down_bias;
+    default:
+      return nullptr;
+  }
+}
+
+// Copies between a checkpoint tensor and its place (kSave: out of it).
+template <bool kSave>
+void Transfer(Weights& w, const ParamSpec& s, std::conditional_t<kSave, float*, const float*> data) {
+  if (!s.is_matrix()) {
+    float* v = VectorOf(w, s)->data() + s.offset;
+    const size_t n = static_cast<size_t>(s.shape[0]) * (s.shape.size() == 2 ? static_cast<size_t>(s.shape[1]) : 1);
+    if constexpr (kSave) {
+      std::copy(v, v + n, data);
+    } else {
+      std::copy(data, data + n, v);
+    }
+    return;
+  }
+  PackedMatrix& m = *MatrixOf(w, s);
+  const size_t rows = static_cast<size_t>(s.shape[0]), cols = static_cast<size_t>(s.shape[1]);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      // (out, in) when transposed: element (r, c) is W[c, offset + r]; else W[r, offset + c].
+      float& x = s.transposed ? m.At(c, s.offset + r) : m.At(r, s.offset + c);
+      if constexpr (kSave) {
+        data[r * cols + c] = x;
+      } else {
+        x = data[r * cols + c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Weights::Weights(const TransformerConfig& config, bool ones) {
+  const ModelSizes z = SizesOf(config);
+  const bool gpt2 = config.arch == Arch::kGpt2;
+  const float one = ones ? 1.0f : 0.0f;
+  embed.Resize(z.e, z.vocab);
+  if (!config.tie_embeddings) head.Resize(z.e, z.vocab);
+  if (gpt2) positions.assign(static_cast<size_t>(config.context_length) * z.e, 0.0f);
+  norm_f_weight.assign(z.e, one);
+  if (gpt2) norm_f_bias.assign(z.e, 0.0f);
+  blocks.resize(static_cast<size_t>(config.num_layers));
+  for (BlockWeights& b : blocks) {
+    b.qkv.Resize(z.e, z.qkv_out);
+    b.o.Resize(z.heads * z.head_dim, z.e);
+    b.up.Resize(z.e, z.up_out);
+    b.down.Resize(z.down_in, z.e);
+    b.norm1_weight.assign(z.e, one);
+    b.norm2_weight.assign(z.e, one);
+    if (gpt2) {
+      b.norm1_bias.assign(z.e, 0.0f);
+      b.norm2_bias.assign(z.e, 0.0f);
+      b.up_bias.assign(z.up_out, 0.0f);
+      b.down_bias.assign(z.e, 0.0f);
+    }
+    if (config.attention_bias != AttentionBias::kNone) b.qkv_bias.assign(z.qkv_out, 0.0f);
+    if (config.attention_bias == AttentionBias::kAll) b.o_bias.assign(z.e, 0.0f);
+  }
+}
+
+void Weights::Load(const ParamSpec& s, const float* data) { Transfer<false>(*this, s, data); }
+void Weights::Save(const ParamSpec& s, float* data) { Transfer<true>(*this, s, data); }
+
+void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool matrix)>& fn) {
+  fn(embed.data, true);
+  if (!head.data.empty()) fn(head.data, true);
+  if (!positions.empty()) fn(positions, true);
+  for (std::vector<float>* v : {&norm_f_weight, &norm_f_bias}) {
+    if (!v->empty()) fn(*v, false);
+  }
+  for (BlockWeights& b : blocks) {
+    for (PackedMatrix* m : {&b.qkv, &b.o, &b.up, &b.down}) fn(m->data, true);
+    for (std::vector<float>* v : {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias,
+                                  &b.o_bias, &b.up_bias, &b.down_bias}) {
+      if (!v->empty()) fn(*v, false);
+    }
+  }
+}
+
+BlockArgs Weights::ArgsOf(size_t block) const {
+  const BlockWeights& b = blocks[block];
+  BlockArgs a;
+  a.norm1 = NormArgs{b.norm1_weight.data(), OrNull(b.norm1_bias)};
+  a.norm2 = NormArgs{b.norm2_weight.data(), OrNull(b.norm2_bias)};
+  a.qkv = LinearArgs{b.qkv.View(), OrNull(b.qkv_bias), b.qkv.in, b.qkv.out};
+  a.o = LinearArgs{b.o.View(), OrNull(b.o_bias), b.o.in, b.o.out};
+  a.up = LinearArgs{b.up.View(), OrNull(b.up_bias), b.up.in, b.up.out};
+  a.down = LinearArgs{b.down.View(), OrNull(b.down_bias), b.down.in, b.down.out};
+  return a;
+}
+
+BlockGrads Weights::GradsOf(size_t block) {
+  BlockWeights& b = blocks[block];
+  BlockGrads g;
+  g.norm1_weight = b.norm1_weight.data();
+  g.norm1_bias = OrNull(b.norm1_bias);
+  g.qkv = b.qkv.data.data();
+  g.qkv_bias = OrNull(b.qkv_bias);
+  g.o = b.o.data.data();
+  g.o_bias = OrNull(b.o_bias);
+  g.norm2_weight = b.norm2_weight.data();
+  g.norm2_bias = OrNull(b.norm2_bias);
+  g.up = b.up.data.data();
+  g.up_bias = OrNull(b.up_bias);
+  g.down = b.down.data.data();
+  g.down_bias = OrNull(b.down_bias);
+  return g;
+}
+
+}  // namespace attnlab

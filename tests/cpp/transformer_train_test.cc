@@ -1,0 +1,156 @@
+// Mirrors cpp/src/model/train.cc and kernels_model_train.cc: the loss and every parameter's gradient of whole
+// GPT-2 and Llama-family models, and AdamW steps with and without clipping, against PyTorch (the train.json of
+// tests/fixtures/models/<case>/, gen_training.py) on every target; the training state is reset by loading.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/transformer.h"
+#include "hwy_targets.h"
+#include "model_fixture.h"
+#include "test_util.h"
+#include "validation.h"
+
+namespace attnlab_test {
+namespace {
+
+using attnlab::Transformer;
+
+const std::string kTrainFixtureDir = ATTNLAB_FIXTURE_DIR "/../models";
+
+struct TrainFixture {
+  ModelFixture model;
+  FixtureTensor tokens, targets;
+  double loss = 0;
+  std::map<std::string, FixtureTensor> grads;
+  nlohmann::json adamw, adamw_noclip;
+  Tolerance tol;
+};
+
+std::vector<TrainFixture> LoadTrainFixtures() {
+  std::vector<TrainFixture> out;
+  for (const std::string& dir : ModelFixtureDirs(kTrainFixtureDir)) {
+    std::ifstream in(dir + "/train.json");
+    if (!in) continue;
+    const nlohmann::json j = nlohmann::json::parse(in);
+    TrainFixture f;
+    f.model = LoadModelFixture(dir);
+    f.tokens = ParseFixtureTensor(j.at("tokens"));
+    f.targets = ParseFixtureTensor(j.at("targets"));
+    f.loss = j.at("loss").get<double>();
+    f.grads = ParseFixtureTensors(j.at("grads"));
+    f.adamw = j.at("adamw");
+    f.adamw_noclip = j.at("adamw_noclip");
+    f.tol = Tolerance{j.at("tolerance").at("atol").get<double>(), j.at("tolerance").at("rtol").get<double>()};
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Transformer LoadedTrainModel(const TrainFixture& f) {
+  Transformer model(f.model.config);
+  std::map<std::string, attnlab::TensorView> state;
+  for (const auto& [name, tensor] : f.model.checkpoint) state[name] = tensor.View();
+  model.LoadStateDict(state);
+  return model;
+}
+
+Transformer::AdamWOptions OptionsOf(const nlohmann::json& j) {
+  Transformer::AdamWOptions o;
+  o.lr = j.at("lr").get<float>();
+  o.weight_decay = j.at("weight_decay").get<float>();
+  o.beta1 = j.at("betas")[0].get<float>();
+  o.beta2 = j.at("betas")[1].get<float>();
+  o.eps = j.at("eps").get<float>();
+  o.clip_grad_norm = j.at("clip_grad_norm").is_null() ? 0.0f : j.at("clip_grad_norm").get<float>();
+  return o;
+}
+
+// The AdamW steps of `run` on the fixture's batch: each step's loss and gradient norm, then every parameter.
+void CheckAdamWRun(const TrainFixture& f, const nlohmann::json& run) {
+  Transformer model = LoadedTrainModel(f);
+  const Transformer::AdamWOptions options = OptionsOf(run);
+  const auto& steps = run.at("steps");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    INFO("AdamW step " << i);
+    const Transformer::StepResult r =
+        model.TrainStep({f.tokens.ints.data(), f.tokens.shape}, {f.targets.ints.data(), f.targets.shape}, options);
+    CHECK(r.loss == Approx(steps[i].at("loss").get<double>()).epsilon(1e-5));
+    CHECK(r.grad_norm == Approx(steps[i].at("grad_norm").get<double>()).epsilon(1e-4));
+  }
+  const std::map<std::string, attnlab::Tensor> state = model.StateDict();
+  for (const auto& [name, expected] : ParseFixtureTensors(run.at("params_after"))) {
+    INFO("parameter " << name << " after " << steps.size() << " steps");
+    REQUIRE(state.count(name) == 1);
+    CheckAllClose(name, state.at(name).data, expected.values, f.tol);
+  }
+}
+
+TEST_CASE("transformer training: loss, every gradient and AdamW steps match PyTorch on every target",
+          "[model][train]") {
+  const std::vector<TrainFixture> fixtures = LoadTrainFixtures();
+  REQUIRE(fixtures.size() >= 4);
+  for (const TrainFixture& f : fixtures) {
+    INFO("fixture " << f.model.name);
+    ForEachTarget([&](const std::string&) {
+      Transformer model = LoadedTrainModel(f);
+      const Transformer::LossAndGrad g =
+          model.LossAndGradient({f.tokens.ints.data(), f.tokens.shape}, {f.targets.ints.data(), f.targets.shape});
+      CHECK(g.loss == Approx(f.loss).epsilon(1e-5));
+      REQUIRE(g.grad_params.size() == f.grads.size());
+      for (const auto& [name, expected] : f.grads) {
+        INFO("gradient " << name);
+        REQUIRE(g.grad_params.count(name) == 1);
+        CHECK(g.grad_params.at(name).shape == expected.shape);
+        CheckAllClose(name, g.grad_params.at(name).data, expected.values, f.tol);
+      }
+      CheckAdamWRun(f, f.adamw);
+      CheckAdamWRun(f, f.adamw_noclip);
+    });
+  }
+}
+
+TEST_CASE("transformer training: bad targets and AdamW options are named; loading resets AdamW", "[model][train]") {
+  const std::vector<TrainFixture> fixtures = LoadTrainFixtures();
+  REQUIRE_FALSE(fixtures.empty());
+  const TrainFixture& f = fixtures.front();
+  Transformer model = LoadedTrainModel(f);
+  const attnlab::TokensView tokens{f.tokens.ints.data(), f.tokens.shape};
+  std::vector<int32_t> bad(f.targets.ints.size(), -100);
+  ExpectInvalidArgument([&] { model.LossAndGradient(tokens, {bad.data(), f.targets.shape}); }, {"targets"});
+  bad[0] = static_cast<int32_t>(f.model.config.vocab_size);
+  ExpectInvalidArgument([&] { model.LossAndGradient(tokens, {bad.data(), f.targets.shape}); }, {"targets"});
+  ExpectInvalidArgument([&] { model.LossAndGradient(tokens, {f.targets.ints.data(), {1, 2}}); }, {"targets"});
+  const attnlab::TokensView targets{f.targets.ints.data(), f.targets.shape};
+  Transformer::AdamWOptions options = OptionsOf(f.adamw);
+  for (auto edit : std::vector<std::pair<std::string, void (*)(Transformer::AdamWOptions&)>>{
+           {"lr", [](Transformer::AdamWOptions& o) { o.lr = 0; }},
+           {"weightDecay", [](Transformer::AdamWOptions& o) { o.weight_decay = -1; }},
+           {"betas", [](Transformer::AdamWOptions& o) { o.beta2 = 1; }},
+           {"eps", [](Transformer::AdamWOptions& o) { o.eps = -1; }},
+           {"clipGradNorm", [](Transformer::AdamWOptions& o) { o.clip_grad_norm = -1; }}}) {
+    Transformer::AdamWOptions bad_options = options;
+    edit.second(bad_options);
+    ExpectInvalidArgument([&] { model.TrainStep(tokens, targets, bad_options); }, {edit.first});
+  }
+  // Two steps, a reload, two steps again: the same parameters (AdamW's moments and step count start again).
+  const std::map<std::string, attnlab::Tensor> start = model.StateDict();
+  std::map<std::string, attnlab::TensorView> views;
+  for (const auto& [name, t] : start) views[name] = attnlab::TensorView{t.data.data(), t.shape};
+  std::vector<std::map<std::string, attnlab::Tensor>> after;
+  for (int run = 0; run < 2; ++run) {
+    model.LoadStateDict(views);
+    model.TrainStep(tokens, targets, options);
+    model.TrainStep(tokens, targets, options);
+    after.push_back(model.StateDict());
+  }
+  for (const auto& [name, t] : after[0]) CHECK(BitIdentical(t.data, after[1].at(name).data));
+}
+
+}  // namespace
+}  // namespace attnlab_test

@@ -259,8 +259,28 @@ class TransformerBinding : public ModelBinding<Transformer> {
   using ModelBinding::ModelBinding;
 
   // Factory: the constructor validates the configuration before it allocates, so a throw leaks nothing.
-  static TransformerBinding* Make(const TransformerArgs& a) {
-    return Guard([&] { return new TransformerBinding(Transformer(ConfigOf(a), static_cast<uint64_t>(a.seed))); });
+  // initialise false skips the random initialisation (loadModel replaces every parameter).
+  static TransformerBinding* Make(const TransformerArgs& a, bool initialise) {
+    return Guard(
+        [&] { return new TransformerBinding(Transformer(ConfigOf(a), static_cast<uint64_t>(a.seed), initialise)); });
+  }
+
+  // [[name, Float32Array, shape], …] in ParameterShapes' order, made one tensor at a time: wasm memory never holds
+  // a second copy of all the weights.
+  val StateDict() const {
+    return Guard([&] {
+      val list = val::array();
+      size_t i = 0;
+      for (const auto& [name, shape] : model_.ParameterShapes()) {
+        const Tensor t = model_.Parameter(name);
+        val entry = val::array();
+        entry.set(0, name);
+        entry.set(1, CopyOut(t.data));
+        entry.set(2, FromShape(t.shape));
+        list.set(i++, entry);
+      }
+      return list;
+    });
   }
 
   TransformerArgs Config() const { return ArgsOf(model_.config()); }
@@ -295,10 +315,9 @@ class TransformerBinding : public ModelBinding<Transformer> {
 
   val ForwardMemory(const TransformerForwardArgs& a, double past_length, bool with_cache) const {
     return Guard([&] {
-      return MemoryNeedsToJs(TransformerForwardMemoryNeeds(model_.config(), ToShape(a.tokens.shape),
-                                                           static_cast<int64_t>(past_length),
-                                                           LayersOf(a.output_attentions), a.output_hidden_states,
-                                                           with_cache));
+      return MemoryNeedsToJs(
+          TransformerForwardMemoryNeeds(model_.config(), ToShape(a.tokens.shape), static_cast<int64_t>(past_length),
+                                        LayersOf(a.output_attentions), a.output_hidden_states, with_cache));
     });
   }
 
@@ -448,8 +467,12 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .function("lossAndGrad", &TinyTransformerBinding::LossAndGrad)
       .function("trainStep", &TinyTransformerBinding::TrainStep)
       .function("stepMemory", &TinyTransformerBinding::StepMemory);
-  BindModel<TransformerBinding, ModelBinding<Transformer>>("_Transformer")
+  using TransformerModel = ModelBinding<Transformer>;
+  emscripten::class_<TransformerBinding>("_Transformer")
       .constructor(&TransformerBinding::Make, emscripten::allow_raw_pointers())
+      .function("parameterShapes", static_cast<val (TransformerBinding::*)() const>(&TransformerModel::ParameterShapes))
+      .function("loadStateDict", static_cast<void (TransformerBinding::*)(val)>(&TransformerModel::LoadStateDict))
+      .function("stateDict", &TransformerBinding::StateDict)
       .function("config", &TransformerBinding::Config)
       .function("checkStateDict", &TransformerBinding::CheckStateDict)
       .function("loadTensor", &TransformerBinding::LoadTensor)

@@ -207,7 +207,7 @@ export interface RawTinyTransformer extends RawModel {
   stepMemory(tokens: TensorArg, withGradient: boolean): RawMemoryNeeds;
 }
 
-/** attnlab::Transformer: a whole GPT-2 or Llama-family model. */
+/** attnlab::Transformer: a whole GPT-2 or Llama-family model. stateDict() copies one tensor at a time. */
 export interface RawTransformer extends RawModel {
   /** The normalised configuration (defaults filled in; seed 0). */
   config(): TransformerArgs;
@@ -254,7 +254,8 @@ export interface RawModule {
   _AttentionBias: RawAttentionBiases;
   /** The parameters of a Transformer with this configuration (a bad field: RangeError naming it). */
   _transformerMemory(args: TransformerArgs): RawMemoryNeeds;
-  _Transformer: new (args: TransformerArgs) => RawTransformer;
+  /** initialise false: no random initialisation (every parameter is loaded next). */
+  _Transformer: new (args: TransformerArgs, initialise: boolean) => RawTransformer;
   /** attnlab::TransformerKVCache (length, reset), made by CreateKVCache of `model`. */
   _TransformerKVCache: new (model: RawTransformer, batchSize: number, maxLength: number) => RawKVCache;
 }

@@ -89,9 +89,9 @@ struct TransformerArgs {
 };
 
 struct TransformerForwardArgs {
-  TensorArg tokens;          // int32 (B, T)
-  TensorArg attention_mask;  // uint8 (B, P + T); ptr 0 and shape [] when absent
-  TensorArg head_mask;       // float32 (L, H); ptr 0 and shape [] when absent
+  TensorArg tokens;                      // int32 (B, T)
+  TensorArg attention_mask;              // uint8 (B, P + T); ptr 0 and shape [] when absent
+  TensorArg head_mask;                   // float32 (L, H); ptr 0 and shape [] when absent
   val output_attentions = val::array();  // layer indices
   bool output_hidden_states = false;
 };

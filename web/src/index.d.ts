@@ -57,7 +57,7 @@ export type TensorInput = Tensor | DimsTensor;
 export type MaskInput = Mask | { data: Uint8Array | Float32Array; dims: readonly number[]; type?: string };
 
 /**
- * Token ids for {@link TinyTransformer}: `shape` is `[B, T]` (batch, sequence length, both ≥ 1), row-major, and
+ * Token ids for {@link TinyTransformer} and {@link Transformer}: `shape` is `[B, T]` (batch, sequence length, both ≥ 1), row-major, and
  * every id is in `[0, vocabSize)`.
  *
  * @example `{ data: new Int32Array([3, 1, 4, 1, 5, 9]), shape: [1, 6] }`
@@ -281,9 +281,10 @@ export interface MultiHeadAttentionForwardOptions {
 }
 
 /**
- * Keys and values of past tokens (after projection) for decoding with {@link MultiHeadAttention.forward}'s
- * `kvCache`, `(batchSize, numKVHeads, maxLength, headDim)` each, allocated once by
- * {@link MultiHeadAttention.createKVCache}. Usable only with that module; disposing the module disposes it.
+ * Keys and values of past tokens (after projection) for decoding with {@link MultiHeadAttention.forward}'s or
+ * {@link Transformer.forward}'s `kvCache`, `(batchSize, numKVHeads, maxLength, headDim)` each (per layer for a
+ * model), allocated once by {@link MultiHeadAttention.createKVCache} or {@link Transformer.createKVCache}. Usable only
+ * with the module or model that made it; disposing that disposes it.
  */
 export interface KVCache {
   /** Tokens cached so far. @throws Error after dispose. */
@@ -478,6 +479,171 @@ export interface TinyTransformer {
   [Symbol.dispose](): void;
 }
 
+/** The normalised configuration of a GPT-2 ({@link Transformer.config}; docs/api.md, "Transformer models"). */
+export interface Gpt2Config {
+  arch: 'gpt2';
+  /** V: token ids. */
+  vocabSize: number;
+  /** Positions a forward (with its cache) may reach: `n_positions`. */
+  contextLength: number;
+  /** E: `n_embd`, divisible by `numHeads`. */
+  embedDim: number;
+  /** L: blocks. */
+  numLayers: number;
+  /** H: heads of E / H features. */
+  numHeads: number;
+  /** LayerNorm's epsilon (`layer_norm_epsilon`). Default 1e-5. */
+  normEps: number;
+}
+
+/** The normalised configuration of a Llama-family model (Llama, Mistral, Qwen2). */
+export interface LlamaConfig {
+  arch: 'llama';
+  vocabSize: number;
+  /** `max_position_embeddings`. */
+  contextLength: number;
+  /** E: `hidden_size`. */
+  embedDim: number;
+  numLayers: number;
+  /** H: query heads. */
+  numHeads: number;
+  /** Key/value heads, a divisor of `numHeads` (grouped-query attention). Default `numHeads`. */
+  numKVHeads: number;
+  /** Features per head, even. Default E / H. */
+  headDim: number;
+  /** The SwiGLU MLP's width (`intermediate_size`). Default 4·E. */
+  hiddenDim: number;
+  /** RMSNorm's epsilon. Default 1e-6. */
+  normEps: number;
+  /** RoPE's base θ. Default 10000. */
+  ropeTheta: number;
+  /** Whether the LM head is the embedding (no `lm_head.weight`). Default false. */
+  tieEmbeddings: boolean;
+  /** Biases of q/k/v (`'qkv'`, Qwen2) or of q/k/v and o_proj (`'all'`, Llama's `attention_bias`). Default `'none'`. */
+  attentionBias: 'none' | 'qkv' | 'all';
+  /** Mistral's sliding window W: a query at position p sees keys p − W < j ≤ p. null = none (the default). */
+  slidingWindow: number | null;
+}
+
+/** {@link Transformer.config}: what {@link Attnlab.createModel} takes back to build the same architecture. */
+export type ModelConfig = Gpt2Config | LlamaConfig;
+
+/** Options of {@link Attnlab.createModel}: a {@link ModelConfig} (fields with defaults optional) and a seed. */
+export type CreateModelOptions =
+  | (Pick<Gpt2Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
+      Partial<Pick<Gpt2Config, 'normEps'>> & { seed?: number })
+  | (Pick<LlamaConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
+      Partial<Omit<LlamaConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
+        /** Seed of the initialisation (normal(0, 0.02) matrices and embeddings, norms 1, biases 0). Default 0. */
+        seed?: number;
+      });
+
+/** A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'` or `'qwen2'`). */
+export interface HuggingFaceConfig {
+  model_type: string;
+  [field: string]: unknown;
+}
+
+/** A checkpoint tensor: {@link readSafetensors}' (a non-float dtype has `data: null`) or any float32 tensor. */
+export type CheckpointTensor =
+  TensorInput | { data: Float32Array | null; shape: number[]; dtype?: string; bytes?: Uint8Array };
+
+/** Options of {@link Attnlab.loadModel}. */
+export interface LoadModelOptions {
+  /** The checkpoint's `config.json` as parsed, or a normalised {@link ModelConfig} (with `arch`). */
+  config: HuggingFaceConfig | ModelConfig;
+  /**
+   * The checkpoint's tensors, e.g. `readSafetensors(bytes)`: Hugging Face's names with or without the checkpoint's
+   * prefix (`transformer.`, `model.`); the buffers checkpoints carry are ignored.
+   */
+  tensors: Record<string, CheckpointTensor>;
+}
+
+/** Options of {@link Transformer.forward}. */
+export interface ModelForwardOptions {
+  /** `true` (every layer) or layer indices: `attentions[l]` (B, H, T, P + T) for those layers, `null` for the others. */
+  outputAttentions?: boolean | number[];
+  /** Also return the L + 1 hidden states (B, T, E): block inputs, then after the final norm. Default false. */
+  outputHiddenStates?: boolean;
+  /** (B, P + T), **1 = token, 0 = padding** (Hugging Face's `attention_mask`). Positions stay P … P + T − 1. */
+  attentionMask?: { data: Uint8Array; shape: number[] } | null;
+  /** (L, H): multiplies head h's weights in layer l after the softmax (Hugging Face's `head_mask`). */
+  headMask?: TensorInput | null;
+  /** Decoding: a cache of this model; the tokens continue its sequences at positions P = `kvCache.length` …. */
+  kvCache?: KVCache | null;
+}
+
+/** What {@link Transformer.forward} returns. */
+export interface ModelOutput {
+  /** (B, T, vocabSize). */
+  logits: Tensor;
+  /** With `outputAttentions`: one entry per layer, (B, H, T, P + T) softmax weights, or null for a layer not asked for. */
+  attentions?: Array<Tensor | null>;
+  /** With `outputHiddenStates`: L + 1 tensors (B, T, E). */
+  hiddenStates?: Tensor[];
+}
+
+/** What `onToken` gets as its third argument when {@link GenerateOptions.outputAttentions} asks for it. */
+export interface GenerateTokenInfo {
+  /** Per layer: (H, S), the weights of the query that chose the id over its S = prompt.length + step keys; null for a layer not asked for. */
+  attentions: Array<Tensor | null>;
+}
+
+/** Options of {@link Transformer.generate}. */
+export interface GenerateOptions {
+  /** How many ids to generate (≥ 0); prompt.length + maxNewTokens must not pass contextLength (RangeError up front). */
+  maxNewTokens: number;
+  /** ≥ 0; 0 = greedy (argmax). Default 1. */
+  temperature?: number;
+  /** Sample among the topK largest logits only. Default: all. */
+  topK?: number;
+  /** In (0, 1]: nucleus sampling (Hugging Face's `top_p`). Default 1. */
+  topP?: number;
+  /** The sampler's seed, a non-negative safe integer: same seed, same ids. Default 0. */
+  seed?: number;
+  /** Called after each new id; returning false stops (the ids so far are returned). */
+  onToken?: (id: number, step: number, info?: GenerateTokenInfo) => unknown;
+  /** Passes each new id's attention rows to `onToken` (`true`: every layer, or layer indices). */
+  outputAttentions?: boolean | number[];
+  /** Stop after generating one of these ids (it is returned). */
+  eosTokenId?: number | number[];
+  /** Checked before each step: an aborted signal throws its reason (by default an `AbortError`). */
+  signal?: AbortSignal;
+}
+
+/**
+ * A whole GPT-2 or Llama-family model in eval mode, owning wasm memory. Create with {@link Attnlab.createModel} or
+ * {@link Attnlab.loadModel}; **call {@link Transformer.dispose}** (or use `using`) when done.
+ */
+export interface Transformer {
+  /** The normalised configuration (frozen): `createModel(model.config)` builds the same architecture. */
+  readonly config: ModelConfig;
+  /**
+   * Logits, and on request attention weights and hidden states.
+   * @throws TypeError for a wrong type; RangeError for a bad shape, a token id outside [0, vocabSize), T + P past
+   *   contextLength or the cache's maxLength, a bad mask shape or layer index; Error after dispose.
+   */
+  forward(tokens: Tokens, options?: ModelForwardOptions): ModelOutput;
+  /** An empty KV cache of batchSize sequences of up to maxLength (≤ contextLength) positions. */
+  createKVCache(options: KVCacheOptions): KVCache;
+  /**
+   * New ids after `prompt`: greedy at temperature 0, else seeded sampling (temperature, topK, topP).
+   * @throws RangeError up front when prompt.length + maxNewTokens passes contextLength or an id is out of range.
+   */
+  generate(prompt: Int32Array, options: GenerateOptions): Int32Array;
+  /** Copies of every parameter under Hugging Face's names (no prefix). */
+  stateDict(): Record<string, Tensor>;
+  /**
+   * Replaces every parameter (names with or without the checkpoint's prefix; buffers ignored), one tensor at a
+   * time; every name and shape is checked first. @throws RangeError naming a missing, unknown or misshapen tensor.
+   */
+  loadStateDict(stateDict: Record<string, CheckpointTensor | Float32Array>): void;
+  /** Frees the model and its KV caches. Calling it again does nothing; any other method then throws an Error. */
+  dispose(): void;
+  /** Same as {@link Transformer.dispose}, for `using` declarations. */
+  [Symbol.dispose](): void;
+}
+
 /** A loaded attnlab WebAssembly instance, from {@link init}. */
 export interface Attnlab {
   /** Which build was loaded. */
@@ -538,6 +704,19 @@ export interface Attnlab {
    *   divisible by numHeads).
    */
   createTinyTransformer(options: TinyTransformerOptions): TinyTransformer;
+  /**
+   * A whole GPT-2 (`arch: 'gpt2'`) or Llama-family (`arch: 'llama'`) model, initialised from `seed`.
+   * @throws TypeError for a wrong option type or an option of another arch; RangeError for a bad value, or weights
+   *   that cannot fit in wasm memory (before anything is allocated).
+   */
+  createModel(options: CreateModelOptions): Transformer;
+  /**
+   * A whole model from a Hugging Face `config.json` object and its tensors (`readSafetensors`).
+   * @throws RangeError for an unknown model_type, a field attnlab does not compute (rope_scaling, mlp_bias, …), a
+   *   missing, unknown or misshapen tensor, an lm_head.weight that differs from tied embeddings, weights that cannot
+   *   fit; TypeError for a missing config field or a wrong type.
+   */
+  loadModel(options: LoadModelOptions): Transformer;
 }
 
 /**

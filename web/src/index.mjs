@@ -5,7 +5,8 @@
 //   sdpa.mjs                   scaledDotProductAttention(Backward)          ↔ cpp/bindings/embind.cc _sdpa…
 //   multi_head_attention.mjs   createMultiHeadAttention → MultiHeadAttention ↔ _MultiHeadAttention
 //   tiny_transformer.mjs       createTinyTransformer → TinyTransformer       ↔ _TinyTransformer
-//   model.mjs                  what both model classes share (state dict, dispose)
+//   transformer.mjs            createModel / loadModel → Transformer         ↔ _Transformer
+//   model.mjs                  what the model classes share (state dict, dispose)
 //   validate.mjs               every JS-side check;  loader.mjs  the only file that knows the .wasm files
 //   safetensors.mjs, huggingface.mjs   readSafetensors, fromHuggingFace (plain JS, no wasm)
 // The raw module's contract is cpp/bindings/embind.d.ts.
@@ -15,6 +16,7 @@ import { loadModule } from './loader.mjs';
 import { createMultiHeadAttention } from './multi_head_attention.mjs';
 import { scaledDotProductAttention, scaledDotProductAttentionBackward } from './sdpa.mjs';
 import { createTinyTransformer } from './tiny_transformer.mjs';
+import { createModel, loadModel } from './transformer.mjs';
 import { version } from './version.mjs';
 
 export { fromHuggingFace } from './huggingface.mjs';
@@ -77,6 +79,22 @@ class Attnlab {
    */
   createTinyTransformer(options) {
     return createTinyTransformer(this.#core, options);
+  }
+
+  /**
+   * A whole GPT-2 or Llama-family model, freshly initialised from a seed.
+   * @param {unknown} options { arch, ...config, seed }
+   */
+  createModel(options) {
+    return createModel(this.#core, options);
+  }
+
+  /**
+   * A whole model from a Hugging Face config.json object and readSafetensors' tensors.
+   * @param {unknown} options { config, tensors }
+   */
+  loadModel(options) {
+    return loadModel(this.#core, options);
   }
 
   get [Symbol.toStringTag]() {

@@ -1,7 +1,8 @@
 // @ts-check
-// KVCache: the JS side of cpp/bindings/embind.cc's _KVCache, the keys and values of past tokens for decoding with
-// mha.forward(x, x, x, { kvCache }). Made by mha.createKVCache (multi_head_attention.mjs), which owns it: disposing
-// the module disposes its caches.
+// KVCache: the JS side of cpp/bindings/embind.cc's _KVCache and _TransformerKVCache, the keys and values of past
+// tokens for decoding with mha.forward(x, x, x, { kvCache }) or model.forward(tokens, { kvCache }). Made by
+// mha.createKVCache (multi_head_attention.mjs) or model.createKVCache (transformer.mjs), which own them: disposing
+// the owner disposes its caches.
 
 import { kToken } from './core.mjs';
 import { kDispose } from './model.mjs';
@@ -49,16 +50,26 @@ export class KVCache {
   #batchSize;
   #maxLength;
   #onDispose;
+  #names;
 
   /**
    * @param {symbol} token
    * @param {Core} core
    * @param {RawKVCache} handle
-   * @param {object} owner the MultiHeadAttention that made it
+   * @param {object} owner the MultiHeadAttention or Transformer that made it
    * @param {{ batchSize: number, maxLength: number }} size
    * @param {() => void} onDispose
+   * @param {{ owner: string, factory: string }} [names] the owner's class and the factory, for messages
    */
-  constructor(token, core, handle, owner, { batchSize, maxLength }, onDispose) {
+  constructor(
+    token,
+    core,
+    handle,
+    owner,
+    { batchSize, maxLength },
+    onDispose,
+    names = { owner: 'MultiHeadAttention', factory: 'mha.createKVCache' },
+  ) {
     if (token !== kToken) {
       throw new TypeError('use mha.createKVCache({ batchSize, maxLength }) to create one');
     }
@@ -68,6 +79,7 @@ export class KVCache {
     this.#batchSize = batchSize;
     this.#maxLength = maxLength;
     this.#onDispose = onDispose;
+    this.#names = names;
     registry?.register(this, { core, handle }, this);
   }
 
@@ -79,8 +91,8 @@ export class KVCache {
   [kCacheHandle](ctx) {
     if (!this.#handle) {
       throw new Error(
-        `${ctx}: this KVCache has been disposed (directly or with its MultiHeadAttention); ` +
-          'create a new one with mha.createKVCache()',
+        `${ctx}: this KVCache has been disposed (directly or with its ${this.#names.owner}); ` +
+          `create a new one with ${this.#names.factory}()`,
       );
     }
     this.#core.checkUsable(ctx);

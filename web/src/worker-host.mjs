@@ -4,14 +4,18 @@
 //   → { id, op: 'init', args: [options] }                       ← { id, ok: true, value: { variant, version, threads } }
 //   → { id, op: 'call', target: 0 | objectId, method, args }    ← { id, ok: true, value } (ArrayBuffers transferred)
 //   ← { id, ok: false, error: { name, message } }               the same error the synchronous API throws
-// Created objects (createMultiHeadAttention, createTinyTransformer, mha.createKVCache) stay here; the caller gets
-// { objectId }, and names a KV cache in forward's options as kvCache: { attnlabObjectId }.
+//   model.generate: → { …, progress: true } asks for  ← { id, progress: { id, step, attentions? } } per token;
+//                   → { id, op: 'stop' | 'abort' } ends the running generation (its ids so far, or an AbortError)
+// Created objects (createMultiHeadAttention, createTinyTransformer, createModel, loadModel, createKVCache) stay
+// here; the caller gets { objectId } (and a model's config), and names a KV cache in forward's options as
+// kvCache: { attnlabObjectId }.
 
 import { init } from './index.mjs';
+import { generation } from './transformer.mjs';
 
 /** @type {any} */
 let attn = null;
-/** @type {Map<number, any>} objectId → MultiHeadAttention | TinyTransformer */
+/** @type {Map<number, any>} objectId → MultiHeadAttention | TinyTransformer | Transformer | KVCache */
 const objects = new Map();
 let nextObjectId = 1;
 
@@ -25,18 +29,88 @@ function buffersOf(value, out = new Set()) {
   return out;
 }
 
-/** forward's arguments with `kvCache: { attnlabObjectId }` replaced by that cache (disposed: its Error). */
-function withCaches(args) {
-  const o = args[3];
+/** The running generations by message id, and what 'stop' / 'abort' asked of them. */
+/** @type {Map<number, { stop: boolean, abort: boolean }>} */
+const generations = new Map();
+const kCreators = ['createMultiHeadAttention', 'createTinyTransformer', 'createModel', 'loadModel', 'createKVCache'];
+
+/**
+ * forward's arguments with `kvCache: { attnlabObjectId }` (in the options at `at`) replaced by that cache
+ * (disposed: its Error).
+ * @param {any[]} args
+ * @param {number} at
+ * @param {string} ctx
+ */
+function withCaches(args, at, ctx) {
+  const o = args[at];
   const id = o?.kvCache?.attnlabObjectId;
   if (typeof id !== 'number') return args;
   const cache = objects.get(id);
-  if (!cache) throw new Error('mha.forward: this KVCache has been disposed; create a new one with mha.createKVCache()');
-  return [...args.slice(0, 3), { ...o, kvCache: cache }];
+  if (!cache) {
+    throw new Error(
+      `${ctx}: this KVCache has been disposed; create a new one with ${ctx.split('.')[0]}.createKVCache()`,
+    );
+  }
+  const out = args.slice();
+  out[at] = { ...o, kvCache: cache };
+  return out;
 }
 
-/** @param {{ op: string, target?: number, method?: string, args: any[] }} msg */
-async function run(msg) {
+/** Lets the messages that arrived meanwhile ('stop', 'abort') run. */
+const immediate = /** @type {any} */ (globalThis).setImmediate;
+const yieldToMessages =
+  typeof immediate === 'function'
+    ? () => new Promise((resolve) => immediate(resolve))
+    : (() => {
+        const channel = new MessageChannel();
+        /** @type {Array<() => void>} */
+        const waiting = [];
+        channel.port1.onmessage = () => waiting.shift()?.();
+        return () =>
+          new Promise((resolve) => {
+            waiting.push(() => resolve(undefined));
+            channel.port2.postMessage(null);
+          });
+      })();
+
+/**
+ * model.generate one token at a time, yielding to messages in between; each token is posted as progress when
+ * the caller has an onToken.
+ * @param {any} model
+ * @param {{ id: number, args: any[], progress?: boolean }} msg
+ * @param {(message: any, transfer?: Transferable[]) => void} post
+ */
+async function generate(model, msg, post) {
+  const control = { stop: false, abort: false };
+  generations.set(msg.id, control);
+  try {
+    const run = generation(model, 'model.generate', msg.args[0], msg.args[1]);
+    /** @type {number[]} */
+    const ids = [];
+    try {
+      for (;;) {
+        await yieldToMessages();
+        if (control.abort) throw new DOMException('model.generate: aborted', 'AbortError');
+        if (control.stop) break;
+        const next = run.step();
+        if (!next) break;
+        ids.push(next.id);
+        if (msg.progress) post({ id: msg.id, progress: next }, [...buffersOf(next.attentions)]);
+      }
+    } finally {
+      run.close();
+    }
+    return Int32Array.from(ids);
+  } finally {
+    generations.delete(msg.id);
+  }
+}
+
+/**
+ * @param {{ id: number, op: string, target?: number, method?: string, args: any[], progress?: boolean }} msg
+ * @param {(message: any, transfer?: Transferable[]) => void} post
+ */
+async function run(msg, post) {
   if (msg.op === 'init') {
     attn = await init(msg.args[0]);
     return { variant: attn.variant, version: attn.version, threads: attn.threads };
@@ -45,13 +119,17 @@ async function run(msg) {
   const target = msg.target ? objects.get(msg.target) : attn;
   if (!target) throw new Error(`${msg.method}: this object has been disposed`);
   const method = /** @type {string} */ (msg.method);
-  const args = method === 'forward' ? withCaches(msg.args) : msg.args;
+  if (method === 'generate' && msg.target) return generate(target, msg, post);
+  // forward's options: MultiHeadAttention.forward(query, key, value, options), a model's forward(tokens, options)
+  const mha = msg.args.length > 2;
+  const args =
+    method === 'forward' ? withCaches(msg.args, mha ? 3 : 1, mha ? 'mha.forward' : 'model.forward') : msg.args;
   const result = method === 'length' ? target.length : target[method](...args); // (KVCache's getter)
   if (msg.target && method === 'dispose') objects.delete(msg.target);
-  if (method === 'createMultiHeadAttention' || method === 'createTinyTransformer' || method === 'createKVCache') {
+  if (kCreators.includes(method)) {
     const objectId = nextObjectId++;
     objects.set(objectId, result);
-    return { objectId };
+    return method === 'createModel' || method === 'loadModel' ? { objectId, config: result.config } : { objectId };
   }
   return result;
 }
@@ -61,8 +139,13 @@ async function run(msg) {
  * @param {any} msg
  */
 async function handle(post, msg) {
+  if (msg.op === 'stop' || msg.op === 'abort') {
+    const control = generations.get(msg.id);
+    if (control) control[msg.op] = true;
+    return;
+  }
   try {
-    const value = await run(msg);
+    const value = await run(msg, post);
     post({ id: msg.id, ok: true, value }, [...buffersOf(value)]);
   } catch (e) {
     const error = /** @type {Error} */ (e);

@@ -2,6 +2,13 @@
 // returning a Promise.
 import type {
   AttentionGradients,
+  CheckpointTensor,
+  CreateModelOptions,
+  GenerateOptions,
+  LoadModelOptions,
+  ModelConfig,
+  ModelForwardOptions,
+  ModelOutput,
   AttentionResult,
   InitOptions,
   KVCacheOptions,
@@ -35,7 +42,7 @@ export interface CallOptions {
   transfer?: boolean;
 }
 
-/** {@link KVCache} of the main API, living in the worker (its length is a method here). */
+/** {@link KVCache} of the main API (of a module or a model), living in the worker (its length is a method here). */
 export interface WorkerKVCache {
   length(call?: CallOptions): Promise<number>;
   reset(call?: CallOptions): Promise<void>;
@@ -69,6 +76,23 @@ export interface WorkerTinyTransformer {
   dispose(call?: CallOptions): Promise<void>;
 }
 
+/**
+ * {@link Transformer} of the main API, living in the worker. `generate` calls `onToken` here for every token while the
+ * worker goes on (returning false, or throwing, stops it), and its `signal` stops it even while it runs (AbortError).
+ */
+export interface WorkerTransformer {
+  readonly config: ModelConfig;
+  forward(
+    tokens: Tokens,
+    options?: Omit<ModelForwardOptions, 'kvCache'> & { kvCache?: WorkerKVCache | null } & CallOptions,
+  ): Promise<ModelOutput>;
+  createKVCache(options: KVCacheOptions, call?: CallOptions): Promise<WorkerKVCache>;
+  generate(prompt: Int32Array, options: Omit<GenerateOptions, 'signal'> & CallOptions): Promise<Int32Array>;
+  stateDict(call?: CallOptions): Promise<Record<string, Tensor>>;
+  loadStateDict(stateDict: Record<string, CheckpointTensor | Float32Array>, call?: CallOptions): Promise<void>;
+  dispose(call?: CallOptions): Promise<void>;
+}
+
 /** init()'s result, in a worker: the same functions, returning Promises that reject with the same errors. */
 export interface AttnlabWorker {
   readonly variant: Variant;
@@ -90,6 +114,9 @@ export interface AttnlabWorker {
   ): Promise<SdpaGradients>;
   createMultiHeadAttention(options: MultiHeadAttentionOptions, call?: CallOptions): Promise<WorkerMultiHeadAttention>;
   createTinyTransformer(options: TinyTransformerOptions, call?: CallOptions): Promise<WorkerTinyTransformer>;
+  createModel(options: CreateModelOptions, call?: CallOptions): Promise<WorkerTransformer>;
+  /** `call.transfer: true` moves the checkpoint's buffers to the worker instead of copying them. */
+  loadModel(options: LoadModelOptions, call?: CallOptions): Promise<WorkerTransformer>;
   /** Ends the worker; every call that has not finished rejects. */
   terminate(): void;
 }

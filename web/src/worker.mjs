@@ -5,9 +5,11 @@
 // the same errors (type and message) as rejections.
 //
 // Calls run one at a time, in order. Only the running call has been posted to the worker; the others wait here, so
-// that `{ signal }` can drop a call that has not started (it rejects with an AbortError). `{ transfer: true }`
-// transfers the inputs' ArrayBuffers instead of copying them (the caller's arrays become detached). Results come
-// back transferred. terminate() ends the worker and rejects every call that has not finished.
+// that `{ signal }` can drop a call that has not started (it rejects with an AbortError). A running
+// model.generate() is the exception: the worker yields to its messages between tokens, so `signal` stops it too, and
+// its onToken is called here for every token (progress messages). `{ transfer: true }` transfers the inputs'
+// ArrayBuffers instead of copying them (the caller's arrays become detached). Results come back transferred.
+// terminate() ends the worker and rejects every call that has not finished.
 
 const kCallOptions = ['signal', 'transfer'];
 
@@ -58,10 +60,13 @@ const kOptionsAt = {
   scaledDotProductAttentionBackward: 4,
   createMultiHeadAttention: 1,
   createTinyTransformer: 1,
+  createModel: 1,
+  loadModel: 1,
   memoryBytes: 0,
   loadStateDict: 1,
   stateDict: 0,
-  forward: { mha: 3, model: 1 },
+  forward: { mha: 3, model: 1, transformer: 1 },
+  generate: 1,
   backward: 1,
   lossAndGrad: 2,
   trainStep: 2,
@@ -74,19 +79,26 @@ const kOptionsAt = {
 /** Remote KV caches → their object ids, so that forward's `kvCache` option can name one in the worker. */
 const remoteIds = new WeakMap();
 
-/** forward's options with a remote `kvCache` replaced by `{ attnlabObjectId }` (worker-host.mjs resolves it). */
-function withCacheIds(args) {
-  const o = args[3];
+/**
+ * forward's options (argument `at`) with a remote `kvCache` replaced by `{ attnlabObjectId }` (worker-host.mjs
+ * resolves it).
+ * @param {any[]} args
+ * @param {number} at
+ */
+function withCacheIds(args, at) {
+  const o = args[at];
   if (o === null || typeof o !== 'object' || !remoteIds.has(o.kvCache)) return args;
   const out = args.slice();
-  out[3] = { ...o, kvCache: { attnlabObjectId: remoteIds.get(o.kvCache) } };
+  out[at] = { ...o, kvCache: { attnlabObjectId: remoteIds.get(o.kvCache) } };
   return out;
 }
 
 /**
- * One call: its message, what to transfer, how to settle it, and its abort signal.
+ * One call: its message, what to transfer, how to settle it, and its abort signal. An interruptible call (generate)
+ * keeps listening to its signal while it runs (the worker is told to stop), and gets progress messages.
  * @typedef {{ msg: any, transfer: Transferable[], resolve: Function, reject: Function, signal?: AbortSignal,
- *             onAbort?: () => void }} Entry
+ *             onAbort?: () => void, interruptible?: boolean, onProgress?: (progress: any, id: number) => void,
+ *             id?: number }} Entry
  */
 
 class WorkerClient {
@@ -120,21 +132,28 @@ class WorkerClient {
    * Queues one call; resolves to its value.
    * @param {any} msg without id
    * @param {{ signal?: AbortSignal, transfer?: boolean }} call
+   * @param {{ onProgress?: (progress: any, id: number) => void }} [running] for an interruptible call (generate)
    */
-  send(msg, call = {}) {
+  send(msg, call = {}, running = undefined) {
     if (this.#ended) return Promise.reject(this.#ended);
     const { signal } = call;
     if (signal?.aborted) return Promise.reject(abortError(signal));
     return new Promise((resolve, reject) => {
       /** @type {Entry} */
       const entry = { msg, transfer: call.transfer ? [...buffersOf(msg.args)] : [], resolve, reject, signal };
+      if (running) {
+        entry.interruptible = true;
+        entry.onProgress = running.onProgress;
+      }
       if (signal) {
         entry.onAbort = () => {
           const i = this.#queue.indexOf(entry);
           if (i >= 0) {
             this.#queue.splice(i, 1);
             reject(abortError(signal));
-          } // a call that has started runs to the end
+          } else if (entry.interruptible && entry.id !== undefined) {
+            this.#control(entry.id, 'abort'); // the worker stops before its next token
+          } // any other call that has started runs to the end
         };
         signal.addEventListener('abort', entry.onAbort, { once: true });
       }
@@ -143,11 +162,34 @@ class WorkerClient {
     });
   }
 
+  /**
+   * Tells the worker to stop the running generation `id` ('stop': return the ids so far; 'abort': AbortError).
+   * @param {number} id
+   * @param {'stop' | 'abort'} op
+   */
+  #control(id, op) {
+    if (this.#ended || !this.#running.has(id)) return;
+    try {
+      this.#worker.postMessage({ id, op });
+    } catch {
+      // the worker is gone: #end rejects the call
+    }
+  }
+
+  /**
+   * Stops the running generation `id`, keeping the ids so far (onToken returned false or threw).
+   * @param {number} id
+   */
+  stop(id) {
+    this.#control(id, 'stop');
+  }
+
   #pump() {
     if (this.#running.size > 0 || this.#queue.length === 0) return;
     const entry = /** @type {any} */ (this.#queue.shift());
-    entry.signal?.removeEventListener('abort', entry.onAbort);
+    if (!entry.interruptible) entry.signal?.removeEventListener('abort', entry.onAbort);
     const id = this.#nextId++;
+    entry.id = id;
     this.#running.set(id, entry);
     try {
       this.#worker.postMessage({ id, ...entry.msg }, entry.transfer);
@@ -161,8 +203,14 @@ class WorkerClient {
   #settle(msg) {
     const entry = this.#running.get(msg.id);
     if (!entry) return;
+    if (msg.progress) {
+      entry.onProgress?.(msg.progress, msg.id);
+      return;
+    }
     this.#running.delete(msg.id);
+    if (entry.interruptible) entry.signal?.removeEventListener('abort', entry.onAbort);
     if (msg.ok) entry.resolve(msg.value);
+    else if (msg.error.name === 'AbortError' && entry.signal?.aborted) entry.reject(abortError(entry.signal));
     else entry.reject(rebuildError(msg.error));
     this.#pump();
   }
@@ -194,8 +242,53 @@ class WorkerClient {
 function remote(client, target, method, optionsAt, wrap = (v) => v) {
   return (...given) => {
     const { args, call } = splitCallOptions(given, optionsAt);
-    const sent = method === 'forward' ? withCacheIds(args) : args;
+    const sent = method === 'forward' ? withCacheIds(args, optionsAt) : args;
     return client.send({ op: 'call', target, method, args: sent }, call).then(wrap);
+  };
+}
+
+/**
+ * model.generate in the worker: `onToken` (a function cannot be posted) stays here and is called for each progress
+ * message; returning false (or throwing) stops the generation, whose result then ends at that token (or rejects
+ * with the error). `signal` stops it even while it runs.
+ * @param {WorkerClient} client
+ * @param {number} objectId
+ */
+function remoteGenerate(client, objectId) {
+  return (/** @type {any[]} */ ...given) => {
+    const { args, call } = splitCallOptions(given, kOptionsAt.generate);
+    const o = args[1];
+    /** @type {Function | null} */
+    let onToken = null;
+    let sent = args;
+    if (o !== null && typeof o === 'object' && typeof o.onToken === 'function') {
+      const { onToken: f, ...rest } = o;
+      onToken = f;
+      sent = [args[0], rest, ...args.slice(2)];
+    }
+    let delivered = 0;
+    let kept = -1; // how many ids the caller keeps, once onToken said stop
+    /** @type {unknown} */
+    let failure;
+    let failed = false;
+    const onProgress = (/** @type {any} */ p, /** @type {number} */ id) => {
+      if (kept >= 0 || failed || call.signal?.aborted) return;
+      ++delivered;
+      try {
+        if (onToken?.(p.id, p.step, p.attentions ? { attentions: p.attentions } : undefined) === false)
+          kept = delivered;
+      } catch (e) {
+        failed = true;
+        failure = e;
+      }
+      if (kept >= 0 || failed) client.stop(id);
+    };
+    const msg = { op: 'call', target: objectId, method: 'generate', args: sent, progress: onToken !== null };
+    return client.send(msg, call, { onProgress }).then((/** @type {Int32Array} */ ids) => {
+      if (failed) throw failure;
+      if (call.signal?.aborted) throw abortError(call.signal); // aborted after the worker's last token
+      return kept >= 0 ? ids.slice(0, kept) : ids;
+    });
   };
 }
 
@@ -208,20 +301,31 @@ function remoteCache(client, objectId) {
   return cache;
 }
 
-/** The Promise version of a created object: every method of the synchronous one. */
-function remoteObject(client, kind, objectId) {
+/**
+ * The Promise version of a created object: every method of the synchronous one (a model's `config` as a value).
+ * @param {WorkerClient} client
+ * @param {'mha' | 'model' | 'transformer'} kind
+ * @param {number} objectId
+ * @param {any} [config] a Transformer's config
+ */
+function remoteObject(client, kind, objectId, config) {
   const m = (/** @type {string} */ name, /** @type {number} */ at) => remote(client, objectId, name, at);
+  /** @type {Record<string | symbol, any>} */
   const object = {
     loadStateDict: m('loadStateDict', kOptionsAt.loadStateDict),
     stateDict: m('stateDict', kOptionsAt.stateDict),
     forward: m('forward', kOptionsAt.forward[kind]),
     dispose: m('dispose', kOptionsAt.dispose),
   };
-  if (kind === 'mha') {
-    object.backward = m('backward', kOptionsAt.backward);
+  if (kind === 'mha' || kind === 'transformer') {
     object.createKVCache = remote(client, objectId, 'createKVCache', kOptionsAt.createKVCache, (v) =>
       remoteCache(client, v.objectId),
     );
+  }
+  if (kind === 'mha') object.backward = m('backward', kOptionsAt.backward);
+  else if (kind === 'transformer') {
+    object.config = config;
+    object.generate = remoteGenerate(client, objectId);
   } else
     Object.assign(object, {
       lossAndGrad: m('lossAndGrad', kOptionsAt.lossAndGrad),
@@ -256,8 +360,10 @@ export async function initWorker(options) {
     client.terminate();
     throw e;
   }
-  const create = (/** @type {string} */ method, /** @type {string} */ kind) =>
-    remote(client, 0, method, kOptionsAt[method], ({ objectId }) => remoteObject(client, kind, objectId));
+  const create = (/** @type {string} */ method, /** @type {'mha' | 'model' | 'transformer'} */ kind) =>
+    remote(client, 0, method, kOptionsAt[method], ({ objectId, config }) =>
+      remoteObject(client, kind, objectId, config),
+    );
   return {
     variant: info.variant,
     version: info.version,
@@ -272,6 +378,8 @@ export async function initWorker(options) {
     ),
     createMultiHeadAttention: create('createMultiHeadAttention', 'mha'),
     createTinyTransformer: create('createTinyTransformer', 'model'),
+    createModel: create('createModel', 'transformer'),
+    loadModel: create('loadModel', 'transformer'),
     terminate: () => client.terminate(),
   };
 }

@@ -1,0 +1,668 @@
+// Whole models (web/src/transformer.mjs: createModel, loadModel, forward, createKVCache, generate, state dicts) on
+// every variant: each PyTorch fixture of tests/fixtures/models/ loaded from its config.json and model.safetensors
+// (logits, every layer's attention, hidden states with padding and head masks, KV-cache decoding step by step,
+// greedy generation), the state-dict round trip, seeded sampling, generate's options and attention rows, each bad
+// input as its own error, memory refused up front, and the same API in attnlab/worker.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { chromium } from 'playwright-core';
+
+import { init, readSafetensors } from '../../dist/index.mjs';
+import { initWorker } from '../../dist/worker.mjs';
+import { serve } from '../../scripts/serve.mjs';
+import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32, root } from './helpers.mjs';
+
+const modelDir = join(root, 'tests', 'fixtures', 'models');
+const CASES = readdirSync(modelDir, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+
+/** One fixture folder: the Hugging Face config, the checkpoint's tensors and the expected results. */
+function loadCase(name) {
+  const dir = join(modelDir, name);
+  return {
+    name,
+    config: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')),
+    tensors: readSafetensors(readFileSync(join(dir, 'model.safetensors'))),
+    expected: JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')),
+  };
+}
+
+const fixtures = CASES.map(loadCase);
+const byName = (name) => fixtures.find((c) => c.name === name);
+
+function tensorOf(t) {
+  return { data: f32(t.data), shape: t.shape };
+}
+
+function tokensOf(t) {
+  return { data: Int32Array.from(t.data), shape: t.shape };
+}
+
+/** Tokens [t0, t1) of a (1, N) id tensor. */
+function sliceTokens(t, t0, t1) {
+  return { data: Int32Array.from(t.data.slice(t0, t1)), shape: [1, t1 - t0] };
+}
+
+/** A copy of `tensors` with `name` changed by `edit` (or removed when edit returns undefined). */
+function edited(tensors, name, edit) {
+  const out = { ...tensors };
+  const value = edit(tensors[name]);
+  if (value === undefined) delete out[name];
+  else out[name] = value;
+  return out;
+}
+
+/** Disposes what a test made, when it ends (Node 20 has no `using`): `const model = own(attn.createModel(…))`. */
+function scope(t) {
+  const items = [];
+  t.after(() => {
+    for (const x of items.reverse()) x.dispose();
+  });
+  return (x) => (items.push(x), x);
+}
+
+/** A small GPT-2 and a small Llama for the tests that need no fixture. */
+const kGpt2 = { arch: 'gpt2', vocabSize: 50, contextLength: 24, embedDim: 16, numLayers: 2, numHeads: 2 };
+const kLlama = {
+  arch: 'llama',
+  vocabSize: 40,
+  contextLength: 20,
+  embedDim: 16,
+  numLayers: 2,
+  numHeads: 4,
+  numKVHeads: 2,
+  hiddenDim: 24,
+};
+
+for (const variant of VARIANTS) {
+  describe(`whole models, ${variant} build`, async () => {
+    const attn = await init({ variant });
+
+    for (const c of fixtures) {
+      const tol = c.expected.tolerance;
+      test(`${c.name}: loadModel from config.json + model.safetensors gives the normalised config`, (t) => {
+        const own = scope(t);
+        const model = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        assert.deepEqual({ ...model.config }, c.expected.config);
+      });
+
+      test(`${c.name}: logits, every layer's attention and the hidden states of each forward case`, (t) => {
+        const own = scope(t);
+        const model = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        for (const f of c.expected.forward) {
+          const options = { outputAttentions: true, outputHiddenStates: true };
+          if (f.attention_mask) {
+            options.attentionMask = { data: Uint8Array.from(f.attention_mask.data), shape: f.attention_mask.shape };
+          }
+          if (f.head_mask) options.headMask = tensorOf(f.head_mask);
+          const r = model.forward(tokensOf(f.input_ids), options);
+          assertClose(r.logits, tensorOf(f.logits), tol, `${f.name} logits`);
+          assert.equal(r.attentions.length, f.attentions.length);
+          f.attentions.forEach((a, l) => assertClose(r.attentions[l], tensorOf(a), tol, `${f.name} attentions[${l}]`));
+          assert.equal(r.hiddenStates.length, f.hidden_states.length);
+          f.hidden_states.forEach((h, l) =>
+            assertClose(r.hiddenStates[l], tensorOf(h), tol, `${f.name} hiddenStates[${l}]`),
+          );
+        }
+      });
+
+      test(`${c.name}: decoding step by step through createKVCache`, (t) => {
+        const own = scope(t);
+        const model = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        const d = c.expected.decode;
+        const cache = own(model.createKVCache({ batchSize: 1, maxLength: d.input_ids.shape[1] }));
+        d.steps.forEach(({ t0, t1 }, i) => {
+          assert.equal(cache.length, t0);
+          const r = model.forward(sliceTokens(d.input_ids, t0, t1), { kvCache: cache, outputAttentions: true });
+          assertClose(r.logits, tensorOf(d.logits[i]), tol, `step ${i} logits`);
+          d.attentions[i].forEach((a, l) =>
+            assertClose(r.attentions[l], tensorOf(a), tol, `step ${i} attentions[${l}]`),
+          );
+        });
+        assert.equal(cache.length, d.input_ids.shape[1]);
+        cache.reset();
+        assert.equal(cache.length, 0);
+      });
+
+      test(`${c.name}: greedy generate (temperature 0) gives PyTorch's tokens`, (t) => {
+        const own = scope(t);
+        const model = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        const g = c.expected.greedy;
+        const ids = model.generate(Int32Array.from(g.prompt), { maxNewTokens: g.max_new_tokens, temperature: 0 });
+        assert.ok(ids instanceof Int32Array);
+        assert.deepEqual(Array.from(ids), g.tokens);
+        // top-k 1 is greedy whatever the temperature and seed
+        const top1 = model.generate(Int32Array.from(g.prompt), { maxNewTokens: g.max_new_tokens, topK: 1, seed: 9 });
+        assert.deepEqual(Array.from(top1), g.tokens);
+      });
+    }
+
+    test('stateDict has exactly the Hugging Face names; createModel(model.config) + loadStateDict is the same model', (t) => {
+      const own = scope(t);
+      for (const c of [byName('gpt2_f32'), byName('llama_bias_headdim_bf16'), byName('qwen2_f16')]) {
+        const model = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        const dict = model.stateDict();
+        const names = Object.keys(dict);
+        assert.ok(
+          names.every((n) => !n.startsWith('transformer.')),
+          'no prefix for GPT-2',
+        );
+        assert.ok(!names.includes('lm_head.weight') || !model.config.tieEmbeddings, 'no tied head');
+        assert.ok(!names.some((n) => /\.attn\.bias$|masked_bias|inv_freq/.test(n)), 'no buffers');
+        for (const [name, t] of Object.entries(c.tensors)) {
+          const bare = name.replace(/^transformer\./, '');
+          if (dict[bare]) assert.deepEqual(dict[bare].data, t.data, name);
+        }
+        const copy = own(attn.createModel({ ...model.config, seed: 5 }));
+        copy.loadStateDict(dict);
+        const reloaded = own(attn.loadModel({ config: model.config, tensors: dict }));
+        const tokens = tokensOf(c.expected.forward[0].input_ids);
+        const want = model.forward(tokens, { outputAttentions: [1] });
+        assert.deepEqual(copy.forward(tokens, { outputAttentions: [1] }), want);
+        assert.deepEqual(reloaded.forward(tokens, { outputAttentions: [1] }), want);
+        assert.equal(want.attentions[0], null, 'a layer not asked for is null');
+        assert.deepEqual(copy.stateDict(), dict);
+      }
+    });
+
+    test('createModel is seeded: same seed, same weights; another seed, others; defaults as Hugging Face', (t) => {
+      const own = scope(t);
+      const a = own(attn.createModel({ ...kLlama, seed: 1 }));
+      const b = own(attn.createModel({ ...kLlama, seed: 1 }));
+      const c = own(attn.createModel({ ...kLlama, seed: 2 }));
+      assert.deepEqual(a.stateDict(), b.stateDict());
+      assert.notDeepEqual(a.stateDict()['model.embed_tokens.weight'], c.stateDict()['model.embed_tokens.weight']);
+      assert.deepEqual(a.config, {
+        ...kLlama,
+        headDim: 4,
+        normEps: 1e-6,
+        ropeTheta: 10000,
+        tieEmbeddings: false,
+        attentionBias: 'none',
+        slidingWindow: null,
+      });
+      const g = own(attn.createModel(kGpt2));
+      assert.deepEqual(g.config, { ...kGpt2, normEps: 1e-5 });
+      assert.equal(Object.prototype.toString.call(g), '[object Transformer]');
+    });
+
+    test('sampling: a seed reproduces, seeds differ, topP tiny and topK 1 are greedy, eosTokenId stops', (t) => {
+      const own = scope(t);
+      const model = own(attn.createModel({ ...kGpt2, seed: 3 }));
+      const prompt = Int32Array.of(1, 2, 3);
+      const opts = { maxNewTokens: 16, temperature: 1.5 };
+      const a = model.generate(prompt, { ...opts, seed: 7 });
+      assert.deepEqual(model.generate(prompt, { ...opts, seed: 7 }), a);
+      assert.notDeepEqual(model.generate(prompt, { ...opts, seed: 8 }), a);
+      assert.deepEqual(model.generate(prompt, opts), model.generate(prompt, { ...opts, seed: 0 }), 'seed 0 by default');
+      const greedy = model.generate(prompt, { maxNewTokens: 16, temperature: 0 });
+      assert.deepEqual(model.generate(prompt, { ...opts, topK: 1, seed: 4 }), greedy);
+      assert.deepEqual(model.generate(prompt, { ...opts, topP: 1e-9, seed: 4 }), greedy);
+      const k3 = model.generate(prompt, { ...opts, topK: 3, topP: 0.9, seed: 4 });
+      assert.equal(k3.length, 16);
+      assert.deepEqual(model.generate(prompt, { maxNewTokens: 0 }), new Int32Array(0));
+      const stop = a[5];
+      const firstStop = Array.from(a).indexOf(stop);
+      assert.deepEqual(
+        Array.from(model.generate(prompt, { ...opts, seed: 7, eosTokenId: [stop] })),
+        Array.from(a.subarray(0, firstStop + 1)),
+      );
+    });
+
+    test('generate: onToken gets each id, step and (asked for) the attention rows of the query that chose it', (t) => {
+      const own = scope(t);
+      const c = byName('mistral_window_f32');
+      const model = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+      const prompt = Int32Array.of(3, 1, 4, 1, 5);
+      const seen = [];
+      const ids = model.generate(prompt, {
+        maxNewTokens: 6,
+        temperature: 0.7,
+        seed: 11,
+        outputAttentions: [0, 1],
+        onToken: (id, step, info) => seen.push({ id, step, info }),
+      });
+      assert.deepEqual(
+        seen.map((s) => [s.id, s.step]),
+        Array.from(ids, (id, i) => [id, i]),
+      );
+      assert.deepEqual(
+        model.generate(prompt, { maxNewTokens: 6, temperature: 0.7, seed: 11 }),
+        ids,
+        'same ids without rows',
+      );
+      // The rows equal those of one forward over prompt + ids (the last id is not fed back).
+      const all = Int32Array.from([...prompt, ...ids.subarray(0, ids.length - 1)]);
+      const full = model.forward({ data: all, shape: [1, all.length] }, { outputAttentions: true });
+      const { numHeads: H } = model.config;
+      seen.forEach(({ step, info }) => {
+        const q = prompt.length - 1 + step;
+        const S = q + 1;
+        info.attentions.forEach((rows, l) => {
+          const [, , T] = full.attentions[l].shape;
+          const want = new Float32Array(H * S);
+          for (let h = 0; h < H; ++h) {
+            want.set(full.attentions[l].data.subarray((h * T + q) * T, (h * T + q) * T + S), h * S);
+          }
+          assertClose(rows, { data: want, shape: [H, S] }, c.expected.tolerance, `step ${step} layer ${l}`);
+        });
+      });
+      const none = [];
+      model.generate(prompt, { maxNewTokens: 2, onToken: (id, step, info) => none.push(info) });
+      assert.deepEqual(none, [undefined, undefined], 'no rows unless asked for');
+    });
+
+    test('generate: onToken returning false stops; an aborted signal throws its AbortError', (t) => {
+      const own = scope(t);
+      const model = own(attn.createModel(kGpt2));
+      const prompt = Int32Array.of(4);
+      const ids = model.generate(prompt, { maxNewTokens: 10, onToken: (id, step) => step < 2 });
+      assert.equal(ids.length, 3);
+      const controller = new AbortController();
+      assert.throws(
+        () =>
+          model.generate(prompt, {
+            maxNewTokens: 10,
+            signal: controller.signal,
+            onToken: (id, step) => {
+              if (step === 1) controller.abort();
+            },
+          }),
+        (e) => e.name === 'AbortError',
+      );
+      assert.throws(
+        () => model.generate(prompt, { maxNewTokens: 10, signal: AbortSignal.abort() }),
+        (e) => e.name === 'AbortError',
+      );
+      assert.throws(
+        () =>
+          model.generate(prompt, {
+            maxNewTokens: 10,
+            onToken: () => {
+              throw new SyntaxError('from onToken');
+            },
+          }),
+        SyntaxError,
+      );
+      assert.equal(model.generate(prompt, { maxNewTokens: 3 }).length, 3, 'still usable');
+    });
+
+    test('KV caches: batch of two continues a batched forward; disposing the model disposes its caches', () => {
+      const c = byName('gpt2_f16_bare');
+      const model = attn.loadModel({ config: c.config, tensors: c.tensors });
+      const tokens = tokensOf(c.expected.forward[0].input_ids); // (2, 8)
+      const full = model.forward(tokens);
+      const cache = model.createKVCache({ batchSize: 2, maxLength: 8 });
+      assert.equal(cache.batchSize, 2);
+      assert.equal(cache.maxLength, 8);
+      const first = (t0, t1) => ({
+        data: Int32Array.from([...tokens.data.slice(t0, t1), ...tokens.data.slice(8 + t0, 8 + t1)]),
+        shape: [2, t1 - t0],
+      });
+      model.forward(first(0, 5), { kvCache: cache });
+      const step = model.forward(first(5, 8), { kvCache: cache });
+      const V = model.config.vocabSize;
+      for (let b = 0; b < 2; ++b) {
+        const want = full.logits.data.subarray((b * 8 + 5) * V, (b * 8 + 8) * V);
+        assertClose(
+          { data: step.logits.data.subarray(b * 3 * V, (b + 1) * 3 * V), shape: [3, V] },
+          { data: want, shape: [3, V] },
+          c.expected.tolerance,
+          `item ${b}`,
+        );
+      }
+      assertThrows(() => model.forward(first(0, 1), { kvCache: cache }), RangeError, /maxLength/);
+      model.dispose();
+      assertThrows(() => cache.length, Error, /disposed.*Transformer.*model\.createKVCache/);
+      model.dispose(); // idempotent
+    });
+
+    describe('bad input: each its own error', () => {
+      const gpt2 = byName('gpt2_f32');
+      const llama = byName('llama_gqa_f32');
+      const load = (config, tensors = config.model_type === 'gpt2' ? gpt2.tensors : llama.tensors) =>
+        attn.loadModel({ config, tensors });
+
+      test('an unknown model_type or arch', () => {
+        assertThrows(() => load({ ...llama.config, model_type: 'falcon' }), RangeError, /model_type/, /falcon/);
+        assertThrows(() => load({ ...llama.config, model_type: undefined }), RangeError, /model_type/);
+        assertThrows(() => attn.createModel({ ...kGpt2, arch: 'bert' }), RangeError, /arch/, /bert/);
+        assertThrows(() => attn.createModel({ ...kGpt2, arch: 2 }), TypeError, /arch/);
+      });
+
+      test('rope_scaling, mlp_bias, Qwen2 use_sliding_window, another activation: RangeErrors naming them', () => {
+        assertThrows(
+          () => load({ ...llama.config, rope_scaling: { type: 'linear', factor: 2 } }),
+          RangeError,
+          /rope_scaling/,
+        );
+        assertThrows(() => load({ ...llama.config, mlp_bias: true }), RangeError, /mlp_bias/);
+        const qwen = byName('qwen2_f16');
+        assertThrows(
+          () => load({ ...qwen.config, use_sliding_window: true }, qwen.tensors),
+          RangeError,
+          /use_sliding_window/,
+        );
+        assertThrows(() => load({ ...llama.config, hidden_act: 'gelu' }), RangeError, /hidden_act/);
+        assertThrows(() => load({ ...gpt2.config, activation_function: 'relu' }), RangeError, /activation_function/);
+        assertThrows(() => load({ ...gpt2.config, n_embd: undefined }), TypeError, /n_embd is required/);
+      });
+
+      test('an unknown tensor name', () => {
+        const t = { ...gpt2.tensors, 'h.0.attn.c_extra.weight': gpt2.tensors['transformer.h.0.ln_1.weight'] };
+        assertThrows(() => load(gpt2.config, t), RangeError, /h\.0\.attn\.c_extra\.weight/);
+      });
+
+      test('a wrongly shaped tensor', () => {
+        const t = edited(llama.tensors, 'model.layers.1.self_attn.k_proj.weight', (x) => ({
+          data: x.data.slice(0, x.data.length / 2),
+          shape: [x.shape[0] / 2, x.shape[1]],
+        }));
+        assertThrows(() => load(llama.config, t), RangeError, /model\.layers\.1\.self_attn\.k_proj\.weight/, /shape/);
+      });
+
+      test('a missing tensor', () => {
+        const t = edited(llama.tensors, 'model.norm.weight', () => undefined);
+        assertThrows(() => load(llama.config, t), RangeError, /model\.norm\.weight/, /missing/);
+      });
+
+      test("an lm_head.weight that differs from GPT-2's wte", () => {
+        const t = edited(gpt2.tensors, 'lm_head.weight', (x) => {
+          const data = x.data.slice();
+          data[7] += 0.5;
+          return { data, shape: x.shape };
+        });
+        assertThrows(() => load(gpt2.config, t), RangeError, /lm_head\.weight/);
+      });
+
+      test('a parameter stored as a non-float dtype', () => {
+        const t = edited(gpt2.tensors, 'transformer.ln_f.bias', (x) => ({
+          data: null,
+          bytes: new Uint8Array(x.data.length * 8),
+          shape: x.shape,
+          dtype: 'I64',
+        }));
+        assertThrows(() => load(gpt2.config, t), RangeError, /ln_f\.bias/, /I64/);
+      });
+
+      test('a token id out of range', (t) => {
+        const own = scope(t);
+        const model = own(attn.createModel(kGpt2));
+        assertThrows(() => model.forward({ data: Int32Array.of(1, 50), shape: [1, 2] }), RangeError, /tokens/, /50/);
+        assertThrows(() => model.generate(Int32Array.of(-1), { maxNewTokens: 1 }), RangeError, /prompt\[0\]/);
+      });
+
+      test('a prompt too long for maxNewTokens: RangeError up front, onToken never called', (t) => {
+        const own = scope(t);
+        const model = own(attn.createModel(kGpt2));
+        let called = false;
+        assertThrows(
+          () => model.generate(new Int32Array(20), { maxNewTokens: 5, onToken: () => (called = true) }),
+          RangeError,
+          /contextLength 24/,
+        );
+        assert.equal(called, false);
+        assertThrows(() => model.forward({ data: new Int32Array(25), shape: [1, 25] }), RangeError, /contextLength/);
+      });
+
+      test('a bad attentionMask shape, or not bytes', (t) => {
+        const own = scope(t);
+        const model = own(attn.createModel(kGpt2));
+        const tokens = { data: Int32Array.of(1, 2, 3, 4), shape: [2, 2] };
+        assertThrows(
+          () => model.forward(tokens, { attentionMask: { data: new Uint8Array(6), shape: [2, 3] } }),
+          RangeError,
+          /attentionMask/,
+        );
+        assertThrows(
+          () => model.forward(tokens, { attentionMask: { data: new Float32Array(4), shape: [2, 2] } }),
+          TypeError,
+          /attentionMask/,
+        );
+        assertThrows(
+          () => model.forward(tokens, { headMask: { data: new Float32Array(3), shape: [1, 3] } }),
+          RangeError,
+          /headMask/,
+        );
+        assertThrows(() => model.forward(tokens, { outputAttentions: [2] }), RangeError, /outputAttentions\[0\]/);
+      });
+
+      test('bad generate and createModel options', (t) => {
+        const own = scope(t);
+        const model = own(attn.createModel(kGpt2));
+        const p = Int32Array.of(1);
+        assertThrows(() => model.generate([1, 2], { maxNewTokens: 1 }), TypeError, /prompt/, /Int32Array/);
+        assertThrows(() => model.generate(p), TypeError, /maxNewTokens/);
+        assertThrows(() => model.generate(p, { maxNewTokens: 1, temperature: -1 }), RangeError, /temperature/);
+        assertThrows(() => model.generate(p, { maxNewTokens: 1, topP: 0 }), RangeError, /topP/);
+        assertThrows(() => model.generate(p, { maxNewTokens: 1, topK: 0 }), RangeError, /topK/);
+        assertThrows(() => model.generate(p, { maxNewTokens: 1, onToken: 3 }), TypeError, /onToken/);
+        assertThrows(() => model.generate(p, { maxNewTokens: 1, eosTokenId: 99 }), RangeError, /eosTokenId/);
+        assertThrows(() => model.generate(p, { maxNewTokens: 1, topk: 2 }), TypeError, /topk/);
+        assertThrows(() => attn.createModel({ ...kGpt2, numKVHeads: 1 }), TypeError, /numKVHeads/);
+        assertThrows(() => attn.createModel({ ...kGpt2, numHeads: 3 }), RangeError, /numHeads/);
+        assertThrows(() => attn.createModel({ ...kLlama, attentionBias: 'some' }), RangeError, /attentionBias/);
+        assertThrows(() => attn.createModel({ ...kLlama, numKVHeads: 3 }), RangeError, /numKVHeads/);
+      });
+
+      test('a cache of another model, a disposed model', (t) => {
+        const own = scope(t);
+        const a = own(attn.createModel(kGpt2));
+        const b = own(attn.createModel(kGpt2));
+        const cache = own(b.createKVCache({ batchSize: 1, maxLength: 4 }));
+        assertThrows(
+          () => a.forward({ data: Int32Array.of(1), shape: [1, 1] }, { kvCache: cache }),
+          RangeError,
+          /kvCache/,
+        );
+        assertThrows(() => a.createKVCache({ batchSize: 1, maxLength: 25 }), RangeError, /maxLength/);
+        const m = attn.createModel(kGpt2);
+        m.dispose();
+        assertThrows(() => m.forward({ data: Int32Array.of(1), shape: [1, 1] }), Error, /disposed/);
+        assertThrows(() => m.generate(Int32Array.of(1), { maxNewTokens: 1 }), Error, /disposed/);
+        assertThrows(() => m.stateDict(), Error, /disposed/);
+        assertThrows(() => m.createKVCache({ batchSize: 1, maxLength: 2 }), Error, /disposed/);
+      });
+
+      test('a config whose weights cannot fit: RangeError before anything is allocated', () => {
+        const before = attn.memoryBytes();
+        assertThrows(
+          () => attn.createModel({ ...kGpt2, vocabSize: 1_000_000, embedDim: 2048, numHeads: 16, contextLength: 8 }),
+          RangeError,
+          /createModel/,
+          /wasm memory/,
+          /token embedding/,
+        );
+        assertThrows(
+          () => load({ ...llama.config, vocab_size: 4_000_000, hidden_size: 1024, num_attention_heads: 8 }),
+          RangeError,
+          /loadModel/,
+          /wasm memory/,
+        );
+        assert.equal(attn.memoryBytes(), before);
+      });
+
+      test('the instance still works after all of these', (t) => {
+        const own = scope(t);
+        assertStillWorks(attn);
+        const model = own(attn.loadModel({ config: gpt2.config, tensors: gpt2.tensors }));
+        const g = gpt2.expected.greedy;
+        assert.deepEqual(
+          Array.from(model.generate(Int32Array.from(g.prompt), { maxNewTokens: g.max_new_tokens, temperature: 0 })),
+          g.tokens,
+        );
+      });
+    });
+  });
+
+  describe(`whole models in attnlab/worker, ${variant} build`, async () => {
+    const attn = await init({ variant });
+    const c = byName('llama_bias_headdim_bf16');
+
+    test('loadModel, forward with a cache, generate with onToken, stateDict, dispose: as the synchronous API', async (t) => {
+      const own = scope(t);
+      const w = await initWorker({ variant });
+      try {
+        const remote = await w.loadModel({ config: c.config, tensors: c.tensors });
+        const local = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        assert.deepEqual(remote.config, local.config);
+        const tokens = tokensOf(c.expected.forward[1].input_ids);
+        const opts = { outputAttentions: true, outputHiddenStates: true };
+        assert.deepEqual(await remote.forward(tokens, opts), local.forward(tokens, opts));
+        const cache = await remote.createKVCache({ batchSize: 1, maxLength: 6 });
+        const localCache = own(local.createKVCache({ batchSize: 1, maxLength: 6 }));
+        const step = { data: Int32Array.of(5, 6, 7), shape: [1, 3] };
+        assert.deepEqual(await remote.forward(step, { kvCache: cache }), local.forward(step, { kvCache: localCache }));
+        assert.equal(await cache.length(), 3);
+        await cache.dispose();
+        await assert.rejects(
+          remote.forward(step, { kvCache: cache }),
+          /model\.forward: this KVCache has been disposed/,
+        );
+        const prompt = Int32Array.of(9, 8, 7);
+        const options = { maxNewTokens: 7, temperature: 0.9, seed: 2, outputAttentions: [1] };
+        const remoteSeen = [];
+        const localSeen = [];
+        const ids = await remote.generate(prompt, { ...options, onToken: (...a) => remoteSeen.push(a) });
+        assert.deepEqual(ids, local.generate(prompt, { ...options, onToken: (...a) => localSeen.push(a) }));
+        assert.deepEqual(remoteSeen, localSeen);
+        assert.deepEqual(await remote.stateDict(), local.stateDict());
+        await assert.rejects(
+          remote.generate(prompt, { maxNewTokens: 40 }),
+          (e) => e instanceof RangeError && /contextLength/.test(e.message),
+        );
+        await remote.dispose();
+        await assert.rejects(remote.forward(tokens), (e) => e.constructor === Error && /disposed/.test(e.message));
+      } finally {
+        w.terminate();
+      }
+    });
+
+    test('createModel; onToken returning false stops; signal aborts a running generate (AbortError)', async (t) => {
+      const own = scope(t);
+      const w = await initWorker({ variant });
+      try {
+        const remote = await w.createModel({ ...kGpt2, seed: 4 });
+        const local = own(attn.createModel({ ...kGpt2, seed: 4 }));
+        const prompt = Int32Array.of(1, 2);
+        const stopped = await remote.generate(prompt, { maxNewTokens: 20, onToken: (id, step) => step < 4 });
+        assert.deepEqual(stopped, local.generate(prompt, { maxNewTokens: 20 }).subarray(0, 5));
+        const controller = new AbortController();
+        let seen = 0;
+        await assert.rejects(
+          remote.generate(prompt, {
+            maxNewTokens: 22,
+            signal: controller.signal,
+            onToken: () => {
+              if (++seen === 3) controller.abort();
+            },
+          }),
+          (e) => e.name === 'AbortError',
+        );
+        assert.equal(seen, 3, 'no onToken after the abort');
+        await assert.rejects(
+          remote.generate(prompt, {
+            maxNewTokens: 5,
+            onToken: () => {
+              throw new SyntaxError('from onToken');
+            },
+          }),
+          SyntaxError,
+        );
+        // the worker is free again
+        assert.deepEqual(
+          await remote.generate(prompt, { maxNewTokens: 4, seed: 1 }),
+          local.generate(prompt, { maxNewTokens: 4, seed: 1 }),
+        );
+        await remote.dispose();
+      } finally {
+        w.terminate();
+      }
+    });
+  });
+}
+
+describe('whole models in attnlab/worker in Chromium (a module Web Worker)', () => {
+  let server;
+  let browser;
+  before(async () => {
+    server = await serve(root, { isolation: true });
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('generate: onToken per token from the worker, the ids of the page, abort while running', async () => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const blank = `${server.url}/transformer-worker-test.html`;
+    await page.route(blank, (r) =>
+      r.fulfill({ contentType: 'text/html', body: '<!doctype html><title>model</title>' }),
+    );
+    await page.goto(blank);
+    const r = await page.evaluate(async (config) => {
+      const { init } = await import('/dist/index.mjs');
+      const { initWorker } = await import('/dist/worker.mjs');
+      const attn = await init({ variant: 'simd' });
+      const w = await initWorker({ variant: 'simd' });
+      const local = attn.createModel(config);
+      const remote = await w.createModel(config);
+      const prompt = Int32Array.of(3, 4);
+      const seen = [];
+      const ids = await remote.generate(prompt, {
+        maxNewTokens: 12,
+        temperature: 0.8,
+        seed: 5,
+        outputAttentions: true,
+        onToken: (id, step, info) => seen.push([id, step, info.attentions.map((a) => a.shape)]),
+      });
+      const want = local.generate(prompt, { maxNewTokens: 12, temperature: 0.8, seed: 5 });
+      const controller = new AbortController();
+      let count = 0;
+      const aborted = await remote
+        .generate(prompt, {
+          maxNewTokens: 20,
+          signal: controller.signal,
+          onToken: () => {
+            if (++count === 2) controller.abort();
+          },
+        })
+        .then(
+          () => 'resolved',
+          (e) => e.name,
+        );
+      const after = Array.from(await remote.generate(prompt, { maxNewTokens: 3, temperature: 0 }));
+      await remote.dispose();
+      local.dispose();
+      w.terminate();
+      return { ids: Array.from(ids), want: Array.from(want), seen, aborted, count, after, config: remote.config };
+    }, kGpt2);
+    assert.deepEqual(r.ids, r.want);
+    assert.deepEqual(
+      r.seen.map(([id, step]) => [id, step]),
+      r.ids.map((id, i) => [id, i]),
+    );
+    assert.deepEqual(r.seen[3][2], [
+      [2, 5],
+      [2, 5],
+    ]);
+    assert.equal(r.aborted, 'AbortError');
+    assert.equal(r.count, 2);
+    assert.equal(r.after.length, 3);
+    assert.deepEqual(r.config, { ...kGpt2, normEps: 1e-5 });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});

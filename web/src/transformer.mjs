@@ -1,0 +1,816 @@
+// @ts-check
+// Whole models (GPT-2 and the Llama family): the JS side of cpp/bindings/embind.cc's _Transformer. createModel /
+// loadModel (a Hugging Face config.json object and readSafetensors' tensors), forward, KV caches (kv_cache.mjs),
+// generate (greedy or seeded sampling, here in JS), state dicts with Hugging Face's names.
+
+import { kToken, toTensor } from './core.mjs';
+import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
+import { Model, createModel as wrapModel, kCore, kUsable } from './model.mjs';
+import {
+  describe,
+  readBool,
+  readDim,
+  readFiniteNumber,
+  readMask,
+  readOptions,
+  readParameter,
+  readSafeInteger,
+  readShape,
+  readTensor,
+  readTokens,
+  typedArrayName,
+} from './validate.mjs';
+
+/** @typedef {import('./core.mjs').Core} Core */
+/** @typedef {import('../../cpp/bindings/embind').RawTransformer} RawTransformer */
+/** @typedef {import('../../cpp/bindings/embind').TransformerArgs} TransformerArgs */
+/** @typedef {import('../../cpp/bindings/embind').TransformerForwardArgs} TransformerForwardArgs */
+/**
+ * The normalised configuration (docs/api.md, "Transformer models"), as model.config gives it.
+ * @typedef {{ arch: 'gpt2' | 'llama', vocabSize: number, contextLength: number, embedDim: number,
+ *   numLayers: number, numHeads: number, normEps: number, numKVHeads?: number, headDim?: number,
+ *   hiddenDim?: number, ropeTheta?: number, tieEmbeddings?: boolean, attentionBias?: 'none' | 'qkv' | 'all',
+ *   slidingWindow?: number | null }} ModelConfig
+ */
+
+/** The fields of each architecture's normalised config, in model.config's order. */
+const kConfigFields = {
+  gpt2: ['vocabSize', 'contextLength', 'embedDim', 'numLayers', 'numHeads', 'normEps'],
+  llama: [
+    'vocabSize',
+    'contextLength',
+    'embedDim',
+    'numLayers',
+    'numHeads',
+    'numKVHeads',
+    'headDim',
+    'hiddenDim',
+    'normEps',
+    'ropeTheta',
+    'tieEmbeddings',
+    'attentionBias',
+    'slidingWindow',
+  ],
+};
+/** Defaults of createModel, as Hugging Face's GPT2Config and LlamaConfig have them. */
+const kDefaults = {
+  gpt2: { normEps: 1e-5 },
+  llama: { normEps: 1e-6, ropeTheta: 10000, tieEmbeddings: false, attentionBias: 'none', slidingWindow: null },
+};
+const kAttentionBiases = ['none', 'qkv', 'all'];
+const kForwardOptions = ['outputAttentions', 'outputHiddenStates', 'attentionMask', 'headMask', 'kvCache'];
+const kGenerateOptions = [
+  'maxNewTokens',
+  'temperature',
+  'topK',
+  'topP',
+  'seed',
+  'onToken',
+  'outputAttentions',
+  'eosTokenId',
+  'signal',
+];
+
+// ---------------------------------------------------------------------------------------------------------------
+// Configurations.
+
+/**
+ * createModel's options (or model.config): `{ arch, ...fields, seed }` → the raw struct and the seed.
+ * @param {Core} core
+ * @param {string} ctx
+ * @param {unknown} options
+ * @param {boolean} withSeed whether `seed` is allowed
+ */
+function readModelConfig(core, ctx, options, withSeed) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${ctx}: options { arch, vocabSize, … } must be an object, got ${describe(options)}`);
+  }
+  // Every field is read once (readOptions), then those of the other architecture are refused.
+  const o = readOptions(ctx, options, 'options', ['arch', ...kConfigFields.llama, ...(withSeed ? ['seed'] : [])]);
+  const arch = readArch(ctx, o.arch, 'arch');
+  const fields = kConfigFields[arch];
+  for (const name of kConfigFields.llama) {
+    if (!fields.includes(name) && o[name] !== undefined) {
+      throw new TypeError(
+        `${ctx}: unknown option ${JSON.stringify(name)} for arch '${arch}'; expected one of ${fields.join(', ')}`,
+      );
+    }
+  }
+  const defaults = /** @type {Record<string, any>} */ (kDefaults[arch]);
+  const get = (/** @type {string} */ name) => (o[name] === undefined ? defaults[name] : o[name]);
+  const M = core.Module;
+  /** @type {TransformerArgs} */
+  const args = {
+    arch: arch === 'gpt2' ? M._Arch.Gpt2 : M._Arch.Llama,
+    vocabSize: readDim(ctx, o.vocabSize, 'vocabSize'),
+    contextLength: readDim(ctx, o.contextLength, 'contextLength'),
+    embedDim: readDim(ctx, o.embedDim, 'embedDim'),
+    numLayers: readDim(ctx, o.numLayers, 'numLayers'),
+    numHeads: readDim(ctx, o.numHeads, 'numHeads'),
+    numKVHeads: readDim(ctx, o.numKVHeads, 'numKVHeads', { defaultValue: 0 }),
+    headDim: readDim(ctx, o.headDim, 'headDim', { defaultValue: 0 }),
+    hiddenDim: readDim(ctx, o.hiddenDim, 'hiddenDim', { defaultValue: 0 }),
+    normEps: readFiniteNumber(ctx, get('normEps'), 'normEps') ?? 1e-5,
+    ropeTheta: readFiniteNumber(ctx, get('ropeTheta'), 'ropeTheta') ?? 10000,
+    tieEmbeddings: readBool(ctx, get('tieEmbeddings'), 'tieEmbeddings', true),
+    attentionBias: M._AttentionBias.None,
+    slidingWindow: 0,
+    seed: withSeed ? readSafeInteger(ctx, o.seed, 'seed', 0) : 0,
+  };
+  if (arch === 'llama') {
+    const bias = get('attentionBias');
+    if (typeof bias !== 'string') {
+      throw new TypeError(`${ctx}: attentionBias must be 'none', 'qkv' or 'all', got ${describe(bias)}`);
+    }
+    if (!kAttentionBiases.includes(bias)) {
+      throw new RangeError(`${ctx}: attentionBias must be 'none', 'qkv' or 'all', got ${JSON.stringify(bias)}`);
+    }
+    args.attentionBias = { none: M._AttentionBias.None, qkv: M._AttentionBias.Qkv, all: M._AttentionBias.All }[bias];
+    const window = get('slidingWindow');
+    args.slidingWindow = window === null ? 0 : readDim(ctx, window, 'slidingWindow');
+  }
+  return args;
+}
+
+/**
+ * @param {string} ctx
+ * @param {unknown} arch
+ * @param {string} name
+ * @returns {'gpt2' | 'llama'}
+ */
+function readArch(ctx, arch, name) {
+  if (typeof arch !== 'string') throw new TypeError(`${ctx}: ${name} must be 'gpt2' or 'llama', got ${describe(arch)}`);
+  if (arch !== 'gpt2' && arch !== 'llama') {
+    throw new RangeError(`${ctx}: ${name} must be 'gpt2' or 'llama', got ${JSON.stringify(arch)}`);
+  }
+  return arch;
+}
+
+/** Hugging Face's model types and the architecture each maps to. */
+const kModelTypes = { gpt2: 'gpt2', llama: 'llama', mistral: 'llama', qwen2: 'llama' };
+
+/**
+ * A Hugging Face config.json object → createModel's options (docs/api.md lists the fields). What attnlab does
+ * not compute (RoPE scaling, MLP biases, Qwen2's per-layer windows, another activation) is a RangeError naming
+ * the field, so that no checkpoint runs with a silently different architecture.
+ * @param {string} ctx
+ * @param {Record<string, any>} hf
+ */
+export function fromHuggingFaceConfig(ctx, hf) {
+  const type = hf.model_type;
+  if (typeof type !== 'string' || !Object.hasOwn(kModelTypes, type)) {
+    throw new RangeError(
+      `${ctx}: config.model_type must be one of ${Object.keys(kModelTypes).join(', ')}, got ${describe(type)}`,
+    );
+  }
+  /** A field that must be present (TypeError when absent; its value is checked by createModel's rules). */
+  const need = (/** @type {string} */ key) => {
+    if (hf[key] === undefined || hf[key] === null) throw new TypeError(`${ctx}: config.${key} is required`);
+    return hf[key];
+  };
+  const opt = (/** @type {string} */ key, /** @type {any} */ fallback) =>
+    hf[key] === undefined || hf[key] === null ? fallback : hf[key];
+  /** Fields whose other values attnlab does not compute. */
+  const only = (/** @type {string} */ key, /** @type {any[]} */ allowed, /** @type {string} */ why) => {
+    if (hf[key] !== undefined && !allowed.includes(hf[key])) {
+      throw new RangeError(`${ctx}: config.${key} must be ${why}, got ${JSON.stringify(hf[key])}`);
+    }
+  };
+  if (type === 'gpt2') {
+    only('activation_function', ['gelu_new', 'gelu_pytorch_tanh'], "'gelu_new' (GELU, tanh approximation)");
+    only('n_inner', [null, 4 * hf.n_embd], 'null or 4 * n_embd (the MLP width)');
+    only('tie_word_embeddings', [true], 'true (GPT-2 ties its LM head to wte)');
+    only('scale_attn_weights', [true], 'true (scores scaled by 1 / sqrt(head size))');
+    only('scale_attn_by_inverse_layer_idx', [false], 'false (not supported)');
+    only('add_cross_attention', [false], 'false (a decoder-only model)');
+    return {
+      arch: 'gpt2',
+      vocabSize: need('vocab_size'),
+      contextLength: need('n_positions'),
+      embedDim: need('n_embd'),
+      numLayers: need('n_layer'),
+      numHeads: need('n_head'),
+      normEps: opt('layer_norm_epsilon', 1e-5),
+    };
+  }
+  only('hidden_act', ['silu', 'swish'], "'silu' (SwiGLU MLP)");
+  only('rope_scaling', [null], 'null (RoPE scaling is not supported yet)');
+  only('mlp_bias', [false], 'false (MLP biases are not supported yet)');
+  if (type === 'qwen2') only('use_sliding_window', [false], 'false (per-layer sliding windows are not supported yet)');
+  const heads = need('num_attention_heads');
+  let attentionBias = 'none';
+  if (type === 'qwen2') attentionBias = 'qkv';
+  else if (type === 'llama' && hf.attention_bias === true) attentionBias = 'all';
+  return {
+    arch: 'llama',
+    vocabSize: need('vocab_size'),
+    contextLength: need('max_position_embeddings'),
+    embedDim: need('hidden_size'),
+    numLayers: need('num_hidden_layers'),
+    numHeads: heads,
+    numKVHeads: opt('num_key_value_heads', heads),
+    headDim: opt('head_dim', undefined),
+    hiddenDim: need('intermediate_size'),
+    normEps: opt('rms_norm_eps', 1e-6),
+    ropeTheta: opt('rope_theta', 10000),
+    tieEmbeddings: opt('tie_word_embeddings', false),
+    attentionBias,
+    slidingWindow: type === 'mistral' ? opt('sliding_window', null) : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sampling.
+
+/**
+ * A small seeded generator, xoshiro128** (state from splitmix32 over the seed's two 32-bit halves): the same seed
+ * draws the same numbers everywhere.
+ * @param {number} seed a non-negative safe integer
+ */
+export function makeRng(seed) {
+  let x = (seed >>> 0) ^ 0x9e3779b9;
+  let y = Math.floor(seed / 2 ** 32) >>> 0;
+  const splitmix = () => {
+    x = (x + 0x9e3779b9) | 0;
+    let z = x ^ y;
+    y = (y + 0x632be5ab) | 0;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const s = [splitmix(), splitmix(), splitmix(), splitmix()];
+  if ((s[0] | s[1] | s[2] | s[3]) === 0) s[0] = 1;
+  /** A uniform number in [0, 1). */
+  return () => {
+    const result = Math.imul(((Math.imul(s[1], 5) << 7) | (Math.imul(s[1], 5) >>> 25)) >>> 0, 9) >>> 0;
+    const t = s[1] << 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 11) | (s[3] >>> 21);
+    return result / 2 ** 32;
+  };
+}
+
+/**
+ * The next id from one row of logits: argmax at temperature 0 (the first maximum), else a draw from
+ * softmax(logits / temperature) restricted to the topK largest (ties: smaller id first), then to the smallest
+ * prefix of those, by decreasing probability, whose probability reaches topP (Hugging Face's warpers, in their
+ * order). One uniform number per draw; candidates are walked by decreasing probability (ids in order when neither
+ * topK nor topP restricts them).
+ * @param {Float32Array} row
+ * @param {{ temperature: number, topK: number, topP: number }} s
+ * @param {() => number} random
+ */
+export function sampleToken(row, { temperature, topK, topP }, random) {
+  const n = row.length;
+  if (temperature === 0) {
+    let best = 0;
+    for (let i = 1; i < n; ++i) if (row[i] > row[best] || Number.isNaN(row[best])) best = i;
+    return best;
+  }
+  /** @type {number[] | Int32Array} */
+  let ids;
+  if (topK < n || topP < 1) {
+    const order = Array.from({ length: n }, (_, i) => i);
+    order.sort((a, b) => row[b] - row[a] || a - b);
+    ids = order.slice(0, Math.min(topK, n));
+  } else {
+    ids = Int32Array.from({ length: n }, (_, i) => i);
+  }
+  let max = -Infinity;
+  for (const i of ids) if (row[i] > max) max = row[i];
+  const weights = new Float64Array(ids.length);
+  let total = 0;
+  for (let j = 0; j < ids.length; ++j) {
+    weights[j] = Math.exp((row[ids[j]] - max) / temperature);
+    total += weights[j];
+  }
+  let count = ids.length;
+  if (topP < 1) {
+    let before = 0;
+    for (count = 0; count < ids.length && (count === 0 || before < topP * total); ++count) before += weights[count];
+    total = before;
+  }
+  let u = random() * total;
+  for (let j = 0; j < count; ++j) {
+    u -= weights[j];
+    if (u < 0) return ids[j];
+  }
+  return ids[count - 1];
+}
+
+/** The error a generation stopped by `signal` throws: its reason when that is an Error, else an AbortError. */
+function abortError(/** @type {any} */ signal) {
+  const reason = signal.reason;
+  if (reason instanceof Error) return reason;
+  return new DOMException('model.generate: aborted', 'AbortError');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The model.
+
+/**
+ * A generation checked up front and run one token per step() (worker-host.mjs yields to its messages between
+ * steps; generate() runs it through).
+ * @typedef {{ step: () => ({ id: number, step: number, attentions?: Array<{ data: Float32Array, shape: number[] }
+ *   | null> } | null), close: () => void, onToken: Function | null, signal: any }} Generation
+ */
+
+/** @type {(model: Transformer, ctx: string, prompt: unknown, options: unknown) => Generation} */
+let startGeneration;
+/** @type {(model: Transformer, ctx: string, tensors: Record<string, unknown>, what: string) => void} */
+let loadTensors;
+
+/** @extends {Model<RawTransformer>} */
+class Transformer extends Model {
+  /** The caches made by createKVCache and not yet disposed: dispose() disposes them too. */
+  #caches = new Set();
+  static {
+    startGeneration = (model, ctx, prompt, options) => model.#generation(ctx, prompt, options);
+    loadTensors = (model, ctx, tensors, what) => model.#load(ctx, tensors, what);
+  }
+
+  /** @type {ModelConfig} */
+  #config;
+  /** Map parameter name → shape (Hugging Face's names without prefix). */
+  #shapes;
+
+  /**
+   * @param {symbol} token
+   * @param {Core} core
+   * @param {RawTransformer} handle
+   */
+  constructor(token, core, handle) {
+    super(token, core, handle, { className: 'Transformer', factory: 'createModel', prefix: 'model' });
+    const raw = core.call('createModel', () => handle.config());
+    const arch = raw.arch === core.Module._Arch.Gpt2 ? 'gpt2' : 'llama';
+    /** @type {Record<string, any>} */
+    const config = { arch };
+    for (const name of kConfigFields[arch]) config[name] = raw[name];
+    if (arch === 'llama') {
+      const M = core.Module;
+      config.attentionBias =
+        raw.attentionBias === M._AttentionBias.Qkv
+          ? 'qkv'
+          : raw.attentionBias === M._AttentionBias.All
+            ? 'all'
+            : 'none';
+      config.slidingWindow = raw.slidingWindow === 0 ? null : raw.slidingWindow;
+    }
+    this.#config = /** @type {ModelConfig} */ (Object.freeze(config));
+    const list = core.call('createModel', () => handle.parameterShapes());
+    this.#shapes = new Map(list.map(([name, shape]) => [name, Array.from(shape, Number)]));
+  }
+
+  /** The normalised configuration, with `arch`: createModel(model.config) builds the same architecture. */
+  get config() {
+    return this.#config;
+  }
+
+  /**
+   * Logits, and on request every (or some) layer's attention weights and the hidden states.
+   * @param {unknown} tokens { data: Int32Array, shape: [B, T] }
+   * @param {unknown} [options]
+   */
+  forward(tokens, options) {
+    const ctx = 'model.forward';
+    this[kUsable](ctx);
+    const t = readTokens(ctx, tokens, 'tokens');
+    const o = readOptions(ctx, options, 'options', kForwardOptions);
+    const layers = this.#readLayers(ctx, o.outputAttentions, 'outputAttentions');
+    const hidden = readBool(ctx, o.outputHiddenStates, 'outputHiddenStates', false);
+    const cache = this.#readCache(ctx, o.kvCache);
+    const mask = readMask(ctx, o.attentionMask, 'attentionMask');
+    if (mask && mask.tag !== 'Uint8Array') {
+      throw new TypeError(`${ctx}: attentionMask.data must be a Uint8Array (1 = token, 0 = padding), got ${mask.tag}`);
+    }
+    const headMask = o.headMask === undefined || o.headMask === null ? null : readTensor(ctx, o.headMask, 'headMask');
+    const raw = this.#forward(ctx, t, { layers, hidden, mask, headMask, cache });
+    /** @type {{ logits: { data: Float32Array, shape: number[] }, attentions?: any[], hiddenStates?: any[] }} */
+    const result = { logits: toTensor(raw.logits) };
+    if (layers) result.attentions = raw.attentions.map((a) => (a ? toTensor(a) : null));
+    if (hidden && raw.hiddenStates) result.hiddenStates = raw.hiddenStates.map(toTensor);
+    return result;
+  }
+
+  /**
+   * One raw forward of checked inputs.
+   * @param {string} ctx
+   * @param {any} t checked tokens
+   * @param {{ layers: number[] | null, hidden: boolean, mask: any, headMask: any, cache: KVCache | null }} o
+   */
+  #forward(ctx, t, { layers, hidden, mask, headMask, cache }) {
+    const core = this[kCore];
+    /** @type {TransformerForwardArgs} */
+    const args = {
+      tokens: core.tensorArg(t),
+      attentionMask: mask ? core.tensorArg(mask) : { ptr: 0, shape: [] },
+      headMask: headMask ? core.tensorArg(headMask) : { ptr: 0, shape: [] },
+      outputAttentions: layers ?? [],
+      outputHiddenStates: hidden,
+    };
+    const inputs = [t, mask, headMask];
+    // (The handles are looked up again inside each call: a getter of an argument may dispose them meanwhile.)
+    const handle = () => this[kUsable](ctx);
+    const rawCache = () => (cache ? cache[kCacheHandle](ctx) : null);
+    core.checkFits(ctx, 'tokens', inputs, () => {
+      const c = rawCache();
+      return handle().forwardMemory(args, c ? c.length() : 0, c !== null);
+    });
+    return core.withHeap(ctx, 'tokens and masks', inputs, (p) => {
+      [args.tokens.ptr, args.attentionMask.ptr, args.headMask.ptr] = p;
+      return handle().forward(args, rawCache());
+    });
+  }
+
+  /**
+   * outputAttentions: true (every layer), false / undefined (none: null), or a list of layer indices.
+   * @param {string} ctx
+   * @param {unknown} value
+   * @param {string} name
+   * @returns {number[] | null}
+   */
+  #readLayers(ctx, value, name) {
+    const L = this.#config.numLayers;
+    if (value === undefined || value === null || value === false) return null;
+    if (value === true) return Array.from({ length: L }, (_, l) => l);
+    if (!Array.isArray(value)) {
+      throw new TypeError(`${ctx}: ${name} must be a boolean or an array of layer indices, got ${describe(value)}`);
+    }
+    return value.map((l, i) => {
+      if (typeof l !== 'number') throw new TypeError(`${ctx}: ${name}[${i}] must be a number, got ${describe(l)}`);
+      if (!Number.isInteger(l) || l < 0 || l >= L) {
+        throw new RangeError(`${ctx}: ${name}[${i}] must be a layer index in [0, ${L}), got ${l}`);
+      }
+      return l;
+    });
+  }
+
+  /**
+   * options.kvCache: undefined, or a KVCache of this model that has not been disposed.
+   * @param {string} ctx
+   * @param {unknown} value
+   * @returns {KVCache | null}
+   */
+  #readCache(ctx, value) {
+    if (value === undefined || value === null) return null;
+    if (!(value instanceof KVCache)) {
+      throw new TypeError(`${ctx}: kvCache must be a KVCache made by model.createKVCache(), got ${describe(value)}`);
+    }
+    value[kCacheHandle](ctx);
+    if (value[kCacheOwner] !== this) {
+      throw new RangeError(
+        `${ctx}: kvCache: expected a cache made by this model's createKVCache(), got a cache of another model or module`,
+      );
+    }
+    return value;
+  }
+
+  /**
+   * An empty KV cache for forward's kvCache option: batchSize sequences of up to maxLength positions.
+   * @param {unknown} options { batchSize, maxLength }
+   */
+  createKVCache(options) {
+    const ctx = 'model.createKVCache';
+    const core = this[kCore];
+    this[kUsable](ctx);
+    const { batchSize, maxLength } = readCacheOptions(ctx, options);
+    if (maxLength > this.#config.contextLength) {
+      throw new RangeError(
+        `${ctx}: maxLength must be at most contextLength ${this.#config.contextLength}, got ${maxLength}`,
+      );
+    }
+    core.checkFits(ctx, 'batchSize, maxLength', [], () => this[kUsable](ctx).kvCacheMemory(batchSize, maxLength));
+    const raw = core.call(ctx, () => new core.Module._TransformerKVCache(this[kUsable](ctx), batchSize, maxLength));
+    /** @type {KVCache} */
+    let cache;
+    try {
+      cache = new KVCache(kToken, core, raw, this, { batchSize, maxLength }, () => this.#caches.delete(cache), {
+        owner: 'Transformer',
+        factory: 'model.createKVCache',
+      });
+    } catch (e) {
+      raw.delete();
+      throw e;
+    }
+    this.#caches.add(cache);
+    return cache;
+  }
+
+  /**
+   * New ids after `prompt`, one forward per token through a KV cache: greedy at temperature 0, else seeded
+   * sampling (sampleToken). Returns an Int32Array of the new ids.
+   * @param {unknown} prompt Int32Array
+   * @param {unknown} [options]
+   */
+  generate(prompt, options) {
+    const ctx = 'model.generate';
+    const run = this.#generation(ctx, prompt, options);
+    /** @type {number[]} */
+    const ids = [];
+    try {
+      for (;;) {
+        if (run.signal?.aborted) throw abortError(run.signal);
+        const next = run.step();
+        if (!next) break;
+        ids.push(next.id);
+        if (run.onToken) {
+          const info = next.attentions ? { attentions: next.attentions } : undefined;
+          if (run.onToken(next.id, next.step, info) === false) break;
+        }
+      }
+    } finally {
+      run.close();
+    }
+    return Int32Array.from(ids);
+  }
+
+  /**
+   * A generation, checked up front and run one token per step(): { step() → { id, step, attentions? } | null,
+   * close(), onToken, signal }. step() returns null once maxNewTokens ids (or an eosTokenId) have come.
+   * @param {string} ctx
+   * @param {unknown} prompt
+   * @param {unknown} options
+   * @returns {Generation}
+   */
+  #generation(ctx, prompt, options) {
+    this[kUsable](ctx);
+    const { vocabSize: V, contextLength } = this.#config;
+    if (typedArrayName(prompt) !== 'Int32Array') {
+      const hint = Array.isArray(prompt) ? ' (convert with new Int32Array(array))' : '';
+      throw new TypeError(`${ctx}: prompt must be an Int32Array of token ids, got ${describe(prompt)}${hint}`);
+    }
+    const ids = Int32Array.from(/** @type {Int32Array} */ (prompt)); // a snapshot: the caller may change theirs
+    if (ids.length === 0) throw new RangeError(`${ctx}: prompt must hold at least one token id, got none`);
+    ids.forEach((id, i) => {
+      if (id < 0 || id >= V) throw new RangeError(`${ctx}: prompt[${i}] must be a token id in [0, ${V}), got ${id}`);
+    });
+    if (options === undefined || options === null) {
+      throw new TypeError(`${ctx}: options { maxNewTokens, … } are required, got ${describe(options)}`);
+    }
+    const o = readOptions(ctx, options, 'options', kGenerateOptions);
+    const maxNewTokens = readDim(ctx, o.maxNewTokens, 'maxNewTokens', { min: 0 });
+    if (ids.length + maxNewTokens > contextLength) {
+      throw new RangeError(
+        `${ctx}: prompt length ${ids.length} + maxNewTokens ${maxNewTokens} must be at most contextLength ` +
+          `${contextLength}, got ${ids.length + maxNewTokens}`,
+      );
+    }
+    const temperature = readFiniteNumber(ctx, o.temperature, 'temperature') ?? 1;
+    if (temperature < 0) throw new RangeError(`${ctx}: temperature must be >= 0 (0 = greedy), got ${temperature}`);
+    const topK = o.topK === undefined || o.topK === null ? V : readDim(ctx, o.topK, 'topK');
+    const topP = readFiniteNumber(ctx, o.topP, 'topP') ?? 1;
+    if (!(topP > 0 && topP <= 1)) throw new RangeError(`${ctx}: topP must be in (0, 1], got ${topP}`);
+    const seed = readSafeInteger(ctx, o.seed, 'seed', 0);
+    const onToken = o.onToken ?? null;
+    if (onToken !== null && typeof onToken !== 'function') {
+      throw new TypeError(`${ctx}: onToken must be a function (id, step, info) => …, got ${describe(onToken)}`);
+    }
+    const layers = this.#readLayers(ctx, o.outputAttentions, 'outputAttentions');
+    const stops = readEos(ctx, o.eosTokenId, V);
+    const signal = o.signal ?? null;
+    if (signal !== null && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) {
+      throw new TypeError(`${ctx}: signal must be an AbortSignal, got ${describe(signal)}`);
+    }
+    const sampling = { temperature, topK, topP };
+    const random = makeRng(seed);
+    const H = this.#config.numHeads;
+    let cache = /** @type {KVCache | null} */ (null);
+    let step = 0;
+    let last = -1;
+    const forward = (/** @type {Int32Array} */ data, /** @type {boolean} */ withAttentions) => {
+      const t = readTokens(ctx, { data, shape: [1, data.length] }, 'tokens');
+      const o = { layers: withAttentions ? layers : null, hidden: false, mask: null, headMask: null, cache };
+      return this.#forward(ctx, t, o);
+    };
+    return {
+      onToken,
+      signal,
+      step: () => {
+        if (step >= maxNewTokens || stops.has(last)) return null;
+        let raw;
+        if (step === 0) {
+          cache = this.createKVCache({ batchSize: 1, maxLength: Math.max(ids.length, ids.length + maxNewTokens - 1) });
+          // With attention rows asked for, the prompt's last token runs alone: only its rows are of size T.
+          if (layers && ids.length > 1) forward(ids.subarray(0, ids.length - 1), false);
+          raw = forward(layers ? ids.subarray(ids.length - 1) : ids, layers !== null);
+        } else {
+          raw = forward(Int32Array.of(last), layers !== null);
+        }
+        const [logits] = raw.logits;
+        const row = logits.subarray(logits.length - V);
+        last = sampleToken(row, sampling, random);
+        /** @type {{ id: number, step: number, attentions?: Array<{ data: Float32Array, shape: number[] } | null> }} */
+        const out = { id: last, step: step++ };
+        if (layers) {
+          const S = /** @type {KVCache} */ (cache).length; // the keys of the query that chose the id
+          out.attentions = raw.attentions.map((a) => (a ? { data: a[0], shape: [H, S] } : null));
+        }
+        return out;
+      },
+      close: () => {
+        cache?.dispose();
+        cache = null;
+      },
+    };
+  }
+
+  /**
+   * Replaces every parameter (Hugging Face's names, with or without the checkpoint's prefix), one tensor at a time.
+   * @param {unknown} stateDict { name: Float32Array | Tensor | readSafetensors' tensor }
+   */
+  loadStateDict(stateDict) {
+    const ctx = 'model.loadStateDict';
+    this[kUsable](ctx);
+    if (stateDict === null || typeof stateDict !== 'object' || Array.isArray(stateDict) || stateDict instanceof Map) {
+      const hint = stateDict instanceof Map ? ' (convert with Object.fromEntries(map))' : '';
+      throw new TypeError(
+        `${ctx}: stateDict must be an object { name: Float32Array | Tensor }, got ${describe(stateDict)}${hint}`,
+      );
+    }
+    this.#load(ctx, /** @type {Record<string, unknown>} */ (stateDict), 'stateDict');
+  }
+
+  /**
+   * Checks the names and shapes of every tensor, then copies them in one at a time (never two float32 copies of
+   * the weights in wasm memory); a tied lm_head.weight is compared with the embedding before anything is loaded.
+   * @param {string} ctx
+   * @param {Record<string, unknown>} tensors
+   * @param {string} what the argument's name in messages
+   */
+  #load(ctx, tensors, what) {
+    const core = this[kCore];
+    /** @type {Array<{ name: string, buffer: any, dtype: string | null }>} */
+    const entries = [];
+    for (const name of Object.keys(tensors)) {
+      const label = `${what}[${JSON.stringify(name)}]`;
+      const value = /** @type {any} */ (tensors[name]);
+      if (value !== null && typeof value === 'object' && !typedArrayName(value) && value.data === null) {
+        // readSafetensors' non-float tensor: its name and shape only (a buffer that C++ ignores, or an error).
+        const dtype = typeof value.dtype === 'string' ? value.dtype : 'not a float type';
+        entries.push({ name, buffer: readShape(ctx, value.shape, `${label}.shape`), dtype });
+        continue;
+      }
+      entries.push({ name, buffer: readParameter(ctx, value, label, this.#shapes.get(name)), dtype: null });
+    }
+    const handle = () => this[kUsable](ctx);
+    core.call(ctx, () => handle().checkStateDict(entries.map((e) => [e.name, e.buffer.shape])));
+    for (const e of entries) {
+      if (e.dtype === null) continue;
+      const h = handle();
+      try {
+        h.loadTensor(e.name, { ptr: 0, shape: e.buffer.shape }); // an ignored buffer: nothing happens
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw core.translate(ctx, error);
+        throw new RangeError(
+          `${ctx}: ${what}[${JSON.stringify(e.name)}] is a parameter but has dtype ${e.dtype}; ` +
+            'parameters must be F32, F16 or BF16',
+        );
+      }
+    }
+    this.#checkTiedHead(ctx, entries, what);
+    // A tied lm_head.weight last: C++ compares it with the embedding loaded before it.
+    const floats = entries.filter((e) => e.dtype === null);
+    floats.sort((a, b) => Number(a.name === 'lm_head.weight') - Number(b.name === 'lm_head.weight'));
+    for (const { name, buffer } of floats) {
+      const arg = core.tensorArg(buffer);
+      core.withHeap(ctx, buffer.name, [buffer], (p) => {
+        arg.ptr = p[0];
+        handle().loadTensor(name, arg);
+      });
+    }
+  }
+
+  /**
+   * With tied embeddings, an lm_head.weight must equal the embedding: checked here, before anything is loaded.
+   * @param {string} ctx
+   * @param {Array<{ name: string, buffer: any, dtype: string | null }>} entries
+   * @param {string} what
+   */
+  #checkTiedHead(ctx, entries, what) {
+    const c = this.#config;
+    if (c.arch === 'llama' && !c.tieEmbeddings) return;
+    const head = entries.find((e) => e.name === 'lm_head.weight' && e.dtype === null);
+    if (!head) return;
+    const embedding =
+      c.arch === 'gpt2'
+        ? ['wte.weight', 'transformer.wte.weight']
+        : ['model.embed_tokens.weight', 'embed_tokens.weight'];
+    const source = entries.find((e) => embedding.includes(e.name) && e.dtype === null);
+    if (!source) return;
+    const a = head.buffer.data;
+    const b = source.buffer.data;
+    for (let i = 0; i < a.length; ++i) {
+      if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) {
+        throw new RangeError(
+          `${ctx}: ${what}["lm_head.weight"] must equal ${what}[${JSON.stringify(source.name)}] (tied embeddings), ` +
+            `got a different matrix (first difference at element ${i}: ${a[i]} vs ${b[i]})`,
+        );
+      }
+    }
+  }
+
+  /** Frees this model and every KV cache it made (they cannot be used without it). Idempotent. */
+  dispose() {
+    for (const cache of [...this.#caches]) cache.dispose();
+    super.dispose();
+  }
+}
+
+/**
+ * generate's eosTokenId: an id or a list of ids after which generation stops (the id is returned); none by default.
+ * @param {string} ctx
+ * @param {unknown} value
+ * @param {number} V
+ */
+function readEos(ctx, value, V) {
+  if (value === undefined || value === null) return new Set();
+  const list = Array.isArray(value) ? value : [value];
+  const name = Array.isArray(value) ? (/** @type {number} */ i) => `eosTokenId[${i}]` : () => 'eosTokenId';
+  return new Set(
+    list.map((id, i) => {
+      if (typeof id !== 'number') throw new TypeError(`${ctx}: ${name(i)} must be a token id, got ${describe(id)}`);
+      if (!Number.isInteger(id) || id < 0 || id >= V) {
+        throw new RangeError(`${ctx}: ${name(i)} must be a token id in [0, ${V}), got ${id}`);
+      }
+      return id;
+    }),
+  );
+}
+
+/**
+ * A new Transformer from the raw struct: memory checked before anything is allocated.
+ * @param {Core} core
+ * @param {string} ctx
+ * @param {TransformerArgs} args
+ * @param {boolean} initialise false when every parameter is loaded next (loadModel)
+ */
+function construct(core, ctx, args, initialise) {
+  core.checkFits(ctx, 'the configuration', [], () => core.Module._transformerMemory(args));
+  return wrapModel(
+    core,
+    ctx,
+    () => new core.Module._Transformer(args, initialise),
+    (handle) => new Transformer(kToken, core, handle),
+  );
+}
+
+/**
+ * attn.createModel({ arch, ...config, seed }): a fresh model, initialised like GPT-2 / Llama from the seed.
+ * @param {Core} core
+ * @param {unknown} options
+ */
+export function createModel(core, options) {
+  const ctx = 'createModel';
+  core.checkUsable(ctx);
+  return construct(core, ctx, readModelConfig(core, ctx, options, true), true);
+}
+
+/**
+ * attn.loadModel({ config, tensors }): a Hugging Face config.json object (or a normalised config with `arch`, as
+ * model.config gives) and readSafetensors' tensors.
+ * @param {Core} core
+ * @param {unknown} options
+ */
+export function loadModel(core, options) {
+  const ctx = 'loadModel';
+  core.checkUsable(ctx);
+  if (options === undefined || options === null) {
+    throw new TypeError(`${ctx}: options { config, tensors } are required, got ${describe(options)}`);
+  }
+  const o = readOptions(ctx, options, 'options', ['config', 'tensors']);
+  const config = o.config;
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new TypeError(`${ctx}: config must be a Hugging Face config.json object, got ${describe(config)}`);
+  }
+  const tensors = o.tensors;
+  if (tensors === null || typeof tensors !== 'object' || Array.isArray(tensors) || tensors instanceof Map) {
+    throw new TypeError(
+      `${ctx}: tensors must be an object { name: tensor } (readSafetensors' result), got ${describe(tensors)}`,
+    );
+  }
+  const normalised = 'arch' in config && !('model_type' in config) ? config : fromHuggingFaceConfig(ctx, config);
+  const model = construct(core, ctx, readModelConfig(core, ctx, normalised, false), false);
+  try {
+    loadTensors(model, ctx, /** @type {Record<string, unknown>} */ (tensors), 'tensors');
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  return model;
+}
+
+/**
+ * A generation of `model` run step by step (worker-host.mjs), checked as model.generate checks its arguments.
+ * @param {unknown} model a Transformer
+ * @param {string} ctx
+ * @param {unknown} prompt
+ * @param {unknown} options
+ */
+export function generation(model, ctx, prompt, options) {
+  if (!(model instanceof Transformer)) throw new TypeError(`${ctx}: not a model made by createModel or loadModel`);
+  return startGeneration(model, ctx, prompt, options);
+}

@@ -226,8 +226,9 @@ inline RefResult ReferenceMha(const attnlab::MhaConfig& config,
       for (int64_t i = 0; i < l; ++i) {
         for (int64_t j = 0; j < s; ++j) {
           const int64_t am_index = am_3d ? ((b * h + head) * l + i) * s + j : i * s + j;
-          bias(i, j) = MaskTerm(am, am_index, /*bool_true_means_masked=*/true) +
-                       MaskTerm(kpm, b * s + j, /*bool_true_means_masked=*/true);
+          // Added in float32, as attnlab and PyTorch 2 add the two masks (an overflowed sum is ±inf).
+          bias(i, j) = static_cast<float>(MaskTerm(am, am_index, /*bool_true_means_masked=*/true)) +
+                       static_cast<float>(MaskTerm(kpm, b * s + j, /*bool_true_means_masked=*/true));
         }
       }
       Eigen::MatrixXd w;

@@ -35,7 +35,8 @@
 // Strict NaN policy (the default; ATTNLAB_FUZZ_STRICT=0 or Options::strict_nan = false turn it off): also the policy of
 // docs/robustness.md, "NaN and Inf": a NaN in query row i, in mask element (i, j) of a visible key, or in a visible,
 // unmasked key row makes weight row i and output row i all NaN; a +inf mask element makes its row NaN; and NaN/Inf in a
-// key or value row that row i cannot see (causally hidden, bool-masked or -inf) never reaches row i.
+// key or value row that row i cannot see (causally hidden, bool-masked or -inf; in MHA, -inf is the float32 sum of the
+// two masks, so two finite masks that overflow to -inf mask the key too) never reaches row i.
 //
 #ifndef ATTNLAB_TESTS_FUZZ_FUZZ_TARGET_H_
 #define ATTNLAB_TESTS_FUZZ_FUZZ_TARGET_H_

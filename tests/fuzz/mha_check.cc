@@ -156,7 +156,10 @@ void Session::CheckMhaRows(const attnlab::MultiHeadAttention& mha, const attnlab
               rb = am.Additive(base + i * S + j, /*masked_when=*/true);
             }
             if (kpm.kind != Mask::Kind::kNone) kb = kpm.Additive(b * S + j, /*masked_when=*/true);
-            in.m[j] = rb + kb;
+            // The masks are added in float32, as the library (and PyTorch 2's attn_mask + key_padding_mask) adds
+            // them: two finite masks whose sum overflows are -inf (the key is masked, whatever its logit holds) or
+            // +inf (the row is NaN), not the finite double sum (docs/robustness.md).
+            in.m[j] = static_cast<double>(static_cast<float>(rb) + static_cast<float>(kb));
             mask_nan = mask_nan || std::isnan(in.m[j]);
             mask_posinf = mask_posinf || in.m[j] == kInfD;
           }

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target (tests/fuzz/attention_fuzzer.cc: SDPA and MultiHeadAttention under
 # ASan + UBSan) and runs it.
-#   scripts/fuzz.sh SECONDS            fuzz for SECONDS (default 60) from tests/fuzz/corpus + tests/fuzz/regressions
-#   scripts/fuzz.sh --lenient SECONDS  do not check the strict NaN policy (checked by default; see
+#   scripts/fuzz.sh [SECONDS]          open-ended fuzzing (npm run fuzz): SECONDS (default 60) from a random seed,
+#                                      from tests/fuzz/corpus + tests/fuzz/regressions + build/fuzz/corpus (which
+#                                      it grows); prints the seed (rerun one with FUZZ_FLAGS=-seed=N)
+#   scripts/fuzz.sh --runs N [--seed S]
+#                                      the deterministic run of npm test: every input of tests/fuzz/corpus and
+#                                      tests/fuzz/regressions once (in sorted order), then mutations up to N
+#                                      executions in all, from seed S (default 20261130). Not time-bounded, no
+#                                      corpus carried over from an earlier run: the same command does the same work
+#                                      on every machine, and prints the same result line (coverage, corpus size,
+#                                      units added) twice in a row for one build
+#   scripts/fuzz.sh --lenient ...      do not check the strict NaN policy (checked by default; see
 #                                      tests/fuzz/fuzz_target.h)
 #   scripts/fuzz.sh --replay FILE...   run the given inputs once each (prints the decoded case of a finding)
 #   scripts/fuzz.sh --build-only       build only
@@ -12,32 +21,46 @@
 #                                      as the fuzzer (the kernels compile once under the sanitizers)
 # Every finding (crash, sanitizer report, invariant violation, timeout, out-of-memory, leak) is copied into
 # tests/fuzz/regressions/ (commit it: tests/cpp/fuzz_regressions_test.cc replays it forever) and the script
-# exits 1. New interesting inputs go to build/fuzz/corpus (not committed). Environment: FUZZ_JOBS (default 1),
-# FUZZ_CXX (default clang++), FUZZ_BUILD_JOBS (default: the number of cores), FUZZ_FLAGS (extra libFuzzer flags).
+# exits 1. Environment: FUZZ_JOBS (default 1; open-ended fuzzing only), FUZZ_CXX (default clang++),
+# FUZZ_BUILD_JOBS (default: the number of cores), FUZZ_FLAGS (extra libFuzzer flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=fuzz
 seconds=60
+runs=
+seed=20261130
 strict=1
 replay=()
 targets=(attnlab_fuzzer)
+usage() {
+  echo "usage: scripts/fuzz.sh [--lenient] [SECONDS | --runs N [--seed S]] | --replay FILE... | --build-only [--with-tests]" >&2
+  exit 2
+}
+number() { [[ "${1:-}" =~ ^[0-9]+$ ]] || usage; }
 while (($#)); do
   case "$1" in
     --strict) strict=1 ;;
     --lenient) strict=0 ;;
     --build-only) mode=build ;;
     --with-tests) targets+=(attnlab_tests) ;;
+    --runs)
+      number "${2:-}"
+      runs=$2
+      shift
+      ;;
+    --seed)
+      number "${2:-}"
+      seed=$2
+      shift
+      ;;
     --replay)
       mode=replay
       shift
       replay=("$@")
       break
       ;;
-    *[!0-9]* | '')
-      echo "usage: scripts/fuzz.sh [--lenient] [SECONDS] | --replay FILE... | --build-only [--with-tests]" >&2
-      exit 2
-      ;;
+    *[!0-9]* | '') usage ;;
     *) seconds=$1 ;;
   esac
   shift
@@ -71,19 +94,44 @@ fi
 
 mkdir -p tests/fuzz/regressions
 rm -f "$out"/artifacts/*
-echo "fuzz: running for ${seconds}s (strict NaN policy: $strict) from tests/fuzz/corpus and tests/fuzz/regressions"
-jobs=()
-[ "${FUZZ_JOBS:-1}" -gt 1 ] && jobs=(-fork="$FUZZ_JOBS" -ignore_crashes=0)
+common=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=4096 -print_final_stats=1
+  -artifact_prefix="$out/artifacts/")
 set +e
-# shellcheck disable=SC2086
-"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=4096 \
-  "${jobs[@]}" -print_final_stats=1 \
-  -artifact_prefix="$out/artifacts/" ${FUZZ_FLAGS:-} \
-  "$out/corpus" tests/fuzz/corpus tests/fuzz/regressions >"$out/fuzz.log" 2>&1
-rc=$?
+if [ -n "$runs" ]; then
+  # Deterministic: the seeds come from a sorted list (-seed_inputs), not from directory listings (whose order
+  # differs between file systems, and which libFuzzer shuffles with the seed); new units go to a fresh folder that
+  # is never read back (-reload=0); no time limit, no fork mode; and no mutations from the values of recent
+  # integer compares (-use_cmp=0): some of them are addresses, which ASLR changes from run to run (two runs
+  # diverged after 359 executions with them). What stays machine-dependent is speed, and what the compiler makes
+  # of the code (another clang may instrument other edges).
+  echo "fuzz: the corpus and regressions, then up to $runs executions from seed $seed (strict NaN policy: $strict)"
+  rm -rf "$out/fixed-corpus"
+  mkdir -p "$out/fixed-corpus"
+  find tests/fuzz/corpus tests/fuzz/regressions -type f ! -name '.*' ! -name README.md | LC_ALL=C sort |
+    paste -sd, - >"$out/seed-inputs.txt"
+  # shellcheck disable=SC2086
+  "$bin" -runs="$runs" -seed="$seed" -use_cmp=0 -reload=0 "${common[@]}" -seed_inputs=@"$out/seed-inputs.txt" ${FUZZ_FLAGS:-} \
+    "$out/fixed-corpus" >"$out/fuzz.log" 2>&1
+  rc=$?
+else
+  echo "fuzz: running for ${seconds}s (strict NaN policy: $strict) from tests/fuzz/corpus and tests/fuzz/regressions"
+  jobs=()
+  [ "${FUZZ_JOBS:-1}" -gt 1 ] && jobs=(-fork="$FUZZ_JOBS" -ignore_crashes=0)
+  # shellcheck disable=SC2086
+  "$bin" -max_total_time="$seconds" "${jobs[@]}" "${common[@]}" ${FUZZ_FLAGS:-} \
+    "$out/corpus" tests/fuzz/corpus tests/fuzz/regressions >"$out/fuzz.log" 2>&1
+  rc=$?
+fi
 set -e
-grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added" \
-  "$out/fuzz.log" || true
+if [ -n "$runs" ]; then
+  # The result without what depends on the machine's speed (exec/s, rss, times): the same on every run.
+  grep -E "^INFO: seed corpus: files:" "$out/fuzz.log" | sed -E 's/ rss: [0-9]+Mb//' || true
+  grep -E "^#[0-9]+.*DONE" "$out/fuzz.log" | sed -E 's/ exec\/s: [0-9]+//; s/ rss: [0-9]+Mb//' || true
+  grep -E "stat::number_of_executed_units|stat::new_units_added" "$out/fuzz.log" || true
+else
+  grep -E "^INFO: Seed:|^#[0-9]+.*DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added" \
+    "$out/fuzz.log" || true
+fi
 found=0
 for f in "$out"/artifacts/*; do
   [ -f "$f" ] || continue

@@ -3,6 +3,9 @@
 // tests/fixtures/models/<case>/, gen_training.py) on every target; the training state is reset by loading.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <fstream>
 #include <map>
 #include <string>
@@ -28,8 +31,8 @@ struct TrainFixture {
   FixtureTensor tokens, targets;
   double loss = 0;
   std::map<std::string, FixtureTensor> grads;
-  nlohmann::json adamw, adamw_noclip;
-  Tolerance tol;
+  nlohmann::json adamw, adamw_noclip, tolerance;
+  Tolerance tol;  // of the loss and the gradients, element by element
 };
 
 std::vector<TrainFixture> LoadTrainFixtures() {
@@ -46,7 +49,8 @@ std::vector<TrainFixture> LoadTrainFixtures() {
     f.grads = ParseFixtureTensors(j.at("grads"));
     f.adamw = j.at("adamw");
     f.adamw_noclip = j.at("adamw_noclip");
-    f.tol = Tolerance{j.at("tolerance").at("atol").get<double>(), j.at("tolerance").at("rtol").get<double>()};
+    f.tolerance = j.at("tolerance");
+    f.tol = Tolerance{f.tolerance.at("atol").get<double>(), f.tolerance.at("rtol").get<double>()};
     out.push_back(std::move(f));
   }
   return out;
@@ -71,23 +75,48 @@ Transformer::AdamWOptions OptionsOf(const nlohmann::json& j) {
   return o;
 }
 
-// The AdamW steps of `run` on the fixture's batch: each step's loss and gradient norm, then every parameter.
-void CheckAdamWRun(const TrainFixture& f, const nlohmann::json& run) {
+// Parameters after AdamW steps, per tensor (README's rule): the median of |a − e| / (atol + rtol·|e|) at most 1, and
+// every |a − e| at most max_abs. (Adam moves entries whose gradient is float32 noise by up to lr per step, so no
+// element-wise bound holds for every entry; a wrong optimiser shifts whole tensors.)
+void CheckParamsAfter(const std::string& name, const std::vector<float>& actual, const FixtureTensor& expected,
+                      const nlohmann::json& rule, double max_abs) {
+  REQUIRE(actual.size() == expected.values.size());
+  const double atol = rule.at("atol").get<double>(), rtol = rule.at("rtol").get<double>();
+  std::vector<double> ratios;
+  double worst = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double diff = std::fabs(static_cast<double>(actual[i]) - expected.values[i]);
+    ratios.push_back(diff / (atol + rtol * std::fabs(static_cast<double>(expected.values[i]))));
+    worst = std::max(worst, diff);
+  }
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+  INFO(name << ": median ratio " << ratios[ratios.size() / 2] << ", worst |a - e| " << worst);
+  CHECK(ratios[ratios.size() / 2] <= 1.0);
+  CHECK(worst <= max_abs);
+}
+
+// The AdamW steps of `run` ("adamw" or "adamw_noclip") on the fixture's batch: each step's loss and gradient norm,
+// then every parameter.
+void CheckAdamWRun(const TrainFixture& f, const std::string& run_name) {
+  const nlohmann::json& run = run_name == "adamw" ? f.adamw : f.adamw_noclip;
   Transformer model = LoadedTrainModel(f);
   const Transformer::AdamWOptions options = OptionsOf(run);
   const auto& steps = run.at("steps");
+  const double step_rtol = f.tolerance.at("steps").at("rtol").get<double>();
   for (size_t i = 0; i < steps.size(); ++i) {
-    INFO("AdamW step " << i);
+    INFO(run_name << " step " << i);
     const Transformer::StepResult r =
         model.TrainStep({f.tokens.ints.data(), f.tokens.shape}, {f.targets.ints.data(), f.targets.shape}, options);
-    CHECK(r.loss == Approx(steps[i].at("loss").get<double>()).epsilon(1e-5));
-    CHECK(r.grad_norm == Approx(steps[i].at("grad_norm").get<double>()).epsilon(1e-4));
+    CHECK(r.loss == Approx(steps[i].at("loss").get<double>()).epsilon(step_rtol));
+    CHECK(r.grad_norm == Approx(steps[i].at("grad_norm").get<double>()).epsilon(step_rtol));
   }
   const std::map<std::string, attnlab::Tensor> state = model.StateDict();
+  const nlohmann::json& rule = f.tolerance.at("params_after");
+  const double max_abs = rule.at("max_abs").at(run_name).get<double>();
   for (const auto& [name, expected] : ParseFixtureTensors(run.at("params_after"))) {
-    INFO("parameter " << name << " after " << steps.size() << " steps");
+    INFO(run_name << ": parameter " << name << " after " << steps.size() << " steps");
     REQUIRE(state.count(name) == 1);
-    CheckAllClose(name, state.at(name).data, expected.values, f.tol);
+    CheckParamsAfter(name, state.at(name).data, expected, rule, max_abs);
   }
 }
 
@@ -109,8 +138,8 @@ TEST_CASE("transformer training: loss, every gradient and AdamW steps match PyTo
         CHECK(g.grad_params.at(name).shape == expected.shape);
         CheckAllClose(name, g.grad_params.at(name).data, expected.values, f.tol);
       }
-      CheckAdamWRun(f, f.adamw);
-      CheckAdamWRun(f, f.adamw_noclip);
+      CheckAdamWRun(f, "adamw");
+      CheckAdamWRun(f, "adamw_noclip");
     });
   }
 }

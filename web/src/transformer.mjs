@@ -266,40 +266,106 @@ export function makeRng(seed) {
  */
 export function sampleToken(row, { temperature, topK, topP }, random) {
   const n = row.length;
+  const value = (/** @type {number} */ i) => (Number.isNaN(row[i]) ? -Infinity : row[i]);
   if (temperature === 0) {
     let best = 0;
-    for (let i = 1; i < n; ++i) if (row[i] > row[best] || Number.isNaN(row[best])) best = i;
+    for (let i = 1; i < n; ++i) if (value(i) > value(best)) best = i;
     return best;
   }
-  /** @type {number[] | Int32Array} */
-  let ids;
-  if (topK < n || topP < 1) {
-    const order = Array.from({ length: n }, (_, i) => i);
-    order.sort((a, b) => row[b] - row[a] || a - b);
-    ids = order.slice(0, Math.min(topK, n));
-  } else {
-    ids = Int32Array.from({ length: n }, (_, i) => i);
-  }
+  const better = (/** @type {number} */ a, /** @type {number} */ b) => value(b) - value(a) || a - b;
+  /** @type {number[] | null} candidates by decreasing probability; null: every id, in id order */
+  let ids = topK < n ? largest(n, topK, better) : null;
+  if (topP < 1) ids = nucleus(row, value, ids, temperature, topP, better);
+  const count = ids ? ids.length : n;
+  const id = (/** @type {number} */ j) => (ids ? ids[j] : j);
   let max = -Infinity;
-  for (const i of ids) if (row[i] > max) max = row[i];
-  const weights = new Float64Array(ids.length);
+  for (let j = 0; j < count; ++j) max = Math.max(max, value(id(j)));
+  const weights = new Float64Array(count);
   let total = 0;
-  for (let j = 0; j < ids.length; ++j) {
-    weights[j] = Math.exp((row[ids[j]] - max) / temperature);
+  for (let j = 0; j < count; ++j) {
+    weights[j] = max === -Infinity ? 1 : Math.exp((value(id(j)) - max) / temperature);
     total += weights[j];
-  }
-  let count = ids.length;
-  if (topP < 1) {
-    let before = 0;
-    for (count = 0; count < ids.length && (count === 0 || before < topP * total); ++count) before += weights[count];
-    total = before;
   }
   let u = random() * total;
   for (let j = 0; j < count; ++j) {
     u -= weights[j];
-    if (u < 0) return ids[j];
+    if (u < 0) return id(j);
   }
-  return ids[count - 1];
+  return id(count - 1);
+}
+
+/**
+ * topP: the smallest prefix of the candidates (by decreasing probability) whose probability reaches topP · their
+ * total, at least one. Without topK, found from a native sort of the values, not of the ids.
+ * @param {Float32Array} row
+ * @param {(i: number) => number} value row[i], NaN as -Infinity
+ * @param {number[] | null} ids candidates by decreasing probability, or null for all
+ * @param {number} temperature
+ * @param {number} topP
+ * @param {(a: number, b: number) => number} better
+ */
+function nucleus(row, value, ids, temperature, topP, better) {
+  let values;
+  if (ids) {
+    values = Float64Array.from(ids, value);
+  } else {
+    values = new Float64Array(row.length);
+    for (let i = 0; i < row.length; ++i) values[i] = value(i);
+    values.sort().reverse();
+  }
+  const max = values[0];
+  const weight = (/** @type {number} */ v) => (max === -Infinity ? 1 : Math.exp((v - max) / temperature));
+  let total = 0;
+  for (const v of values) total += weight(v);
+  let count = 0;
+  for (let before = 0; count < values.length && (count === 0 || before < topP * total); ++count) {
+    before += weight(values[count]);
+  }
+  if (ids) return ids.slice(0, count);
+  // The ids of the first `count` values: those above the last one kept, then its ties by id.
+  const last = values[count - 1];
+  const kept = [];
+  for (let i = 0; i < row.length; ++i) if (value(i) > last) kept.push(i);
+  for (let i = 0; i < row.length && kept.length < count; ++i) if (value(i) === last) kept.push(i);
+  return kept.sort(better);
+}
+
+/**
+ * The k ids of [0, n) first in `before`'s order, in that order: a heap of k (O(n log k)), for topK ≪ vocabSize.
+ * @param {number} n
+ * @param {number} k
+ * @param {(a: number, b: number) => number} before
+ */
+function largest(n, k, before) {
+  /** @type {number[]} */
+  const heap = []; // heap[0]: the last of the k kept so far
+  const sift = (/** @type {number} */ i) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < heap.length && before(heap[l], heap[m]) > 0) m = l;
+      if (r < heap.length && before(heap[r], heap[m]) > 0) m = r;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m], heap[i]];
+      i = m;
+    }
+  };
+  for (let id = 0; id < n; ++id) {
+    if (heap.length < k) {
+      heap.push(id);
+      for (let i = heap.length - 1; i > 0;) {
+        const parent = (i - 1) >> 1;
+        if (before(heap[i], heap[parent]) <= 0) break;
+        [heap[i], heap[parent]] = [heap[parent], heap[i]];
+        i = parent;
+      }
+    } else if (before(id, heap[0]) < 0) {
+      heap[0] = id;
+      sift(0);
+    }
+  }
+  return heap.sort(before);
 }
 
 /** The error a generation stopped by `signal` throws: its reason when that is an Error, else an AbortError. */

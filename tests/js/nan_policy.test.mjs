@@ -255,6 +255,40 @@ for (const variant of VARIANTS) {
       m.dispose();
     });
 
+    // docs/robustness.md, "Two masks on one key": the float masks are added in float32, and a sum of -Infinity masks
+    // the key even when two finite masks overflow (-FLT_MAX + -FLT_MAX); one of +Infinity makes the row NaN.
+    test('MHA: float masks whose float32 sum overflows mask the key (-inf) or poison the row (+inf)', () => {
+      const MAX = 3.4028234663852886e38;
+      const m = attn.createMultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true, seed: 5 });
+      const kpm = { data: new Float32Array(N * S), shape: [N, S] };
+      const am = { data: new Float32Array(N * H * L * S), shape: [N * H, L, S] };
+      const j = 1;
+      const i = 2;
+      kpm.data[0 * S + j] = -MAX; // item 0, key j; row i also gets -MAX from attnMask, in both heads
+      for (let h = 0; h < H; ++h) am.data[((0 * H + h) * L + i) * S + j] = -MAX;
+      for (const needWeights of [true, false]) {
+        const options = { keyPaddingMask: kpm, attnMask: am, needWeights };
+        const clean = mhaRun(m, mhaProblem(), options);
+        const p = mhaProblem();
+        p.k.data.fill(NaN, (0 * S + j) * E, (0 * S + j + 1) * E);
+        const got = mhaRun(m, p, options);
+        expectNaNTokens(got, clean, (b, ii) => b === 0 && ii !== i); // -MAX alone: key j attended, NaN
+        if (needWeights) {
+          for (let h = 0; h < H; ++h) assert.equal(got.weights.data[((0 * H + h) * L + i) * S + j], 0);
+        }
+      }
+      const kpmUp = { data: new Float32Array(N * S), shape: [N, S] };
+      const amUp = { data: new Float32Array(N * H * L * S), shape: [N * H, L, S] };
+      kpmUp.data[1 * S + 0] = MAX; // item 1, key 0: +MAX alone is a finite bias
+      const finite = mhaRun(m, mhaProblem(), { keyPaddingMask: kpmUp, attnMask: amUp });
+      amUp.data[((1 * H + 1) * L + 1) * S + 0] = MAX; // + MAX = +inf in head 1, row 1
+      const poisoned = mhaRun(m, mhaProblem(), { keyPaddingMask: kpmUp, attnMask: amUp });
+      expectNaNTokens(poisoned, finite, (b, ii) => b === 1 && ii === 1);
+      assert.ok(allNaN(poisoned.weights.data, ((1 * H + 1) * L + 1) * S, S), 'head 1, row 1: NaN weights');
+      assert.ok(same(poisoned.weights.data, finite.weights.data, ((1 * H + 0) * L + 1) * S, S), 'head 0 unchanged');
+      m.dispose();
+    });
+
     // ---- Consistency
     test('repeated calls are bit-identical (NaN / Inf inputs included)', () => {
       const rng = makeRng(99);

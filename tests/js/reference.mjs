@@ -206,7 +206,7 @@ export function mhaRef(config, params, query, key, value, options = {}) {
           let bias = 0;
           if (j < s) {
             if (am) bias += maskVal(am, (am.shape.length === 2 ? 0 : (b * H + h) * l * s) + i * s + j);
-            if (kpm) bias += maskVal(kpm, b * s + j);
+            if (kpm) bias = Math.fround(bias + maskVal(kpm, b * s + j)); // float32, as attnlab adds the masks
           }
           logits[j] = dot * scale + bias;
           if (bias === -Infinity) attended[j] = false;

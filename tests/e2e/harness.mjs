@@ -1,7 +1,8 @@
 // Shared set-up of the demo page's end-to-end tests (tests/e2e/*.test.mjs): serves the repository with
 // scripts/serve.mjs on a free port and drives Debian's /usr/bin/chromium with npm playwright-core (no browser
 // downloads). Each test file calls setUp() once; open() gives a page that has finished mounting, with its
-// console errors, page errors, failed requests and HTTP errors collected. Screenshots go to build/screenshots/.
+// console errors, page errors, failed requests (any requestfailed event, net::ERR_ABORTED included) and HTTP errors
+// collected, and the requests that finished ('METHOD /path'). Screenshots go to build/screenshots/.
 
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,18 +88,17 @@ export async function open(query = '', width = 1280) {
     if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  // A request the page itself cancels (net::ERR_ABORTED: the threaded loader's probe of its glue) is no failure.
-  page.on('requestfailed', (r) => {
-    if (r.failure()?.errorText !== 'net::ERR_ABORTED')
-      problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
-  });
+  // Every request of a working page completes: a failed one (net::ERR_ABORTED included) is a problem.
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`));
+  const finished = [];
+  page.on('requestfinished', (r) => finished.push(`${r.method()} ${new URL(r.url()).pathname}`));
   page.on('response', (r) => {
     if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
   });
   await page.goto(ctx.base + query);
   await page.waitForFunction(() => document.body.dataset.ready, null, { timeout: 90000 });
   assert.equal(await page.evaluate(() => document.body.dataset.ready), '1', `page not ready: ${problems.join('\n')}`);
-  return { page, problems };
+  return { page, problems, finished };
 }
 
 export const attr = (page, sel, name) => page.$eval(sel, (el, n) => el.getAttribute(n), name);
@@ -127,12 +127,13 @@ export function shot(page, part, name) {
 /** How far the page is wider than its window (≤ 0: no horizontal scrolling). */
 export const overflow = (page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
-/** Open the page, run fn(page), then check that nothing went wrong on it (console, requests) and close it. */
+/** Open the page, run fn(page, problems, finished), then check that nothing went wrong on it (console, requests) and
+ * close it. */
 export async function withPage(query, width, fn) {
   if (typeof width === 'function') [width, fn] = [1280, width];
-  const { page, problems } = await open(query, width);
+  const { page, problems, finished } = await open(query, width);
   try {
-    await fn(page, problems);
+    await fn(page, problems, finished);
     assert.deepEqual(problems, []);
   } finally {
     await page.close();

@@ -36,13 +36,16 @@ for (const lang of ['zh', 'en']) {
     `${lang}: every part renders in the tutorial's order, with its §, the §5 numbers and the heads check (1280 px)`,
     { timeout: 120000 },
     async () => {
-      await withPage(`?lang=${lang}`, async (page) => {
+      await withPage(`?lang=${lang}`, async (page, problems, finished) => {
         assert.equal(await page.evaluate(() => document.documentElement.lang), lang === 'zh' ? 'zh-CN' : 'en');
         assert.equal(
           await page.evaluate(() => window.crossOriginIsolated),
           true,
           'COOP/COEP make the page cross-origin isolated',
         );
+        // The loader's probe of the threaded glue completes (it used to end in net::ERR_ABORTED after its 200, its
+        // body unread); withPage then checks that no request failed at all.
+        assert.ok(finished.includes('HEAD /dist/attnlab-simd-threaded.mjs'), finished.join('\n'));
         assert.ok(['simd', 'scalar', 'simd-threaded'].includes(await attr(page, '#build', 'data-variant')));
         assert.deepEqual(
           await page.$$eval('#toc a', (as) => as.map((a) => a.getAttribute('href'))),

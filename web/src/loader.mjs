@@ -126,6 +126,9 @@ function glueProblem(variant) {
       if (origin && url.origin !== origin) return `its workers cannot start from another origin (${url.origin})`;
       try {
         const response = await fetch(url.href, { method: 'HEAD', credentials: 'same-origin' });
+        // Read the (empty) body: Chromium gives a HEAD response a body stream and, when nobody reads it, cancels
+        // the request after its 200 arrived (net::ERR_ABORTED, a failed request in the network log).
+        await response.arrayBuffer();
         const type = response.headers.get('Content-Type') || '';
         if (response.ok && /javascript/.test(type)) return null;
         return `its glue is not served as a module at ${url.href} (HTTP ${response.status}, ${type || 'no type'})`;

@@ -95,11 +95,13 @@ std::vector<int32_t> Greedy(Transformer& model, const std::vector<int32_t>& prom
   attnlab::TransformerKVCache cache = model.CreateKVCache(1, model.config().context_length);
   TransformerForwardOptions options;
   options.cache = &cache;
+  options.last_logits_only = true;
   std::vector<int32_t> step = prompt, out;
   for (int64_t i = 0; i < new_tokens; ++i) {
     const attnlab::TransformerOutput o = model.Forward({step.data(), {1, static_cast<int64_t>(step.size())}}, options);
     const size_t v = static_cast<size_t>(model.config().vocab_size);
-    const float* last = o.logits.data.data() + (step.size() - 1) * v;
+    REQUIRE(o.logits.shape == attnlab::Shape{1, 1, static_cast<int64_t>(v)});
+    const float* last = o.logits.data.data();
     out.push_back(static_cast<int32_t>(std::max_element(last, last + v) - last));
     step = {out.back()};
   }
@@ -120,6 +122,24 @@ TEST_CASE("transformer: Hugging Face checkpoints give PyTorch's logits, attentio
       CHECK(Greedy(model, f.greedy_prompt, f.greedy_new_tokens) == f.greedy_tokens);
     });
   }
+}
+
+TEST_CASE("transformer: last_logits_only gives each item's last row of the full logits", "[model]") {
+  const ModelFixture f = LoadModelFixture(ModelFixtureDirs(kModelFixtureDir).front());
+  Transformer model = LoadedModel(f);
+  const ModelForwardCase& c = f.forward.front();
+  const attnlab::TransformerOutput full = model.Forward(TokensOf(c.input_ids));
+  TransformerForwardOptions options;
+  options.last_logits_only = true;
+  const attnlab::TransformerOutput last = model.Forward(TokensOf(c.input_ids), options);
+  const int64_t b = c.input_ids.shape[0], t = c.input_ids.shape[1], v = f.config.vocab_size;
+  REQUIRE(last.logits.shape == attnlab::Shape{b, 1, v});
+  std::vector<float> expected;
+  for (int64_t i = 0; i < b; ++i) {
+    const auto row = full.logits.data.begin() + ((i + 1) * t - 1) * v;
+    expected.insert(expected.end(), row, row + v);
+  }
+  CheckAllClose("last logits", last.logits.data, expected, f.tol);
 }
 
 TEST_CASE("transformer: the state dict gives back each loaded tensor under Hugging Face's bare name", "[model]") {

@@ -86,13 +86,15 @@ struct TransformerForwardOptions {
   // for the others.
   std::vector<int64_t> output_attentions;
   bool output_hidden_states = false;
+  // Logits of each sequence's last position only, (B, 1, V) (generation needs no more; saves T·V floats).
+  bool last_logits_only = false;
   // Decoding: the tokens continue the cache's sequences at position P = cache->Length(); their keys and values
   // are appended. Null: a fresh sequence (P = 0).
   TransformerKVCache* cache = nullptr;
 };
 
 struct TransformerOutput {
-  Tensor logits;                      // (B, T, V)
+  Tensor logits;                      // (B, T, V), or (B, 1, V) with last_logits_only
   std::vector<Tensor> attentions;     // L entries, (B, H, T, P + T) for a layer asked for, else empty
   std::vector<Tensor> hidden_states;  // L + 1 entries (B, T, E) when asked for: block inputs, then after the final norm
 };

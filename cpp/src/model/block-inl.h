@@ -225,7 +225,11 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   if (train) std::copy(m.x.data(), m.x.data() + plane, train->x_final);
   NormRows(a, rows, m.x.data(), a.norm_f, h);
   if (a.hidden_states) std::copy(h, h + plane, a.hidden_states[a.num_blocks]);
-  Linear(rows, h, a.e, a.head, a.logits, a.vocab);
+  if (!a.last_logits_only) return Linear(rows, h, a.e, a.head, a.logits, a.vocab);
+  for (size_t b = 0; b < a.batch; ++b) {  // (each item's last row, gathered)
+    std::copy(h + ((b + 1) * a.tokens - 1) * a.e, h + (b + 1) * a.tokens * a.e, m.proj.data() + b * a.e);
+  }
+  Linear(a.batch, m.proj.data(), a.e, a.head, a.logits, a.vocab);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)

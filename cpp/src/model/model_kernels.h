@@ -97,8 +97,9 @@ struct ModelArgs {
   const BlockArgs* blocks = nullptr;
   size_t num_blocks = 0;
   NormArgs norm_f;
-  LinearArgs head;                        // (E, V)
-  float* logits = nullptr;                // (B, T, V)
+  LinearArgs head;          // (E, V)
+  float* logits = nullptr;  // (B, T, V), or (B, 1, V) when last_logits_only
+  bool last_logits_only = false;
   float* const* hidden_states = nullptr;  // L + 1 buffers (B, T, E), or null
 };
 

@@ -263,7 +263,8 @@ TransformerOutput Transformer::Forward(const TokensView& tokens, const Transform
   CallArgs call;
   PrepareCall(tokens, past, cache ? cache->max_length : t_len, call);
   TransformerOutput out;
-  out.logits = ZeroTensor({static_cast<int64_t>(batch), static_cast<int64_t>(t_len), c.vocab_size});
+  const int64_t logit_rows = options.last_logits_only ? 1 : static_cast<int64_t>(t_len);
+  out.logits = ZeroTensor({static_cast<int64_t>(batch), t_len == 0 ? 0 : logit_rows, c.vocab_size});
   out.attentions.resize(keep.size());
   // (without a cache, one step's keys and values: every layer reuses them)
   std::vector<float> step_k(cache ? 0 : batch * impl_->z.kv_heads * t_len * impl_->z.head_dim), step_v(step_k.size());
@@ -285,6 +286,7 @@ TransformerOutput Transformer::Forward(const TokensView& tokens, const Transform
   }
   call.a.key_bias = key_bias.empty() ? nullptr : key_bias.data();
   call.a.logits = out.logits.data.data();
+  call.a.last_logits_only = options.last_logits_only;
   call.a.hidden_states = hidden.empty() ? nullptr : hidden.data();
   TransformerForward(call.a);
   if (cache) cache->length = s;

@@ -1,0 +1,63 @@
+// Mirrors web/demo/parts/poem-heads/compute.js: where each character of a quatrain sits, the patterns' keys, and
+// the head scores of synthetic attention whose answer is known (a head that always looks one back scores 1 on
+// 'previous'; a uniform causal head scores the uniform baseline).
+import assert from 'node:assert/strict';
+import test from 'node:test';
+
+import { PATTERNS, accumulateHeadScores, poemPositions } from '../../web/demo/parts/poem-heads/compute.js';
+
+// 床前明月光，疑是地上霜。举头望明月，低头思故乡。 with BOS and EOS
+const POEM = ['[BOS]', ...'床前明月光，疑是地上霜。举头望明月，低头思故乡。', '[EOS]'];
+const STRAINS = [...'平平平仄平，平仄仄仄平。仄平仄平仄，平平平仄平。'];
+
+test('poemPositions: lines, columns, line ends and tones of a five-character quatrain', () => {
+  const pos = poemPositions(POEM, STRAINS);
+  assert.equal(pos.length, POEM.length);
+  assert.equal(pos[0].special, true);
+  assert.deepEqual([pos[1].line, pos[1].column], [0, 0]); // 床
+  assert.deepEqual([pos[8].line, pos[8].column], [1, 1]); // 是
+  assert.equal(pos[6].punct, true); // ，
+  assert.deepEqual(
+    pos.flatMap((p, i) => (p.lastChar ? [POEM[i]] : [])),
+    ['光', '霜', '月', '乡'],
+  );
+  assert.equal(pos[2].tone, '平'); // 前
+  assert.equal(pos[9].tone, '仄'); // 地
+  assert.equal(pos[25].special, true); // [EOS]
+});
+
+test('patterns: the keys each query predicts', () => {
+  const pos = poemPositions(POEM, STRAINS);
+  const at = (ch, from = 0) => POEM.indexOf(ch, from);
+  assert.deepEqual(PATTERNS.previous(pos, at('前')), [at('床')]);
+  assert.deepEqual(PATTERNS.couplet(pos, at('是')), [at('前')]); // line 2, column 1 → line 1, column 1
+  assert.deepEqual(PATTERNS.couplet(pos, at('举')), []); // line 3 answers nothing above it
+  assert.deepEqual(PATTERNS.rhyme(pos, at('乡')), [at('光'), at('霜'), at('月', at('举'))]);
+  assert.deepEqual(PATTERNS.rhyme(pos, at('思')), []);
+  assert.deepEqual(PATTERNS.lineStart(pos, at('故')), [at('低')]);
+  // 是 (仄) at column 1 of line 2 against 前 (平) at column 1 of line 1: the tones alternate
+  assert.deepEqual(PATTERNS.tone(pos, at('是')), [at('前')]);
+  // 头 (平) at column 1 of line 4 against 头 (平) of line 3: no alternation, not counted
+  assert.deepEqual(PATTERNS.tone(pos, POEM.lastIndexOf('头')), []);
+  assert.deepEqual(PATTERNS.bos(pos, at('月')), [0]);
+  assert.deepEqual(PATTERNS.punctuation(pos, at('疑')), [0, at('，')]);
+});
+
+test('accumulateHeadScores: a look-one-back head scores 1 on previous, a uniform head the baseline', () => {
+  const pos = poemPositions(POEM, STRAINS);
+  const t = POEM.length;
+  const data = new Float32Array(2 * t * t);
+  for (let i = 0; i < t; i++) {
+    data[i * t + Math.max(0, i - 1)] = 1; // head 0: the previous token
+    for (let j = 0; j <= i; j++) data[(t + i) * t + j] = 1 / (i + 1); // head 1: uniform over the causal keys
+  }
+  const acc = Object.fromEntries(
+    Object.keys(PATTERNS).map((name) => [name, { mass: new Float64Array(2), baseline: 0, count: 0 }]),
+  );
+  accumulateHeadScores([{ data, shape: [1, 2, t, t] }], pos, acc);
+  const prev = acc.previous;
+  assert.ok(prev.count > 20);
+  assert.ok(Math.abs(prev.mass[0] / prev.count - 1) < 1e-6);
+  assert.ok(Math.abs(prev.mass[1] / prev.count - prev.baseline / prev.count) < 1e-6);
+  assert.ok(acc.couplet.mass[0] / acc.couplet.count < 0.01); // the look-back head never looks a line back
+});

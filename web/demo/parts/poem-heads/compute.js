@@ -1,0 +1,215 @@
+// @ts-check
+// Part "The poem model's heads" (tutorial §8.1–8.2, §10.1), the numbers: which patterns each head of a trained poem
+// model attends by, on held-out poems, and what each head does to the loss when it is removed. No DOM; also run by
+// scripts/poems/heads.mjs over the whole held-out set, and by its node test.
+//
+// A poem is a sequence of characters: [BOS] line₁ ， line₂ 。 line₃ ， line₄ 。 [EOS] (quatrains: 4 lines of 5 or 7).
+// A pattern maps a query position to the key positions it predicts (empty: the query does not count). A head's score
+// for a pattern is the mean, over counted queries, of the attention mass on those keys; the baseline is the same mean
+// under uniform causal attention (|keys| / (i + 1)), so score / baseline says how much the head prefers the pattern.
+
+/** @typedef {import('../../attnlab.js').Transformer} Model */
+
+/** Characters that end a line. */
+export const LINE_ENDS = new Set(['，', '。', '？', '！', '；']);
+
+/**
+ * @typedef {object} Position
+ * @property {number} line      line index (−1 for specials and punctuation)
+ * @property {number} column    position in the line (−1 for specials and punctuation)
+ * @property {boolean} special  BOS / EOS / padding
+ * @property {boolean} punct    a line end
+ * @property {boolean} lastChar the last character of its line
+ * @property {string} tone      '平', '仄' or '' (from the strains labels, when known)
+ */
+
+/**
+ * Where each token of a poem sits.
+ * @param {string[]} chars  one string per token ('' or a bracketed name like '[BOS]' for specials)
+ * @param {string[]} [strains]  the poem's strains labels, one per token of its text (as chinese-poetry's strains/:
+ *   the same characters with 平/仄/○ instead of the characters), aligned to chars after the BOS
+ * @returns {Position[]}
+ */
+export function poemPositions(chars, strains) {
+  /** @type {Position[]} */
+  const out = [];
+  let line = 0;
+  let column = 0;
+  let textIndex = 0;
+  for (const c of chars) {
+    const special = c === '' || (c.startsWith('[') && c.endsWith(']'));
+    const punct = LINE_ENDS.has(c);
+    const tone = !special && strains ? (strains[textIndex] ?? '') : '';
+    if (!special) textIndex += 1;
+    if (special || punct) {
+      out.push({ line: -1, column: -1, special, punct, lastChar: false, tone: '' });
+      if (punct) {
+        if (out.length > 1 && out[out.length - 2].line === line) out[out.length - 2].lastChar = true;
+        line += 1;
+        column = 0;
+      }
+      continue;
+    }
+    out.push({
+      line,
+      column,
+      special: false,
+      punct: false,
+      lastChar: false,
+      tone: tone === '平' || tone === '仄' ? tone : '',
+    });
+    column += 1;
+  }
+  return out;
+}
+
+/** The index of the character at (line, column), or −1. */
+function find(/** @type {Position[]} */ pos, /** @type {number} */ line, /** @type {number} */ column) {
+  return pos.findIndex((p) => p.line === line && p.column === column);
+}
+
+/**
+ * The patterns: for query i, the keys j ≤ i it predicts.
+ * @type {Record<string, (pos: Position[], i: number) => number[]>}
+ */
+export const PATTERNS = {
+  // the character just before
+  previous: (pos, i) => (i >= 1 && !pos[i].special ? [i - 1] : []),
+  // 对仗: the same column of the line before (lines 2 and 4 of a quatrain answer lines 1 and 3)
+  couplet: (pos, i) => {
+    const p = pos[i];
+    if (p.line < 1 || p.line % 2 === 0) return [];
+    const j = find(pos, p.line - 1, p.column);
+    return j >= 0 ? [j] : [];
+  },
+  // rhyme: the last character of line 4 (or 2) looks back at the earlier rhyming line ends (line 2, and line 1)
+  rhyme: (pos, i) => {
+    const p = pos[i];
+    if (!p.lastChar || p.line < 1 || p.line % 2 === 0) return [];
+    return pos.flatMap((q, j) => (j < i && q.lastChar ? [j] : []));
+  },
+  // structure: punctuation and the BOS token
+  punctuation: (pos, i) => (pos[i].special ? [] : pos.flatMap((q, j) => (j < i && (q.punct || q.special) ? [j] : []))),
+  // the first character of the current line
+  lineStart: (pos, i) => {
+    const p = pos[i];
+    if (p.line < 0 || p.column === 0) return [];
+    const j = find(pos, p.line, 0);
+    return j >= 0 ? [j] : [];
+  },
+  // 平仄: a tone-bearing column (2nd, 4th, 6th character) of a couplet's second line, towards the same column of its
+  // first line, where the labels say the tones alternate
+  tone: (pos, i) => {
+    const p = pos[i];
+    if (p.line < 1 || p.line % 2 === 0 || p.column % 2 === 0 || !p.tone) return [];
+    const j = find(pos, p.line - 1, p.column);
+    return j >= 0 && pos[j].tone && pos[j].tone !== p.tone ? [j] : [];
+  },
+  // the token itself
+  self: (pos, i) => (pos[i].special ? [] : [i]),
+  // the first token (a common resting place of heads with nothing to do)
+  bos: (pos, i) => (i >= 1 && !pos[i].special ? [0] : []),
+};
+
+/**
+ * Sums of each head's attention mass on each pattern's keys, over one poem, into `acc`.
+ * @param {{ data: Float32Array, shape: number[] }[]} attentions  per layer (1, H, T, T), softmax weights
+ * @param {Position[]} pos
+ * @param {Record<string, { mass: Float64Array, baseline: number, count: number }>} acc  per pattern; mass (L·H)
+ */
+export function accumulateHeadScores(attentions, pos, acc) {
+  const t = pos.length;
+  for (const [name, pattern] of Object.entries(PATTERNS)) {
+    const a = acc[name];
+    for (let i = 0; i < t; i++) {
+      const keys = pattern(pos, i);
+      if (keys.length === 0) continue;
+      a.count += 1;
+      a.baseline += keys.length / (i + 1);
+      attentions.forEach((w, l) => {
+        const heads = w.shape[1];
+        for (let h = 0; h < heads; h++) {
+          const row = (h * t + i) * t;
+          let m = 0;
+          for (const j of keys) m += w.data[row + j];
+          a.mass[l * heads + h] += m;
+        }
+      });
+    }
+  }
+}
+
+/**
+ * Per pattern: per (layer, head) the mean mass, the uniform baseline, and the number of queries counted.
+ * @param {Model} model
+ * @param {{ ids: Int32Array, chars: string[], strains?: string[] }[]} poems
+ */
+export function headScores(model, poems) {
+  const { numLayers, numHeads } = model.config;
+  /** @type {Record<string, { mass: Float64Array, baseline: number, count: number }>} */
+  const acc = {};
+  for (const name of Object.keys(PATTERNS))
+    acc[name] = { mass: new Float64Array(numLayers * numHeads), baseline: 0, count: 0 };
+  for (const poem of poems) {
+    const { attentions } = model.forward({ data: poem.ids, shape: [1, poem.ids.length] }, { outputAttentions: true });
+    accumulateHeadScores(attentions, poemPositions(poem.chars, poem.strains), acc);
+  }
+  /** @type {Record<string, { score: number[][], baseline: number, count: number }>} */
+  const out = {};
+  for (const [name, a] of Object.entries(acc)) {
+    const n = Math.max(1, a.count);
+    const score = Array.from({ length: numLayers }, (_, l) =>
+      Array.from({ length: numHeads }, (_, h) => a.mass[l * numHeads + h] / n),
+    );
+    out[name] = { score, baseline: a.baseline / n, count: a.count };
+  }
+  return out;
+}
+
+/**
+ * Mean next-token cross-entropy (nats) of the model on the poems, with an optional head mask (L, H): each poem's
+ * tokens predict the next; padding is not used (one poem per forward).
+ * @param {Model} model
+ * @param {{ ids: Int32Array }[]} poems
+ * @param {Float32Array} [headMask]
+ */
+export function meanLoss(model, poems, headMask) {
+  const { numLayers, numHeads, vocabSize } = model.config;
+  const mask = headMask ? { data: headMask, shape: [numLayers, numHeads] } : undefined;
+  let sum = 0;
+  let count = 0;
+  for (const { ids } of poems) {
+    const t = ids.length;
+    const { logits } = model.forward({ data: ids, shape: [1, t] }, { headMask: mask });
+    for (let i = 0; i + 1 < t; i++) {
+      const row = logits.data.subarray(i * vocabSize, (i + 1) * vocabSize);
+      let max = -Infinity;
+      for (const x of row) max = Math.max(max, x);
+      let z = 0;
+      for (const x of row) z += Math.exp(x - max);
+      sum += Math.log(z) + max - row[ids[i + 1]];
+      count += 1;
+    }
+  }
+  return sum / Math.max(1, count);
+}
+
+/**
+ * The held-out loss with each head removed (head_mask 0), beside the intact loss: the effect of a head, which its
+ * attention weights alone do not show (tutorial §8.2).
+ * @param {Model} model
+ * @param {{ ids: Int32Array }[]} poems
+ */
+export function headAblation(model, poems) {
+  const { numLayers, numHeads } = model.config;
+  const base = meanLoss(model, poems);
+  const delta = Array.from({ length: numLayers }, () => new Array(numHeads).fill(0));
+  for (let l = 0; l < numLayers; l++) {
+    for (let h = 0; h < numHeads; h++) {
+      const mask = new Float32Array(numLayers * numHeads).fill(1);
+      mask[l * numHeads + h] = 0;
+      delta[l][h] = meanLoss(model, poems, mask) - base;
+    }
+  }
+  return { base, delta };
+}

@@ -1,3 +1,4 @@
+// @ts-check
 // The one module that knows about attnlab's WebAssembly files.
 //
 // Builds of the same C++ ship side by side, one per row of wasm-variants.json (web/src/variants.mjs is generated
@@ -55,6 +56,9 @@ function wasmProbe(variant) {
 export function simdSupport() {
   return wasmProbe(kByName.get('simd'));
 }
+
+// Node's process object where there is one (typed loosely: this package does not depend on @types/node).
+const process = /** @type {any} */ (globalThis).process;
 
 const isNode =
   typeof process === 'object' &&

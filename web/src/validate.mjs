@@ -1,3 +1,4 @@
+// @ts-check
 // Validation of everything a caller hands to attnlab, before anything touches wasm memory.
 //
 // Rules (docs/api.md, "Errors"): TypeError for a wrong type, RangeError for a wrong size, shape or value, Error

@@ -57,65 +57,78 @@ KvHead KvHeadOf(const MhaArgs& a, const MhaLayout& layout, const float* k, const
   return KvHead{k + off, v + off, ekv};
 }
 
-// Projections x Wᵀ + b into batch-first buffers q (n, l, e), k and v (n, s', ekv) (bias_k / zero-attention rows
-// appended at positions s, s+1; with a cache: (n, s, ekv), then copied into the cache per key/value head), heads
-// of hd = e / heads consecutive features (query head h reads key/value head h / group), out-projection of the
-// batch-first context (n, l, e) back into query's layout.
-void MhaForwardImpl(const MhaArgs& a) {
-  const MhaLayout layout{a};
-  const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), pos = layout.PosStride();
-  const size_t ekv = layout.KvDim(), kv_rows = layout.KvRows(), group = layout.Group();
-  if (a.l == 0) return;  // no query: nothing to write, however large the batch
+// The forward's batch-first buffers: q (n, l, e), k and v (n, kv_rows, ekv), ctx (n, l, e) the concatenated heads
+// before the out-projection; the saved ones (backward) or this thread's scratch.
+struct MhaBuffers {
+  float* q;
+  float* k;
+  float* v;
+  float* ctx;
+};
 
-  ForwardScratch& own = ThreadScratch();
+MhaBuffers MhaBuffersOf(const MhaArgs& a, const MhaLayout& layout, ForwardScratch& own) {
   auto buffer = [](float* saved, std::vector<float>& scratch, size_t n) {
     if (saved) return saved;
     if (scratch.size() < n) scratch.resize(n);
     return scratch.data();
   };
-  MhaSaved none;
+  const MhaSaved none;
   const MhaSaved& saved = a.saved ? *a.saved : none;
-  float* q = buffer(saved.q, own.q, a.n * a.l * e);
-  float* k = buffer(saved.k, own.k, a.n * kv_rows * ekv);
-  float* v = buffer(saved.v, own.v, a.n * kv_rows * ekv);
-  float* ctx = buffer(saved.ctx, own.ctx, a.n * a.l * e);
-  // Decoding (a cache and a few new tokens): matrix-vector projections that stream the packed weights, and the
-  // heads of each key/value group attend over the cache in place (attention_decode-inl.h).
-  const bool decode = a.cache_k && a.l <= kDecodeMaxQueries && group <= kDecodeMaxGroup;
-  auto project = [&](size_t rows, size_t n_out, size_t k_in, const float* x, size_t ldx, const PackedB& w, float* y,
-                     size_t ldy, const float* bias) {
-    if (decode && rows <= kGemvMaxRows) {
-      GemvPacked(rows, n_out, k_in, x, ldx, w, y, ldy, bias);
-    } else {
-      Gemm(rows, n_out, k_in, x, ldx, 1, w, y, ldy, bias, false);
-    }
-  };
-  // Projections in (item, kRowBlock-row block) pieces: Q's blocks, then K's and V's. Each piece writes its own rows.
-  const size_t q_blocks = RowBlocks(a.l), kv_blocks = RowBlocks(a.s), pieces = q_blocks + kv_blocks;
+  const size_t kv = a.n * layout.KvRows() * layout.KvDim();
+  return MhaBuffers{buffer(saved.q, own.q, a.n * a.l * a.e), buffer(saved.k, own.k, kv), buffer(saved.v, own.v, kv),
+                    buffer(saved.ctx, own.ctx, a.n * a.l * a.e)};
+}
+
+// Decoding (a cache and a few new tokens): matrix-vector projections that stream the packed weights, and the heads
+// of each key/value group attend over the cache in place (attention_decode-inl.h).
+bool IsDecode(const MhaArgs& a, const MhaLayout& layout) {
+  return a.cache_k && a.l <= kDecodeMaxQueries && layout.Group() <= kDecodeMaxGroup;
+}
+
+// y (rows, n_out) = x (rows, k_in) · W + bias, rows ldx and ldy apart.
+void Project(bool decode, size_t rows, size_t n_out, size_t k_in, const float* x, size_t ldx, const PackedB& w,
+             float* y, size_t ldy, const float* bias) {
+  if (decode && rows <= kGemvMaxRows) {
+    GemvPacked(rows, n_out, k_in, x, ldx, w, y, ldy, bias);
+  } else {
+    Gemm(rows, n_out, k_in, x, ldx, 1, w, y, ldy, bias, false);
+  }
+}
+
+// q = query Wqᵀ + bq, k = key Wkᵀ + bk, v = value Wvᵀ + bv, in (item, kRowBlock-row block) pieces: Q's blocks, then
+// K's and V's. Each piece writes its own rows.
+void ProjectQkv(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf, bool decode) {
+  const size_t e = a.e, pos = layout.PosStride(), ekv = layout.KvDim(), kv_rows = layout.KvRows();
+  const size_t q_blocks = RowBlocks(a.l), pieces = q_blocks + RowBlocks(a.s);
   // (Decoding: a piece is a few rows, memory-bound; split only as much work as a decode step's attention.)
   const double piece_flops = 2.0 * static_cast<double>(std::min(kRowBlock, std::max(a.l, a.s))) * e *
                              static_cast<double>(std::max(e, a.kdim + a.vdim));
   ParallelFor(
       a.n * pieces, piece_flops,
       [&](size_t i) {
-        const size_t b = i / pieces, r0 = (i % pieces < q_blocks ? i % pieces : i % pieces - q_blocks) * kRowBlock;
-        if (i % pieces < q_blocks) {
+        const size_t b = i / pieces, piece = i % pieces, r0 = (piece < q_blocks ? piece : piece - q_blocks) * kRowBlock;
+        if (piece < q_blocks) {
           const size_t rows = std::min(kRowBlock, a.l - r0);
-          project(rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.wq_t,
-                  q + (b * a.l + r0) * e, e, a.bq);
+          Project(decode, rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.wq_t,
+                  buf.q + (b * a.l + r0) * e, e, a.bq);
           return;
         }
         const size_t rows = std::min(kRowBlock, a.s - r0);  // (an empty key's data may be null: no piece reads it)
         const size_t first = layout.FirstRow(b, a.s) + r0 * pos;
-        project(rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, a.wk_t, k + (b * kv_rows + r0) * ekv, ekv,
-                a.bk);
-        project(rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, a.wv_t, v + (b * kv_rows + r0) * ekv, ekv,
-                a.bv);
+        Project(decode, rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, a.wk_t,
+                buf.k + (b * kv_rows + r0) * ekv, ekv, a.bk);
+        Project(decode, rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, a.wv_t,
+                buf.v + (b * kv_rows + r0) * ekv, ekv, a.bv);
       },
       decode ? kMinParallelDecodeFlops : kMinParallelFlops);
-  for (size_t b = 0; b < a.n && !a.cache_k; ++b) {
-    float* kb = k + b * s_all * ekv;
-    float* vb = v + b * s_all * ekv;
+}
+
+// bias_k / bias_v at key position s, then a zero key and value (add_zero_attn), per item.
+void AppendExtraKeys(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf) {
+  const size_t ekv = layout.KvDim(), s_all = layout.SAll();
+  for (size_t b = 0; b < a.n; ++b) {
+    float* kb = buf.k + b * s_all * ekv;
+    float* vb = buf.v + b * s_all * ekv;
     size_t row = a.s;
     if (a.bias_k) {
       std::copy(a.bias_k, a.bias_k + ekv, kb + row * ekv);
@@ -127,33 +140,108 @@ void MhaForwardImpl(const MhaArgs& a) {
       std::fill(vb + row * ekv, vb + (row + 1) * ekv, 0.0f);
     }
   }
-  // Cache: new token t of item b, head g → row cache_past + t of (b, g), so each head's keys stay contiguous.
-  for (size_t b = 0; b < a.n && a.cache_k; ++b) {
+}
+
+// Cache: new token t of item b, head g → row cache_past + t of (b, g), so each head's keys stay contiguous.
+void WriteMhaCache(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf) {
+  const size_t hd = layout.HeadDim(), ekv = layout.KvDim();
+  for (size_t b = 0; b < a.n; ++b) {
     for (size_t g = 0; g < layout.KvHeads(); ++g) {
       float* k_dst = a.cache_k + ((b * layout.KvHeads() + g) * a.cache_max + a.cache_past) * hd;
       float* v_dst = a.cache_v + (k_dst - a.cache_k);
       for (size_t t = 0; t < a.s; ++t) {
         const size_t src = (b * a.s + t) * ekv + g * hd;
-        std::copy(k + src, k + src + hd, k_dst + t * hd);
-        std::copy(v + src, v + src + hd, v_dst + t * hd);
+        std::copy(buf.k + src, buf.k + src + hd, k_dst + t * hd);
+        std::copy(buf.v + src, buf.v + src + hd, v_dst + t * hd);
       }
     }
   }
+}
 
-  // The (item, head) problems are independent. Their weights go to: the saved buffer (backward needs them), the
-  // caller's per-head output, or a scratch slot that is summed into the caller's average. The average is summed
-  // in head order after each wave of at most ThreadCount() problems (the scratch holds one wave), so it does not
-  // depend on the thread count.
-  const bool average = a.weights && a.average_weights;
-  const bool direct = a.weights && !average && !saved.weights;
-  const size_t problems = s_all > 0 && !decode ? a.n * a.heads : 0, plane = a.l * s_all;
-  const size_t wave = average ? std::max<size_t>(1, std::min(problems, ThreadCount())) : std::max<size_t>(problems, 1);
-  std::vector<float>& head_weights = own.head_weights;
-  if (average) {
-    if (head_weights.size() < wave * plane) head_weights.resize(wave * plane);
-    std::fill(a.weights, a.weights + a.n * plane, 0.0f);
+// Where each (item, head) problem's weights go: the saved buffer (backward needs them), the caller's per-head
+// output, or a scratch slot that is summed into the caller's average. The average is summed in head order after each
+// wave of problems (the scratch holds one wave), so it does not depend on the thread count.
+struct WeightsPolicy {
+  float* saved;    // (n, heads, l, s') or null
+  float* out;      // the caller's weights, or null
+  bool average;    // out is (n, l, s'), the mean over heads
+  bool direct;     // out is (n, heads, l, s') and written in place
+  float* scratch;  // average: one plane per problem of the current wave
+  size_t plane;    // l · s'
+  size_t heads;
+
+  WeightsPolicy(const MhaArgs& a, size_t plane_size)
+      : saved(a.saved ? a.saved->weights : nullptr),
+        out(a.weights),
+        average(a.weights && a.average_weights),
+        direct(a.weights && !(a.weights && a.average_weights) && !saved),
+        scratch(nullptr),
+        plane(plane_size),
+        heads(a.heads) {}
+
+  // Problem bh (slot w of the wave starting at `first`): where its head writes its weights (null: nowhere).
+  float* Of(size_t bh, size_t first) const {
+    return saved ? saved + bh * plane : direct ? out + bh * plane : average ? scratch + (bh - first) * plane : nullptr;
   }
-  const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
+  // After a wave [first, first + count): copies or sums into the caller's weights what the heads did not write there.
+  void Finish(size_t first, size_t count) const {
+    for (size_t bh = first; bh < first + count && out && !direct; ++bh) {
+      const float* src = Of(bh, first);
+      float* dst = average ? out + bh / heads * plane : out + bh * plane;
+      for (size_t i = 0; i < plane; ++i) dst[i] = average ? dst[i] + src[i] : src[i];
+    }
+  }
+};
+
+// Decoding: one problem per (item, key/value head), its group's query heads over the cache in place.
+void AttendDecodeHeads(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf, WeightsPolicy& policy,
+                       std::vector<float>& head_weights, float scale) {
+  const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), group = layout.Group(), plane = policy.plane;
+  if (policy.average && head_weights.size() < a.n * a.heads * plane) head_weights.resize(a.n * a.heads * plane);
+  policy.scratch = head_weights.data();
+  const size_t kv_heads = layout.KvHeads();
+  ParallelFor(
+      a.n * kv_heads, static_cast<double>(group) * HeadFlops(a.l, s_all, hd, hd),
+      [&](size_t bg) {
+        const size_t b = bg / kv_heads, g = bg % kv_heads, h0 = g * group, bh0 = b * a.heads + h0;
+        const KvHead kv = KvHeadOf(a, layout, buf.k, buf.v, b, g);
+        const float* row_bias = a.bias.row_bias ? a.bias.row_bias + bh0 * a.bias.row_bias_batch_stride : nullptr;
+        const float* key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
+        DecodeGroup problem{group,
+                            a.l,
+                            s_all,
+                            hd,
+                            scale,
+                            buf.q + b * a.l * e + h0 * hd,
+                            hd,
+                            e,
+                            kv.k,
+                            kv.v,
+                            kv.stride,
+                            buf.ctx + b * a.l * e + h0 * hd,
+                            hd,
+                            e,
+                            policy.Of(bh0, 0),
+                            plane,
+                            row_bias,
+                            a.bias.row_bias_batch_stride,
+                            key_bias,
+                            a.bias.mask_cols};
+        problem.causal = true;  // the cache's lower-right alignment
+        AttendDecodeGroup(problem, DecodeScratch());
+      },
+      kMinParallelDecodeFlops);
+  policy.Finish(0, policy.average ? a.n * a.heads : 0);  // the average, summed in head order
+}
+
+// The (item, head) problems in waves of at most ThreadCount() (one wave when the weights are not averaged).
+void AttendHeadWaves(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf, WeightsPolicy& policy,
+                     std::vector<float>& head_weights, const HeadDims& dims) {
+  const size_t e = a.e, hd = layout.HeadDim(), group = layout.Group(), problems = a.n * a.heads;
+  const size_t wave =
+      policy.average ? std::max<size_t>(1, std::min(problems, ThreadCount())) : std::max<size_t>(problems, 1);
+  if (policy.average && head_weights.size() < wave * policy.plane) head_weights.resize(wave * policy.plane);
+  policy.scratch = head_weights.data();
   // With a cache, causal aligned lower-right: new token i sits at position cache_past + i (s == l) and sees the
   // cached keys up to it; the kernels skip the tiles beyond (no mask).
   KeyWindow window;
@@ -161,73 +249,57 @@ void MhaForwardImpl(const MhaArgs& a) {
     window.causal = true;
     window.offset = static_cast<int64_t>(a.cache_past);
   }
-  if (s_all == 0) std::fill(ctx, ctx + a.n * a.l * e, 0.0f);  // no key: every row fully masked, no weights
-  if (decode) {  // (s_all >= 1: the new tokens are cached) one problem per (item, key/value head)
-    if (average && head_weights.size() < a.n * a.heads * plane) head_weights.resize(a.n * a.heads * plane);
-    const size_t kv_heads = layout.KvHeads();
-    ParallelFor(
-        a.n * kv_heads, static_cast<double>(group) * HeadFlops(a.l, s_all, hd, hd),
-        [&](size_t bg) {
-          const size_t b = bg / kv_heads, g = bg % kv_heads, h0 = g * group, bh0 = b * a.heads + h0;
-          const KvHead kv = KvHeadOf(a, layout, k, v, b, g);
-          float* w = saved.weights ? saved.weights + bh0 * plane
-                     : direct      ? a.weights + bh0 * plane
-                     : average     ? head_weights.data() + bh0 * plane
-                                   : nullptr;
-          const float* row_bias = a.bias.row_bias ? a.bias.row_bias + bh0 * a.bias.row_bias_batch_stride : nullptr;
-          const float* key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
-          DecodeGroup problem{group,      a.l,
-                              s_all,      hd,
-                              dims.scale, q + b * a.l * e + h0 * hd,
-                              hd,         e,
-                              kv.k,       kv.v,
-                              kv.stride,  ctx + b * a.l * e + h0 * hd,
-                              hd,         e,
-                              w,          plane,
-                              row_bias,   a.bias.row_bias_batch_stride,
-                              key_bias,   a.bias.mask_cols};
-          problem.causal = true;  // the cache's lower-right alignment
-          AttendDecodeGroup(problem, DecodeScratch());
-        },
-        kMinParallelDecodeFlops);
-    for (size_t bh = 0; bh < a.n * a.heads && average; ++bh) {  // the average, summed in head order
-      const float* src = head_weights.data() + bh * plane;
-      float* dst = a.weights + bh / a.heads * plane;
-      for (size_t i = 0; i < plane; ++i) dst[i] += src[i];
-    }
-  }
   for (size_t first = 0; first < problems; first += wave) {
     const size_t count = std::min(wave, problems - first);
-    auto weights_of = [&](size_t w) {
-      const size_t bh = first + w;
-      return saved.weights ? saved.weights + bh * plane
-             : direct      ? a.weights + bh * plane
-             : average     ? head_weights.data() + w * plane
-                           : nullptr;
-    };
-    ParallelFor(count, HeadFlops(a.l, s_all, hd, hd), [&](size_t w) {
+    ParallelFor(count, HeadFlops(a.l, dims.lk, hd, hd), [&](size_t w) {
       const size_t bh = first + w, b = bh / a.heads, h = bh % a.heads;
-      const KvHead kv = KvHeadOf(a, layout, k, v, b, h / group);
-      HeadProblem p = MakeHeadProblem(dims, q + b * a.l * e + h * hd, e, kv.v, kv.stride, ctx + b * a.l * e + h * hd,
-                                      weights_of(w), window, a.bias, bh, b);
+      const KvHead kv = KvHeadOf(a, layout, buf.k, buf.v, b, h / group);
+      HeadProblem p = MakeHeadProblem(dims, buf.q + b * a.l * e + h * hd, e, kv.v, kv.stride,
+                                      buf.ctx + b * a.l * e + h * hd, policy.Of(bh, first), window, a.bias, bh, b);
       p.out_stride = e;  // (a head of the context, not of v)
       AttendHead(p, kv.k, kv.stride, ThreadScratch().head);
     });
-    for (size_t w = 0; w < count && a.weights && !direct; ++w) {
-      const size_t bh = first + w;
-      const float* src = weights_of(w);
-      float* dst = average ? a.weights + bh / a.heads * plane : a.weights + bh * plane;
-      for (size_t i = 0; i < plane; ++i) dst[i] = average ? dst[i] + src[i] : src[i];
-    }
+    policy.Finish(first, count);
   }
-  if (average) ScaleRow(a.weights, a.n * plane, 1.0f / static_cast<float>(a.heads));
+}
 
-  // Out-projection, in (item, row block) pieces.
+// out = ctx Woᵀ + bo in query's layout, in (item, row block) pieces.
+void OutProject(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf, bool decode) {
+  const size_t e = a.e, pos = layout.PosStride(), q_blocks = RowBlocks(a.l);
   ParallelFor(a.n * q_blocks, 2.0 * kRowBlock * e * e, [&](size_t i) {
     const size_t b = i / q_blocks, r0 = i % q_blocks * kRowBlock, rows = std::min(kRowBlock, a.l - r0);
-    project(rows, e, e, ctx + (b * a.l + r0) * e, e, a.wo_t, a.out + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e,
-            a.bo);
+    Project(decode, rows, e, e, buf.ctx + (b * a.l + r0) * e, e, a.wo_t,
+            a.out + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.bo);
   });
+}
+
+// torch.nn.MultiheadAttention's forward (kernels.h, MhaArgs): project Q/K/V, append the extra keys or write the
+// cache, attend every (item, head) problem (decoding: grouped over the cache), out-project.
+void MhaForwardImpl(const MhaArgs& a) {
+  const MhaLayout layout{a};
+  if (a.l == 0) return;  // no query: nothing to write, however large the batch
+  ForwardScratch& own = ThreadScratch();
+  const MhaBuffers buf = MhaBuffersOf(a, layout, own);
+  const bool decode = IsDecode(a, layout);
+  const size_t s_all = layout.SAll(), hd = layout.HeadDim();
+  ProjectQkv(a, layout, buf, decode);
+  if (a.cache_k) {
+    WriteMhaCache(a, layout, buf);
+  } else {
+    AppendExtraKeys(a, layout, buf);
+  }
+  WeightsPolicy policy(a, a.l * s_all);
+  if (policy.average) std::fill(a.weights, a.weights + a.n * policy.plane, 0.0f);
+  const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
+  if (s_all == 0) {
+    std::fill(buf.ctx, buf.ctx + a.n * a.l * a.e, 0.0f);  // no key: every row fully masked, no weights
+  } else if (decode) {
+    AttendDecodeHeads(a, layout, buf, policy, own.head_weights, dims.scale);
+  } else {
+    AttendHeadWaves(a, layout, buf, policy, own.head_weights, dims);
+  }
+  if (policy.average) ScaleRow(a.weights, a.n * policy.plane, 1.0f / static_cast<float>(a.heads));
+  OutProject(a, layout, buf, decode);
 }
 
 // dst (n) += Σ rows of src (rows, n) with row stride.

@@ -315,9 +315,38 @@ class TransformerBinding : public ModelBinding<Transformer> {
 
   val ForwardMemory(const TransformerForwardArgs& a, double past_length, bool with_cache) const {
     return Guard([&] {
-      return MemoryNeedsToJs(
-          TransformerForwardMemoryNeeds(model_.config(), ToShape(a.tokens.shape), static_cast<int64_t>(past_length),
-                                        LayersOf(a.output_attentions), a.output_hidden_states, with_cache));
+      return MemoryNeedsToJs(TransformerForwardMemoryNeeds(
+          model_.config(), ToShape(a.tokens.shape), static_cast<int64_t>(past_length), LayersOf(a.output_attentions),
+          a.output_hidden_states, with_cache, a.last_logits_only));
+    });
+  }
+
+  // Training: { loss, gradParams: [[name, Float32Array, shape], …] } (names as stateDict's).
+  val LossAndGrad(const TensorArg& tokens, const TensorArg& targets) {
+    return Guard([&] {
+      const Transformer::LossAndGrad lg = model_.LossAndGradient(TokensOf(tokens), TokensOf(targets));
+      val result = val::object();
+      result.set("loss", lg.loss);
+      result.set("gradParams", TensorMapToJs(lg.grad_params));
+      return result;
+    });
+  }
+
+  // One AdamW step: { loss, gradNorm }.
+  val TrainStep(const TensorArg& tokens, const TensorArg& targets, const AdamWArgs& options) {
+    return Guard([&] {
+      const Transformer::StepResult r = model_.TrainStep(TokensOf(tokens), TokensOf(targets), OptionsOf(options));
+      val result = val::object();
+      result.set("loss", r.loss);
+      result.set("gradNorm", r.grad_norm);
+      return result;
+    });
+  }
+
+  // LossAndGradient (return_gradients true) or TrainStep on tokens of this shape.
+  val TrainMemory(const TensorArg& tokens, bool return_gradients) const {
+    return Guard([&] {
+      return MemoryNeedsToJs(TransformerTrainMemoryNeeds(model_.config(), ToShape(tokens.shape), return_gradients));
     });
   }
 
@@ -435,7 +464,15 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .field("attentionMask", &TransformerForwardArgs::attention_mask)
       .field("headMask", &TransformerForwardArgs::head_mask)
       .field("outputAttentions", &TransformerForwardArgs::output_attentions)
-      .field("outputHiddenStates", &TransformerForwardArgs::output_hidden_states);
+      .field("outputHiddenStates", &TransformerForwardArgs::output_hidden_states)
+      .field("lastLogitsOnly", &TransformerForwardArgs::last_logits_only);
+  value_object<AdamWArgs>("_AdamWArgs")
+      .field("lr", &AdamWArgs::lr)
+      .field("weightDecay", &AdamWArgs::weight_decay)
+      .field("beta1", &AdamWArgs::beta1)
+      .field("beta2", &AdamWArgs::beta2)
+      .field("eps", &AdamWArgs::eps)
+      .field("clipGradNorm", &AdamWArgs::clip_grad_norm);
 
   emscripten::function("_targetName", &TargetName);
   emscripten::function("_maxMemoryBytes", &MaxMemoryBytes);
@@ -478,7 +515,10 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .function("loadTensor", &TransformerBinding::LoadTensor)
       .function("forward", &TransformerBinding::Forward, emscripten::allow_raw_pointers())
       .function("forwardMemory", &TransformerBinding::ForwardMemory)
-      .function("kvCacheMemory", &TransformerBinding::KVCacheMemory);
+      .function("kvCacheMemory", &TransformerBinding::KVCacheMemory)
+      .function("lossAndGrad", &TransformerBinding::LossAndGrad)
+      .function("trainStep", &TransformerBinding::TrainStep)
+      .function("trainMemory", &TransformerBinding::TrainMemory);
   emscripten::class_<TransformerKVCache>("_TransformerKVCache")
       .constructor(&TransformerBinding::MakeCache, emscripten::allow_raw_pointers())
       .function("length", &TransformerCacheLength)

@@ -144,6 +144,18 @@ export interface TransformerForwardArgs {
   /** Layers whose attention weights are returned. */
   outputAttentions: number[];
   outputHiddenStates: boolean;
+  /** Logits (B, 1, V) of each sequence's last position only (generation). */
+  lastLogitsOnly: boolean;
+}
+
+/** Transformer::AdamWOptions: one torch.optim.AdamW step (clipGradNorm 0: no clipping). Values become float32. */
+export interface AdamWArgs {
+  lr: number;
+  weightDecay: number;
+  beta1: number;
+  beta2: number;
+  eps: number;
+  clipGradNorm: number;
 }
 
 export interface RawTransformerOutput {
@@ -219,6 +231,12 @@ export interface RawTransformer extends RawModel {
   forward(args: TransformerForwardArgs, cache: RawKVCache | null): RawTransformerOutput;
   forwardMemory(args: TransformerForwardArgs, pastLength: number, withCache: boolean): RawMemoryNeeds;
   kvCacheMemory(batchSize: number, maxLength: number): RawMemoryNeeds;
+  /** Mean cross-entropy of int32 tokens (B, T) against targets (B, T) (-100 ignored) and every gradient. */
+  lossAndGrad(tokens: TensorArg, targets: TensorArg): { loss: number; gradParams: RawTensorList };
+  /** One AdamW step on the batch; gradNorm is the total norm before clipping. */
+  trainStep(tokens: TensorArg, targets: TensorArg, options: AdamWArgs): { loss: number; gradNorm: number };
+  /** lossAndGrad (returnGradients true) or trainStep on tokens of this shape (ptr unused). */
+  trainMemory(tokens: TensorArg, returnGradients: boolean): RawMemoryNeeds;
 }
 
 export interface RawModule {

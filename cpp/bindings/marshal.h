@@ -94,6 +94,12 @@ struct TransformerForwardArgs {
   TensorArg head_mask;                   // float32 (L, H); ptr 0 and shape [] when absent
   val output_attentions = val::array();  // layer indices
   bool output_hidden_states = false;
+  bool last_logits_only = false;  // logits (B, 1, V): each sequence's last position only
+};
+
+// Transformer::AdamWOptions, field for field (clip_grad_norm 0: no clipping).
+struct AdamWArgs {
+  float lr = 0, weight_decay = 0.01f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, clip_grad_norm = 0;
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -226,6 +232,18 @@ inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
   o.head_mask_shape = ToShape(a.head_mask.shape);
   o.output_attentions = LayersOf(a.output_attentions);
   o.output_hidden_states = a.output_hidden_states;
+  o.last_logits_only = a.last_logits_only;
+  return o;
+}
+
+inline Transformer::AdamWOptions OptionsOf(const AdamWArgs& a) {
+  Transformer::AdamWOptions o;
+  o.lr = a.lr;
+  o.weight_decay = a.weight_decay;
+  o.beta1 = a.beta1;
+  o.beta2 = a.beta2;
+  o.eps = a.eps;
+  o.clip_grad_norm = a.clip_grad_norm;
   return o;
 }
 

@@ -351,7 +351,12 @@ export interface MultiHeadAttention {
    * @throws RangeError for a wrong size or shape (message names the argument, expected vs actual).
    * @throws Error after {@link MultiHeadAttention.dispose}.
    */
-  forward(query: TensorInput, key: TensorInput, value: TensorInput, options?: MultiHeadAttentionForwardOptions): AttentionResult;
+  forward(
+    query: TensorInput,
+    key: TensorInput,
+    value: TensorInput,
+    options?: MultiHeadAttentionForwardOptions,
+  ): AttentionResult;
   /**
    * Backward pass of the latest {@link MultiHeadAttention.forward} called with `requiresGrad: true` (with the
    * parameters it used): the gradients of `sum(output ⊙ gradOutput)`. Masked keys get zero gradient rows; a fully
@@ -400,9 +405,12 @@ export interface TinyTransformerOutput {
   weights: Tensor;
 }
 
-/** What {@link TinyTransformer.lossAndGrad} returns. */
+/** What {@link TinyTransformer.lossAndGrad} and {@link Transformer.lossAndGrad} return. */
 export interface LossAndGrad {
-  /** The mean cross-entropy over all B·T positions. */
+  /**
+   * The mean cross-entropy: over all B·T positions ({@link TinyTransformer}), over the targets that are not −100
+   * ({@link Transformer}).
+   */
   loss: number;
   /** The gradient of `loss` for every parameter, under its state-dict name and with its shape. */
   gradParams: Record<string, Tensor>;
@@ -571,6 +579,11 @@ export interface ModelForwardOptions {
   headMask?: TensorInput | null;
   /** Decoding: a cache of this model; the tokens continue its sequences at positions P = `kvCache.length` …. */
   kvCache?: KVCache | null;
+  /**
+   * Return only each sequence's last logits, (B, 1, vocabSize): all that choosing the next token needs (what
+   * {@link Transformer.generate} uses), without T · vocabSize floats. Default false.
+   */
+  lastLogitsOnly?: boolean;
 }
 
 /** What {@link Transformer.forward} returns. */
@@ -611,6 +624,73 @@ export interface GenerateOptions {
   signal?: AbortSignal;
 }
 
+/** Options of {@link Transformer.trainStep}: one `torch.optim.AdamW` step, after `clip_grad_norm_` when asked for. */
+export interface ModelTrainStepOptions {
+  /** The learning rate, a finite number > 0. Required. */
+  lr: number;
+  /** Decoupled weight decay (≥ 0), on tensors of ≥ 2 dimensions only (nanoGPT's groups). Default 0.01. */
+  weightDecay?: number;
+  /** `[beta1, beta2]`, each in [0, 1). Default `[0.9, 0.999]`. */
+  betas?: [number, number];
+  /** ≥ 0. Default 1e-8. */
+  eps?: number;
+  /** Clip the gradients' total norm to this (> 0) first, as `torch.nn.utils.clip_grad_norm_`. Default: no clipping. */
+  clipGradNorm?: number | null;
+}
+
+/** What {@link Transformer.trainStep} returns. */
+export interface ModelTrainStepResult {
+  /** The loss on this batch before the update (as {@link Transformer.lossAndGrad} would give). */
+  loss: number;
+  /** The gradients' total norm before clipping (`clip_grad_norm_`'s return value), with or without `clipGradNorm`. */
+  gradNorm: number;
+}
+
+/** One batch of {@link Transformer.train}: tokens and their targets, both (B, T). */
+export interface TrainBatch {
+  tokens: Tokens;
+  /** Target ids, −100 = ignored. */
+  targets: Tokens;
+}
+
+/**
+ * {@link Transformer.train}'s random batches: each step takes `batchSize` windows of `blockLength` ids from `ids`
+ * (starts drawn uniformly from a seeded xoshiro128**), the targets being the ids one position later.
+ */
+export interface TrainSampler {
+  /** The token sequence (e.g. a whole corpus); copied once. */
+  ids: Int32Array;
+  batchSize: number;
+  /** T, at most contextLength; `ids` must hold at least blockLength + 1 ids. */
+  blockLength: number;
+  /** The windows' seed, a non-negative safe integer. Default 0: the same seed draws the same windows. */
+  seed?: number;
+}
+
+/** What `onStep` of {@link Transformer.train} gets after each step. */
+export interface TrainStepInfo {
+  /** 0, 1, … */
+  step: number;
+  loss: number;
+  gradNorm: number;
+}
+
+/** Options of {@link Transformer.train}. */
+export interface TrainOptions extends ModelTrainStepOptions {
+  /** How many steps (≥ 0). Default: one per batch of an array; required with a {@link TrainSampler}. */
+  steps?: number;
+  /** Called after each step; returning false stops (the steps so far are kept and returned). */
+  onStep?: (info: TrainStepInfo) => unknown;
+  /** Checked before each step: an aborted signal throws its reason (by default an `AbortError`); the steps done stay. */
+  signal?: AbortSignal;
+}
+
+/** What {@link Transformer.train} returns: one entry per step done. */
+export interface TrainResult {
+  losses: Float32Array;
+  gradNorms: Float32Array;
+}
+
 /**
  * A whole GPT-2 or Llama-family model in eval mode, owning wasm memory. Create with {@link Attnlab.createModel} or
  * {@link Attnlab.loadModel}; **call {@link Transformer.dispose}** (or use `using`) when done.
@@ -631,6 +711,29 @@ export interface Transformer {
    * @throws RangeError up front when prompt.length + maxNewTokens passes contextLength or an id is out of range.
    */
   generate(prompt: Int32Array, options: GenerateOptions): Int32Array;
+  /**
+   * The mean cross-entropy of the logits of `tokens` (B, T) against `targets` (B, T), over the targets that are not
+   * −100, and its gradient for every parameter under {@link Transformer.stateDict}'s names (a tied embedding once:
+   * the lookup's and the LM head's parts summed). Causal, positions 0 … T − 1, no padding, dropout off.
+   * @throws TypeError for a wrong type; RangeError for shapes that differ, T past contextLength, a token id outside
+   *   [0, vocabSize), a target outside it that is not −100, no target that is not −100, or a batch whose training
+   *   memory cannot fit (before anything is copied); Error after dispose.
+   */
+  lossAndGrad(tokens: Tokens, targets: Tokens): LossAndGrad;
+  /**
+   * One `torch.optim.AdamW` step on this batch (gradients clipped first with `clipGradNorm`); AdamW's moments and
+   * step count stay in the model until its parameters are replaced (loadStateDict).
+   * @throws as {@link Transformer.lossAndGrad}; TypeError / RangeError naming `lr` (required), `weightDecay`,
+   *   `betas`, `eps` or `clipGradNorm`.
+   */
+  trainStep(tokens: Tokens, targets: Tokens, options: ModelTrainStepOptions): ModelTrainStepResult;
+  /**
+   * `steps` AdamW steps over `data`: batches in turn (again from the first after the last), or random windows of a
+   * token sequence. Every argument is checked before the first step.
+   * @throws as {@link Transformer.trainStep} (naming `data[i].tokens`, `data.ids`, …); the signal's reason when it
+   *   aborts; what `onStep` throws.
+   */
+  train(data: TrainBatch[] | TrainSampler, options: TrainOptions): TrainResult;
   /** Copies of every parameter under Hugging Face's names (no prefix). */
   stateDict(): Record<string, Tensor>;
   /**
@@ -669,7 +772,12 @@ export interface Attnlab {
    *   `window`, `softcap` or `kvLengths` entry, key heads that do not divide query heads, …), or buffers that cannot
    *   fit in attnlab's wasm memory (capped at 2 GiB: the call is refused before anything is copied).
    */
-  scaledDotProductAttention(query: TensorInput, key: TensorInput, value: TensorInput, options?: SdpaOptions): SdpaResult;
+  scaledDotProductAttention(
+    query: TensorInput,
+    key: TensorInput,
+    value: TensorInput,
+    options?: SdpaOptions,
+  ): SdpaResult;
   /**
    * Backward pass of {@link Attnlab.scaledDotProductAttention}: the gradients of `sum(output ⊙ gradOutput)` for
    * query, key and value, with the forward's options. A fully masked query row has zero weights, so it passes

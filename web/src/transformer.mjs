@@ -1,11 +1,12 @@
 // @ts-check
 // Whole models (GPT-2 and the Llama family): the JS side of cpp/bindings/embind.cc's _Transformer. createModel /
 // loadModel (a Hugging Face config.json object and readSafetensors' tensors), forward, KV caches (kv_cache.mjs),
-// generate (greedy or seeded sampling, here in JS), state dicts with Hugging Face's names.
+// generate (greedy or seeded sampling, here in JS), training (lossAndGrad, trainStep: AdamW in C++; train: a loop
+// of steps over given batches or random windows of a token sequence), state dicts with Hugging Face's names.
 
-import { kToken, toTensor } from './core.mjs';
+import { kToken, toTensor, toTensorRecord } from './core.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
-import { Model, createModel as wrapModel, kCore, kUsable } from './model.mjs';
+import { Model, createModel as wrapModel, kCore, kParameterNames, kUsable } from './model.mjs';
 import {
   describe,
   readBool,
@@ -25,6 +26,8 @@ import {
 /** @typedef {import('../../cpp/bindings/embind').RawTransformer} RawTransformer */
 /** @typedef {import('../../cpp/bindings/embind').TransformerArgs} TransformerArgs */
 /** @typedef {import('../../cpp/bindings/embind').TransformerForwardArgs} TransformerForwardArgs */
+/** @typedef {import('../../cpp/bindings/embind').AdamWArgs} AdamWArgs */
+/** @typedef {import('../../cpp/bindings/embind').TensorArg} TensorArg */
 /**
  * The normalised configuration (docs/api.md, "Transformer models"), as model.config gives it.
  * @typedef {{ arch: 'gpt2' | 'llama', vocabSize: number, contextLength: number, embedDim: number,
@@ -58,7 +61,19 @@ const kDefaults = {
   llama: { normEps: 1e-6, ropeTheta: 10000, tieEmbeddings: false, attentionBias: 'none', slidingWindow: null },
 };
 const kAttentionBiases = ['none', 'qkv', 'all'];
-const kForwardOptions = ['outputAttentions', 'outputHiddenStates', 'attentionMask', 'headMask', 'kvCache'];
+const kForwardOptions = [
+  'outputAttentions',
+  'outputHiddenStates',
+  'attentionMask',
+  'headMask',
+  'kvCache',
+  'lastLogitsOnly',
+];
+const kTrainStepOptions = ['lr', 'weightDecay', 'betas', 'eps', 'clipGradNorm'];
+const kTrainOptions = ['steps', ...kTrainStepOptions, 'onStep', 'signal'];
+const kSamplerFields = ['ids', 'batchSize', 'blockLength', 'seed'];
+/** The target id that counts for nothing (PyTorch's ignore_index). */
+const kIgnoreIndex = -100;
 const kGenerateOptions = [
   'maxNewTokens',
   'temperature',
@@ -368,12 +383,125 @@ function largest(n, k, before) {
   return heap.sort(before);
 }
 
-/** The error a generation stopped by `signal` throws: its reason when that is an Error, else an AbortError. */
-function abortError(/** @type {any} */ signal) {
+/**
+ * The error a generation or training loop stopped by `signal` throws: its reason when that is an Error, else an
+ * AbortError.
+ * @param {string} ctx
+ * @param {any} signal
+ */
+function abortError(ctx, signal) {
   const reason = signal.reason;
   if (reason instanceof Error) return reason;
-  return new DOMException('model.generate: aborted', 'AbortError');
+  return new DOMException(`${ctx}: aborted`, 'AbortError');
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Training arguments.
+
+/**
+ * A number that C++ takes as a float32: finite, > 0 (positive) or >= 0, and still so as a float32.
+ * @param {string} ctx
+ * @param {unknown} value
+ * @param {string} name
+ * @param {boolean} positive
+ */
+function readFloat32(ctx, value, name, positive) {
+  const expected = positive ? 'a finite number > 0' : 'a finite number >= 0';
+  if (typeof value !== 'number') throw new TypeError(`${ctx}: ${name} must be ${expected}, got ${describe(value)}`);
+  const f = Math.fround(value);
+  if (!Number.isFinite(value) || (positive ? !(value > 0) : !(value >= 0))) {
+    throw new RangeError(`${ctx}: ${name} must be ${expected}, got ${value}`);
+  }
+  if (!Number.isFinite(f) || (positive && f === 0)) {
+    throw new RangeError(`${ctx}: ${name} must be ${expected} as a float32, got ${value} (${f} as a float32)`);
+  }
+  return value;
+}
+
+/**
+ * trainStep's options (read once by readOptions) → the raw AdamW struct: lr required; weightDecay 0.01,
+ * betas [0.9, 0.999], eps 1e-8 and no clipping by default (torch.optim.AdamW's defaults, clip_grad_norm_ off).
+ * @param {string} ctx
+ * @param {Record<string, any>} o
+ * @returns {AdamWArgs}
+ */
+function readAdamW(ctx, o) {
+  if (o.lr === undefined || o.lr === null) {
+    throw new TypeError(`${ctx}: lr is required (the learning rate, a finite number > 0)`);
+  }
+  const [beta1, beta2] = readBetas(ctx, o.betas);
+  const clip = o.clipGradNorm;
+  return {
+    lr: readFloat32(ctx, o.lr, 'lr', true),
+    weightDecay: readFloat32(ctx, o.weightDecay ?? 0.01, 'weightDecay', false),
+    beta1,
+    beta2,
+    eps: readFloat32(ctx, o.eps ?? 1e-8, 'eps', false),
+    clipGradNorm: clip === undefined || clip === null ? 0 : readFloat32(ctx, clip, 'clipGradNorm', true),
+  };
+}
+
+/**
+ * AdamW's betas: [beta1, beta2], each in [0, 1) (also as a float32); [0.9, 0.999] by default.
+ * @param {string} ctx
+ * @param {unknown} value
+ * @returns {[number, number]}
+ */
+function readBetas(ctx, value) {
+  if (value === undefined || value === null) return [0.9, 0.999];
+  if (!Array.isArray(value)) {
+    throw new TypeError(`${ctx}: betas must be an array [beta1, beta2] of numbers in [0, 1), got ${describe(value)}`);
+  }
+  const length = value.length;
+  if (length !== 2) {
+    throw new RangeError(`${ctx}: betas must be [beta1, beta2] (2 numbers in [0, 1)), got ${length} entries`);
+  }
+  const read = (/** @type {number} */ i) => {
+    const b = value[i];
+    if (typeof b !== 'number')
+      throw new TypeError(`${ctx}: betas[${i}] must be a number in [0, 1), got ${describe(b)}`);
+    if (!(b >= 0 && b < 1)) throw new RangeError(`${ctx}: betas[${i}] must be in [0, 1), got ${b}`);
+    if (Math.fround(b) >= 1) throw new RangeError(`${ctx}: betas[${i}] must be in [0, 1) as a float32, got ${b} (1)`);
+    return b;
+  };
+  return [read(0), read(1)];
+}
+
+/**
+ * Every id of an Int32Array in [0, V) (targets: or −100, at least one that is not).
+ * @param {string} ctx
+ * @param {ArrayLike<number>} data
+ * @param {string} name the array's name in messages ('tokens.data', 'data.ids')
+ * @param {number} V
+ * @param {boolean} isTarget
+ */
+function checkIds(ctx, data, name, V, isTarget) {
+  let counted = 0;
+  for (let i = 0; i < data.length; ++i) {
+    const id = data[i];
+    if (isTarget && id === kIgnoreIndex) continue;
+    if (id < 0 || id >= V) {
+      const what = isTarget ? `a target id in [0, ${V}) or ${kIgnoreIndex} (ignored)` : `a token id in [0, ${V})`;
+      throw new RangeError(`${ctx}: ${name}[${i}] must be ${what}, got ${id}`);
+    }
+    ++counted;
+  }
+  if (isTarget && counted === 0) {
+    throw new RangeError(
+      `${ctx}: ${name} must hold at least one target that is not ${kIgnoreIndex} (ignored), got none`,
+    );
+  }
+}
+
+/**
+ * A training loop checked up front and run one AdamW step per step() (worker-host.mjs yields to its messages
+ * between steps; train() runs it through): step() → { step, loss, gradNorm } | null once `steps` are done;
+ * result() → the losses and gradient norms so far.
+ * @typedef {{ step: () => ({ step: number, loss: number, gradNorm: number } | null),
+ *   result: () => { losses: Float32Array, gradNorms: Float32Array }, onStep: Function | null, signal: any }} Training
+ */
+
+/** A checked batch: tokens and targets (validate.mjs's buffers) of one shape. @typedef {{ t: any, y: any }} Batch */
 
 // ---------------------------------------------------------------------------------------------------------------
 // The model.
@@ -389,6 +517,8 @@ function abortError(/** @type {any} */ signal) {
 let startGeneration;
 /** @type {(model: Transformer, ctx: string, tensors: Record<string, unknown>, what: string) => void} */
 let loadTensors;
+/** @type {(model: Transformer, ctx: string, data: unknown, options: unknown) => Training} */
+let startTraining;
 
 /** @extends {Model<RawTransformer>} */
 class Transformer extends Model {
@@ -397,6 +527,7 @@ class Transformer extends Model {
   static {
     startGeneration = (model, ctx, prompt, options) => model.#generation(ctx, prompt, options);
     loadTensors = (model, ctx, tensors, what) => model.#load(ctx, tensors, what);
+    startTraining = (model, ctx, data, options) => model.#training(ctx, data, options);
   }
 
   /** @type {ModelConfig} */
@@ -454,7 +585,8 @@ class Transformer extends Model {
       throw new TypeError(`${ctx}: attentionMask.data must be a Uint8Array (1 = token, 0 = padding), got ${mask.tag}`);
     }
     const headMask = o.headMask === undefined || o.headMask === null ? null : readTensor(ctx, o.headMask, 'headMask');
-    const raw = this.#forward(ctx, t, { layers, hidden, mask, headMask, cache });
+    const last = readBool(ctx, o.lastLogitsOnly, 'lastLogitsOnly', false);
+    const raw = this.#forward(ctx, t, { layers, hidden, mask, headMask, cache, last });
     /** @type {{ logits: { data: Float32Array, shape: number[] }, attentions?: any[], hiddenStates?: any[] }} */
     const result = { logits: toTensor(raw.logits) };
     if (layers) result.attentions = raw.attentions.map((a) => (a ? toTensor(a) : null));
@@ -466,9 +598,10 @@ class Transformer extends Model {
    * One raw forward of checked inputs.
    * @param {string} ctx
    * @param {any} t checked tokens
-   * @param {{ layers: number[] | null, hidden: boolean, mask: any, headMask: any, cache: KVCache | null }} o
+   * @param {{ layers: number[] | null, hidden: boolean, mask: any, headMask: any, cache: KVCache | null,
+   *   last: boolean }} o last: the logits of each sequence's last position only, (B, 1, V)
    */
-  #forward(ctx, t, { layers, hidden, mask, headMask, cache }) {
+  #forward(ctx, t, { layers, hidden, mask, headMask, cache, last }) {
     const core = this[kCore];
     /** @type {TransformerForwardArgs} */
     const args = {
@@ -477,6 +610,7 @@ class Transformer extends Model {
       headMask: headMask ? core.tensorArg(headMask) : { ptr: 0, shape: [] },
       outputAttentions: layers ?? [],
       outputHiddenStates: hidden,
+      lastLogitsOnly: last,
     };
     const inputs = [t, mask, headMask];
     // (The handles are looked up again inside each call: a getter of an argument may dispose them meanwhile.)
@@ -579,7 +713,7 @@ class Transformer extends Model {
     const ids = [];
     try {
       for (;;) {
-        if (run.signal?.aborted) throw abortError(run.signal);
+        if (run.signal?.aborted) throw abortError(ctx, run.signal);
         const next = run.step();
         if (!next) break;
         ids.push(next.id);
@@ -649,7 +783,15 @@ class Transformer extends Model {
     let last = -1;
     const forward = (/** @type {Int32Array} */ data, /** @type {boolean} */ withAttentions) => {
       const t = readTokens(ctx, { data, shape: [1, data.length] }, 'tokens');
-      const o = { layers: withAttentions ? layers : null, hidden: false, mask: null, headMask: null, cache };
+      // (only the last position's logits: a long prompt never holds T · vocabSize floats)
+      const o = {
+        layers: withAttentions ? layers : null,
+        hidden: false,
+        mask: null,
+        headMask: null,
+        cache,
+        last: true,
+      };
       return this.#forward(ctx, t, o);
     };
     return {
@@ -666,8 +808,7 @@ class Transformer extends Model {
         } else {
           raw = forward(Int32Array.of(last), layers !== null);
         }
-        const [logits] = raw.logits;
-        const row = logits.subarray(logits.length - V);
+        const [row] = raw.logits; // (1, 1, V)
         last = sampleToken(row, sampling, random);
         /** @type {{ id: number, step: number, attentions?: Array<{ data: Float32Array, shape: number[] } | null> }} */
         const out = { id: last, step: step++ };
@@ -682,6 +823,247 @@ class Transformer extends Model {
         cache = null;
       },
     };
+  }
+
+  /**
+   * The mean cross-entropy of the logits of `tokens` against `targets` (−100 ignored) and its gradient for every
+   * parameter, under stateDict()'s names.
+   * @param {unknown} tokens { data: Int32Array, shape: [B, T] }
+   * @param {unknown} targets { data: Int32Array, shape: [B, T] }
+   */
+  lossAndGrad(tokens, targets) {
+    const ctx = 'model.lossAndGrad';
+    this[kUsable](ctx);
+    const batch = this.#readBatch(ctx, tokens, targets, '');
+    this.#checkTrainFits(ctx, batch, true);
+    const raw = this.#withBatch(ctx, batch, (handle, t, y) => handle.lossAndGrad(t, y));
+    return { loss: raw.loss, gradParams: toTensorRecord(raw.gradParams, this[kParameterNames]) };
+  }
+
+  /**
+   * One torch.optim.AdamW step on this batch (after clip_grad_norm_ when clipGradNorm is given); the moments and
+   * the step count live in the model until its parameters are replaced.
+   * @param {unknown} tokens
+   * @param {unknown} targets
+   * @param {unknown} options { lr, weightDecay = 0.01, betas = [0.9, 0.999], eps = 1e-8, clipGradNorm? }
+   * @returns {{ loss: number, gradNorm: number }} the loss before the step, the gradients' norm before clipping
+   */
+  trainStep(tokens, targets, options) {
+    const ctx = 'model.trainStep';
+    this[kUsable](ctx);
+    const batch = this.#readBatch(ctx, tokens, targets, '');
+    if (options === undefined || options === null) {
+      throw new TypeError(`${ctx}: options { lr, … } are required (lr has no default), got ${describe(options)}`);
+    }
+    const adamw = readAdamW(ctx, readOptions(ctx, options, 'options', kTrainStepOptions));
+    this.#checkTrainFits(ctx, batch, false);
+    return this.#step(ctx, batch, adamw);
+  }
+
+  /**
+   * trainStep, `steps` times: over `data`, an array of batches { tokens, targets } (in turn, again from the first
+   * after the last), or a sampler { ids, batchSize, blockLength, seed } (random windows of a token sequence, the
+   * targets the ids after them). onStep({ step, loss, gradNorm }) after each step (false: stop); `signal` is checked
+   * before each step. Returns the losses and gradient norms of the steps done.
+   * @param {unknown} data
+   * @param {unknown} options { steps, lr, …trainStep's options, onStep, signal }
+   */
+  train(data, options) {
+    const ctx = 'model.train';
+    const run = this.#training(ctx, data, options);
+    for (;;) {
+      if (run.signal?.aborted) throw abortError(ctx, run.signal);
+      const next = run.step();
+      if (!next) break;
+      if (run.onStep && run.onStep({ ...next }) === false) break;
+    }
+    return run.result();
+  }
+
+  /**
+   * A training loop, every argument checked (every batch's ids, each shape's memory) before the first step.
+   * @param {string} ctx
+   * @param {unknown} data
+   * @param {unknown} options
+   * @returns {Training}
+   */
+  #training(ctx, data, options) {
+    this[kUsable](ctx);
+    const source = this.#readTrainData(ctx, data);
+    if (options === undefined || options === null) {
+      throw new TypeError(
+        `${ctx}: options { steps, lr, … } are required (lr has no default), got ${describe(options)}`,
+      );
+    }
+    const o = readOptions(ctx, options, 'options', kTrainOptions);
+    let steps = source.steps;
+    if (o.steps !== undefined && o.steps !== null) steps = readDim(ctx, o.steps, 'steps', { min: 0 });
+    else if (steps === null) throw new TypeError(`${ctx}: steps is required with a sampler (an integer >= 0)`);
+    const adamw = readAdamW(ctx, o);
+    const onStep = o.onStep ?? null;
+    if (onStep !== null && typeof onStep !== 'function') {
+      throw new TypeError(`${ctx}: onStep must be a function ({ step, loss, gradNorm }) => …, got ${describe(onStep)}`);
+    }
+    const signal = o.signal ?? null;
+    if (signal !== null && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) {
+      throw new TypeError(`${ctx}: signal must be an AbortSignal, got ${describe(signal)}`);
+    }
+    const shapes = new Set();
+    for (const batch of source.shapes) {
+      const key = batch.t.shape.join(',');
+      if (shapes.has(key)) continue;
+      shapes.add(key);
+      this.#checkTrainFits(ctx, batch, false);
+    }
+    /** @type {number[]} */
+    const losses = [];
+    /** @type {number[]} */
+    const gradNorms = [];
+    return {
+      onStep,
+      signal,
+      step: () => {
+        const step = losses.length;
+        if (step >= /** @type {number} */ (steps)) return null;
+        const { loss, gradNorm } = this.#step(ctx, source.batch(step), adamw);
+        losses.push(loss);
+        gradNorms.push(gradNorm);
+        return { step, loss, gradNorm };
+      },
+      result: () => ({ losses: Float32Array.from(losses), gradNorms: Float32Array.from(gradNorms) }),
+    };
+  }
+
+  /**
+   * train()'s data: an array of batches, each checked now, or a sampler drawing `batchSize` windows of
+   * `blockLength` ids per step from a seeded generator. `shapes`: a batch of each shape the loop will use.
+   * @param {string} ctx
+   * @param {unknown} data
+   * @returns {{ steps: number | null, batch: (step: number) => Batch, shapes: Batch[] }}
+   */
+  #readTrainData(ctx, data) {
+    const { vocabSize: V, contextLength } = this.#config;
+    if (Array.isArray(data)) {
+      if (data.length === 0) throw new RangeError(`${ctx}: data must hold at least one batch { tokens, targets }`);
+      const batches = data.map((b, i) => {
+        if (b === null || typeof b !== 'object' || Array.isArray(b)) {
+          throw new TypeError(`${ctx}: data[${i}] must be a batch { tokens, targets }, got ${describe(b)}`);
+        }
+        const o = readOptions(ctx, b, `data[${i}]`, ['tokens', 'targets']);
+        return this.#readBatch(ctx, o.tokens, o.targets, `data[${i}].`);
+      });
+      return { steps: batches.length, batch: (step) => batches[step % batches.length], shapes: batches };
+    }
+    if (data === null || typeof data !== 'object' || typedArrayName(data)) {
+      throw new TypeError(
+        `${ctx}: data must be an array of batches { tokens, targets } or a sampler ` +
+          `{ ids, batchSize, blockLength, seed }, got ${describe(data)}`,
+      );
+    }
+    const o = readOptions(ctx, data, 'data', kSamplerFields);
+    if (typedArrayName(o.ids) !== 'Int32Array') {
+      throw new TypeError(`${ctx}: data.ids must be an Int32Array of token ids, got ${describe(o.ids)}`);
+    }
+    const ids = Int32Array.from(/** @type {Int32Array} */ (o.ids)); // a snapshot: the caller may change theirs
+    checkIds(ctx, ids, 'data.ids', V, false);
+    const batchSize = readDim(ctx, o.batchSize, 'data.batchSize');
+    const blockLength = readDim(ctx, o.blockLength, 'data.blockLength');
+    if (blockLength > contextLength) {
+      throw new RangeError(
+        `${ctx}: data.blockLength must be at most contextLength ${contextLength}, got ${blockLength}`,
+      );
+    }
+    if (ids.length < blockLength + 1) {
+      throw new RangeError(
+        `${ctx}: data.ids must hold at least blockLength + 1 = ${blockLength + 1} ids (a window and the id after ` +
+          `it), got ${ids.length}`,
+      );
+    }
+    const random = makeRng(readSafeInteger(ctx, o.seed, 'data.seed', 0));
+    const starts = ids.length - blockLength; // windows start at 0 … ids.length − blockLength − 1
+    const shape = [batchSize, blockLength];
+    const draw = (/** @type {boolean} */ sample) => {
+      const tokens = new Int32Array(batchSize * blockLength);
+      const targets = new Int32Array(batchSize * blockLength);
+      for (let b = 0; sample && b < batchSize; ++b) {
+        const s = Math.floor(random() * starts);
+        tokens.set(ids.subarray(s, s + blockLength), b * blockLength);
+        targets.set(ids.subarray(s + 1, s + 1 + blockLength), b * blockLength);
+      }
+      return {
+        t: readTokens(ctx, { data: tokens, shape }, 'tokens'),
+        y: readTokens(ctx, { data: targets, shape: shape.slice() }, 'targets'),
+      };
+    };
+    return { steps: null, batch: () => draw(true), shapes: [draw(false)] };
+  }
+
+  /**
+   * Checked tokens and targets: Int32Arrays of one shape [B, T], T at most contextLength, every token id in
+   * [0, vocabSize), every target in [0, vocabSize) or −100 and at least one that is not.
+   * @param {string} ctx
+   * @param {unknown} tokens
+   * @param {unknown} targets
+   * @param {string} prefix before the argument names in messages ('data[2].' in train's batches)
+   * @returns {Batch}
+   */
+  #readBatch(ctx, tokens, targets, prefix) {
+    const { vocabSize: V, contextLength } = this.#config;
+    const t = readTokens(ctx, tokens, `${prefix}tokens`);
+    const y = readTokens(ctx, targets, `${prefix}targets`);
+    if (y.shape[0] !== t.shape[0] || y.shape[1] !== t.shape[1]) {
+      throw new RangeError(
+        `${ctx}: ${prefix}targets.shape must equal ${prefix}tokens.shape [${t.shape.join(', ')}], ` +
+          `got [${y.shape.join(', ')}]`,
+      );
+    }
+    if (t.shape[1] > contextLength) {
+      throw new RangeError(
+        `${ctx}: ${prefix}tokens.shape[1] (T) must be at most contextLength ${contextLength}, got ${t.shape[1]}`,
+      );
+    }
+    checkIds(ctx, t.data, `${prefix}tokens.data`, V, false);
+    checkIds(ctx, y.data, `${prefix}targets.data`, V, true);
+    return { t, y };
+  }
+
+  /**
+   * Refuses, before anything is copied, a training call whose activations, logits, training state (and with
+   * returnGradients the gradients' copies) cannot fit in wasm memory.
+   * @param {string} ctx
+   * @param {Batch} batch
+   * @param {boolean} returnGradients lossAndGrad
+   */
+  #checkTrainFits(ctx, { t, y }, returnGradients) {
+    const core = this[kCore];
+    core.checkFits(ctx, 'tokens, targets', [t, y], () =>
+      this[kUsable](ctx).trainMemory(core.tensorArg(t), returnGradients),
+    );
+  }
+
+  /**
+   * One AdamW step on a checked batch.
+   * @param {string} ctx
+   * @param {Batch} batch
+   * @param {AdamWArgs} adamw
+   */
+  #step(ctx, batch, adamw) {
+    const { loss, gradNorm } = this.#withBatch(ctx, batch, (handle, t, y) => handle.trainStep(t, y, adamw));
+    return { loss, gradNorm };
+  }
+
+  /**
+   * Copies tokens and targets into wasm memory and runs fn on the handle with their raw structs.
+   * @template R
+   * @param {string} ctx
+   * @param {Batch} batch
+   * @param {(handle: RawTransformer, t: TensorArg, y: TensorArg) => R} fn
+   * @returns {R}
+   */
+  #withBatch(ctx, { t, y }, fn) {
+    return this[kCore].withHeap(ctx, 'tokens and targets', [t, y], (p) =>
+      fn(this[kUsable](ctx), { ptr: p[0], shape: t.shape }, { ptr: p[1], shape: y.shape }),
+    );
   }
 
   /**
@@ -879,4 +1261,16 @@ export function loadModel(core, options) {
 export function generation(model, ctx, prompt, options) {
   if (!(model instanceof Transformer)) throw new TypeError(`${ctx}: not a model made by createModel or loadModel`);
   return startGeneration(model, ctx, prompt, options);
+}
+
+/**
+ * A training loop of `model` run step by step (worker-host.mjs), checked as model.train checks its arguments.
+ * @param {unknown} model a Transformer
+ * @param {string} ctx
+ * @param {unknown} data
+ * @param {unknown} options
+ */
+export function training(model, ctx, data, options) {
+  if (!(model instanceof Transformer)) throw new TypeError(`${ctx}: not a model made by createModel or loadModel`);
+  return startTraining(model, ctx, data, options);
 }

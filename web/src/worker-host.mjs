@@ -6,12 +6,15 @@
 //   ← { id, ok: false, error: { name, message } }               the same error the synchronous API throws
 //   model.generate: → { …, progress: true } asks for  ← { id, progress: { id, step, attentions? } } per token;
 //                   → { id, op: 'stop' | 'abort' } ends the running generation (its ids so far, or an AbortError)
+//   model.train:    → { …, progress: true } asks for  ← { id, progress: { step, loss, gradNorm } } per step, after
+//                   which the worker waits for → { id, op: 'continue' | 'stop' | 'abort' } (so that no step runs after
+//                   the caller's onStep said stop); without progress it runs on, and 'abort' stops it between steps
 // Created objects (createMultiHeadAttention, createTinyTransformer, createModel, loadModel, createKVCache) stay
 // here; the caller gets { objectId } (and a model's config), and names a KV cache in forward's options as
 // kvCache: { attnlabObjectId }.
 
 import { init } from './index.mjs';
-import { generation } from './transformer.mjs';
+import { generation, training } from './transformer.mjs';
 
 /** @type {any} */
 let attn = null;
@@ -29,9 +32,13 @@ function buffersOf(value, out = new Set()) {
   return out;
 }
 
-/** The running generations by message id, and what 'stop' / 'abort' asked of them. */
-/** @type {Map<number, { stop: boolean, abort: boolean }>} */
-const generations = new Map();
+/**
+ * The running generations and training loops by message id, and what 'stop' / 'abort' asked of them; `wake` resumes
+ * a training loop waiting for its caller's onStep ('continue', 'stop' or 'abort').
+ * @typedef {{ stop: boolean, abort: boolean, wake: (() => void) | null }} Control
+ */
+/** @type {Map<number, Control>} */
+const runs = new Map();
 const kCreators = ['createMultiHeadAttention', 'createTinyTransformer', 'createModel', 'loadModel', 'createKVCache'];
 
 /**
@@ -81,8 +88,9 @@ const yieldToMessages =
  * @param {(message: any, transfer?: Transferable[]) => void} post
  */
 async function generate(model, msg, post) {
-  const control = { stop: false, abort: false };
-  generations.set(msg.id, control);
+  /** @type {Control} */
+  const control = { stop: false, abort: false, wake: null };
+  runs.set(msg.id, control);
   try {
     const run = generation(model, 'model.generate', msg.args[0], msg.args[1]);
     /** @type {number[]} */
@@ -102,7 +110,39 @@ async function generate(model, msg, post) {
     }
     return Int32Array.from(ids);
   } finally {
-    generations.delete(msg.id);
+    runs.delete(msg.id);
+  }
+}
+
+/**
+ * model.train one step at a time, yielding to messages in between; with progress, each step is posted and the next
+ * waits until the caller's onStep has run ('continue').
+ * @param {any} model
+ * @param {{ id: number, args: any[], progress?: boolean }} msg
+ * @param {(message: any, transfer?: Transferable[]) => void} post
+ */
+async function train(model, msg, post) {
+  /** @type {Control} */
+  const control = { stop: false, abort: false, wake: null };
+  runs.set(msg.id, control);
+  try {
+    const run = training(model, 'model.train', msg.args[0], msg.args[1]);
+    for (;;) {
+      await yieldToMessages();
+      if (control.abort) throw new DOMException('model.train: aborted', 'AbortError');
+      if (control.stop) break;
+      const next = run.step();
+      if (!next) break;
+      if (msg.progress) {
+        post({ id: msg.id, progress: next });
+        await new Promise((resolve) => {
+          control.wake = () => resolve(undefined);
+        });
+      }
+    }
+    return run.result();
+  } finally {
+    runs.delete(msg.id);
   }
 }
 
@@ -120,6 +160,7 @@ async function run(msg, post) {
   if (!target) throw new Error(`${msg.method}: this object has been disposed`);
   const method = /** @type {string} */ (msg.method);
   if (method === 'generate' && msg.target) return generate(target, msg, post);
+  if (method === 'train' && msg.target) return train(target, msg, post);
   // forward's options: MultiHeadAttention.forward(query, key, value, options), a model's forward(tokens, options)
   const mha = msg.args.length > 2;
   const args =
@@ -139,9 +180,13 @@ async function run(msg, post) {
  * @param {any} msg
  */
 async function handle(post, msg) {
-  if (msg.op === 'stop' || msg.op === 'abort') {
-    const control = generations.get(msg.id);
-    if (control) control[msg.op] = true;
+  if (msg.op === 'stop' || msg.op === 'abort' || msg.op === 'continue') {
+    const control = runs.get(msg.id);
+    if (!control) return;
+    if (msg.op !== 'continue') control[msg.op] = true;
+    const wake = control.wake;
+    control.wake = null;
+    wake?.();
     return;
   }
   try {

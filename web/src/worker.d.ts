@@ -13,6 +13,8 @@ import type {
   InitOptions,
   KVCacheOptions,
   LossAndGrad,
+  ModelTrainStepOptions,
+  ModelTrainStepResult,
   MultiHeadAttentionForwardOptions,
   MultiHeadAttentionGradients,
   MultiHeadAttentionOptions,
@@ -26,6 +28,10 @@ import type {
   TinyTransformerOptions,
   TinyTransformerOutput,
   Tokens,
+  TrainBatch,
+  TrainOptions,
+  TrainResult,
+  TrainSampler,
   TrainStepOptions,
   TrainStepResult,
   Variant,
@@ -79,6 +85,9 @@ export interface WorkerTinyTransformer {
 /**
  * {@link Transformer} of the main API, living in the worker. `generate` calls `onToken` here for every token while the
  * worker goes on (returning false, or throwing, stops it), and its `signal` stops it even while it runs (AbortError).
+ * `train` runs its loop in the worker and calls `onStep` here after each step (the worker waits for it: returning
+ * false, or throwing, stops it there); its `signal` stops it between steps even while it runs (AbortError; the steps
+ * done stay applied).
  */
 export interface WorkerTransformer {
   readonly config: ModelConfig;
@@ -88,6 +97,13 @@ export interface WorkerTransformer {
   ): Promise<ModelOutput>;
   createKVCache(options: KVCacheOptions, call?: CallOptions): Promise<WorkerKVCache>;
   generate(prompt: Int32Array, options: Omit<GenerateOptions, 'signal'> & CallOptions): Promise<Int32Array>;
+  lossAndGrad(tokens: Tokens, targets: Tokens, call?: CallOptions): Promise<LossAndGrad>;
+  trainStep(
+    tokens: Tokens,
+    targets: Tokens,
+    options: ModelTrainStepOptions & CallOptions,
+  ): Promise<ModelTrainStepResult>;
+  train(data: TrainBatch[] | TrainSampler, options: Omit<TrainOptions, 'signal'> & CallOptions): Promise<TrainResult>;
   stateDict(call?: CallOptions): Promise<Record<string, Tensor>>;
   loadStateDict(stateDict: Record<string, CheckpointTensor | Float32Array>, call?: CallOptions): Promise<void>;
   dispose(call?: CallOptions): Promise<void>;

@@ -6,8 +6,9 @@
 //
 // Calls run one at a time, in order. Only the running call has been posted to the worker; the others wait here, so
 // that `{ signal }` can drop a call that has not started (it rejects with an AbortError). A running
-// model.generate() is the exception: the worker yields to its messages between tokens, so `signal` stops it too, and
-// its onToken is called here for every token (progress messages). `{ transfer: true }` transfers the inputs'
+// model.generate() or model.train() is the exception: the worker yields to its messages between tokens or steps, so
+// `signal` stops it too, and its onToken / onStep is called here for every token or step (progress messages; a
+// training step waits for its onStep to have run, so that `false` stops exactly there). `{ transfer: true }` transfers the inputs'
 // ArrayBuffers instead of copying them (the caller's arrays become detached). Results come back transferred.
 // terminate() ends the worker and rejects every call that has not finished.
 
@@ -67,6 +68,7 @@ const kOptionsAt = {
   stateDict: 0,
   forward: { mha: 3, model: 1, transformer: 1 },
   generate: 1,
+  train: 1,
   backward: 1,
   lossAndGrad: 2,
   trainStep: 2,
@@ -163,9 +165,10 @@ class WorkerClient {
   }
 
   /**
-   * Tells the worker to stop the running generation `id` ('stop': return the ids so far; 'abort': AbortError).
+   * Tells the worker to stop the running generation or training loop `id` ('stop': return what it did so far;
+   * 'abort': AbortError), or to go on with the loop's next step ('continue').
    * @param {number} id
-   * @param {'stop' | 'abort'} op
+   * @param {'stop' | 'abort' | 'continue'} op
    */
   #control(id, op) {
     if (this.#ended || !this.#running.has(id)) return;
@@ -177,11 +180,20 @@ class WorkerClient {
   }
 
   /**
-   * Stops the running generation `id`, keeping the ids so far (onToken returned false or threw).
+   * Stops the running generation or training loop `id`, keeping what it did so far (onToken or onStep returned
+   * false, or threw).
    * @param {number} id
    */
   stop(id) {
     this.#control(id, 'stop');
+  }
+
+  /**
+   * Lets the training loop `id`, waiting for its onStep, run its next step.
+   * @param {number} id
+   */
+  resume(id) {
+    this.#control(id, 'continue');
   }
 
   #pump() {
@@ -292,6 +304,51 @@ function remoteGenerate(client, objectId) {
   };
 }
 
+/**
+ * model.train in the worker: `onStep` (a function cannot be posted) stays here and is called for each progress
+ * message, while the worker waits; then it goes on, or stops when onStep returned false or threw (the call then
+ * resolves to the steps done, or rejects with the error). `signal` stops it between steps even while it runs.
+ * @param {WorkerClient} client
+ * @param {number} objectId
+ */
+function remoteTrain(client, objectId) {
+  return (/** @type {any[]} */ ...given) => {
+    const { args, call } = splitCallOptions(given, kOptionsAt.train);
+    const o = args[1];
+    /** @type {Function | null} */
+    let onStep = null;
+    let sent = args;
+    if (o !== null && typeof o === 'object' && typeof o.onStep === 'function') {
+      const { onStep: f, ...rest } = o;
+      onStep = f;
+      sent = [args[0], rest, ...args.slice(2)];
+    }
+    /** @type {unknown} */
+    let failure;
+    let failed = false;
+    const onProgress = (/** @type {any} */ p, /** @type {number} */ id) => {
+      if (failed || call.signal?.aborted) return; // (an abort has told the worker already)
+      let go = true;
+      try {
+        go = onStep?.({ step: p.step, loss: p.loss, gradNorm: p.gradNorm }) !== false;
+      } catch (e) {
+        failed = true;
+        failure = e;
+        go = false;
+      }
+      if (call.signal?.aborted) return; // onStep aborted it
+      if (go) client.resume(id);
+      else client.stop(id);
+    };
+    const msg = { op: 'call', target: objectId, method: 'train', args: sent, progress: onStep !== null };
+    return client.send(msg, call, { onProgress }).then((/** @type {any} */ result) => {
+      if (failed) throw failure;
+      if (call.signal?.aborted) throw abortError(call.signal); // aborted after the worker's last step
+      return result;
+    });
+  };
+}
+
 /** The Promise version of a KV cache living in the worker: length() (a Promise), reset(), dispose(). */
 function remoteCache(client, objectId) {
   const m = (/** @type {string} */ name) => remote(client, objectId, name, kOptionsAt[name]);
@@ -326,7 +383,9 @@ function remoteObject(client, kind, objectId, config) {
   else if (kind === 'transformer') {
     object.config = config;
     object.generate = remoteGenerate(client, objectId);
-  } else
+    object.train = remoteTrain(client, objectId);
+  }
+  if (kind === 'model' || kind === 'transformer')
     Object.assign(object, {
       lossAndGrad: m('lossAndGrad', kOptionsAt.lossAndGrad),
       trainStep: m('trainStep', kOptionsAt.trainStep),

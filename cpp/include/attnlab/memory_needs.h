@@ -56,12 +56,18 @@ MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, 
 // std::invalid_argument naming it), and the one checkpoint tensor that initialising or loading holds beside them.
 MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config);
 
-// Transformer::Forward on tokens (B, T) after `past` cached positions: logits, the attentions of the layers listed
-// (repeats counted once), hidden states when asked for, the keys and values of one step when there is no cache
-// (with_cache false), and the activations.
+// Transformer::Forward on tokens (B, T) after `past` cached positions: logits ((B, 1, V) with last_logits_only), the
+// attentions of the layers listed (repeats counted once), hidden states when asked for, the keys and values of one
+// step when there is no cache (with_cache false), and the activations.
 MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const Shape& tokens, int64_t past,
                                           const std::vector<int64_t>& output_attentions, bool output_hidden_states,
-                                          bool with_cache);
+                                          bool with_cache, bool last_logits_only = false);
+
+// Transformer::LossAndGradient (return_gradients true: with the copies of every gradient it returns) or TrainStep
+// on tokens (B, T): the training state the first of them makes and the model keeps (gradients and AdamW's moments,
+// each the parameters' size), the activations saved per block (attention weights (B, H, T, T) included), the
+// logits and their gradient, and the backward's scratch.
+MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients);
 
 // Transformer::CreateKVCache: keys and values of every layer, (batch_size, num_kv_heads, max_length, head_dim).
 MemoryNeeds TransformerKVCacheMemoryNeeds(const TransformerConfig& config, int64_t batch_size, int64_t max_length);

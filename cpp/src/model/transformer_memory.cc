@@ -1,6 +1,6 @@
-// Memory needs of the Transformer (attnlab/memory_needs.h): its parameters, one Forward, one KV cache. Counted
-// in doubles from the normalised configuration (architectures.h), as transformer.cc stores them: weight matrices
-// packed in panels of kPanel columns (packing.h), vectors as they are.
+// Memory needs of the Transformer (attnlab/memory_needs.h): its parameters, one Forward, one KV cache, one training
+// step. Counted in doubles from the normalised configuration (architectures.h), as transformer.cc and train.cc
+// store them: weight matrices packed in panels of kPanel columns (packing.h), vectors as they are.
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -28,10 +28,9 @@ double Numel(const Shape& shape) {
   return n;
 }
 
-}  // namespace
-
-MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config) {
-  const TransformerConfig c = NormalisedConfig(config);
+// The parameter storage's parts (weights.h's Weights: packed matrices, vectors), in floats; gradients and AdamW's
+// moments have the same layout.
+MemoryNeeds ParameterParts(const TransformerConfig& c) {
   const ModelSizes z = SizesOf(c);
   const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab);
   const bool gpt2 = c.arch == Arch::kGpt2;
@@ -41,16 +40,25 @@ MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config) {
   if (c.attention_bias != AttentionBias::kNone) block += static_cast<double>(z.qkv_out);
   if (c.attention_bias == AttentionBias::kAll) block += e;
   if (gpt2) block += static_cast<double>(z.up_out) + e;  // the MLP's biases
-  MemoryNeeds needs;
-  needs.push_back({"token embedding (vocabSize, embedDim)", Packed(e, v) * kF32});
-  if (!c.tie_embeddings) needs.push_back({"LM head (vocabSize, embedDim)", Packed(e, v) * kF32});
-  if (gpt2) needs.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e * kF32});
-  needs.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block)) + " floats)",
-                   static_cast<double>(c.num_layers) * block * kF32});
-  needs.push_back({"final norm", (gpt2 ? 2 : 1) * e * kF32});
+  MemoryNeeds parts;
+  parts.push_back({"token embedding (vocabSize, embedDim)", Packed(e, v)});
+  if (!c.tie_embeddings) parts.push_back({"LM head (vocabSize, embedDim)", Packed(e, v)});
+  if (gpt2) parts.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e});
+  parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block)) + " floats)",
+                   static_cast<double>(c.num_layers) * block});
+  parts.push_back({"final norm", (gpt2 ? 2 : 1) * e});
+  return parts;
+}
+
+}  // namespace
+
+MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config) {
+  const TransformerConfig c = NormalisedConfig(config);
+  MemoryNeeds needs = ParameterParts(c);
+  for (MemoryPart& part : needs) part.bytes *= kF32;
   // Initialising or loading holds one checkpoint tensor beside its packed copy: the embedding is the largest (a
   // tied lm_head is compared with a copy of it).
-  double largest = v * e;
+  double largest = static_cast<double>(c.vocab_size) * static_cast<double>(c.embed_dim);
   for (const ParamSpec& s : ParameterSpecs(c)) largest = std::max(largest, Numel(s.shape));
   needs.push_back({"one tensor while initialising or loading", largest * kF32});
   return needs;
@@ -58,7 +66,7 @@ MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config) {
 
 MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const Shape& tokens, int64_t past,
                                           const std::vector<int64_t>& output_attentions, bool output_hidden_states,
-                                          bool with_cache) {
+                                          bool with_cache, bool last_logits_only) {
   MemoryNeeds needs;
   if (tokens.size() != 2) return needs;
   const TransformerConfig c = NormalisedConfig(config);
@@ -66,7 +74,11 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
   const double b = static_cast<double>(tokens[0]), t = static_cast<double>(tokens[1]);
   const double s = static_cast<double>(std::max<int64_t>(past, 0)) + t, rows = b * t;
   const double e = static_cast<double>(z.e), hd = static_cast<double>(z.head_dim);
-  needs.push_back({"logits (B, T, vocabSize)", rows * static_cast<double>(z.vocab) * kF32});
+  if (last_logits_only) {
+    needs.push_back({"logits (B, 1, vocabSize)", (t > 0 ? b : 0) * static_cast<double>(z.vocab) * kF32});
+  } else {
+    needs.push_back({"logits (B, T, vocabSize)", rows * static_cast<double>(z.vocab) * kF32});
+  }
   std::vector<int64_t> layers = output_attentions;
   std::sort(layers.begin(), layers.end());
   layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
@@ -84,6 +96,41 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
   const double activations =
       3 * e + static_cast<double>(z.heads) * hd + static_cast<double>(z.qkv_out) + static_cast<double>(z.up_out);
   needs.push_back({"activations (B x T rows)", rows * activations * kF32});
+  return needs;
+}
+
+MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients) {
+  MemoryNeeds needs;
+  if (tokens.size() != 2) return needs;
+  const TransformerConfig c = NormalisedConfig(config);
+  const ModelSizes z = SizesOf(c);
+  const double b = static_cast<double>(tokens[0]), t = static_cast<double>(tokens[1]), rows = b * t;
+  const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab),
+               dq = static_cast<double>(z.heads * z.head_dim);
+  const double qkv = static_cast<double>(z.qkv_out), up = static_cast<double>(z.up_out),
+               hidden = static_cast<double>(z.down_in), heads = static_cast<double>(z.heads);
+  // (train.cc's TrainState: made by the first training call, kept until the parameters are replaced)
+  double parameters = 0;
+  for (const MemoryPart& part : ParameterParts(c)) parameters += part.bytes;
+  needs.push_back({"training state (gradients and AdamW's two moments, 3 x the parameters)", 3 * parameters * kF32});
+  // (train.cc's LayOutActivations: BlockSaved per block, then the last block's output and the final norm's)
+  const double per_block = 4 * rows * e + rows * qkv + b * heads * t * t + rows * dq + rows * up + rows * hidden;
+  needs.push_back({"saved activations (numLayers x (B x T rows, attention weights (B, H, T, T)))",
+                   (static_cast<double>(c.num_layers) * per_block + 2 * rows * e) * kF32});
+  needs.push_back({"logits and their gradient (B, T, vocabSize)", rows * v * kF32});
+  needs.push_back({"keys and values of one layer",
+                   2 * rows * static_cast<double>(z.kv_heads) * static_cast<double>(z.head_dim) * kF32});
+  needs.push_back({"forward activations (B x T rows)", rows * (3 * e + dq + qkv + up) * kF32});
+  // The backward's gradients through a block, and the operands of the largest linear layer's weight gradient (the
+  // LM head's (embedDim, vocabSize): a dense copy and a packed transpose, and the output gradient packed).
+  const double largest = std::max({e * v, e * qkv, dq * e, e * up, hidden * e});
+  needs.push_back(
+      {"backward scratch", (rows * (2 * e + qkv + dq + up + hidden) + 2 * largest + Packed(rows, v)) * kF32});
+  if (return_gradients) {
+    double numel = 0;
+    for (const ParamSpec& s : ParameterSpecs(c)) numel += Numel(s.shape);
+    needs.push_back({"gradients returned (every parameter's shape)", numel * kF32});
+  }
   return needs;
 }
 

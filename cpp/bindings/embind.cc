@@ -55,21 +55,21 @@ using namespace marshal;  // NOLINT(build/namespaces): the argument structs and 
 // ---------------------------------------------------------------------------------------------------------------
 // Free functions.
 
-val Sdpa(const SdpaArgs& a) {
+val Sdpa(const SdpaCallArgs& a) {
   return Guard([&] {
     return SdpaResultToJs(ScaledDotProductAttention(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value), OptionsOf(a)),
                           a.need_weights);
   });
 }
 
-val SdpaMemory(const SdpaArgs& a) {
+val SdpaMemory(const SdpaCallArgs& a) {
   return Guard([&] {
     return MemoryNeedsToJs(
         SdpaMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape), OptionsOf(a)));
   });
 }
 
-val SdpaBackward(const SdpaArgs& a, const TensorArg& grad_output) {
+val SdpaBackward(const SdpaCallArgs& a, const TensorArg& grad_output) {
   return Guard([&] {
     const SdpaGradients g = ScaledDotProductAttentionBackward(ViewOf(a.query), ViewOf(a.key), ViewOf(a.value),
                                                               ViewOf(grad_output), OptionsOf(a));
@@ -80,14 +80,14 @@ val SdpaBackward(const SdpaArgs& a, const TensorArg& grad_output) {
   });
 }
 
-val SdpaBackwardMemory(const SdpaArgs& a) {
+val SdpaBackwardMemory(const SdpaCallArgs& a) {
   return Guard([&] {
     return MemoryNeedsToJs(
         SdpaBackwardMemoryNeeds(ToShape(a.query.shape), ToShape(a.key.shape), ToShape(a.value.shape), OptionsOf(a)));
   });
 }
 
-val MhaMemory(const MhaArgs& a) {
+val MhaMemory(const MhaConfigArgs& a) {
   return Guard([&] { return MemoryNeedsToJs(MhaParameterMemoryNeeds(ConfigOf(a))); });
 }
 
@@ -152,7 +152,7 @@ class MhaBinding : public ModelBinding<MultiHeadAttention> {
 
   // Factory: MultiHeadAttention's constructor validates before anything is allocated for JS, so a throw leaks
   // nothing.
-  static MhaBinding* Make(const MhaArgs& a) {
+  static MhaBinding* Make(const MhaConfigArgs& a) {
     return Guard([&] { return new MhaBinding(MultiHeadAttention(ConfigOf(a), static_cast<uint64_t>(a.seed))); });
   }
 
@@ -399,35 +399,35 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .field("ptr", &MaskArg::ptr)
       .field("shape", &MaskArg::shape)
       .field("kind", &MaskArg::kind);
-  value_object<SdpaArgs>("_SdpaArgs")
-      .field("query", &SdpaArgs::query)
-      .field("key", &SdpaArgs::key)
-      .field("value", &SdpaArgs::value)
-      .field("attnMask", &SdpaArgs::attn_mask)
-      .field("isCausal", &SdpaArgs::is_causal)
-      .field("causalAlign", &SdpaArgs::causal_align)
-      .field("hasScale", &SdpaArgs::has_scale)
-      .field("scale", &SdpaArgs::scale)
-      .field("needWeights", &SdpaArgs::need_weights)
-      .field("enableGQA", &SdpaArgs::enable_gqa)
-      .field("kvLengths", &SdpaArgs::kv_lengths)
-      .field("windowLeft", &SdpaArgs::window_left)
-      .field("windowRight", &SdpaArgs::window_right)
-      .field("softcap", &SdpaArgs::softcap)
-      .field("returnScores", &SdpaArgs::return_scores)
-      .field("pastKey", &SdpaArgs::past_key)
-      .field("pastValue", &SdpaArgs::past_value);
-  value_object<MhaArgs>("_MhaArgs")
-      .field("embedDim", &MhaArgs::embed_dim)
-      .field("numHeads", &MhaArgs::num_heads)
-      .field("bias", &MhaArgs::bias)
-      .field("addBiasKV", &MhaArgs::add_bias_kv)
-      .field("addZeroAttn", &MhaArgs::add_zero_attn)
-      .field("kdim", &MhaArgs::kdim)
-      .field("vdim", &MhaArgs::vdim)
-      .field("batchFirst", &MhaArgs::batch_first)
-      .field("seed", &MhaArgs::seed)
-      .field("numKVHeads", &MhaArgs::num_kv_heads);
+  value_object<SdpaCallArgs>("_SdpaCallArgs")
+      .field("query", &SdpaCallArgs::query)
+      .field("key", &SdpaCallArgs::key)
+      .field("value", &SdpaCallArgs::value)
+      .field("attnMask", &SdpaCallArgs::attn_mask)
+      .field("isCausal", &SdpaCallArgs::is_causal)
+      .field("causalAlign", &SdpaCallArgs::causal_align)
+      .field("hasScale", &SdpaCallArgs::has_scale)
+      .field("scale", &SdpaCallArgs::scale)
+      .field("needWeights", &SdpaCallArgs::need_weights)
+      .field("enableGQA", &SdpaCallArgs::enable_gqa)
+      .field("kvLengths", &SdpaCallArgs::kv_lengths)
+      .field("windowLeft", &SdpaCallArgs::window_left)
+      .field("windowRight", &SdpaCallArgs::window_right)
+      .field("softcap", &SdpaCallArgs::softcap)
+      .field("returnScores", &SdpaCallArgs::return_scores)
+      .field("pastKey", &SdpaCallArgs::past_key)
+      .field("pastValue", &SdpaCallArgs::past_value);
+  value_object<MhaConfigArgs>("_MhaConfigArgs")
+      .field("embedDim", &MhaConfigArgs::embed_dim)
+      .field("numHeads", &MhaConfigArgs::num_heads)
+      .field("bias", &MhaConfigArgs::bias)
+      .field("addBiasKV", &MhaConfigArgs::add_bias_kv)
+      .field("addZeroAttn", &MhaConfigArgs::add_zero_attn)
+      .field("kdim", &MhaConfigArgs::kdim)
+      .field("vdim", &MhaConfigArgs::vdim)
+      .field("batchFirst", &MhaConfigArgs::batch_first)
+      .field("seed", &MhaConfigArgs::seed)
+      .field("numKVHeads", &MhaConfigArgs::num_kv_heads);
   value_object<MhaForwardArgs>("_MhaForwardArgs")
       .field("query", &MhaForwardArgs::query)
       .field("key", &MhaForwardArgs::key)

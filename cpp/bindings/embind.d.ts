@@ -55,7 +55,7 @@ export interface MaskArg extends TensorArg {
   kind: RawEnumValue;
 }
 
-export interface SdpaArgs {
+export interface SdpaCallArgs {
   query: TensorArg;
   key: TensorArg;
   value: TensorArg;
@@ -81,7 +81,7 @@ export interface SdpaArgs {
   pastValue: TensorArg;
 }
 
-export interface MhaArgs {
+export interface MhaConfigArgs {
   embedDim: number;
   numHeads: number;
   bias: boolean;
@@ -259,13 +259,13 @@ export interface RawModule {
   _setThreads(n: number): void;
   /** The threads a call may use, the calling one included. */
   _threads(): number;
-  _sdpa(args: SdpaArgs): RawResult;
-  _sdpaMemory(args: SdpaArgs): RawMemoryNeeds;
-  _sdpaBackward(args: SdpaArgs, gradOutput: TensorArg): RawGradients;
-  _sdpaBackwardMemory(args: SdpaArgs): RawMemoryNeeds;
-  _multiHeadAttentionMemory(args: MhaArgs): RawMemoryNeeds;
+  _sdpa(args: SdpaCallArgs): RawResult;
+  _sdpaMemory(args: SdpaCallArgs): RawMemoryNeeds;
+  _sdpaBackward(args: SdpaCallArgs, gradOutput: TensorArg): RawGradients;
+  _sdpaBackwardMemory(args: SdpaCallArgs): RawMemoryNeeds;
+  _multiHeadAttentionMemory(args: MhaConfigArgs): RawMemoryNeeds;
   _tinyTransformerMemory(args: TinyTransformerArgs): RawMemoryNeeds;
-  _MultiHeadAttention: new (args: MhaArgs) => RawMultiHeadAttention;
+  _MultiHeadAttention: new (args: MhaConfigArgs) => RawMultiHeadAttention;
   _KVCache: new (mha: RawMultiHeadAttention, batchSize: number, maxLength: number) => RawKVCache;
   _TinyTransformer: new (args: TinyTransformerArgs) => RawTinyTransformer;
   _Arch: RawArchs;

@@ -38,7 +38,7 @@ struct MaskArg {
   Mask::Kind kind = Mask::Kind::kNone;
 };
 
-struct SdpaArgs {
+struct SdpaCallArgs {
   TensorArg query, key, value;
   MaskArg attn_mask;
   bool is_causal = false;
@@ -54,7 +54,7 @@ struct SdpaArgs {
   TensorArg past_key, past_value;  // ptr 0 and shape [] when absent
 };
 
-struct MhaArgs {
+struct MhaConfigArgs {
   int embed_dim = 0, num_heads = 0;
   bool bias = true, add_bias_kv = false, add_zero_attn = false;
   int kdim = 0, vdim = 0;
@@ -144,7 +144,7 @@ inline Mask MaskOf(const MaskArg& m) {
 }
 
 // The C++ API's options and configurations, field for field (in their declaration order).
-inline SdpaOptions OptionsOf(const SdpaArgs& a) {
+inline SdpaOptions OptionsOf(const SdpaCallArgs& a) {
   const Shape lengths = ToShape(a.kv_lengths.shape);
   return SdpaOptions{MaskOf(a.attn_mask),
                      a.is_causal,
@@ -168,7 +168,7 @@ inline MhaForwardOptions OptionsOf(const MhaForwardArgs& a) {
                            a.requires_grad};
 }
 
-inline MhaConfig ConfigOf(const MhaArgs& a) {
+inline MhaConfig ConfigOf(const MhaConfigArgs& a) {
   return MhaConfig{a.embed_dim, a.num_heads, a.bias,        a.add_bias_kv, a.add_zero_attn,
                    a.kdim,      a.vdim,      a.batch_first, a.num_kv_heads};
 }

@@ -163,7 +163,7 @@ export function createMultiHeadAttention(core, options) {
   }
   const o = readOptions(ctx, options, 'options', kMhaOptions);
   const embedDim = readDim(ctx, o.embedDim, 'embedDim');
-  /** @type {import('../../cpp/bindings/embind').MhaArgs} */
+  /** @type {import('../../cpp/bindings/embind').MhaConfigArgs} */
   const args = {
     embedDim,
     numHeads: readDim(ctx, o.numHeads, 'numHeads'),

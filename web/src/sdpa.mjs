@@ -36,7 +36,7 @@ function readSdpaCall(core, ctx, tensors, options, known) {
   const needWeights = known.includes('needWeights') ? readBool(ctx, o.needWeights, 'needWeights', true) : false;
   const m = readModernOptions(ctx, o, known, q, k);
   const M = core.Module;
-  /** @type {import('../../cpp/bindings/embind').SdpaArgs} */
+  /** @type {import('../../cpp/bindings/embind').SdpaCallArgs} */
   const args = {
     query: core.tensorArg(q),
     key: core.tensorArg(k),

@@ -46,7 +46,7 @@ export function ortDecode(ort, op, sessionOptions) {
   };
 }
 
-// plain JS (plain-js.mjs createDecoder): the cache filled from the context's K/V, then one step per token.
+// plain JS (web/demo/shared/plain-attention.js createDecoder): the cache filled from the context's K/V, then one step per token.
 export function plainDecode(createDecoder) {
   return ({ context, kvHeads }, inputs) => {
     const ctx = inputs.contextKv;

@@ -46,7 +46,11 @@ async function main() {
   log(`attnlab bench: ${os.cpus()[0]?.model ?? '?'}, ${os.cpus().length} cores, node ${process.version}`);
   const { measureSimdPeak, measureTilePeak } = await import('./simd-peak.mjs');
   // The plain-JS peer (imported here, so that changing which baseline is compared is a one-line change).
-  const { impls: allImpls, versions, notes } = await loadImplementations({ plainJs: () => import('./plain-js.mjs') });
+  const {
+    impls: allImpls,
+    versions,
+    notes,
+  } = await loadImplementations({ plainJs: () => import('../../web/demo/shared/plain-attention.js') });
   log(`loaded: ${allImpls.map((i) => i.name).join(', ')}`);
   const impls = allImpls.filter((i) => i.prepare); // the SDPA/MHA cases' peers (some peers only decode)
   const peakBefore = await measureSimdPeak({ chains: [8, 10, 12, 14, 16] });

@@ -8,7 +8,7 @@
 
 import { init } from '/dist/index.mjs';
 // The plain-JS baseline is the one `npm run bench` measures (one source for both).
-import * as plain from '/scripts/bench/plain-js.mjs';
+import * as plain from './shared/plain-attention.js';
 import { rng } from './util.js';
 
 const flops = {

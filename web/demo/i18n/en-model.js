@@ -1,3 +1,4 @@
+// @ts-check
 // English strings of the "Your model" part (yourmodel.js, yourmodel-load.js). Same keys as zh-model.js.
 
 export default {

@@ -1,3 +1,4 @@
+// @ts-check
 // English catalogue, the strings of modern attention (issues 14 and 19): the decoding part (decode.*) and the
 // threaded build; spread into en.js.
 export default {

@@ -1,3 +1,4 @@
+// @ts-check
 // English catalogue, the training part's strings (task.*, train.*); spread into en.js.
 export default {
   'task.reverse.label': 'Reverse the sequence',

@@ -1,4 +1,5 @@
-// English catalogue of the demo page. Same keys as zh.js (tests/js/demo_i18n.test.mjs checks). {name} = a value
+// @ts-check
+// English catalogue of the demo page. Same keys as zh.js (tests/js/demo/i18n.test.mjs checks). {name} = a value
 // filled in by t(); values of *.intro, pf.*.why and page.lede may hold simple HTML (<code>, <b>, <span class>).
 
 import training from './en-train.js';

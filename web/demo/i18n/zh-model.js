@@ -1,3 +1,4 @@
+// @ts-check
 // “你的模型”一节的中文文案（yourmodel.js、yourmodel-load.js），键与 en-model.js 相同。
 
 export default {

@@ -1,3 +1,4 @@
+// @ts-check
 // 中文目录：现代注意力（issue 14 与 19）的文字：解码部分（decode.*）和多线程版本；展开到 zh.js 中。
 export default {
   'page.threaded': 'SIMD + {n} 个线程',

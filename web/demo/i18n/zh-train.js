@@ -1,3 +1,4 @@
+// @ts-check
 // 中文词条：训练部分（task.*、train.*）；在 zh.js 中合并。
 export default {
   'task.reverse.label': '反转序列',

@@ -1,4 +1,5 @@
-// 演示页的中文词条。与 en.js 的键相同（tests/js/demo_i18n.test.mjs 会检查）。{name} 由 t() 填入；
+// @ts-check
+// 演示页的中文词条。与 en.js 的键相同（tests/js/demo/i18n.test.mjs 会检查）。{name} 由 t() 填入；
 // *.intro、pf.*.why 和 page.lede 的值可含简单 HTML（<code>、<b>、<span class>）。
 
 import training from './zh-train.js';

@@ -1,7 +1,21 @@
-// Plain JavaScript attention: straightforward loops over Float32Array, no SIMD, no blocking. It computes one
-// score row at a time (extra memory O(L)), which is what a careful hand-written JS version looks like.
+// @ts-check
+// Plain JavaScript attention, the baseline that both the demo's speed part (parts/speed/worker.js) and
+// `npm run bench` (scripts/bench/) measure: straightforward loops over Float32Array, no SIMD, no blocking. It
+// computes one score row at a time (extra memory O(L)), which is what a careful hand-written JS version looks like.
+// No DOM: runs in a page, a Web Worker and Node.
 
-// q (B, L, d), k (B, S, d), v (B, S, dv) → out (B, L, dv), softmax(q kᵀ · scale) v.
+/**
+ * q (B, L, d), k (B, S, d), v (B, S, dv) → out (B, L, dv), softmax(q kᵀ · scale) v.
+ * @param {Float32Array} q
+ * @param {Float32Array} k
+ * @param {Float32Array} v
+ * @param {number} B
+ * @param {number} L
+ * @param {number} S
+ * @param {number} d
+ * @param {number} dv
+ * @param {number} scale
+ */
 export function sdpa(q, k, v, B, L, S, d, dv, scale) {
   const out = new Float32Array(B * L * dv);
   const row = new Float32Array(S);
@@ -38,7 +52,17 @@ export function sdpa(q, k, v, B, L, S, d, dv, scale) {
   return out;
 }
 
-// y (rows, n) = x (rows, k) · wᵀ (w is (n, k), PyTorch Linear layout) + bias; `wOffset` selects a block of w.
+/**
+ * y (rows, n) = x (rows, k) · wᵀ (w is (n, k), PyTorch Linear layout) + bias; `wOffset` selects a block of w.
+ * @param {Float32Array} x
+ * @param {number} rows
+ * @param {number} kdim
+ * @param {Float32Array} w
+ * @param {number} wOffset
+ * @param {Float32Array} bias
+ * @param {number} bOffset
+ * @param {number} n
+ */
 function linear(x, rows, kdim, w, wOffset, bias, bOffset, n) {
   const y = new Float32Array(rows * n);
   for (let i = 0; i < rows; ++i) {
@@ -53,13 +77,20 @@ function linear(x, rows, kdim, w, wOffset, bias, bOffset, n) {
   return y;
 }
 
-// nn.MultiheadAttention forward, batch 1, batch_first, self-attention: x (L, E) → (L, E).
+/**
+ * nn.MultiheadAttention forward, batch 1, batch_first, self-attention: x (L, E) → (L, E).
+ * @param {Float32Array} x
+ * @param {number} L
+ * @param {number} E
+ * @param {number} H
+ * @param {Record<string, Float32Array>} sd the state dict's arrays under PyTorch's names (in_proj_weight, …)
+ */
 export function mha(x, L, E, H, sd) {
   const d = E / H;
   const q = linear(x, L, E, sd.in_proj_weight, 0, sd.in_proj_bias, 0, E);
   const k = linear(x, L, E, sd.in_proj_weight, E * E, sd.in_proj_bias, E, E);
   const v = linear(x, L, E, sd.in_proj_weight, 2 * E * E, sd.in_proj_bias, 2 * E, E);
-  // (L, H, d) → (H, L, d)
+  /** (L, H, d) → (H, L, d) @param {Float32Array} t */
   const heads = (t) => {
     const r = new Float32Array(L * E);
     for (let i = 0; i < L; ++i)
@@ -73,10 +104,18 @@ export function mha(x, L, E, H, sd) {
   return linear(merged, L, E, sd['out_proj.weight'], 0, sd['out_proj.bias'], 0, E);
 }
 
-// One decode step with an in-place K/V cache, the straightforward JS way: y = W·x + b for the new token's q, k, v
-// (w: PyTorch (out, in) layout, decodeWeights in inputs.mjs), k and v appended to the cache (Hkv, maxLength, d),
-// each query head h attends over every cached key of K/V head ⌊h·Hkv/H⌋ (one row of scores, softmax, weighted
-// values), then the out-projection. createDecoder(...).load(k, v, length) fills the cache from (Hkv, length, d).
+/**
+ * One decode step with an in-place K/V cache, the straightforward JS way: y = W·x + b for the new token's q, k, v
+ * (w: PyTorch (out, in) layout, decodeWeights in scripts/bench/inputs.mjs), k and v appended to the cache
+ * (Hkv, maxLength, d), each query head h attends over every cached key of K/V head ⌊h·Hkv/H⌋ (one row of scores,
+ * softmax, weighted values), then the out-projection. createDecoder(...).load(k, v, length) fills the cache from
+ * (Hkv, length, d).
+ * @param {Record<'wq' | 'bq' | 'wk' | 'bk' | 'wv' | 'bv' | 'wo' | 'bo', Float32Array>} w
+ * @param {number} E
+ * @param {number} H
+ * @param {number} Hkv
+ * @param {number} maxLength
+ */
 export function createDecoder(w, E, H, Hkv, maxLength) {
   const d = E / H;
   const kv = Hkv * d;
@@ -89,6 +128,7 @@ export function createDecoder(w, E, H, Hkv, maxLength) {
   const row = new Float32Array(maxLength);
   const scale = 1 / Math.sqrt(d);
   let length = 0;
+  /** @param {Float32Array} x @param {Float32Array} W @param {Float32Array} b @param {Float32Array} out */
   const linear = (x, W, b, out) => {
     for (let r = 0; r < out.length; ++r) {
       let s = b[r];
@@ -97,6 +137,7 @@ export function createDecoder(w, E, H, Hkv, maxLength) {
     }
   };
   return {
+    /** @param {Float32Array} kSrc @param {Float32Array} vSrc @param {number} n */
     load(kSrc, vSrc, n) {
       for (let h = 0; h < Hkv; ++h) {
         K.set(kSrc.subarray(h * n * d, (h + 1) * n * d), h * maxLength * d);
@@ -104,6 +145,7 @@ export function createDecoder(w, E, H, Hkv, maxLength) {
       }
       length = n;
     },
+    /** @param {Float32Array} x */
     step(x) {
       if (length >= maxLength) throw new RangeError(`decoder: cache full (${maxLength})`);
       linear(x, w.wq, w.bq, q);

@@ -11,7 +11,7 @@ import { lang, t } from './i18n.js';
 export const PARTS = [
   { id: 'sbs', sec: '§1–2 · §4.1 · §4.5 · §5 · §6', mod: './stepbystep.js' },
   { id: 'why', sec: '§3', mod: './parts/why/view.js' },
-  { id: 'dot', sec: '§4.2 · §4.3', mod: './dotprod.js' },
+  { id: 'dot', sec: '§4.2 · §4.3', mod: './parts/dot/view.js' },
   { id: 'dk', sec: '§4.4', mod: './dklab.js' },
   { id: 'cross', sec: '§4.6 · §6.1', mod: './crossbatch.js' },
   { id: 'heads', sec: '§6.2–6.4 · §7', mod: './heads.js' },

@@ -1,0 +1,93 @@
+// @ts-check
+// Part "why √dₖ" (§4.4): two line charts against dₖ (largest weight, row entropy), with and without 1/√dₖ, from
+// compute.js; the number of keys and a new random draw are the controls.
+
+import { h } from '../../widgets/dom.js';
+import { lineChart } from '../../widgets/charts.js';
+import { labelled } from '../../widgets/controls.js';
+import { createStore } from '../../store.js';
+import { t } from '../../i18n.js';
+import { DKS, dkLabData, keyCount } from './compute.js';
+
+/**
+ * The two charts for the given key count.
+ * @param {ReturnType<typeof dkLabData>} d
+ * @param {number} keys
+ */
+function charts(d, keys) {
+  const x = DKS.map((v) => Math.log2(v));
+  const xLabels = DKS.map((v, i) => (i % 2 === 0 ? String(v) : ''));
+  const withS = t('dk.with');
+  const without = t('dk.without');
+  const key = () =>
+    h(
+      'div.chart-key',
+      {},
+      h('span', {}, h('i', { style: 'background:#1f5fbf' }), withS),
+      h('span', { style: 'color:#c0392b' }, h('i.dash', { style: 'background:#c0392b' }), without),
+    );
+  /** @param {'maxWeight' | 'entropy'} f */
+  const series = (f) => [
+    { name: withS, color: '#1f5fbf', values: d.scaled[f] },
+    { name: without, color: '#c0392b', values: d.unscaled[f], dash: true },
+  ];
+  const common = { x, xLabels, xName: 'dₖ', xTitle: t('dk.xTitle'), yMin: 0 };
+  const c1 = lineChart({
+    ...common,
+    yTitle: t('dk.yMax'),
+    yMax: 1,
+    title: t('dk.yMax'),
+    series: series('maxWeight'),
+    guides: [{ y: 1 / keys, label: t('dk.uniform', { n: keys }) }],
+  });
+  const hmax = Math.log(keys);
+  const c2 = lineChart({
+    ...common,
+    yTitle: t('dk.yEntropy'),
+    yMax: Math.ceil(hmax * 2) / 2,
+    title: t('dk.yEntropy'),
+    series: series('entropy'),
+    guides: [{ y: hmax, label: t('dk.maxEntropy', { n: keys }) }],
+  });
+  /** @param {string} name @param {'maxWeight' | 'entropy'} f @param {SVGSVGElement} chart */
+  const wrap = (name, f, chart) =>
+    h(
+      'div.chart',
+      { 'data-chart': name, 'data-series': JSON.stringify({ dk: DKS, scaled: d.scaled[f], unscaled: d.unscaled[f] }) },
+      key(),
+      chart,
+    );
+  return [wrap('max-weight', 'maxWeight', c1), wrap('entropy', 'entropy', c2)];
+}
+
+/**
+ * @param {HTMLElement} root
+ * @param {import('../../attnlab.js').Attnlab} attn
+ */
+export function mount(root, attn) {
+  const store = createStore({ seed: 1, keys: 16 });
+  const keysIn = h('input', {
+    type: 'number',
+    id: 'dk-keys',
+    min: '2',
+    max: '64',
+    value: '16',
+    'aria-label': t('dk.keysAria'),
+  });
+  const resample = h('button', {
+    type: 'button',
+    text: t('dk.resample'),
+    onclick: () => store.set({ seed: store.get().seed + 1, keys: keyCount(keysIn.value) }),
+  });
+  const box = h('div.charts', { id: 'dk-lab' });
+  root.append(
+    h('p.note', { text: t('dk.note') }),
+    h('div.controls', {}, labelled('dk-keys', t('dk.keys'), keysIn), resample),
+    box,
+  );
+  keysIn.addEventListener('change', () => store.set({ keys: keyCount(keysIn.value) }));
+  /** @param {{ seed: number, keys: number }} s */
+  const draw = (s) => box.replaceChildren(...charts(dkLabData(attn, { keys: s.keys, seed: s.seed }), s.keys));
+  store.subscribe(draw);
+  draw(store.get());
+}

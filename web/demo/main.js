@@ -14,7 +14,7 @@ export const PARTS = [
   { id: 'dot', sec: '§4.2 · §4.3', mod: './parts/dot/view.js' },
   { id: 'dk', sec: '§4.4', mod: './parts/dk/view.js' },
   { id: 'cross', sec: '§4.6 · §6.1', mod: './parts/cross/view.js' },
-  { id: 'heads', sec: '§6.2–6.4 · §7', mod: './heads.js' },
+  { id: 'heads', sec: '§6.2–6.4 · §7', mod: './parts/heads/view.js' },
   { id: 'mha', sec: '§2.3 · §7.1 · §8.1', mod: './mha.js' },
   { id: 'decode', sec: '§6.4 · §7 · §11', mod: './decode.js' },
   { id: 'myths', sec: '§8', mod: './myths.js' },

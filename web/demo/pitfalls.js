@@ -3,7 +3,7 @@
 
 import { h, matrixTable, seqColor, fmt, rng, errText } from './util.js';
 import { softmaxNoMax, softmaxCols, softmaxRows, entropy, matmulABt } from './reference.js';
-import { wrongTransposeShapes } from './heads.js';
+import { wrongTransposeShapes } from './parts/heads/compute.js';
 import { t } from './i18n.js';
 
 /** attnlab weights for explicit logits: Q = [[1]], K = logits as a column, scale 1 → weights = softmax(logits). */

@@ -18,7 +18,7 @@ export const PARTS = [
   { id: 'mha', sec: '§2.3 · §7.1 · §8.1', mod: './mha.js' },
   { id: 'decode', sec: '§6.4 · §7 · §11', mod: './decode.js' },
   { id: 'myths', sec: '§8', mod: './parts/myths/view.js' },
-  { id: 'pitfalls', sec: '§9', mod: './pitfalls.js' },
+  { id: 'pitfalls', sec: '§9', mod: './parts/pitfalls/view.js' },
   { id: 'train', sec: '§10', mod: './train.js' },
   { id: 'speed', sec: '§3 · O(L²)', mod: './speed.js' },
   { id: 'model', sec: '§7', mod: './yourmodel.js' },

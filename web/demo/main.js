@@ -9,7 +9,7 @@ import { lang, t } from './i18n.js';
 
 // id → the tutorial's sections it brings to life, and its module. Titles and intros: part.<id>.title / .intro.
 export const PARTS = [
-  { id: 'sbs', sec: '§1–2 · §4.1 · §4.5 · §5 · §6', mod: './stepbystep.js' },
+  { id: 'sbs', sec: '§1–2 · §4.1 · §4.5 · §5 · §6', mod: './parts/sbs/view.js' },
   { id: 'why', sec: '§3', mod: './parts/why/view.js' },
   { id: 'dot', sec: '§4.2 · §4.3', mod: './parts/dot/view.js' },
   { id: 'dk', sec: '§4.4', mod: './parts/dk/view.js' },

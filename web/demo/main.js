@@ -20,7 +20,7 @@ export const PARTS = [
   { id: 'myths', sec: '§8', mod: './parts/myths/view.js' },
   { id: 'pitfalls', sec: '§9', mod: './parts/pitfalls/view.js' },
   { id: 'train', sec: '§10', mod: './train.js' },
-  { id: 'speed', sec: '§3 · O(L²)', mod: './speed.js' },
+  { id: 'speed', sec: '§3 · O(L²)', mod: './parts/speed/view.js' },
   { id: 'model', sec: '§7', mod: './yourmodel.js' },
 ];
 

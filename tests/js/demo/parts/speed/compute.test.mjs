@@ -1,0 +1,43 @@
+// Part "speed" (mirrors web/demo/parts/speed/compute.js): the timer, the flop counts, a small benchmark on the simd
+// build against the plain-JS baseline, and the table's groups.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as Sp from '../../../../../web/demo/parts/speed/compute.js';
+import { init } from '../../../../../web/demo/attnlab.js';
+
+test('time() runs between 1 and 7 timed calls and reports their median', () => {
+  let calls = 0;
+  const t = Sp.time(() => calls++, { budget: 5 });
+  assert.ok(t.runs >= 1 && t.runs <= 7 && calls >= t.runs);
+  assert.ok(t.min <= t.ms && t.ms <= t.max);
+  assert.equal(Sp.FLOPS.sdpa(128, 512), 4 * 128 * 128 * 512);
+});
+
+test('a tiny benchmark: simd and plain JS agree, plain JS past jsMaxL is extrapolated, rows group by op and L', async () => {
+  const posts = [];
+  const builds = await Sp.loadBuilds(
+    (o) => (o.variant === 'scalar' ? Promise.reject(new Error('no')) : init(o)),
+    false,
+    (m) => posts.push(m),
+  );
+  assert.deepEqual(
+    builds.map((b) => b.variant),
+    ['simd'],
+  );
+  assert.deepEqual(posts, [{ type: 'note', variant: 'scalar', message: 'no' }]);
+  const rows = await Sp.runBenchmark(builds, { sizes: [8, 16], E: 16, H: 2, jsMaxL: 8 }, (m) => posts.push(m));
+  assert.equal(rows.length, 2 * 2 * 2);
+  for (const r of rows.filter((x) => x.impl === Sp.PLAIN_JS && !x.extrapolated))
+    assert.ok(r.maxDiff < 1e-4, `${r.op} ${r.L}`);
+  assert.ok(rows.some((r) => r.impl === Sp.PLAIN_JS && r.L === 16 && r.extrapolated && r.runs === 0));
+  assert.equal(posts.filter((m) => m.type === 'result').length, rows.length);
+  const g = Sp.groupRows(rows);
+  assert.deepEqual(g.impls, ['attnlab simd', Sp.PLAIN_JS]);
+  assert.deepEqual(
+    g.groups.map((x) => x.label),
+    ['SDPA\nL=8', 'SDPA\nL=16', 'MHA\nL=8', 'MHA\nL=16'],
+  );
+  assert.equal(g.get(3, 1).op, 'mha');
+  assert.equal(g.threads, undefined);
+});

@@ -21,7 +21,7 @@ export const PARTS = [
   { id: 'pitfalls', sec: '§9', mod: './parts/pitfalls/view.js' },
   { id: 'train', sec: '§10', mod: './train.js' },
   { id: 'speed', sec: '§3 · O(L²)', mod: './parts/speed/view.js' },
-  { id: 'model', sec: '§7', mod: './yourmodel.js' },
+  { id: 'model', sec: '§7', mod: './parts/model/view.js' },
 ];
 
 const params = new URLSearchParams(location.search);

@@ -15,7 +15,7 @@ export const PARTS = [
   { id: 'dk', sec: '§4.4', mod: './parts/dk/view.js' },
   { id: 'cross', sec: '§4.6 · §6.1', mod: './parts/cross/view.js' },
   { id: 'heads', sec: '§6.2–6.4 · §7', mod: './parts/heads/view.js' },
-  { id: 'mha', sec: '§2.3 · §7.1 · §8.1', mod: './mha.js' },
+  { id: 'mha', sec: '§2.3 · §7.1 · §8.1', mod: './parts/mha/view.js' },
   { id: 'decode', sec: '§6.4 · §7 · §11', mod: './parts/decode/view.js' },
   { id: 'myths', sec: '§8', mod: './parts/myths/view.js' },
   { id: 'pitfalls', sec: '§9', mod: './parts/pitfalls/view.js' },

@@ -1,18 +1,44 @@
-// Drawing for the multi-head part (mha.js): the per-head heat maps (heatmap.js) and the token links, both painted by
-// attnlab/viz, and the toy models' answer table. No state of its own: every function takes what it draws.
+// @ts-check
+// Drawing for the multi-head part (view.js): the per-head heat maps (widgets/heatmap.js) and the token links, both
+// painted by attnlab/viz, and the toy models' answer table. No state of its own: every function takes what it draws.
 
-import { headColour, tokenLinks, weightColour } from '/dist/viz.mjs';
-import { h, legend, shortLabel } from './util.js';
-import { drawHeatmap } from './heatmap.js';
-import { expectedAnswers } from './toy.js';
-import { t } from './i18n.js';
+import { headColour, tokenLinks, weightColour } from '../../attnlab-viz.js';
+import { h } from '../../widgets/dom.js';
+import { legend } from '../../widgets/legend.js';
+import { drawHeatmap } from '../../widgets/heatmap.js';
+import { shortLabel } from '../../shared/format.js';
+import { t } from '../../i18n.js';
+import { scoreAnswers } from './compute.js';
 
-/** view: { grid, legendBox, width, perHead (bool), visible (Set), causal }; res: { weights (H·L·S), average, S, keyLabels }. */
+/**
+ * Where and how the part draws.
+ * @typedef {object} MhaView
+ * @property {HTMLElement} grid the heat maps
+ * @property {HTMLElement} legendBox
+ * @property {HTMLElement} chips the head toggles
+ * @property {HTMLElement} links
+ * @property {import('../../attnlab-viz.js').View | null} [linksView] the token links' view, destroyed on redraw
+ * @property {number} [width]
+ * @property {boolean} [perHead] one map per head (else the average only)
+ * @property {Set<number>} [visible] the heads shown
+ * @property {boolean} [causal]
+ */
+/** @typedef {import('./compute.js').HeadWeights} HeadWeights */
+
+/**
+ * One heat map per head (when perHead) and their average.
+ * @param {MhaView} view
+ * @param {string[]} labels the query tokens
+ * @param {HeadWeights} res
+ * @param {number} H
+ * @param {boolean[]} padded
+ */
 export function drawHeatmaps(view, labels, res, H, padded) {
   const { grid } = view;
   grid.replaceChildren();
   const L = labels.length;
   const { S, keyLabels } = res;
+  /** @type {{ head: number | 'avg', title: string, data: Float32Array }[]} */
   const maps = [];
   if (view.perHead)
     for (let hh = 0; hh < H; hh++)
@@ -27,6 +53,7 @@ export function drawHeatmaps(view, labels, res, H, padded) {
   const perRow = Math.min(H, 4);
   const perHead =
     avail < 520 ? Math.floor((avail - 40) / 2) : Math.min(300, Math.floor((avail - perRow * 28) / perRow));
+  /** @param {number} i @param {number} j */
   const masked = (i, j) => (view.causal && j > i && j < L) || (j < L && padded[j]);
   for (const m of maps) {
     const target = m.head === 'avg' || big ? Math.min(440, avail - 14) : Math.min(perHead, avail - 14);
@@ -47,7 +74,7 @@ export function drawHeatmaps(view, labels, res, H, padded) {
       target,
       title: m.title,
       masked,
-      dim: (k) => k < L && padded[k],
+      dim: (/** @type {number} */ k) => k < L && padded[k],
     });
     const titleEl =
       typeof m.head === 'number'
@@ -77,6 +104,12 @@ export function drawHeatmaps(view, labels, res, H, padded) {
 /**
  * Token links, drawn by attnlab/viz's tokenLinks (queries left, keys right, a line's opacity = the weight; hover or
  * arrow keys show one query's lines); the page's head chips choose the heads, so viz's own legend is off.
+ * @param {MhaView} view
+ * @param {string[]} labels
+ * @param {HeadWeights} res
+ * @param {number} H
+ * @param {boolean[]} padded
+ * @param {(head: number) => void} onToggle a head chip was clicked
  */
 export function drawLinks(view, labels, res, H, padded, onToggle) {
   const L = labels.length;
@@ -121,14 +154,32 @@ export function drawLinks(view, labels, res, H, padded, onToggle) {
   view.linksView.element.querySelector('canvas').setAttribute('aria-label', t('mha.linksAria'));
 }
 
-/** The toy model's answers under the tokens, scored against the task's rule. */
+/**
+ * The toy model's answers under the tokens, scored against the task's rule (compute.js scoreAnswers).
+ * @param {import('../../shared/toy-model.js').ToyModel} toy
+ * @param {number[]} ids
+ * @param {number[]} predicted
+ * @param {{ causal: boolean, padded: boolean }} how
+ */
 export function answersTable(toy, ids, predicted, { causal, padded }) {
-  const expected = expectedAnswers(toy, ids);
-  const scored = ids.map((_, i) => expected[i] !== null && (toy.task === 'reverse' || ids[i] >= 90));
-  let right = 0;
-  let n = 0;
+  const { expected, scored, ok, right, n } = scoreAnswers(toy, ids, predicted);
+  /** @param {number} tk */
   const word = (tk) => toy.vocab[tk];
+  /** @param {string} label @param {Node[]} cells */
   const row = (label, cells) => h('tr', {}, h('th', { scope: 'row', text: label }), cells);
+  /** @param {number} i */
+  const modelCell = (i) => {
+    if (toy.task === 'recall' && ids[i] < 90) return h('td', { text: '·' });
+    return h(`td.${scored[i] ? (ok[i] ? 'ok' : 'bad') : 'x'}`, {
+      'data-pos': i,
+      'data-predicted': word(predicted[i]),
+      'data-expected': expected[i] === null ? '' : word(expected[i]),
+      text: `${word(predicted[i])} ${scored[i] ? (ok[i] ? '✓' : '✗') : ''}`,
+    });
+  };
+  /** @param {number} i */
+  const rightText = (i) =>
+    toy.task === 'recall' && ids[i] < 90 ? '·' : expected[i] === null ? t('mha.notStored') : word(expected[i]);
   const table = h(
     'table.answers',
     { id: 'mha-answer-table' },
@@ -138,29 +189,11 @@ export function answersTable(toy, ids, predicted, { causal, padded }) {
     ),
     row(
       t('mha.rowModel'),
-      ids.map((_, i) => {
-        if (toy.task === 'recall' && ids[i] < 90) return h('td', { text: '·' });
-        const ok = scored[i] && predicted[i] === expected[i];
-        if (scored[i]) {
-          n += 1;
-          if (ok) right += 1;
-        }
-        return h(`td.${scored[i] ? (ok ? 'ok' : 'bad') : 'x'}`, {
-          'data-pos': i,
-          'data-predicted': word(predicted[i]),
-          'data-expected': expected[i] === null ? '' : word(expected[i]),
-          text: `${word(predicted[i])} ${scored[i] ? (ok ? '✓' : '✗') : ''}`,
-        });
-      }),
+      ids.map((_, i) => modelCell(i)),
     ),
     row(
       t('mha.rowRight'),
-      ids.map((_, i) =>
-        h('td', {
-          text:
-            toy.task === 'recall' && ids[i] < 90 ? '·' : expected[i] === null ? t('mha.notStored') : word(expected[i]),
-        }),
-      ),
+      ids.map((_, i) => h('td', { text: rightText(i) })),
     ),
   );
   Object.assign(table.dataset, { correct: right, total: n, predicted: JSON.stringify(predicted.map(word)) });

@@ -19,7 +19,7 @@ export const PARTS = [
   { id: 'decode', sec: '§6.4 · §7 · §11', mod: './parts/decode/view.js' },
   { id: 'myths', sec: '§8', mod: './parts/myths/view.js' },
   { id: 'pitfalls', sec: '§9', mod: './parts/pitfalls/view.js' },
-  { id: 'train', sec: '§10', mod: './train.js' },
+  { id: 'train', sec: '§10', mod: './parts/train/view.js' },
   { id: 'speed', sec: '§3 · O(L²)', mod: './parts/speed/view.js' },
   { id: 'model', sec: '§7', mod: './parts/model/view.js' },
 ];

@@ -1,4 +1,5 @@
-// Module Web Worker for part 5 ("Train it yourself"): owns an attnlab TinyTransformer and trains it with
+// @ts-check
+// Module Web Worker of the part "Train it yourself": owns an attnlab TinyTransformer and trains it with
 // trainStep (Adam) on fresh random batches, so the page stays responsive. Every TICK_MS of running it posts a
 // tick: the new losses, the accuracy on fresh examples (argmax of the logits, in JS), and the attention weights
 // and answers for the task's fixed example (now, and at the steps since the last tick that the replay keeps).
@@ -10,31 +11,47 @@
 //      { type: 'set', lr?, batch?, pace?, stopAt? }                 (applies from the next step)
 // out: { type: 'tick' | 'stopped' | 'error', ... }; 'stopped' carries the trained state dict.
 
-import { init } from '/dist/index.mjs';
-import { TASKS, EMBED_DIM, makeBatch, accuracy, argmax } from './train-tasks.js';
-import { rng } from './util.js';
+import { init } from '../../attnlab.js';
+import { rng } from '../../shared/random.js';
+import { argmax } from '../../shared/stats.js';
+import { TASKS, EMBED_DIM, makeBatch, accuracy, rescaleInit, fixedIds } from './compute.js';
+
+/** @typedef {import('./compute.js').Task} Task */
+/** @typedef {import('./compute.js').Snapshot} Snapshot */
 
 const TICK_MS = 60; // ≈ 16 updates a second while running
 const EVAL_EXAMPLES = 256;
 const PROBE_EVERY = 10; // steps between evaluations until the accuracy target is reached
 
+/** @type {import('../../attnlab.js').Attnlab} */
 let attn = null;
+/** @type {import('../../attnlab.js').TinyTransformer} */
 let model = null;
-let t = null; // the task
-let cfg = null; // { heads, seed, lr, batch, pace, stopAt }
-let rnd = null; // training examples
-let evalRnd = null; // fresh evaluation examples
-let fixed = null; // Tokens of the fixed example
+/** @type {Task} the task */
+let t = null;
+/** @type {{ heads: number, seed: number, lr: number, batch: number, pace: number, stopAt: number }} */
+let cfg = null;
+/** @type {import('../../shared/random.js').Rng} training examples */
+let rnd = null;
+/** @type {import('../../shared/random.js').Rng} fresh evaluation examples */
+let evalRnd = null;
+/** @type {import('../../attnlab.js').Tokens} the fixed example */
+let fixed = null;
 let step = 0;
 let running = false;
 let runMs = 0; // wall time spent running (pauses excluded)
 let trainMs = 0; // of which inside trainStep
-let reached = null; // { step, ms, trainMs } when the accuracy first reached stopAt (or 95 %)
+/** @type {{ step: number, ms: number, trainMs: number } | null} when the accuracy first reached stopAt (or 95 %) */
+let reached = null;
 let stoppedAtTarget = false; // training stops at stopAt once; resuming afterwards runs until paused
-let recent = []; // [runMs, step, trainMs] samples of the last second, for steps/s
-let paceStart = null; // { ms, step } for paced runs
-let evals = []; // { step, answers, sequences } since the last tick
-let snaps = []; // { step, weights, predicted } of the fixed example since the last tick
+/** @type {[number, number, number][]} [runMs, step, trainMs] samples of the last second, for steps/s */
+let recent = [];
+/** @type {{ ms: number, step: number } | null} for paced runs */
+let paceStart = null;
+/** @type {{ step: number, answers: number, sequences: number }[]} since the last tick */
+let evals = [];
+/** @type {Snapshot[]} of the fixed example since the last tick */
+let snaps = [];
 let gen = 0; // the page's reset counter, echoed in every message so that it can drop those of an older model
 
 // Messages are handled one at a time, in order (init is asynchronous).
@@ -51,8 +68,8 @@ self.onmessage = (ev) => {
 // A zero-delay scheduler between ticks (setTimeout(0) is clamped to 4 ms when nested); pause messages get in.
 // Each run has its own chain number, so that a tick still scheduled by a paused run never joins a resumed one.
 let chain = 0;
-const channel = new MessageChannel();
-channel.port1.onmessage = (ev) => {
+const CHANNEL = new MessageChannel();
+CHANNEL.port1.onmessage = (/** @type {MessageEvent<number>} */ ev) => {
   if (ev.data !== chain) return;
   try {
     loop();
@@ -61,46 +78,23 @@ channel.port1.onmessage = (ev) => {
     postMessage({ type: 'error', message: `${e.name || 'Error'}: ${e.message}` });
   }
 };
+/** @param {number} ms */
 const schedule = (ms) => {
   const c = chain;
-  if (ms > 0) setTimeout(() => channel.port2.postMessage(c), ms);
-  else channel.port2.postMessage(c);
+  if (ms > 0) setTimeout(() => CHANNEL.port2.postMessage(c), ms);
+  else CHANNEL.port2.postMessage(c);
 };
 
+/** @param {Record<string, any>} m */
 async function handle(m) {
   if (m.type === 'init') {
     attn = await init({ variant: m.variant });
     const warm = warmUp();
     postMessage({ type: 'ready', variant: attn.variant, version: attn.version, warmUpMs: warm });
   } else if (m.type === 'reset') {
-    running = false;
-    if (model) model.dispose();
-    t = TASKS[m.task];
-    gen = m.gen;
-    cfg = { heads: m.heads, seed: m.seed, lr: m.lr, batch: m.batch, pace: m.pace, stopAt: m.stopAt };
-    model = attn.createTinyTransformer({
-      vocabSize: t.V,
-      embedDim: EMBED_DIM,
-      numHeads: cfg.heads,
-      causal: t.causal,
-      seed: cfg.seed,
-    });
-    rescaleInit(model, m.initScale ?? 1, m.noScale ? Math.sqrt(EMBED_DIM / cfg.heads) : 1);
-    rnd = rng(cfg.seed * 2 + 1);
-    evalRnd = rng(cfg.seed * 2 + 2);
-    const ids = t.fixedText.split(' ').map((w) => t.index.get(w));
-    fixed = { data: Int32Array.from(ids), shape: [1, t.T] };
-    step = 0;
-    runMs = 0;
-    trainMs = 0;
-    reached = null;
-    stoppedAtTarget = false;
-    recent = [];
-    snaps = [];
-    evals = [];
-    post([]);
+    reset(m);
   } else if (m.type === 'set') {
-    for (const k of ['lr', 'batch', 'pace', 'stopAt']) if (k in m) cfg[k] = m[k];
+    for (const k of /** @type {const} */ (['lr', 'batch', 'pace', 'stopAt'])) if (k in m) cfg[k] = m[k];
     paceStart = null;
   } else if (m.type === 'run') {
     if (running || !model) return;
@@ -114,6 +108,38 @@ async function handle(m) {
     running = false;
     stop('paused');
   }
+}
+
+/**
+ * A fresh model for the page's settings, and a tick at step 0.
+ * @param {Record<string, any>} m
+ */
+function reset(m) {
+  running = false;
+  if (model) model.dispose();
+  t = TASKS[/** @type {keyof typeof TASKS} */ (m.task)];
+  gen = m.gen;
+  cfg = { heads: m.heads, seed: m.seed, lr: m.lr, batch: m.batch, pace: m.pace, stopAt: m.stopAt };
+  model = attn.createTinyTransformer({
+    vocabSize: t.V,
+    embedDim: EMBED_DIM,
+    numHeads: cfg.heads,
+    causal: t.causal,
+    seed: cfg.seed,
+  });
+  rescaleInit(model, m.initScale ?? 1, m.noScale ? Math.sqrt(EMBED_DIM / cfg.heads) : 1);
+  rnd = rng(cfg.seed * 2 + 1);
+  evalRnd = rng(cfg.seed * 2 + 2);
+  fixed = { data: Int32Array.from(fixedIds(t)), shape: [1, t.T] };
+  step = 0;
+  runMs = 0;
+  trainMs = 0;
+  reached = null;
+  stoppedAtTarget = false;
+  recent = [];
+  snaps = [];
+  evals = [];
+  post([]);
 }
 
 function loop() {
@@ -166,7 +192,10 @@ function evaluate() {
   return acc;
 }
 
-/** Post a tick (evaluating now unless this step was just evaluated) and return the accuracy. */
+/**
+ * Post a tick (evaluating now unless this step was just evaluated) and return the accuracy.
+ * @param {number[]} losses
+ */
 function post(losses) {
   const e0 = performance.now();
   const acc = evals.length && evals.at(-1).step === step ? evals.at(-1) : evaluate();
@@ -203,7 +232,10 @@ function post(losses) {
   return acc;
 }
 
-/** Steps whose maps are kept for the page's replay: every step at first, then fewer. */
+/**
+ * Steps whose maps are kept for the page's replay: every step at first, then fewer.
+ * @param {number} s
+ */
 function wantSnapshot(s) {
   return s <= 300 || (s <= 3000 ? s % 10 === 0 : s % 100 === 0);
 }
@@ -231,20 +263,7 @@ function warmUp() {
   return performance.now() - start;
 }
 
-/**
- * The page's initialisation controls, around the package's API: W_Q and W_K (the first 2E rows of in_proj_weight:
- * what sets how peaked the first weights are) are multiplied by initScale, and W_Q also by qFactor. TinyTransformer always divides the
- * scores by √dₖ; W_Q × √dₖ cancels that at the start, so the model begins exactly as one without the scale.
- */
-function rescaleInit(m, initScale, qFactor) {
-  if (initScale === 1 && qFactor === 1) return;
-  const sd = m.stateDict();
-  const w = sd['attn.in_proj_weight'].data;
-  const rows = EMBED_DIM * EMBED_DIM; // W_Q, then W_K, then W_V
-  for (let i = 0; i < 2 * rows; i++) w[i] *= initScale * (i < rows ? qFactor : 1);
-  m.loadStateDict(sd);
-}
-
+/** @param {'paused' | 'done'} reason */
 function stop(reason) {
   postMessage({ type: 'stopped', gen, reason, step, reached, runMs, stateDict: model.stateDict() });
 }

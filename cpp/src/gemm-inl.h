@@ -1,6 +1,8 @@
 // Register-tiled, cache-blocked single-precision matrix product for every Highway target:
 // C (m, n) = A (m, k) · B (k, n) [+ bias (n)], or C += A · B: C row-major, A with a row and a column stride (so that Aᵀ
-// is read in place: dW = dYᵀ X needs no transpose), B in the panel layout of packing.h.
+// is read in place: dW = dYᵀ X needs no transpose), B in the panel layout of packing.h: float32 (PackedB), or 16-bit
+// F16/BF16 weights (PackedB16) converted exactly to float32 as they are read, so that a 16-bit B gives bit for bit
+// the result of the float32 B holding the same values.
 // Per-target code: include after hwy/highway.h, inside the foreach_target translation unit.
 
 #if defined(ATTNLAB_SRC_GEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "cpp/src/packing-inl.h"
@@ -30,6 +33,114 @@ constexpr size_t kGemmMc = 32;  // a multiple of 4
 // A is packed when at least this many column tiles reuse it: packing costs one copy of the A block; reading A
 // in place costs an address computation per row and step (in wasm no addressing mode takes a register index).
 constexpr size_t kPackAMinTiles = 8;
+
+// ---- Reading B: float32, or 16-bit converted exactly to float32.
+
+// F16 → float32 without F16C: the float32 with F16's sign and mantissa and F16's biased exponent e as its own
+// (value 2^(e − 127) · 1.m, or 2⁻¹²⁶ · 0.m for e = 0) times 2^112 is the F16 value 2^(e − 15) · 1.m (or
+// 2⁻¹⁴ · 0.m): exact for normals, subnormals and ±0, with no branch and no table. For e = 31 (inf, NaN) the
+// exponent is set to 255 first: the product stays ±inf, and a NaN comes out quiet with its sign and payload, as
+// F16C's (x86 multiplies do that, so does wasm in V8 on x86: tested; the WebAssembly spec would allow any NaN).
+// A subnormal F16 makes the multiplication's operand a denormal float32: exact everywhere (WASM has no
+// flush-to-zero), possibly slow on some x86 CPUs, and rare in weights. Not Highway 1.0.3's own PromoteTo from
+// float16_t on these targets: it turns ±inf into ±65536 and NaNs into finite numbers.
+constexpr float kF16Scale = 0x1p112f;
+
+// Loads Lanes(df) 16-bit elements at p (unaligned) as float32: bit for bit F16ToFloat / BF16ToFloat of packing.h.
+// BF16 is the upper half of a float32 (a shift). F16: x86 targets with F16C (AVX2, AVX-512) convert in hardware
+// (vcvtph2ps), the others as above.
+template <Dtype16 kDtype, class DF>
+HWY_INLINE hn::Vec<DF> LoadPromote16(DF df, const uint16_t* HWY_RESTRICT p) {
+  const hn::Rebind<uint16_t, DF> d16;
+  const hn::RebindToUnsigned<DF> du;
+  const auto h = hn::LoadU(d16, p);
+  if constexpr (kDtype == Dtype16::kBF16) {
+    return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, h)));
+  } else {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+    return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), h));
+#else
+    const hn::RebindToSigned<DF> di;
+    const auto bits = hn::PromoteTo(du, h);
+    const auto em = hn::ShiftLeft<13>(hn::And(bits, hn::Set(du, 0x7FFFu)));  // exponent and mantissa in place
+    const auto sign = hn::ShiftLeft<16>(hn::And(bits, hn::Set(du, 0x8000u)));
+    const auto special = hn::RebindMask(du, hn::Gt(hn::BitCast(di, em), hn::Set(di, 0x0F7FFFFF)));  // e = 31
+    const auto f = hn::Or(hn::Or(em, sign), hn::IfThenElseZero(special, hn::Set(du, 0x7F800000u)));
+    return hn::Mul(hn::BitCast(df, f), hn::Set(df, kF16Scale));
+#endif
+  }
+}
+
+// The 128-bit targets without F16C, where LoadPromote16x2 rearranges whole vectors of 16-bit lanes.
+#ifdef ATTNLAB_ZIP16
+#undef ATTNLAB_ZIP16
+#endif
+#if HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_WASM || HWY_TARGET == HWY_EMU128
+#define ATTNLAB_ZIP16 1
+#else
+#define ATTNLAB_ZIP16 0
+#endif
+
+// Loads 2 · Lanes(df) 16-bit elements at p as two float32 vectors (the first Lanes(df) in lo), as LoadPromote16.
+// On the 128-bit targets (ATTNLAB_ZIP16) one vector of 8 elements is rearranged at once and its halves zipped
+// into 32-bit lanes: BF16 one zip per float vector; F16 the upper 16 bits of the float32 (sign, exponent, top 7
+// mantissa bits: an arithmetic shift and a mask; exponent 31 → 255) and the lower (the low 3 mantissa bits), zipped
+// and multiplied by 2^112 as in LoadPromote16: a dozen operations per 8 elements, no branch.
+template <Dtype16 kDtype, class DF>
+HWY_INLINE void LoadPromote16x2(DF df, const uint16_t* HWY_RESTRICT p, hn::Vec<DF>& lo, hn::Vec<DF>& hi) {
+#if ATTNLAB_ZIP16
+  const hn::Repartition<uint16_t, DF> d16;
+  const hn::RebindToSigned<decltype(d16)> di16;
+  const hn::RebindToUnsigned<DF> du;
+  const auto h = hn::LoadU(d16, p);
+  if constexpr (kDtype == Dtype16::kBF16) {
+    lo = hn::BitCast(df, hn::ZipLower(du, hn::Zero(d16), h));
+    hi = hn::BitCast(df, hn::ZipUpper(du, hn::Zero(d16), h));
+  } else {
+    const auto special = hn::Gt(hn::BitCast(di16, hn::And(h, hn::Set(d16, 0x7FFF))), hn::Set(di16, 0x7BFF));
+    const auto upper = hn::Or(hn::And(hn::BitCast(d16, hn::ShiftRight<3>(hn::BitCast(di16, h))), hn::Set(d16, 0x8FFF)),
+                              hn::IfThenElseZero(hn::RebindMask(d16, special), hn::Set(d16, 0x7F80)));
+    const auto lower = hn::ShiftLeft<13>(h);
+    const auto scale = hn::Set(df, kF16Scale);
+    lo = hn::Mul(hn::BitCast(df, hn::ZipLower(du, lower, upper)), scale);
+    hi = hn::Mul(hn::BitCast(df, hn::ZipUpper(du, lower, upper)), scale);
+  }
+#else
+  lo = LoadPromote16<kDtype>(df, p);
+  hi = LoadPromote16<kDtype>(df, p + hn::Lanes(df));
+#endif
+}
+
+// How GemvPanels reads B: two vectors at a time, from a packed B whose elements are of type T.
+struct ReadF32 {
+  using T = float;
+  template <class D>
+  static HWY_INLINE void Load2(D d, const float* HWY_RESTRICT p, hn::Vec<D>& lo, hn::Vec<D>& hi) {
+    lo = hn::LoadU(d, p);
+    hi = hn::LoadU(d, p + hn::Lanes(d));
+  }
+};
+template <Dtype16 kDtype>
+struct Read16 {
+  using T = uint16_t;
+  template <class D>
+  static HWY_INLINE void Load2(D d, const uint16_t* HWY_RESTRICT p, hn::Vec<D>& lo, hn::Vec<D>& hi) {
+    LoadPromote16x2<kDtype>(d, p, lo, hi);
+  }
+};
+
+// dst[0, count) = the float32 values of the 16-bit src[0, count); count a multiple of 2 vectors.
+template <Dtype16 kDtype>
+HWY_INLINE void Convert16(const uint16_t* HWY_RESTRICT src, size_t count, float* HWY_RESTRICT dst) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < count; i += 2 * N) {
+    hn::Vec<decltype(d)> lo, hi;
+    LoadPromote16x2<kDtype>(d, src + i, lo, hi);
+    hn::StoreU(lo, d, dst + i);
+    hn::StoreU(hi, d, dst + i + N);
+  }
+}
 
 // Where a tile reads A: element (r, p) of its kRows rows at a[r * row_stride + p * step]. When the layout is
 // known at compile time (kAStep != 0: PackA's, or the attention's transposed probabilities) the tile reads
@@ -101,13 +212,13 @@ HWY_INLINE void GemmTileAt(size_t j, size_t n, size_t k, ATile at, const PackedB
   for (size_t r = 0; r < kRows; ++r) std::copy(tile + r * width, tile + r * width + valid, c + r * ldc + j);
 }
 
-// One (mc, kc) block of A against every column tile: A packed into a_packed, or read in place.
+// One (mc, kc) block of A against every column tile of an n-column B: A already packed into a_packed (PackA), or
+// read in place.
 template <bool kPackedA>
-HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
-                          float* HWY_RESTRICT a_packed, const PackedB& b, float* HWY_RESTRICT c, size_t ldc,
-                          const float* HWY_RESTRICT bias, int init) {
+HWY_INLINE void GemmBlockTiles(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda,
+                               size_t a_col_stride, const float* HWY_RESTRICT a_packed, const PackedB& b,
+                               float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias, int init) {
   const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
-  if (kPackedA) PackA(mc, kc, a, lda, a_col_stride, a_packed);
   // Rows [i, i + rows) of the block.
   auto rows_at = [&](size_t i) HWY_ATTR {
     return kPackedA ? ATile{a_packed + i * kc, 1, 0} : ATile{a + i * lda, lda, a_col_stride};
@@ -119,6 +230,15 @@ HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTR
     }
     for (; i < mc; ++i) GemmTileAt<1, kPackedA ? 1 : 0>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
   }
+}
+
+// One (mc, kc) block of A against every column tile: A packed into a_packed, or read in place.
+template <bool kPackedA>
+HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                          float* HWY_RESTRICT a_packed, const PackedB& b, float* HWY_RESTRICT c, size_t ldc,
+                          const float* HWY_RESTRICT bias, int init) {
+  if (kPackedA) PackA(mc, kc, a, lda, a_col_stride, a_packed);
+  GemmBlockTiles<kPackedA>(mc, n, kc, a, lda, a_col_stride, a_packed, b, c, ldc, bias, init);
 }
 
 // C (m, n) = A (m, k) · B (k, n) + (bias (n) if non-null), or C += A · B when accumulate (bias is then not read),
@@ -156,8 +276,91 @@ HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, 
   }
 }
 
+// Gemm with a 16-bit B of dtype kDtype: per (k block, row block of A) each panel's (kc, kPanel) slice of B is
+// converted once into a float32 buffer in L1 and every row tile of the block runs the float32 tiles on it, exactly
+// as Gemm runs them on a float32 B (same tiles, same order of additions: the same bits). A 16-bit element is
+// converted once per kGemmMc rows of A.
+template <Dtype16 kDtype>
+HWY_INLINE void GemmB16(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                        const PackedB16& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
+                        bool accumulate) {
+  if (m == 0 || n == 0) return;
+  const int first_init = accumulate ? 2 : (bias ? 1 : 0);
+  if (k == 0) {  // no products: C keeps its start value (B is empty: its data may be null)
+    if (accumulate) return;
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
+    }
+    return;
+  }
+  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
+  const bool pack_a = (n + width - 1) / width >= kPackAMinTiles;
+  HWY_ALIGN float a_packed[kGemmMc * kGemmKc];
+  HWY_ALIGN float b_block[kGemmKc * kPanel];  // one panel's kc rows, as float32
+  for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
+    const size_t kc = std::min(kGemmKc, k - p0);
+    const int init = p0 == 0 ? first_init : 2;
+    const PackedB b_f32{b_block, kc * kPanel};
+    for (size_t i0 = 0; i0 < m; i0 += kGemmMc) {
+      const size_t mc = std::min(kGemmMc, m - i0);
+      const float* a_blk = a + i0 * lda + p0 * a_col_stride;
+      if (pack_a) PackA(mc, kc, a_blk, lda, a_col_stride, a_packed);
+      for (size_t j0 = 0; j0 < n; j0 += kPanel) {
+        const size_t cols = std::min(kPanel, n - j0);
+        Convert16<kDtype>(b.data + (j0 / kPanel) * b.panel_stride + p0 * kPanel, kc * kPanel, b_block);
+        float* c_blk = c + i0 * ldc + j0;
+        const float* bias_blk = bias ? bias + j0 : nullptr;
+        if (pack_a) {
+          GemmBlockTiles<true>(mc, cols, kc, a_blk, lda, a_col_stride, a_packed, b_f32, c_blk, ldc, bias_blk, init);
+        } else {
+          GemmBlockTiles<false>(mc, cols, kc, a_blk, lda, a_col_stride, a_packed, b_f32, c_blk, ldc, bias_blk, init);
+        }
+      }
+    }
+  }
+}
+
+// Gemm with B packed in 16 bits (F16 or BF16, packing.h): bit for bit Gemm on the float32 values of B.
+HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                     const PackedB16& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
+                     bool accumulate) {
+  if (b.dtype == Dtype16::kF16) {
+    GemmB16<Dtype16::kF16>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
+  } else {
+    GemmB16<Dtype16::kBF16>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
+  }
+}
+
 // Rows of A up to which a caller may prefer GemvPacked to Gemm (decoding: one token's projections).
 constexpr size_t kGemvMaxRows = 4;
+
+// Interleaved sets of steps in GemvPanels (below): at least 8 independent multiply-add chains per panel.
+template <class D>
+constexpr size_t GemvSets(D d) {
+  return kPanel / hn::MaxLanes(d) >= 8 ? 1 : 8 / (kPanel / hn::MaxLanes(d));
+}
+
+// The end of one panel of one row: the sets of accumulators added in order (0 + 1 + …), then bias[j0, j0 + cols)
+// if non-null; the cols results stored at ci + j0 (through `last` when the panel is partial).
+template <size_t kSets, size_t kVecs, class D, class V>
+HWY_INLINE void GemvFinishPanel(D d, V (&acc)[kSets][kVecs], size_t j0, size_t cols, const float* HWY_RESTRICT bias,
+                                float* HWY_RESTRICT ci, float* HWY_RESTRICT last) {
+  constexpr size_t kN = hn::MaxLanes(D());
+  for (size_t s = 1; s < kSets; ++s) {
+    for (size_t v = 0; v < kVecs; ++v) acc[0][v] = hn::Add(acc[0][v], acc[s][v]);
+  }
+  float* dst = cols == kPanel ? ci + j0 : last;
+  if (bias) {
+    if (cols < kPanel) {
+      std::fill(last, last + kPanel, 0.0f);
+      std::copy(bias + j0, bias + j0 + cols, last);
+    }
+    const float* bsrc = cols == kPanel ? bias + j0 : last;
+    for (size_t v = 0; v < kVecs; ++v) acc[0][v] = hn::Add(acc[0][v], hn::LoadU(d, bsrc + v * kN));
+  }
+  for (size_t v = 0; v < kVecs; ++v) hn::StoreU(acc[0][v], d, dst + v * kN);
+  if (cols < kPanel) std::copy(last, last + cols, ci + j0);
+}
 
 // C (m, n) = A (m, k) · B (k, n) [+ bias (n) if non-null] for a few rows of A with contiguous elements (a_ij at
 // a[i * lda + j]), B packed (packing.h): a matrix-vector product per row that streams B's panels in order, each
@@ -165,22 +368,26 @@ constexpr size_t kGemvMaxRows = 4;
 // over kSets interleaved steps p ≡ s (mod kSets) so that at least 8 independent multiply-add chains hide their
 // latency; the sets are added in order at the end (0 + 1 + …), then the bias. Gemm's 1-row tile has 2 chains and
 // reads B 2 vectors per kPanel floats; this reads it sequentially. Rounding differs from Gemm's (another order).
-// Each row depends on that row only. k may be 0.
-HWY_INLINE void GemvPacked(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, const PackedB& b,
-                           float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias) {
+// Each row depends on that row only. k may be 0. Read (ReadF32, Read16<dtype>) loads B's vectors as float32: a
+// 16-bit B is streamed as it is stored (half the bytes) and converted in registers.
+template <class Read>
+HWY_INLINE void GemvPanels(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda,
+                           const typename Read::T* HWY_RESTRICT b_data, size_t b_panel_stride, float* HWY_RESTRICT c,
+                           size_t ldc, const float* HWY_RESTRICT bias) {
+  using TB = typename Read::T;
   const hn::ScalableTag<float> d;
   using V = hn::Vec<decltype(d)>;
   constexpr size_t kN = hn::MaxLanes(d);
-  static_assert(kPanel % kN == 0, "a panel is whole vectors");
+  static_assert(kPanel % (2 * kN) == 0, "a panel is whole pairs of vectors");
   constexpr size_t kVecs = kPanel / kN;
-  constexpr size_t kSets = kVecs >= 8 ? 1 : 8 / kVecs;
+  constexpr size_t kSets = GemvSets(d);
   HWY_ALIGN float last[kPanel];  // the partial last panel's bias and result
   for (size_t i = 0; i < m; ++i) {
     const float* HWY_RESTRICT ai = a + i * lda;
     float* ci = c + i * ldc;
     for (size_t j0 = 0; j0 < n; j0 += kPanel) {
       const size_t cols = std::min(kPanel, n - j0);
-      const float* HWY_RESTRICT bp = b.data + (j0 / kPanel) * b.panel_stride;
+      const TB* HWY_RESTRICT bp = b_data + (j0 / kPanel) * b_panel_stride;
       V acc[kSets][kVecs];
       for (size_t s = 0; s < kSets; ++s) {
         for (size_t v = 0; v < kVecs; ++v) acc[s][v] = hn::Zero(d);
@@ -189,30 +396,42 @@ HWY_INLINE void GemvPacked(size_t m, size_t n, size_t k, const float* HWY_RESTRI
       for (; p + kSets <= k; p += kSets) {
         for (size_t s = 0; s < kSets; ++s) {
           const V av = hn::Set(d, ai[p + s]);
-          const float* row = bp + (p + s) * kPanel;
-          for (size_t v = 0; v < kVecs; ++v) acc[s][v] = hn::MulAdd(av, hn::LoadU(d, row + v * kN), acc[s][v]);
+          const TB* row = bp + (p + s) * kPanel;
+          for (size_t v = 0; v < kVecs; v += 2) {
+            V b0, b1;
+            Read::Load2(d, row + v * kN, b0, b1);
+            acc[s][v] = hn::MulAdd(av, b0, acc[s][v]);
+            acc[s][v + 1] = hn::MulAdd(av, b1, acc[s][v + 1]);
+          }
         }
       }
       for (; p < k; ++p) {
         const V av = hn::Set(d, ai[p]);
-        for (size_t v = 0; v < kVecs; ++v)
-          acc[0][v] = hn::MulAdd(av, hn::LoadU(d, bp + p * kPanel + v * kN), acc[0][v]);
-      }
-      for (size_t s = 1; s < kSets; ++s) {
-        for (size_t v = 0; v < kVecs; ++v) acc[0][v] = hn::Add(acc[0][v], acc[s][v]);
-      }
-      float* dst = cols == kPanel ? ci + j0 : last;
-      if (bias) {
-        if (cols < kPanel) {
-          std::fill(last, last + kPanel, 0.0f);
-          std::copy(bias + j0, bias + j0 + cols, last);
+        for (size_t v = 0; v < kVecs; v += 2) {
+          V b0, b1;
+          Read::Load2(d, bp + p * kPanel + v * kN, b0, b1);
+          acc[0][v] = hn::MulAdd(av, b0, acc[0][v]);
+          acc[0][v + 1] = hn::MulAdd(av, b1, acc[0][v + 1]);
         }
-        const float* bsrc = cols == kPanel ? bias + j0 : last;
-        for (size_t v = 0; v < kVecs; ++v) acc[0][v] = hn::Add(acc[0][v], hn::LoadU(d, bsrc + v * kN));
       }
-      for (size_t v = 0; v < kVecs; ++v) hn::StoreU(acc[0][v], d, dst + v * kN);
-      if (cols < kPanel) std::copy(last, last + cols, ci + j0);
+      GemvFinishPanel(d, acc, j0, cols, bias, ci, last);
     }
+  }
+}
+
+// GemvPanels on a float32 B.
+HWY_INLINE void GemvPacked(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, const PackedB& b,
+                           float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias) {
+  GemvPanels<ReadF32>(m, n, k, a, lda, b.data, b.panel_stride, c, ldc, bias);
+}
+
+// GemvPacked on a 16-bit B (F16 or BF16): bit for bit GemvPacked on the float32 values of B.
+HWY_INLINE void GemvPacked(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, const PackedB16& b,
+                           float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias) {
+  if (b.dtype == Dtype16::kF16) {
+    GemvPanels<Read16<Dtype16::kF16>>(m, n, k, a, lda, b.data, b.panel_stride, c, ldc, bias);
+  } else {
+    GemvPanels<Read16<Dtype16::kBF16>>(m, n, k, a, lda, b.data, b.panel_stride, c, ldc, bias);
   }
 }
 

@@ -3,13 +3,19 @@
 // blocks, the packed-A path), A and B transposed or not, padded strides and misaligned pointers, against a float64
 // reference; nothing outside C's (m, n) block may change. PackA against its documented layout. GemvPacked (the
 // few-row path of decoding) the same way: every panel remainder, k across its interleaved sets, bias or none.
+// 16-bit B (F16 and BF16, PackedB16): the conversion of all 65536 bit patterns against packing.h's exact scalar
+// one; Gemm and GemvPacked on a 16-bit B bit for bit equal to the same call on the float32 values of B (random
+// normals, subnormals, ±0, large values, ±inf and NaNs) over the same shapes, and within tolerance of float64;
+// PackB16 / PackB16Into against the layout (plain C++).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/cpp/gemm_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "cpp/src/gemm-inl.h"
@@ -228,6 +234,263 @@ SweepResult PackASweep() {
   return result;
 }
 
+// ---- 16-bit B
+
+const char* DtypeName(Dtype16 dtype) { return dtype == Dtype16::kF16 ? "F16" : "BF16"; }
+
+// Random 16-bit elements: mostly magnitudes 1/8…2, then subnormals, ±0, tiny and large normals (F16 up to 65504,
+// BF16 up to 2^73: sums of products with |A| <= 1 stay finite); with `special` also ±inf and NaNs (random payloads,
+// quiet or signalling).
+uint16_t Random16(attnlab_test::Rng& rng, Dtype16 dtype, bool special) {
+  const bool f16 = dtype == Dtype16::kF16;
+  const uint32_t man_bits = f16 ? 10 : 7, max_exp = f16 ? 31 : 255;
+  const uint32_t sign = rng.Bernoulli(0.5) ? 0x8000u : 0u;
+  uint32_t man = static_cast<uint32_t>(rng.Int(0, (int64_t{1} << man_bits) - 1));
+  const double r = rng.Uniform01();
+  int64_t exp;
+  if (special && r < 0.03) {
+    exp = max_exp, man = 0;  // ±inf
+  } else if (special && r < 0.07) {
+    exp = max_exp, man = man == 0 ? 1 : man;  // NaN
+  } else if (r < 0.15) {
+    exp = 0;  // subnormal (or ±0)
+  } else if (r < 0.19) {
+    exp = 0, man = 0;  // ±0
+  } else if (r < 0.25) {
+    exp = rng.Int(1, f16 ? 4 : 8);
+  } else if (r < 0.32) {
+    exp = f16 ? rng.Int(26, 30) : rng.Int(150, 200);
+  } else {
+    exp = f16 ? rng.Int(12, 16) : rng.Int(124, 128);
+  }
+  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << man_bits) | man);
+}
+
+bool SameBits(float x, float y) { return std::memcmp(&x, &y, sizeof(float)) == 0; }
+
+// The same bits, except that any NaN equals any NaN: which NaN operand's sign and payload a multiply-add passes on
+// depends on the instruction form the compiler picked (x86's vfmadd132/213/231, wasm leaves it open), not on B's
+// type. Non-NaN results, ±0 and ±inf included, must match bit for bit.
+bool SameResult(float x, float y) { return (std::isnan(x) && std::isnan(y)) || SameBits(x, y); }
+
+// c (rows (m + 1) of ldc at offset off) against a float64 reference ref(i, j) → {value, bound}: every element of the
+// (m, n) block within tolerance (NaN where the reference is NaN, the same infinity where it is infinite).
+template <class Ref>
+bool CheckAgainstFloat64(const char* what, size_t m, size_t n, size_t k, const float* c, size_t ldc, Ref&& ref,
+                         SweepResult& result) {
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      double value = 0.0, bound = 0.0;
+      ref(i, j, value, bound);
+      const float got = c[i * ldc + j];
+      const double tol = 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30;
+      const bool ok = std::isnan(value)   ? std::isnan(got)
+                      : std::isinf(value) ? static_cast<double>(got) == value
+                                          : std::fabs(got - value) <= tol;
+      if (!ok) {
+        result.Fail(what, " m ", m, " n ", n, " k ", k, ": C(", i, ", ", j, ") = ", got, ", reference ", value,
+                    " (tolerance ", tol, ")");
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Convert16 (and so every read of a 16-bit B) on all 65536 bit patterns from a misaligned start: bit for bit
+// F16ToFloat / BF16ToFloat.
+SweepResult Convert16Sweep() {
+  const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
+  SweepResult result;
+  for (const size_t off : attnlab_test::Misalignments(lanes)) {
+    std::vector<uint16_t> bits(off + 65536);
+    for (size_t h = 0; h < 65536; ++h) bits[off + h] = static_cast<uint16_t>(h);
+    for (const Dtype16 dtype : {Dtype16::kF16, Dtype16::kBF16}) {
+      std::vector<float> out(off + 65536 + 1, kSentinel);
+      if (dtype == Dtype16::kF16) {
+        Convert16<Dtype16::kF16>(bits.data() + off, 65536, out.data() + off);
+      } else {
+        Convert16<Dtype16::kBF16>(bits.data() + off, 65536, out.data() + off);
+      }
+      ++result.cases;
+      for (size_t h = 0; h < 65536; ++h) {
+        const float want = Bits16ToFloat(static_cast<uint16_t>(h), dtype);
+        if (!SameBits(out[off + h], want)) {
+          uint32_t got_bits, want_bits;
+          std::memcpy(&got_bits, &out[off + h], 4);
+          std::memcpy(&want_bits, &want, 4);
+          result.Fail("Convert16 ", DtypeName(dtype), " bits 0x", std::hex, h, ": 0x", got_bits, ", want 0x",
+                      want_bits);
+          return result;
+        }
+      }
+      if (!SameBits(out[off + 65536], kSentinel)) {
+        result.Fail("Convert16 ", DtypeName(dtype), ": wrote past count");
+        return result;
+      }
+    }
+  }
+  return result;
+}
+
+// One Gemm on a 16-bit B vs the same Gemm on its float32 values (the same bits everywhere in C, padding included;
+// NaN for NaN: SameResult) and vs float64.
+void CheckGemm16(const GemmCase& g, Dtype16 dtype, bool special, attnlab_test::Rng& rng, SweepResult& result) {
+  const size_t m = g.m, n = g.n, k = g.k, off = g.misalign;
+  const size_t lda = k + 3, ldt = m + 2;
+  std::vector<float> a(off + std::max<size_t>(1, g.a_transposed ? k * ldt : m * lda));
+  for (float& x : a) x = rng.Uniform(-1.0f, 1.0f);
+  auto a_at = [&](size_t i, size_t p) { return g.a_transposed ? a[off + p * ldt + i] : a[off + i * lda + p]; };
+  const size_t ldb = g.b_transposed ? k + 1 : n + 5;
+  std::vector<uint16_t> b16(off + std::max<size_t>(1, (g.b_transposed ? n : k) * ldb));
+  for (uint16_t& x : b16) x = Random16(rng, dtype, special);
+  std::vector<float> b32(b16.size());
+  for (size_t t = 0; t < b16.size(); ++t) b32[t] = Bits16ToFloat(b16[t], dtype);
+  auto b_at = [&](size_t p, size_t j) { return g.b_transposed ? b32[off + j * ldb + p] : b32[off + p * ldb + j]; };
+  std::vector<float> bias(off + std::max<size_t>(1, n));
+  for (float& x : bias) x = rng.Uniform(-1.0f, 1.0f);
+  const size_t ldc = n + 2;
+  std::vector<float> c0(off + (m + 1) * ldc, kSentinel);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) c0[off + i * ldc + j] = rng.Uniform(-1.0f, 1.0f);
+  }
+  std::vector<uint16_t> pack16;
+  std::vector<float> pack32;
+  const PackedB16 packed16 = PackB16(b16.data() + off, ldb, k, n, g.b_transposed, dtype, pack16);
+  const PackedB packed32 = PackB(b32.data() + off, ldb, k, n, g.b_transposed, pack32);
+  std::vector<float> c16 = c0, c32 = c0;
+  const size_t a_row = g.a_transposed ? 1 : lda, a_col = g.a_transposed ? ldt : 1;
+  const float* bias_ptr = g.bias ? bias.data() + off : nullptr;
+  Gemm(m, n, k, a.data() + off, a_row, a_col, packed16, c16.data() + off, ldc, bias_ptr, g.accumulate);
+  Gemm(m, n, k, a.data() + off, a_row, a_col, packed32, c32.data() + off, ldc, bias_ptr, g.accumulate);
+  ++result.cases;
+  for (size_t t = 0; t < c0.size(); ++t) {
+    const bool outside = t < off || (t - off) / ldc == m || (t - off) % ldc >= n;
+    if (!SameResult(c16[t], c32[t]) || (outside && !SameBits(c16[t], c0[t]))) {
+      return result.Fail("Gemm ", DtypeName(dtype), " m ", m, " n ", n, " k ", k, " a_transposed ", g.a_transposed,
+                         " b_transposed ", g.b_transposed, " bias ", g.bias, " accumulate ", g.accumulate, " special ",
+                         special, ": element ", t, " = ", c16[t], ", float32 B gives ", c32[t],
+                         outside ? " (outside C's block)" : "");
+    }
+  }
+  CheckAgainstFloat64(
+      DtypeName(dtype), m, n, k, c16.data() + off, ldc,
+      [&](size_t i, size_t j, double& value, double& bound) {
+        value = g.accumulate ? c0[off + i * ldc + j] : g.bias ? bias[off + j] : 0.0;
+        bound = std::fabs(value);
+        for (size_t p = 0; p < k; ++p) {
+          const double prod = static_cast<double>(a_at(i, p)) * b_at(p, j);
+          value += prod;
+          bound += std::fabs(prod);
+        }
+      },
+      result);
+}
+
+// The shapes of GemmSweep, each with F16 and BF16 in turn; every third call with ±inf and NaNs in B.
+SweepResult Gemm16Sweep() {
+  const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
+  const size_t width = 2 * lanes;
+  const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
+  attnlab_test::Rng rng(31);
+  SweepResult result;
+  size_t v = 0;
+  auto check = [&](GemmShape shape, size_t flags) {
+    ++v;
+    const Dtype16 dtype = v % 2 ? Dtype16::kF16 : Dtype16::kBF16;
+    CheckGemm16(GemmCase(shape, flags, misalign[v % misalign.size()]), dtype, v % 3 == 0, rng, result);
+  };
+  for (size_t m = 0; m <= 9; ++m) {
+    for (size_t n = 0; n <= 2 * width + 1; ++n) {
+      for (const size_t k : {size_t{0}, size_t{1}, size_t{3}, lanes + 1}) {
+        check({m, n, k}, v % 16);
+        if (result.Failed()) return result;
+      }
+    }
+  }
+  const size_t wide = kPackAMinTiles * width;
+  const GemmShape big[] = {{kGemmMc + 5, wide + 3, kGemmKc + 7},
+                           {2 * kGemmMc + 1, wide, 5},
+                           {4, wide + width / 2 + 1, 2 * kGemmKc + 1},
+                           {kGemmMc, 1, kGemmKc},
+                           {kGemmMc + 1, 3 * kPanel + 5, kGemmKc + 1}};
+  for (const GemmShape& shape : big) {
+    for (size_t flags = 0; flags < 16; ++flags) {
+      for (int twice = 0; twice < 2; ++twice) {  // both dtypes for every flag
+        check(shape, flags);
+        if (result.Failed()) return result;
+      }
+    }
+  }
+  return result;
+}
+
+// GemvPacked on a 16-bit B vs on its float32 values (all of C the same bits; NaN for NaN) and vs float64, F16 and BF16,
+// with and without ±inf/NaN; also on the columns from kPanel on (B.At(0, kPanel)), as a caller splitting n reads them.
+SweepResult Gemv16Sweep() {
+  const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
+  const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
+  attnlab_test::Rng rng(37);
+  SweepResult result;
+  size_t v = 0;
+  for (size_t m = 0; m <= kGemvMaxRows; ++m) {
+    for (const size_t n : {size_t{1}, size_t{3}, kPanel - 1, kPanel, kPanel + 1, 2 * kPanel + 7}) {
+      for (const size_t k : {size_t{0}, size_t{1}, size_t{2}, size_t{7}, size_t{8}, size_t{9}, size_t{67}}) {
+        for (const Dtype16 dtype : {Dtype16::kF16, Dtype16::kBF16}) {
+          ++v;
+          const bool bias_on = v % 2 == 0, transposed = v % 3 == 0, special = v % 5 < 2;
+          const size_t off = misalign[v % misalign.size()], lda = k + 3, ldc = n + 2;
+          std::vector<float> a(off + std::max<size_t>(1, m * lda)), bias(off + n);
+          for (float& x : a) x = rng.Uniform(-1.0f, 1.0f);
+          for (float& x : bias) x = rng.Uniform(-1.0f, 1.0f);
+          std::vector<uint16_t> b16(std::max<size_t>(1, k * n));
+          for (uint16_t& x : b16) x = Random16(rng, dtype, special);
+          std::vector<float> b32(b16.size());
+          for (size_t t = 0; t < b16.size(); ++t) b32[t] = Bits16ToFloat(b16[t], dtype);
+          auto b_at = [&](size_t p, size_t j) { return transposed ? b32[j * k + p] : b32[p * n + j]; };
+          std::vector<uint16_t> pack16;
+          std::vector<float> pack32;
+          const PackedB16 packed16 = PackB16(b16.data(), transposed ? k : n, k, n, transposed, dtype, pack16);
+          const PackedB packed32 = PackB(b32.data(), transposed ? k : n, k, n, transposed, pack32);
+          const float* bias_ptr = bias_on ? bias.data() + off : nullptr;
+          for (const size_t j0 : {size_t{0}, kPanel}) {
+            if (j0 >= n) continue;
+            std::vector<float> c16(off + (m + 1) * ldc, kSentinel), c32 = c16;
+            GemvPacked(m, n - j0, k, a.data() + off, lda, packed16.At(0, j0), c16.data() + off + j0, ldc,
+                       bias_ptr ? bias_ptr + j0 : nullptr);
+            GemvPacked(m, n - j0, k, a.data() + off, lda, packed32.At(0, j0), c32.data() + off + j0, ldc,
+                       bias_ptr ? bias_ptr + j0 : nullptr);
+            ++result.cases;
+            for (size_t t = 0; t < c16.size(); ++t) {
+              const bool outside = t < off || (t - off) / ldc == m || (t - off) % ldc >= n || (t - off) % ldc < j0;
+              if (!SameResult(c16[t], c32[t]) || (outside && !SameBits(c16[t], kSentinel))) {
+                result.Fail("GemvPacked ", DtypeName(dtype), " m ", m, " n ", n, " k ", k, " from column ", j0,
+                            " bias ", bias_on, " transposed ", transposed, " special ", special, ": element ", t, " = ",
+                            c16[t], ", float32 B gives ", c32[t], outside ? " (outside C's block)" : "");
+                return result;
+              }
+            }
+            const bool ok = CheckAgainstFloat64(
+                DtypeName(dtype), m, n - j0, k, c16.data() + off + j0, ldc,
+                [&](size_t i, size_t j, double& value, double& bound) {
+                  value = bias_on ? bias[off + j0 + j] : 0.0;
+                  bound = std::fabs(value);
+                  for (size_t p = 0; p < k; ++p) {
+                    const double prod = static_cast<double>(a[off + i * lda + p]) * b_at(p, j0 + j);
+                    value += prod;
+                    bound += std::fabs(prod);
+                  }
+                },
+                result);
+            if (!ok) return result;
+          }
+        }
+      }
+    }
+  }
+  return result;
+}
+
 }  // namespace
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
@@ -241,6 +504,9 @@ namespace {
 HWY_EXPORT(GemmSweep);
 HWY_EXPORT(PackASweep);
 HWY_EXPORT(GemvSweep);
+HWY_EXPORT(Convert16Sweep);
+HWY_EXPORT(Gemm16Sweep);
+HWY_EXPORT(Gemv16Sweep);
 
 TEST_CASE("gemm: every tile remainder, block and layout vs float64, on every target", "[gemm][kernels]") {
   attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(GemmSweep)(); });
@@ -252,6 +518,98 @@ TEST_CASE("gemm: GemvPacked (few rows) vs float64 for every panel remainder, on 
 
 TEST_CASE("gemm: PackA writes its documented layout, on every target", "[gemm][kernels]") {
   attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(PackASweep)(); });
+}
+
+TEST_CASE(
+    "gemm: 16-bit B, all 65536 F16 and BF16 patterns convert as packing.h's exact scalar conversion, on every "
+    "target",
+    "[gemm][gemm16][kernels]") {
+  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(Convert16Sweep)(); });
+}
+
+TEST_CASE("gemm: Gemm with a 16-bit B is bit for bit Gemm on its float32 values, and near float64, on every target",
+          "[gemm][gemm16][kernels]") {
+  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(Gemm16Sweep)(); });
+}
+
+TEST_CASE("gemm: GemvPacked with a 16-bit B is bit for bit GemvPacked on its float32 values, on every target",
+          "[gemm][gemm16][kernels]") {
+  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(Gemv16Sweep)(); });
+}
+
+bool SameFloatBits(float x, float y) { return std::memcmp(&x, &y, sizeof(float)) == 0; }
+
+TEST_CASE("gemm: F16ToFloat and BF16ToFloat are exact for every bit pattern", "[gemm][gemm16]") {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint32_t sign = h >> 15, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
+    const float f = F16ToFloat(static_cast<uint16_t>(h));
+    INFO("F16 bits " << h);
+    REQUIRE(std::signbit(f) == (sign != 0));
+    if (exp == 0x1F && man != 0) {  // NaN: quiet, payload kept
+      REQUIRE(std::isnan(f));
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      REQUIRE(bits == ((sign << 31) | 0x7FC00000u | (man << 13)));
+      continue;
+    }
+    const double magnitude = exp == 0x1F ? std::numeric_limits<double>::infinity()
+                             : exp == 0  ? std::ldexp(static_cast<double>(man), -24)
+                                         : std::ldexp(1.0 + man / 1024.0, static_cast<int>(exp) - 15);
+    REQUIRE(static_cast<double>(f) == (sign ? -magnitude : magnitude));
+  }
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = BF16ToFloat(static_cast<uint16_t>(h));
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    REQUIRE(bits == h << 16);
+  }
+}
+
+TEST_CASE("gemm: PackB16 and PackB16Into write the panel layout of PackB", "[gemm][gemm16]") {
+  attnlab_test::Rng rng(41);
+  for (const size_t k : {size_t{0}, size_t{1}, size_t{5}}) {
+    for (const size_t n : {size_t{1}, kPanel - 1, kPanel, 2 * kPanel + 3}) {
+      for (const bool transposed : {false, true}) {
+        const size_t ldb = (transposed ? k : n) + 2;
+        std::vector<uint16_t> b16(std::max<size_t>(1, (transposed ? n : k) * ldb));
+        for (uint16_t& x : b16) x = static_cast<uint16_t>(rng.Int(1, 65535));
+        std::vector<float> b32(b16.size());
+        for (size_t t = 0; t < b16.size(); ++t) b32[t] = BF16ToFloat(b16[t]);
+        std::vector<uint16_t> pack16(3, 7);  // PackB16 resizes and zero-fills
+        std::vector<float> pack32;
+        const PackedB16 p16 = PackB16(b16.data(), ldb, k, n, transposed, Dtype16::kBF16, pack16);
+        const PackedB p32 = PackB(b32.data(), ldb, k, n, transposed, pack32);
+        REQUIRE(pack16.size() == PackedSize(k, n));
+        REQUIRE(p16.panel_stride == p32.panel_stride);
+        REQUIRE(p16.dtype == Dtype16::kBF16);
+        for (size_t t = 0; t < pack16.size(); ++t) REQUIRE(SameFloatBits(BF16ToFloat(pack16[t]), pack32[t]));
+        for (size_t p = 0; p < k; ++p) {
+          for (size_t j = 0; j < n; ++j) {
+            REQUIRE(p16.Bits(p, j) == (transposed ? b16[j * ldb + p] : b16[p * ldb + j]));
+            REQUIRE(SameFloatBits(p16.Get(p, j), b32[transposed ? j * ldb + p : p * ldb + j]));
+          }
+        }
+        // Into columns [j0, j0 + n) of a wider matrix of k + 2 rows: nothing else written.
+        for (const size_t j0 : {size_t{0}, size_t{3}, kPanel - 1, kPanel, kPanel + 9}) {
+          const size_t rows = k + 2, total = j0 + n + 4, stride = kPanel * rows;
+          std::vector<uint16_t> dst(PackedSize(rows, total), 0xABCD);
+          PackB16Into(b16.data(), ldb, k, n, transposed, dst.data(), stride, j0);
+          const PackedB16 view{dst.data(), stride, Dtype16::kF16};
+          for (size_t p = 0; p < rows; ++p) {
+            for (size_t j = 0; j < PackedPanels(total) * kPanel; ++j) {
+              const bool inside = p < k && j >= j0 && j < j0 + n;
+              const uint16_t want = !inside      ? uint16_t{0xABCD}
+                                    : transposed ? b16[(j - j0) * ldb + p]
+                                                 : b16[p * ldb + j - j0];
+              INFO("k " << k << " n " << n << " j0 " << j0 << " (" << p << ", " << j << ")");
+              REQUIRE(view.Bits(p, j) == want);
+            }
+          }
+          REQUIRE(view.At(1, kPanel).data == dst.data() + stride + kPanel);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -83,21 +83,17 @@ if [ "$mode" = --site ]; then
   rm -rf build/site
   mkdir -p build/site/attnlab
   cp -R web/demo/. build/site/
-  rm -f build/site/README.md
+  # what only the repository needs: the demo's README, its type-check set-up (tsconfig.json, *.d.ts, types/)
+  rm -rf build/site/README.md build/site/tsconfig.json build/site/types
+  find build/site -name '*.d.ts' -delete
   cp dist/* build/site/attnlab/
-  # The demo imports the package from the repository's dist/ and a few repository modules by absolute path
-  # (scripts/serve.mjs serves the repository root): the site gets the package in ./attnlab/ and a copy of each
-  # such module at the same relative place, and every import becomes relative.
-  for file in build/site/*.js; do
-    for url in $(grep -E "import|new URL|new Worker" "$file" | grep -oE "['\"]/[A-Za-z][^'\"]*['\"]" | tr -d "'\"" | sort -u); do
-      case "$url" in
-        /dist/*) ;;
-        *) [ -f ".$url" ] || { echo "build/site: $file imports $url, not a file of the repository" >&2; exit 1; }
-          mkdir -p "build/site$(dirname "$url")" && cp ".$url" "build/site$url" ;;
-      esac
-    done
-  done
-  sed -i -E "/import|new URL|new Worker/ { s#(['\"])(\.\./)*/?dist/#\1./attnlab/#g; s#(['\"])/([A-Za-z])#\1./\2#g }" build/site/*.js
+  # Every URL of the demo is relative; the package is the one exception: its two seams, attnlab.js and
+  # attnlab-viz.js, import the repository's ../../dist/, which the site has in ./attnlab/.
+  sed -i "s#'\.\./\.\./dist/#'./attnlab/#" build/site/attnlab.js build/site/attnlab-viz.js
+  if grep -rn "\.\./dist/" build/site --include='*.js'; then
+    echo "build/site: the lines above reach for the repository's dist/; import the package from attnlab.js" >&2
+    exit 1
+  fi
   if grep -rnE "['\"\`]/[A-Za-z]" build/site --include='*.js' --include='*.html'; then
     echo "build/site: the lines above use absolute URLs; the site must work under any sub-path" >&2
     exit 1

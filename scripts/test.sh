@@ -109,7 +109,7 @@ fuzz_fixed() { bash scripts/fuzz.sh --runs "$kFuzzRuns" --seed "$kFuzzSeed"; }
 package() { bash scripts/test-package.sh; }
 # The style holds without anyone policing it: C++ (.clang-format), JS (Prettier + ESLint), and web/src's JS checked
 # against the raw module's contract (cpp/bindings/embind.d.ts).
-style() { bash scripts/check-format.sh && bash scripts/check-js.sh && node_modules/.bin/tsc -p web/tsconfig.json && echo "tsc: web/src matches cpp/bindings/embind.d.ts"; }
+style() { bash scripts/check-format.sh && bash scripts/check-js.sh && node_modules/.bin/tsc -p web/tsconfig.json && echo "tsc: web/src matches cpp/bindings/embind.d.ts" && node_modules/.bin/tsc -p web/demo/tsconfig.json && echo "tsc: web/demo type-checks against the package's public types"; }
 e2e() { bash scripts/test-e2e.sh; }
 
 if ((quick)); then

@@ -31,8 +31,6 @@ function pageLang() {
 
 /** The page's language. */
 export const LANG = pageLang();
-/** LANG under its former name, for the parts not yet moved to parts/ (removed with the last of them). */
-export const lang = LANG;
 
 /**
  * Fill {name} placeholders of a catalogue string.

@@ -1,48 +1,60 @@
-// attnlab demo entry point: picks the language (i18n.js), builds the table of contents and one section per part
-// in the tutorial's order, loads the package through its public API (init from /dist/index.mjs, the built npm
-// package) and mounts the parts. URL parameters: ?lang=zh|en; ?variant=simd-threaded|simd|scalar|auto picks the build
-// ('auto': the threaded one where the page is cross-origin isolated);
-// ?bench=quick makes the speed test small (used by the end-to-end test); ?trainseed=N is the training part's seed.
+// @ts-check
+// attnlab demo entry point: picks the language (i18n.js), builds the table of contents and one section per part in
+// the tutorial's order, loads the package through its public API (init from attnlab.js, the built npm package) and
+// mounts the parts (parts/<id>/view.js). URL parameters: ?lang=zh|en; ?variant=simd-threaded|simd|scalar|auto picks
+// the build ('auto': the threaded one where the page is cross-origin isolated); ?bench=quick makes the speed test
+// small (used by the end-to-end test); ?trainseed=N is the training part's seed; ?layer=URL loads a state dict.
 
-import { errText, h } from './util.js';
-import { lang, t } from './i18n.js';
+import { h } from './widgets/dom.js';
+import { errText } from './shared/format.js';
+import { LANG, t } from './i18n.js';
 
-// id → the tutorial's sections it brings to life, and its module. Titles and intros: part.<id>.title / .intro.
+/**
+ * A part's view module: mount(root, attn, page) builds the part into its section.
+ * @typedef {{ mount: (root: HTMLElement, attn: import('./attnlab.js').Attnlab, page: { params: URLSearchParams }) => void | Promise<void> }} PartModule
+ */
+
+// id → the tutorial's sections it brings to life; the part is parts/<id>/view.js, its title and intro
+// part.<id>.title / .intro.
 export const PARTS = [
-  { id: 'sbs', sec: '§1–2 · §4.1 · §4.5 · §5 · §6', mod: './parts/sbs/view.js' },
-  { id: 'why', sec: '§3', mod: './parts/why/view.js' },
-  { id: 'dot', sec: '§4.2 · §4.3', mod: './parts/dot/view.js' },
-  { id: 'dk', sec: '§4.4', mod: './parts/dk/view.js' },
-  { id: 'cross', sec: '§4.6 · §6.1', mod: './parts/cross/view.js' },
-  { id: 'heads', sec: '§6.2–6.4 · §7', mod: './parts/heads/view.js' },
-  { id: 'mha', sec: '§2.3 · §7.1 · §8.1', mod: './parts/mha/view.js' },
-  { id: 'decode', sec: '§6.4 · §7 · §11', mod: './parts/decode/view.js' },
-  { id: 'myths', sec: '§8', mod: './parts/myths/view.js' },
-  { id: 'pitfalls', sec: '§9', mod: './parts/pitfalls/view.js' },
-  { id: 'train', sec: '§10', mod: './parts/train/view.js' },
-  { id: 'speed', sec: '§3 · O(L²)', mod: './parts/speed/view.js' },
-  { id: 'model', sec: '§7', mod: './parts/model/view.js' },
+  { id: 'sbs', sec: '§1–2 · §4.1 · §4.5 · §5 · §6' },
+  { id: 'why', sec: '§3' },
+  { id: 'dot', sec: '§4.2 · §4.3' },
+  { id: 'dk', sec: '§4.4' },
+  { id: 'cross', sec: '§4.6 · §6.1' },
+  { id: 'heads', sec: '§6.2–6.4 · §7' },
+  { id: 'mha', sec: '§2.3 · §7.1 · §8.1' },
+  { id: 'decode', sec: '§6.4 · §7 · §11' },
+  { id: 'myths', sec: '§8' },
+  { id: 'pitfalls', sec: '§9' },
+  { id: 'train', sec: '§10' },
+  { id: 'speed', sec: '§3 · O(L²)' },
+  { id: 'model', sec: '§7' },
 ];
 
-const params = new URLSearchParams(location.search);
 const VARIANTS = ['simd-threaded', 'simd', 'scalar', 'auto'];
-const variant = VARIANTS.includes(params.get('variant')) ? params.get('variant') : 'auto';
-const badge = document.getElementById('build');
 
 function applyStatic() {
-  document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
+  document.documentElement.lang = LANG === 'zh' ? 'zh-CN' : 'en';
   document.title = t('page.title');
-  for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
-  for (const el of document.querySelectorAll('[data-i18n-html]')) el.innerHTML = t(el.dataset.i18nHtml); // our own catalogue
-  for (const el of document.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
-  for (const el of document.querySelectorAll('[data-i18n-aria]')) el.setAttribute('aria-label', t(el.dataset.i18nAria));
+  /** @param {string} attr @param {(el: HTMLElement, text: string) => void} set */
+  const each = (attr, set) => {
+    for (const el of document.querySelectorAll(`[data-${attr}]`)) {
+      const e = /** @type {HTMLElement} */ (el);
+      set(e, t(e.getAttribute(`data-${attr}`)));
+    }
+  };
+  each('i18n', (el, s) => (el.textContent = s));
+  each('i18n-html', (el, s) => (el.innerHTML = s)); // our own catalogue
+  each('i18n-title', (el, s) => (el.title = s));
+  each('i18n-aria', (el, s) => el.setAttribute('aria-label', s));
   for (const code of ['zh', 'en']) {
     // the switch keeps the other parameters
-    const a = document.getElementById(`lang-${code}`);
+    const a = /** @type {HTMLAnchorElement} */ (document.getElementById(`lang-${code}`));
     const p = new URLSearchParams(location.search);
     p.set('lang', code);
     a.href = `?${p}`;
-    if (code === lang) a.setAttribute('aria-current', 'true');
+    if (code === LANG) a.setAttribute('aria-current', 'true');
   }
 }
 
@@ -76,27 +88,67 @@ function buildSections() {
   });
 }
 
+/** @param {string} msg */
 function fatal(msg) {
   const box = document.getElementById('fatal');
   box.hidden = false;
   box.textContent = msg;
-  badge.textContent = t('page.notLoaded');
+  document.getElementById('build').textContent = t('page.notLoaded');
   document.body.dataset.ready = 'error';
 }
 
-async function main() {
-  applyStatic();
-  buildSections();
-  const pick = document.getElementById('variant-pick');
+/** @param {import('./attnlab.js').Variant | 'auto'} variant */
+function variantPicker(variant) {
+  const pick = /** @type {HTMLSelectElement} */ (document.getElementById('variant-pick'));
   pick.value = variant;
   pick.addEventListener('change', () => {
     const p = new URLSearchParams(location.search);
     p.set('variant', pick.value);
     location.search = p.toString();
   });
+}
+
+/** @param {import('./attnlab.js').Attnlab} attn */
+function showBuild(attn) {
+  const badge = document.getElementById('build');
+  badge.dataset.variant = attn.variant;
+  const build = { scalar: 'page.scalar', simd: 'page.simd', 'simd-threaded': 'page.threaded' }[attn.variant];
+  badge.textContent = t('page.badge', { version: attn.version, build: t(build, { n: attn.threads }) });
+  badge.dataset.threads = String(attn.threads);
+  document.title = `${t('page.title')} (${attn.variant})`;
+}
+
+/**
+ * Every part into its section, in order; a part that fails says so in its section and the others go on.
+ * @param {import('./attnlab.js').Attnlab} attn
+ * @param {URLSearchParams} params
+ */
+async function mountParts(attn, params) {
+  for (const p of PARTS) {
+    const el = document.getElementById(p.id);
+    try {
+      const m = /** @type {PartModule} */ (await import(`./parts/${p.id}/view.js`));
+      await m.mount(el, attn, { params });
+      el.dataset.ready = '1';
+    } catch (e) {
+      console.error(e);
+      el.dataset.ready = 'error';
+      el.append(h('div.error-box', { text: t('page.partFailed', { err: errText(e) }) }));
+    }
+  }
+}
+
+async function main() {
+  const params = new URLSearchParams(location.search);
+  const variant = /** @type {import('./attnlab.js').Variant | 'auto'} */ (
+    VARIANTS.includes(params.get('variant')) ? params.get('variant') : 'auto'
+  );
+  applyStatic();
+  buildSections();
+  variantPicker(variant);
   let init;
   try {
-    ({ init } = await import('/dist/index.mjs'));
+    ({ init } = await import('./attnlab.js'));
   } catch (e) {
     fatal(t('page.importFailed', { err: errText(e) }));
     return;
@@ -108,25 +160,9 @@ async function main() {
     fatal(t('page.initFailed', { variant, err: errText(e) }));
     return;
   }
-  badge.dataset.variant = attn.variant;
-  const build = { scalar: 'page.scalar', simd: 'page.simd', 'simd-threaded': 'page.threaded' }[attn.variant];
-  badge.textContent = t('page.badge', { version: attn.version, build: t(build, { n: attn.threads }) });
-  badge.dataset.threads = attn.threads;
-  document.title = `${t('page.title')} (${attn.variant})`;
-
-  for (const p of PARTS) {
-    const el = document.getElementById(p.id);
-    try {
-      const m = await import(p.mod);
-      await m.mount(el, attn, { params });
-      el.dataset.ready = '1';
-    } catch (e) {
-      console.error(e);
-      el.dataset.ready = 'error';
-      el.append(h('div.error-box', { text: t('page.partFailed', { err: errText(e) }) }));
-    }
-  }
-  window.attnlabDemo = { attn, variant: attn.variant, threads: attn.threads, lang };
+  showBuild(attn);
+  await mountParts(attn, params);
+  Object.assign(window, { attnlabDemo: { attn, variant: attn.variant, threads: attn.threads, lang: LANG } });
   document.body.dataset.ready = '1';
 }
 

@@ -1,16 +1,15 @@
-// The demo page's two catalogues (web/demo/i18n/zh.js, en.js): the same keys, no empty value, the same {name}
-// placeholders, no English sentence left in 中文, and every key the page's modules ask for exists.
+// The demo page's two catalogues (web/demo/i18n/zh.js, en.js; mirrors web/demo/i18n.js): the same keys, no empty
+// value, the same {name} placeholders, no English sentence left in 中文, and every key the page's modules (every .js
+// under web/demo/) ask for exists.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import zh from '../../web/demo/i18n/zh.js';
-import en from '../../web/demo/i18n/en.js';
-import { pickLang, fill } from '../../web/demo/i18n.js';
-
-const DEMO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/demo');
+import zh from '../../../web/demo/i18n/zh.js';
+import en from '../../../web/demo/i18n/en.js';
+import { pickLang, fill, t, LANG } from '../../../web/demo/i18n.js';
+import { DEMO } from './helpers.mjs';
 const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
 test('zh and en have the same keys, none empty, with the same placeholders', () => {
@@ -47,7 +46,8 @@ test('no English sentence is left in 中文', () => {
 });
 
 test("every key the page asks for exists (t('…') and part.<id>.* in the source)", () => {
-  const files = fs.readdirSync(DEMO).filter((f) => f.endsWith('.js'));
+  const files = fs.readdirSync(DEMO, { recursive: true }).filter((f) => f.endsWith('.js'));
+  assert.ok(files.length > 30, `found ${files.length} modules`);
   const keys = new Set();
   for (const f of files) {
     const src = fs.readFileSync(path.join(DEMO, f), 'utf8');
@@ -68,4 +68,9 @@ test('the language follows ?lang= first, then navigator.language (zh-* → 中�
   assert.equal(pickLang('fr', 'de-DE'), 'en');
   assert.equal(pickLang(null, 'en-GB'), 'en');
   assert.equal(fill('{a} of {b}', { a: 3, b: 5 }), '3 of 5');
+});
+
+test('t() fills placeholders from the page language (English in Node)', () => {
+  assert.equal(LANG, 'en');
+  assert.equal(t('why.picNote', { n: 7 }), fill(en['why.picNote'], { n: 7 }));
 });

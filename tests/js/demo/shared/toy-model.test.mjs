@@ -1,20 +1,29 @@
-// The demo's toy models (web/demo/models/toy-*.json, written by scripts/train_toy.py) run with attnlab, in
-// both builds: attnlab must reproduce PyTorch's stored outputs (attention output, per-head weights, logits),
-// and the model must solve its task on fresh random examples generated in JS (>= 95 %).
+// The demo's toy models (web/demo/models/toy-*.json, written by scripts/train_toy.py; mirrors
+// web/demo/shared/toy-model.js) run with attnlab, in both builds: attnlab must reproduce PyTorch's stored outputs
+// (attention output, per-head weights, logits), and the model must solve its task on fresh random examples generated
+// in JS (>= 95 %). The reversal toy is also attnlab's TinyTransformer (the training part runs it so): the same logits.
 //
-//   node --test tests/js/toy_model.test.mjs        (needs dist/, from `bash scripts/build.sh`)
+//   node --test tests/js/demo/shared/toy-model.test.mjs        (needs dist/, from `bash scripts/build.sh`)
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-import { init } from '../../dist/index.mjs';
-import { loadToy, createToyMha, runToy, sampleExample, embed } from '../../web/demo/toy.js';
-import { rng, positionalEncoding } from '../../web/demo/util.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { init } from '../../../../dist/index.mjs';
+import {
+  loadToy,
+  createToyLayers,
+  runToy,
+  sampleExample,
+  embed,
+  expectedAnswers,
+  parseTokens,
+} from '../../../../web/demo/shared/toy-model.js';
+import { positionalEncoding } from '../../../../web/demo/shared/inputs.js';
+import { rng } from '../../../../web/demo/shared/random.js';
+import { toyTinyTransformer } from '../../../../web/demo/parts/train/compute.js';
+import { ROOT, maxDiff } from '../helpers.mjs';
 const TASKS = ['reverse', 'recall'];
 const FRESH = 2000;
 
@@ -62,12 +71,12 @@ for (const variant of ['simd', 'scalar']) {
       const attn = await init({ variant });
       assert.equal(attn.variant, variant);
       const model = loadToy(docs[task]);
-      const mha = createToyMha(attn, model);
+      const layers = createToyLayers(attn, model);
       try {
         const tol = model.tolerance;
         const worst = { output: 0, weights: 0, logits: 0 };
         for (const [n, ex] of model.examples.entries()) {
-          const r = runToy(model, mha, ex.tokens);
+          const r = runToy(model, layers, ex.tokens);
           worst.output = Math.max(worst.output, close(r.output, ex.attn_output.data, tol, `example ${n} attn_output`));
           worst.weights = Math.max(
             worst.weights,
@@ -81,14 +90,14 @@ for (const variant of ['simd', 'scalar']) {
             `weights ${worst.weights.toExponential(1)}, logits ${worst.logits.toExponential(1)}`,
         );
       } finally {
-        mha.dispose();
+        layers.dispose();
       }
     });
 
     test(`${variant}: toy-${task} solves the task on ${FRESH} fresh examples (>= 95 %)`, async (t) => {
       const attn = await init({ variant });
       const model = loadToy(docs[task]);
-      const mha = createToyMha(attn, model);
+      const layers = createToyLayers(attn, model);
       try {
         const r = rng(task === 'reverse' ? 2024 : 4048);
         let right = 0;
@@ -96,7 +105,7 @@ for (const variant of ['simd', 'scalar']) {
         let whole = 0;
         for (let n = 0; n < FRESH; n++) {
           const ex = sampleExample(model, r);
-          const { predicted } = runToy(model, mha, ex.tokens);
+          const { predicted } = runToy(model, layers, ex.tokens);
           let all = true;
           ex.targets.forEach((want, i) => {
             if (want === null) return;
@@ -112,7 +121,7 @@ for (const variant of ['simd', 'scalar']) {
         );
         assert.ok(acc >= 0.95, `accuracy ${acc}`);
       } finally {
-        mha.dispose();
+        layers.dispose();
       }
     });
   }
@@ -123,4 +132,52 @@ test('embedding rows are embedding.weight[token] + pe', () => {
   const x = embed(m, [3, 0]);
   assert.equal(x.length, 2 * m.E);
   assert.equal(x[0], Math.fround(m.embedding[3 * m.E] + positionalEncoding(2, m.E)[0]));
+});
+
+test("the reversal toy as a TinyTransformer gives runToy's logits and weights", async () => {
+  const attn = await init({ variant: 'simd' });
+  const model = loadToy(docs.reverse);
+  const layers = createToyLayers(attn, model);
+  const tiny = toyTinyTransformer(attn, model);
+  try {
+    for (const ex of model.examples) {
+      const r = runToy(model, layers, ex.tokens);
+      const out = tiny.forward({ data: Int32Array.from(ex.tokens), shape: [1, ex.tokens.length] });
+      assert.ok(maxDiff(out.logits.data, r.logits) < 1e-4, 'logits');
+      assert.ok(maxDiff(out.weights.data, r.weights) < 1e-5, 'weights');
+    }
+  } finally {
+    layers.dispose();
+    tiny.dispose();
+  }
+});
+
+test("runToy's head average is the mean of its heads; padding is masked as keys", async () => {
+  const attn = await init({ variant: 'simd' });
+  const model = loadToy(docs.recall);
+  const layers = createToyLayers(attn, model);
+  try {
+    const ids = [...model.examples[0].tokens, -1, -1];
+    const L = ids.length;
+    const r = runToy(model, layers, ids, { causal: true });
+    const mean = new Float32Array(L * L);
+    for (let hh = 0; hh < model.H; hh++) for (let i = 0; i < L * L; i++) mean[i] += r.weights[hh * L * L + i] / model.H;
+    assert.ok(maxDiff(mean, r.average) < 1e-6);
+    for (let i = 0; i < L; i++)
+      for (let j = L - 2; j < L; j++) assert.equal(r.average[i * L + j], 0, `padding key ${j}`);
+    for (let i = 0; i < L; i++) for (let j = i + 1; j < L; j++) assert.equal(r.average[i * L + j], 0, 'causal');
+  } finally {
+    layers.dispose();
+  }
+});
+
+test('expectedAnswers and parseTokens follow the tasks', () => {
+  const recall = loadToy(docs.recall);
+  const ids = parseTokens(recall, 'a=3 b=1 a? c?').ids;
+  assert.deepEqual(
+    expectedAnswers(recall, ids).map((e) => (e === null ? null : recall.vocab[e])),
+    [null, null, '3', null],
+  );
+  assert.match(parseTokens(recall, 'a=3 zz').error, /"zz"/);
+  assert.match(parseTokens(recall, '  ').error, /\S/);
 });

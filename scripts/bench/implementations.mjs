@@ -22,14 +22,40 @@ const pkgVersion = (name) =>
 // prepareDecode?(decodeCase, inputs) → { prefill(), step(i) } (decode.mjs) }; a decode-only peer has no prepare.
 export async function loadImplementations({ plainJs }) {
   const impls = [];
-
   // attnlab: every variant of wasm-variants.json that dist/ holds, the threaded one at each thread count
   impls.push(...(await attnlabImpls()));
+  impls.push(await plainPeer(plainJs));
+  const { sdpaModel, mhaModel } = await import('./onnx-models.mjs');
+  const models = { sdpaBytes: sdpaModel(1 / Math.sqrt(D)), mhaBytes: mhaModel(stateDict, E, H) };
+  const ortWeb = await ortWebPeers(models);
+  impls.push(...ortWeb.impls);
+  const tfjs = await tfjsPeer();
+  impls.push(tfjs.impl);
+  impls.push(await ortNodePeer(models));
+  setLoadingTag('none');
+  const versions = {
+    node: process.version,
+    'onnxruntime-web': pkgVersion('onnxruntime-web'),
+    '@tensorflow/tfjs-core': pkgVersion('@tensorflow/tfjs-core'),
+    '@tensorflow/tfjs-backend-wasm': pkgVersion('@tensorflow/tfjs-backend-wasm'),
+    'onnxruntime-node': pkgVersion('onnxruntime-node'),
+    'onnx-proto': pkgVersion('onnx-proto'),
+    attnlab: JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version,
+    'attnlab dist built': fs.statSync(path.join(repoRoot, 'dist/attnlab-simd.wasm')).mtime.toISOString(),
+  };
+  const notes = {
+    'ort-web memory': ortWeb.mem.length ? `${ortWeb.mem.length} WebAssembly.Memory captured` : 'not reachable, RSS',
+    'tfjs SIMD': tfjs.simd,
+    'tfjs memory': tfjs.mem.length ? `${tfjs.mem.length} WebAssembly.Memory captured` : 'not reachable, RSS',
+  };
+  return { impls: IMPL_FILTER ? impls.filter((i) => IMPL_FILTER.has(i.name)) : impls, versions, notes };
+}
 
-  // plain JS
+/** The plain-JS baseline (web/demo/shared/plain-attention.js, the demo's speed part measures it too). */
+async function plainPeer(plainJs) {
   setLoadingTag('plain-js');
   const plain = await plainJs();
-  impls.push({
+  return {
     name: 'plain JS',
     memKind: 'RSS Δ',
     memBytes: () => process.memoryUsage().rss,
@@ -38,12 +64,12 @@ export async function loadImplementations({ plainJs }) {
       return () => plain.mha(inp.x, L, E, H, stateDict);
     },
     prepareDecode: plainDecode(plain.createDecoder),
-  });
+  };
+}
 
-  // onnxruntime-web (wasm backend, 1 thread, SIMD)
-  const { sdpaModel, mhaModel } = await import('./onnx-models.mjs');
-  const sdpaBytes = sdpaModel(1 / Math.sqrt(D));
-  const mhaBytes = mhaModel(stateDict, E, H);
+/** onnxruntime-web (wasm backend, 1 thread, SIMD), at 2 threads where there are 2 cores, and its GQA decoder. */
+async function ortWebPeers({ sdpaBytes, mhaBytes }) {
+  const impls = [];
   setLoadingTag('ort-web');
   const ortWeb = await import('onnxruntime-web');
   ortWeb.env.wasm.numThreads = 1;
@@ -92,7 +118,11 @@ export async function loadImplementations({ plainJs }) {
     prepareDecode: ortDecode(ortWeb, 'GroupQueryAttention', webOpts),
   });
 
-  // @tensorflow/tfjs-backend-wasm (1 thread: the non-threaded SIMD binary)
+  return { impls, mem: ortWebMem };
+}
+
+/** @tensorflow/tfjs-backend-wasm (1 thread: the non-threaded SIMD binary). */
+async function tfjsPeer() {
   setLoadingTag('tfjs-wasm');
   const tf = await import('@tensorflow/tfjs-core');
   const tfWasm = await import('@tensorflow/tfjs-backend-wasm');
@@ -112,7 +142,7 @@ export async function loadImplementations({ plainJs }) {
     bOut: tf.tensor1d(stateDict['out_proj.bias']),
   };
   const tfMem = memoriesOf('tfjs-wasm');
-  impls.push({
+  const impl = {
     name: 'tfjs-backend-wasm',
     memKind: tfMem.length ? 'wasm heap' : 'RSS Δ',
     memBytes: () => (tfMem.length ? tfMem.reduce((s, m) => s + m.buffer.byteLength, 0) : process.memoryUsage().rss),
@@ -150,9 +180,12 @@ export async function loadImplementations({ plainJs }) {
         return data;
       };
     },
-  });
+  };
+  return { impl, simd: tfSimd, mem: tfMem };
+}
 
-  // onnxruntime-node (native, 1 thread): the native reference
+/** onnxruntime-node (native, 1 thread): the native reference. */
+async function ortNodePeer({ sdpaBytes, mhaBytes }) {
   setLoadingTag('ort-node');
   const ortNode = await import('onnxruntime-node');
   const nodeOpts = {
@@ -165,7 +198,7 @@ export async function loadImplementations({ plainJs }) {
     SDPA: await ortNode.InferenceSession.create(sdpaBytes, nodeOpts),
     MHA: await ortNode.InferenceSession.create(mhaBytes, nodeOpts),
   };
-  impls.push({
+  return {
     name: 'onnxruntime-node',
     memKind: 'RSS Δ',
     memBytes: () => process.memoryUsage().rss,
@@ -175,25 +208,7 @@ export async function loadImplementations({ plainJs }) {
       L >= 8192 && os.freemem() < 8 * 1024 * MiB
         ? `skipped: needs ~6 GiB of RAM for the L×L intermediates, ${fmtMiB(os.freemem())} free`
         : null,
-  });
-
-  setLoadingTag('none');
-  const versions = {
-    node: process.version,
-    'onnxruntime-web': pkgVersion('onnxruntime-web'),
-    '@tensorflow/tfjs-core': pkgVersion('@tensorflow/tfjs-core'),
-    '@tensorflow/tfjs-backend-wasm': pkgVersion('@tensorflow/tfjs-backend-wasm'),
-    'onnxruntime-node': pkgVersion('onnxruntime-node'),
-    'onnx-proto': pkgVersion('onnx-proto'),
-    attnlab: JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version,
-    'attnlab dist built': fs.statSync(path.join(repoRoot, 'dist/attnlab-simd.wasm')).mtime.toISOString(),
   };
-  const notes = {
-    'ort-web memory': ortWebMem.length ? `${ortWebMem.length} WebAssembly.Memory captured` : 'not reachable, RSS',
-    'tfjs SIMD': tfSimd,
-    'tfjs memory': tfMem.length ? `${tfMem.length} WebAssembly.Memory captured` : 'not reachable, RSS',
-  };
-  return { impls: IMPL_FILTER ? impls.filter((i) => IMPL_FILTER.has(i.name)) : impls, versions, notes };
 }
 
 function ortPrepare(ort, sessions) {

@@ -41,16 +41,160 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
 
 // --- the run ---------------------------------------------------------------------------------------------------------
+
+/**
+ * Every implementation's first run of case c, checked against attnlab-simd's (which runs first and is the reference;
+ * a mismatch aborts the bench: timing a wrong result means nothing). Implementations predicted to take longer than
+ * MAX_RUN_S a run (from their last case) are skipped. Returns the case's entries.
+ */
+async function checkCase(c, impls, inputs, flops, lastRate) {
+  const entries = [];
+  let reference = null;
+  for (const impl of impls) {
+    const entry = { impl: impl.name, op: c.op, L: c.L, flops, memKind: impl.memKind, times: [], status: 'ok' };
+    entries.push(entry);
+    const prev = lastRate[impl.name]?.[c.op];
+    const predicted = prev ? (prev.seconds * flops) / flopsOf({ op: c.op, L: prev.L }) : 0;
+    entry.predictedRunS = predicted || undefined;
+    // attnlab-simd is the reference every other output is checked against: it always runs.
+    const skip =
+      impl.skip?.(c) ??
+      (impl !== impls[0] && predicted > MAX_RUN_S
+        ? `skipped: ~${predicted.toFixed(0)} s/run predicted (> ${MAX_RUN_S} s)`
+        : null);
+    if (skip) {
+      entry.status = skip;
+      log(`  ${impl.name}: ${skip}`);
+      continue;
+    }
+    entry.memBefore = impl.memBytes();
+    entry.run = impl.prepare(c, inputs);
+    // First run: correctness check against attnlab-simd (which runs first and is the reference).
+    let out;
+    const tCheck = performance.now();
+    try {
+      out = await entry.run();
+    } catch (err) {
+      entry.status = `failed: ${String(err?.message ?? err)
+        .split('\n')[0]
+        .slice(0, 160)}`;
+      log(`  ${impl.name}: ${entry.status}`);
+      entry.run = null;
+      continue;
+    }
+    entry.checkRunS = (performance.now() - tCheck) / 1e3;
+    entry.memPeak = impl.memBytes();
+    if (!reference) {
+      reference = out;
+      entry.maxAbsDiff = 0;
+      entry.reference = true;
+    } else {
+      entry.maxAbsDiff = maxAbsDiff(out, reference);
+      if (!(entry.maxAbsDiff <= TOL)) {
+        console.error(
+          `\nMISMATCH: ${impl.name} disagrees with attnlab-simd on ${c.op} L=${c.L}: max |Δ| = ${entry.maxAbsDiff} ` +
+            `(tolerance ${TOL}; lengths ${out.length} vs ${reference.length}). Aborting: timing a wrong result means nothing.`,
+        );
+        process.exit(1);
+      }
+    }
+    log(
+      `  ${impl.name}: check ok (max |Δ| ${entry.maxAbsDiff.toExponential(1)}), first run ${entry.checkRunS.toFixed(2)} s`,
+    );
+  }
+  if (!reference) throw new Error(`attnlab-simd produced no output for ${c.op} L=${c.L}`);
+  return entries;
+}
+
+/**
+ * Time limits: an implementation whose checked run took longer than MAX_RUN_S is not timed; then, while a round ×
+ * MIN_REPS would exceed CASE_BUDGET_S, the slowest remaining one is dropped (onnxruntime-web last, attnlab-simd
+ * never). Both are reported in the table.
+ */
+function limitTimedRuns(c, entries, lastRate) {
+  for (const e of entries) {
+    if (e.run && !e.reference && e.checkRunS > MAX_RUN_S) {
+      e.status = `checked, not timed: one run took ${e.checkRunS.toFixed(0)} s (> ${MAX_RUN_S} s)`;
+      e.run = null;
+    }
+  }
+  for (;;) {
+    const timed = entries.filter((e) => e.run);
+    const round = timed.reduce((s, e) => s + e.checkRunS, 0);
+    if (round * MIN_REPS <= CASE_BUDGET_S) break;
+    const droppable = timed
+      .filter((e) => !e.reference)
+      .sort((a, b) => (a.impl === 'onnxruntime-web') - (b.impl === 'onnxruntime-web') || b.checkRunS - a.checkRunS);
+    if (!droppable.length) break;
+    const e = droppable[0];
+    e.status = `checked, not timed: ${e.checkRunS.toFixed(1)} s/run would push this case past its ${CASE_BUDGET_S} s budget`;
+    e.run = null;
+  }
+  for (const e of entries) {
+    if (!e.run && e.status.startsWith('checked')) {
+      log(`  ${e.impl}: ${e.status}`);
+      (lastRate[e.impl] ??= {})[c.op] = { L: c.L, seconds: e.checkRunS }; // predicts the next L from the check
+    }
+  }
+}
+
+/** Warm-up and timed runs of the entries still to time, round-robin; their statistics into the entries. */
+async function timeCase(c, entries, impls, flops, lastRate) {
+  const live = entries.filter((e) => e.run);
+  const roundS = live.reduce((s, e) => s + e.checkRunS, 0);
+  // The check run above already ran every implementation once; big cases take it as their warm-up.
+  const warmups = roundS < 0.5 ? 5 : roundS < 5 ? 2 : 0;
+  const reps = Math.max(MIN_REPS, Math.min(50, Math.floor(3 / Math.max(roundS, 1e-3))));
+  log(`  ${warmups} warm-up + ${reps} timed rounds (one round ≈ ${roundS.toFixed(2)} s)`);
+  for (let rep = -warmups; rep < reps; ++rep) {
+    const start = ((rep % live.length) + live.length) % live.length;
+    for (let j = 0; j < live.length; ++j) {
+      const e = live[(start + j) % live.length];
+      const ts = performance.now();
+      await e.run();
+      const dt = performance.now() - ts;
+      if (rep >= 0) e.times.push(dt);
+      e.memPeak = Math.max(e.memPeak, impls.find((i) => i.name === e.impl).memBytes());
+    }
+  }
+  for (const e of live) {
+    const impl = impls.find((i) => i.name === e.impl);
+    e.memAfter = impl.memBytes();
+    e.memGrowth = Math.max(e.memAfter, e.memPeak) - e.memBefore;
+    e.medianMs = median(e.times);
+    e.minMs = Math.min(...e.times);
+    e.maxMs = Math.max(...e.times);
+    e.gflops = flops / (e.medianMs / 1e3) / 1e9;
+    e.runs = e.times.length;
+    e.warmups = warmups;
+    (lastRate[e.impl] ??= {})[c.op] = { L: c.L, seconds: e.medianMs / 1e3 };
+    delete e.run;
+    log(
+      `  ${e.impl.padEnd(18)} median ${fmtMs(e.medianMs)} ms  [${fmtMs(e.minMs)}–${fmtMs(e.maxMs)}]  ${e.gflops.toFixed(1)} GFLOP/s`,
+    );
+  }
+}
+
+/** One case: checked, limited, timed. */
+async function runCase(c, impls, lastRate) {
+  const flops = flopsOf(c);
+  const inputs = makeInputs(c);
+  log(`\n== ${c.op} L=${c.L} (${(flops / 1e9).toFixed(2)} GFLOP)`);
+  const entries = await checkCase(c, impls, inputs, flops, lastRate);
+  limitTimedRuns(c, entries, lastRate);
+  await timeCase(c, entries, impls, flops, lastRate);
+  setOrtWebRatios(entries);
+  for (const e of entries) delete e.run;
+  return entries;
+}
+
 async function main() {
   const t0 = performance.now();
   log(`attnlab bench: ${os.cpus()[0]?.model ?? '?'}, ${os.cpus().length} cores, node ${process.version}`);
   const { measureSimdPeak, measureTilePeak } = await import('./simd-peak.mjs');
   // The plain-JS peer (imported here, so that changing which baseline is compared is a one-line change).
-  const {
-    impls: allImpls,
-    versions,
-    notes,
-  } = await loadImplementations({ plainJs: () => import('../../web/demo/shared/plain-attention.js') });
+  const plainJs = () => import('../../web/demo/shared/plain-attention.js');
+  const { impls: allImpls, versions, notes } = await loadImplementations({ plainJs });
   log(`loaded: ${allImpls.map((i) => i.name).join(', ')}`);
   const impls = allImpls.filter((i) => i.prepare); // the SDPA/MHA cases' peers (some peers only decode)
   const peakBefore = await measureSimdPeak({ chains: [8, 10, 12, 14, 16] });
@@ -65,130 +209,7 @@ async function main() {
   const tileSamples = [tileBefore.gflops];
   const lastRate = {}; // impl name → op → { L, seconds } of its last timed case, to predict bigger L
   for (const c of CASES) {
-    const flops = flopsOf(c);
-    const inputs = makeInputs(c);
-    log(`\n== ${c.op} L=${c.L} (${(flops / 1e9).toFixed(2)} GFLOP)`);
-    const entries = [];
-    let reference = null;
-    for (const impl of impls) {
-      const entry = { impl: impl.name, op: c.op, L: c.L, flops, memKind: impl.memKind, times: [], status: 'ok' };
-      entries.push(entry);
-      const prev = lastRate[impl.name]?.[c.op];
-      const predicted = prev ? (prev.seconds * flops) / flopsOf({ op: c.op, L: prev.L }) : 0;
-      entry.predictedRunS = predicted || undefined;
-      // attnlab-simd is the reference every other output is checked against: it always runs.
-      const skip =
-        impl.skip?.(c) ??
-        (impl !== impls[0] && predicted > MAX_RUN_S
-          ? `skipped: ~${predicted.toFixed(0)} s/run predicted (> ${MAX_RUN_S} s)`
-          : null);
-      if (skip) {
-        entry.status = skip;
-        log(`  ${impl.name}: ${skip}`);
-        continue;
-      }
-      entry.memBefore = impl.memBytes();
-      entry.run = impl.prepare(c, inputs);
-      // First run: correctness check against attnlab-simd (which runs first and is the reference).
-      let out;
-      const tCheck = performance.now();
-      try {
-        out = await entry.run();
-      } catch (err) {
-        entry.status = `failed: ${String(err?.message ?? err)
-          .split('\n')[0]
-          .slice(0, 160)}`;
-        log(`  ${impl.name}: ${entry.status}`);
-        entry.run = null;
-        continue;
-      }
-      entry.checkRunS = (performance.now() - tCheck) / 1e3;
-      entry.memPeak = impl.memBytes();
-      if (!reference) {
-        reference = out;
-        entry.maxAbsDiff = 0;
-        entry.reference = true;
-      } else {
-        entry.maxAbsDiff = maxAbsDiff(out, reference);
-        if (!(entry.maxAbsDiff <= TOL)) {
-          console.error(
-            `\nMISMATCH: ${impl.name} disagrees with attnlab-simd on ${c.op} L=${c.L}: max |Δ| = ${entry.maxAbsDiff} ` +
-              `(tolerance ${TOL}; lengths ${out.length} vs ${reference.length}). Aborting: timing a wrong result means nothing.`,
-          );
-          process.exit(1);
-        }
-      }
-      log(
-        `  ${impl.name}: check ok (max |Δ| ${entry.maxAbsDiff.toExponential(1)}), first run ${entry.checkRunS.toFixed(2)} s`,
-      );
-    }
-    if (!reference) throw new Error(`attnlab-simd produced no output for ${c.op} L=${c.L}`);
-
-    // Time limits: an implementation whose checked run took longer than MAX_RUN_S is not timed; then, while a
-    // round × MIN_REPS would exceed CASE_BUDGET_S, the slowest remaining one is dropped (onnxruntime-web last,
-    // attnlab-simd never). Both are reported in the table.
-    for (const e of entries) {
-      if (e.run && !e.reference && e.checkRunS > MAX_RUN_S) {
-        e.status = `checked, not timed: one run took ${e.checkRunS.toFixed(0)} s (> ${MAX_RUN_S} s)`;
-        e.run = null;
-      }
-    }
-    for (;;) {
-      const timed = entries.filter((e) => e.run);
-      const round = timed.reduce((s, e) => s + e.checkRunS, 0);
-      if (round * MIN_REPS <= CASE_BUDGET_S) break;
-      const droppable = timed
-        .filter((e) => !e.reference)
-        .sort((a, b) => (a.impl === 'onnxruntime-web') - (b.impl === 'onnxruntime-web') || b.checkRunS - a.checkRunS);
-      if (!droppable.length) break;
-      const e = droppable[0];
-      e.status = `checked, not timed: ${e.checkRunS.toFixed(1)} s/run would push this case past its ${CASE_BUDGET_S} s budget`;
-      e.run = null;
-    }
-    for (const e of entries) {
-      if (!e.run && e.status.startsWith('checked')) {
-        log(`  ${e.impl}: ${e.status}`);
-        (lastRate[e.impl] ??= {})[c.op] = { L: c.L, seconds: e.checkRunS }; // predicts the next L from the check
-      }
-    }
-
-    // Warm-up and timed runs, round-robin. Small cases get more repetitions (cheap, less noisy).
-    const live = entries.filter((e) => e.run);
-    const roundS = live.reduce((s, e) => s + e.checkRunS, 0);
-    // The check run above already ran every implementation once; big cases take it as their warm-up.
-    const warmups = roundS < 0.5 ? 5 : roundS < 5 ? 2 : 0;
-    const reps = Math.max(MIN_REPS, Math.min(50, Math.floor(3 / Math.max(roundS, 1e-3))));
-    log(`  ${warmups} warm-up + ${reps} timed rounds (one round ≈ ${roundS.toFixed(2)} s)`);
-    for (let rep = -warmups; rep < reps; ++rep) {
-      const start = ((rep % live.length) + live.length) % live.length;
-      for (let j = 0; j < live.length; ++j) {
-        const e = live[(start + j) % live.length];
-        const ts = performance.now();
-        await e.run();
-        const dt = performance.now() - ts;
-        if (rep >= 0) e.times.push(dt);
-        e.memPeak = Math.max(e.memPeak, impls.find((i) => i.name === e.impl).memBytes());
-      }
-    }
-    for (const e of live) {
-      const impl = impls.find((i) => i.name === e.impl);
-      e.memAfter = impl.memBytes();
-      e.memGrowth = Math.max(e.memAfter, e.memPeak) - e.memBefore;
-      e.medianMs = median(e.times);
-      e.minMs = Math.min(...e.times);
-      e.maxMs = Math.max(...e.times);
-      e.gflops = flops / (e.medianMs / 1e3) / 1e9;
-      e.runs = e.times.length;
-      e.warmups = warmups;
-      (lastRate[e.impl] ??= {})[c.op] = { L: c.L, seconds: e.medianMs / 1e3 };
-      delete e.run;
-      log(
-        `  ${e.impl.padEnd(18)} median ${fmtMs(e.medianMs)} ms  [${fmtMs(e.minMs)}–${fmtMs(e.maxMs)}]  ${e.gflops.toFixed(1)} GFLOP/s`,
-      );
-    }
-    setOrtWebRatios(entries);
-    for (const e of entries) delete e.run;
-    results.push(...entries);
+    results.push(...(await runCase(c, impls, lastRate)));
     // Re-measure the peak between cases (best chain count only): on a shared machine the best of several
     // samples is the closest to what the CPU can do.
     const sample = await measureSimdPeak({ chains: [peakBefore.chains], seconds: 0.1, trials: 3 });
@@ -203,16 +224,6 @@ async function main() {
   const peak = Math.max(...peakSamples, ...tileSamples);
   for (const e of results) if (e.gflops) e.pctPeak = (100 * e.gflops) / peak;
   const wallS = (performance.now() - t0) / 1e3;
-
-  // --- report ---
-  const machine = {
-    cpu: os.cpus()[0]?.model ?? '?',
-    cores: os.cpus().length,
-    loadavg: os.loadavg(),
-    totalMemGiB: os.totalmem() / 1024 / MiB,
-    // run.sh keeps freed large blocks in glibc's heap (fresh mmaps' page faults are slow in a sandbox)
-    mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? 'default',
-  };
   const simdPeak = {
     method:
       'the better of two hand-assembled wasm modules (scripts/bench/simd-peak.mjs): independent f32x4.mul + ' +
@@ -224,6 +235,19 @@ async function main() {
     tileSamples,
   };
   for (const b of breakdown) b.pctPeak = (100 * b.gflops) / peak;
+  writeReport({ results, versions, notes, simdPeak, wallS, breakdown, decode });
+}
+
+/** build/bench/results.json and results.md (BENCH_OUT elsewhere), and the markdown on stdout. */
+function writeReport({ results, versions, notes, simdPeak, wallS, breakdown, decode }) {
+  const machine = {
+    cpu: os.cpus()[0]?.model ?? '?',
+    cores: os.cpus().length,
+    loadavg: os.loadavg(),
+    totalMemGiB: os.totalmem() / 1024 / MiB,
+    // run.sh keeps freed large blocks in glibc's heap (fresh mmaps' page faults are slow in a sandbox)
+    mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? 'default',
+  };
   const goals = computeGoals(results, decode);
   const md = renderMarkdown({ results, machine, versions, simdPeak, goals, wallS, notes, breakdown, decode });
   const outDir = path.resolve(repoRoot, process.env.BENCH_OUT ?? 'build/bench');

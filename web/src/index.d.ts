@@ -74,6 +74,15 @@ export interface Tokens {
  * worker threads on shared memory (`'simd-threaded'`, needs cross-origin isolation in browsers), SIMD128 on the
  * calling thread (`'simd'`), or neither (`'scalar'`, for runtimes that lack SIMD).
  */
+/**
+ * What attnlab reads of an `AbortSignal` (any `AbortSignal` fits; declared here so that the types need neither the
+ * DOM library nor Node's).
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+}
+
 export type Variant = 'simd-threaded' | 'simd' | 'scalar';
 
 /** Options of {@link init}. */
@@ -621,7 +630,7 @@ export interface GenerateOptions {
   /** Stop after generating one of these ids (it is returned). */
   eosTokenId?: number | number[];
   /** Checked before each step: an aborted signal throws its reason (by default an `AbortError`). */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /** Options of {@link Transformer.trainStep}: one `torch.optim.AdamW` step, after `clip_grad_norm_` when asked for. */
@@ -682,7 +691,7 @@ export interface TrainOptions extends ModelTrainStepOptions {
   /** Called after each step; returning false stops (the steps so far are kept and returned). */
   onStep?: (info: TrainStepInfo) => unknown;
   /** Checked before each step: an aborted signal throws its reason (by default an `AbortError`); the steps done stay. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /** What {@link Transformer.train} returns: one entry per step done. */

@@ -1,6 +1,7 @@
 // Type declarations of attnlab/worker (docs/api.md, "Off the calling thread"): init()'s API in a worker, every call
 // returning a Promise.
 import type {
+  AbortSignalLike,
   AttentionGradients,
   CheckpointTensor,
   CreateModelOptions,
@@ -37,13 +38,19 @@ import type {
   Variant,
 } from './index.js';
 
+/** What the worker reads of an `AbortSignal` (any `AbortSignal` fits): its state and its `abort` event. */
+export interface WorkerAbortSignal extends AbortSignalLike {
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /**
  * What every worker call also takes, in its options (or as a trailing argument where the synchronous method has
  * none). Calls run one at a time, in order.
  */
 export interface CallOptions {
   /** Aborting drops the call if it has not started: it rejects with a DOMException named `AbortError`. */
-  signal?: AbortSignal;
+  signal?: WorkerAbortSignal;
   /** Transfer the inputs' ArrayBuffers to the worker instead of copying them (they become detached here). */
   transfer?: boolean;
 }

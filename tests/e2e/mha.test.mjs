@@ -81,7 +81,7 @@ test('random weights and the tokenizer (CJK per character, other text per word)'
     await page.check('#mha-src-random');
     await page.click('#mha-example-zh');
     assert.deepEqual(JSON.parse(await attr(page, '#mha', 'data-tokens')), [...'这只猫因为没有及时喂食所以一直在叫']);
-    assert.match(await page.textContent('#mha-source-desc'), /look like noise/);
+    assert.match(await page.textContent('#mha-source-desc'), /close to uniform/);
     assert.deepEqual(
       await page.$$eval('#mha-head-chips button', (bs) => bs.map((b) => b.getAttribute('aria-pressed'))),
       ['true', 'true', 'true', 'true'],

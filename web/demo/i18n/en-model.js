@@ -4,9 +4,9 @@
 export default {
   'model.cellTip': '{caption}: query {q} → key {k}: {v}',
   'part.model.toc': 'Your model',
-  'part.model.title': "Your model: a real checkpoint's attention",
+  'part.model.title': 'Your model: one layer of a checkpoint, on made-up inputs',
   'part.model.intro':
-    "Bring a layer of your own: a <code>.safetensors</code> checkpoint with Hugging Face names (BERT, GPT-2 or ViT) or the JSON state dict of part 7. attnlab reads it (<code>readSafetensors</code>, <code>fromHuggingFace</code>), runs that layer's attention exactly as PyTorch would, and draws each head with <code>attnlab/viz</code>. Nothing leaves your browser.",
+    "Bring a layer of your own: a <code>.safetensors</code> checkpoint with Hugging Face names (BERT, GPT-2 or ViT) or the JSON state dict of part 7. attnlab reads it (<code>readSafetensors</code>, <code>fromHuggingFace</code>), runs that layer's attention exactly as PyTorch would, and draws each head with <code>attnlab/viz</code>. Note: only the layer you pick runs, on made-up word vectors, random vectors or hidden states you paste, not on the outputs of the model's earlier layers. So unless you paste real hidden states, the maps are not the model's attention on your text. Nothing leaves your browser.",
 
   'model.drop': 'Drop a .safetensors file or a JSON state dict here.',
   'model.pick': 'Choose a file…',
@@ -44,7 +44,7 @@ export default {
   'model.mode.vectors': 'hidden-state vectors',
   'model.mode.random': 'random vectors',
   'model.note.words':
-    "Each word becomes a made-up vector of width {e} (the same word, the same vector) plus its position: the layer's own embeddings are not in the file. At most {max} words.",
+    "Each word becomes a made-up vector of width {e} (the same word, the same vector) plus its position. The layer should receive the previous layer's output, but the page does not run the whole model layer by layer, so made-up vectors stand in. At most {max} words.",
   'model.note.vectors':
     'One token per line: {e} numbers separated by spaces or commas, optionally after "label:". A JSON array (L, {e}) also works. At most {max} lines.',
   'model.note.random': 'Hidden states drawn from N(0, 1), width {e}, from the seed: the same seed, the same input.',

@@ -7,7 +7,7 @@ export default {
   'part.decode.toc': 'Decoding with a KV cache',
   'part.decode.title': 'Decoding token by token: the KV cache and grouped-query heads',
   'part.decode.intro':
-    'A decoder writes one token at a time, and the causal mask (§6.4: no peeking at the future) means earlier tokens never change. So their keys and values are kept in a cache, and each step projects only the new token and attends with its one query row over everything cached — <code>mha.forward(x, x, x, { kvCache })</code>. Grouped-query attention (Llama, Mistral) lets several query heads share one key/value head (§7), which halves the cache here: 4 query heads, 2 key/value heads.',
+    'A decoder writes one token at a time, and the causal mask (tutorial section 6.4: no peeking at later tokens) means earlier tokens never change. So their keys and values are kept in a cache, and each step projects only the new token and attends with its one query row over everything cached — <code>mha.forward(x, x, x, { kvCache })</code>. Grouped-query attention (GQA, used by Llama 2 70B, Llama 3 and Mistral) lets several query heads share one key/value head (section 7), which halves the cache here: 4 query heads, 2 key/value heads.',
   'decode.prompt': 'Prompt (letters A–H)',
   'decode.promptAria': 'prompt: one to eight letters A–H',
   'decode.promptBad': 'The prompt must be one to eight letters A–H (e.g. "A B C"); the previous prompt is kept.',

@@ -13,7 +13,7 @@ export default {
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',
   'page.lede':
-    "A companion to the Chinese attention tutorial: each panel below is one of its sections (§), with every number computed by attnlab, C++/Highway compiled to WebAssembly and used through its npm package (<code>import { init } from 'attnlab'</code>).",
+    "A companion to the Chinese attention tutorial, its panels in the tutorial's order (the § beside each title is the tutorial's section). Every attention computation on the page is done by attnlab. The rest is plain JavaScript: making the inputs, statistics such as entropy and norms, counting path lengths, the toy models' embedding and residual, the deliberately wrong column of the troubleshooting table, and the reference implementation of the speed test. attnlab is C++/Highway compiled to WebAssembly, used here through its npm package (<code>import { init } from 'attnlab'</code>).",
   'page.buildTitle': 'attn.variant: which WebAssembly build init() loaded',
   'page.loading': 'loading attnlab…',
   'page.build': 'build',
@@ -59,7 +59,7 @@ export default {
   'part.mha.toc': 'Multi-head on a sentence',
   'part.mha.title': 'Multi-head attention on a sentence',
   'part.mha.intro':
-    "Each head projects the tokens with its own W_Q, W_K, W_V and attends on its own, so different heads can follow different relations (§7.1): with one head everything must fit in one weighted average. Try the tutorial's sentence (§2.3) with untrained weights — the maps are noise (§8.1) — and the toy models, whose heads learned a crisp pattern.",
+    "Each head projects the tokens with its own W_Q, W_K, W_V and attends on its own, so different heads can follow different relations (tutorial section 7.1): with one head everything must fit in one weighted average. Try the tutorial's sentence (section 2.3) with untrained weights: every row is close to uniform (about 1/n per cell) with small random ripples (section 8.1). The toy models' heads learned a crisp pattern.",
   'part.myths.toc': 'Misconceptions',
   'part.myths.title': 'Five misconceptions, live',
   'part.myths.intro':
@@ -75,7 +75,7 @@ export default {
   'part.speed.toc': 'Speed',
   'part.speed.title': 'Speed: the O(L²) cost, measured',
   'part.speed.intro':
-    "SDPA and a full <code>nn.MultiheadAttention</code> forward at E = 512, 8 heads, batch 1, timed in a Web Worker (the page stays responsive, even at L = 2048) with attnlab's threaded build (on a cross-origin-isolated page), its single-thread SIMD build, its scalar build and a plain-JavaScript reference. Four times the length costs about sixteen times the attention work (§3).",
+    "Scaled dot-product attention (SDPA) and a full <code>nn.MultiheadAttention</code> forward at E = 512, 8 heads, batch 1, timed in a Web Worker (the page stays responsive, even at L = 2048) with attnlab's threaded build (on a cross-origin-isolated page), its single-thread SIMD build, its scalar build and a plain-JavaScript reference. Four times the length costs sixteen times the attention term (4·L²·E); but a whole multi-head layer also projects (8·L·E²), which dominates below L = 2E, so the layer grows far less than sixteen times (see the table).",
 
   'sbs.errEmpty': '{name} is empty: write one row per line, e.g. "1 0 1 0".',
   'sbs.errNumber': '{name}, row {row}: "{tok}" is not a number.',
@@ -182,6 +182,9 @@ export default {
   'dk.yEntropy': 'row entropy (nats)',
   'dk.uniform': 'uniform 1/{n}',
   'dk.maxEntropy': 'max ln {n}',
+  'dk.yGrad': 'median ‖∂output/∂q‖',
+  'dk.gradNote':
+    "Why the gradient vanishes: one query, 8 keys, q, K, V and the upstream gradient drawn from N(0, 1), {n} draws per dₖ; the chart is the median of the query gradient ‖∂output/∂q‖ (attnlab's backward pass). Scaled, it stays near 0.5 for dₖ ≥ 4; unscaled, it first grows, then falls towards 0: at dₖ = 256, {s256} % of the draws get a gradient below 0.01, at dₖ = 1024 {s1024} %. The mean would mislead: in a few draws the top two scores happen to be close and the gradient is large, which holds the mean up. Most steps barely learning and a few jumping is what makes training unstable.",
 
   'why.picAria': 'path length over {n} words: RNN against attention',
   'why.rnnLabel': 'RNN: the first word reaches the last through {steps} state updates, one after the other',
@@ -222,9 +225,9 @@ export default {
   'heads.batchAria': 'batch size',
   'heads.wrong': 'Wrong transpose: scores with',
   'heads.init':
-    "The layer is a fresh attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 }) with PyTorch's default initialisation from a seeded generator; x is seeded too, so the numbers stay the same on every visit.",
+    "The layer is a fresh attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 }) with nn.MultiheadAttention's default initialisation (Xavier-uniform in_proj, zero biases) from a seeded generator; x is seeded too, so the numbers stay the same on every visit.",
   'heads.item0':
-    'Shapes are for the whole batch (B = {B}); the tables show batch item 0. Columns coloured red belong to head 0, blue to head 1.',
+    "Shapes are for the whole batch (B = {B}); the tables show its first item. The bar under a column header marks the column's head: blue = head 1, orange = head 2. A cell's colour is the sign of its value: red positive, blue negative.",
   'heads.head': 'head {h}',
   'heads.xNote': 'B = {B} sentences of 4 tokens, 8 features each (random, seeded).',
   'heads.projNote': 'Three learned linear maps of the same x: Q, K and V are different tensors, and none of them is x.',
@@ -252,9 +255,11 @@ export default {
   'myths.m1Note':
     'A freshly initialised layer on random tokens: its mean row entropy is {e} nats, against {u} for perfectly uniform weights. Nothing has taught it where to look; only training on data shapes the projections (see the training part).',
   'myths.m1Caption': 'untrained layer, head 0',
-  'myths.m2': '§8.2 · A large weight is not a large contribution',
+  'myths.m2': '§8.2 · A large weight is not a large effect',
   'myths.m2Note':
-    'The weight α₀ⱼ says how much of vⱼ is mixed in, not how much the mix changes: key k{a} gets the largest weight, but its value vector is short, so k{c} contributes the most to the output (‖α₀ⱼ·vⱼ‖). Heat maps of weights are a view, not an explanation.',
+    'A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. Ranked by ‖α₀ⱼ·vⱼ‖, k{c} matters most; ranked by masking, k{m}. Importance depends on the intervention. A weight map is a view, not an explanation.',
+  'myths.colZeroV': 'zero vⱼ: output moves',
+  'myths.colMaskKey': 'mask kⱼ: output moves',
   'myths.m3': '§8.3 · Q, K and V are not the input',
   'myths.m3Note':
     "The same input row x₀ becomes three different vectors through three learned matrices (an untrained attnlab layer's W_Q, W_K, W_V here). What a query looks for and what a key offers are both learned.",
@@ -303,16 +308,16 @@ export default {
     'Kᵀ must swap the <b>last two</b> dimensions (tokens and features): <code>k.transpose(-2, -1)</code>. <code>transpose(0, 1)</code> swaps batch and heads; with B = 3 the batch dimensions no longer match and the matmul fails. With B = 2 it fits by accident and gives wrong numbers silently (see "From X to heads and back"). Print q.shape and k.transpose(-2, -1).shape.',
   'pf.transpose.silent': 'no error, result ({s}), but the numbers are wrong',
   'pf.transpose.good': 'weights ({s}), one (4, 4) matrix per item and head',
-  'pf.no-scale.title': 'The output barely changes: the scale is missing or dₖ is large',
+  'pf.no-scale.title': 'The output barely changes: the 1/√dₖ scale is missing',
   'pf.no-scale.symptom': 'Symptom: training stalls; the attention output hardly reacts to its input.',
   'pf.no-scale.why':
-    'Dot products of random dₖ-long vectors have standard deviation √dₖ. Unscaled, the scores spread over tens of units, softmax saturates to almost one-hot, and its gradient vanishes: ‖∂/∂q‖ below is the gradient of the output with respect to the query. Scaling by 1/√dₖ keeps the spread near 1 for every dₖ (see the √dₖ part).',
+    'Dot products of random dₖ-long vectors have standard deviation √dₖ. Unscaled, the scores spread over tens of units, softmax saturates to almost one-hot, and in most draws its gradient is almost zero: ‖∂/∂q‖ below is the gradient of the output with respect to the query. This is one draw and varies from draw to draw; the median over many draws is plotted in the √dₖ part. Scaling by 1/√dₖ keeps the spread near 1 for every dₖ.',
   'pf.no-scale.ctl': 'dₖ (random q, 8 keys, N(0, 1) entries)',
   'pf.no-scale.stats': 'largest weight {m}, entropy {e} nats (uniform: {u}), ‖∂/∂q‖ = {g}',
   'pf.mask-zero.title': 'Masked positions still get weight: filled with 0 instead of a large negative number',
   'pf.mask-zero.symptom': 'Symptom: padding tokens receive attention.',
   'pf.mask-zero.why':
-    "The last keys are padding and must get no weight. <code>scores.masked_fill(mask == 0, 0)</code> sets their scores to 0, an ordinary score: e⁰ = 1 still takes a share. Fill with −1e9 (the tutorial) or −∞ so that exp gives 0. attnlab takes a bool mask (SDPA: 1 = may attend) and never gives a masked key weight; nn.MultiheadAttention's masks use the opposite convention (1 = masked).",
+    "The last keys are padding and must get no weight. <code>scores.masked_fill(mask == 0, 0)</code> sets their scores to 0, an ordinary score: e⁰ = 1 still takes a share. Fill with −1e9 (the tutorial) or −∞ so that exp gives 0. Note that −1e9 is outside float16's range (largest ≈ 65504): in half precision PyTorch's <code>masked_fill</code> raises (<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>), which is why real code writes <code>torch.finfo(scores.dtype).min</code>. attnlab takes a bool mask (SDPA: 1 = may attend) and never gives a masked key weight; nn.MultiheadAttention's masks use the opposite convention (1 = masked).",
   'pf.mask-zero.ctl': 'padding keys',
   'pf.mask-zero.bad': 'masked keys still get {p} % of the weight',
   'pf.mask-zero.good': 'masked keys get exactly 0',
@@ -349,6 +354,12 @@ export default {
     "Every implementation's output was compared with the first build's on the same inputs and weights: max |Δ| = {d}.",
   'speed.timePerCall': 'Time per call',
   'speed.throughput': 'Throughput',
+  'speed.costNote':
+    'FLOPs alone: at E = {E} the attention term catches up with the projections at L = {L}. From L = 128 to 512 the whole layer grows only {x} times; only at larger L does it approach "4 × the length, 16 × the work". Units: GFLOP (10⁹ floating-point operations).',
+  'speed.costProj': 'projections 8·L·E²',
+  'speed.costAttn': 'attention 4·L²·E',
+  'speed.costTotal': 'whole layer',
+  'speed.costGrowth': 'vs the row above',
 
   'heat.tip': '{title}\nquery {i} “{q}” → key {j} “{k}”\nweight {w}  ({full}){m}',
   'heat.masked': ', masked',
@@ -416,9 +427,9 @@ export default {
   'mha.untrained': 'Untrained:',
   'mha.randomDesc':
     "a freshly created attnlab layer (embed_dim {e}) with PyTorch's default initialisation: Xavier-uniform in_proj_weight, out_proj.weight Kaiming-uniform (nn.Linear's default, U(±1/√E)), zero biases; fed pseudo-random token embeddings + positional encoding.",
-  'mha.noise': 'These maps look like noise:',
+  'mha.noise': 'These maps are close to uniform:',
   'mha.noiseWhy':
-    'nothing has taught the heads where to look (§8.1). Compare the toy models, whose heads learned a crisp pattern.',
+    'every row stays near 1/n (n: the keys the row can see) with small random ripples, because nothing has taught the heads where to look (tutorial section 8.1). Compare the toy models, whose heads learned a crisp pattern.',
   'mha.userDesc':
     "Your layer from {f}. Its inputs are pseudo-random embeddings of the tokens (one fixed vector per distinct token) + positional encoding, because the file holds only the attention layer, not your model's embedding; so the maps show how your layer's projections treat these vectors.",
   'mha.userNone':

@@ -4,9 +4,9 @@
 export default {
   'model.cellTip': '{caption}：查询 {q} → 键 {k}：{v}',
   'part.model.toc': '你的模型',
-  'part.model.title': '你的模型：真实检查点里的注意力',
+  'part.model.title': '你的模型：检查点里的一层，作用在虚构的输入上',
   'part.model.intro':
-    '换上你自己的一层：一个采用 Hugging Face 命名的 <code>.safetensors</code> 检查点（BERT、GPT-2 或 ViT），或第 7 节用的 JSON 状态字典。attnlab 读取文件（<code>readSafetensors</code>、<code>fromHuggingFace</code>），按 PyTorch 的算法精确运行这一层的注意力，再用 <code>attnlab/viz</code> 画出每个头。文件不会离开你的浏览器。',
+    '换上你自己的一层：一个采用 Hugging Face 命名的 <code>.safetensors</code> 检查点（BERT、GPT-2 或 ViT），或第 7 部分用的 JSON 状态字典。attnlab 读取文件（<code>readSafetensors</code>、<code>fromHuggingFace</code>），按 PyTorch 的算法精确运行这一层的注意力，再用 <code>attnlab/viz</code> 画出每个头。注意：这里只运行你选的那一层，输入是虚构的词向量、随机向量或你粘贴的隐藏状态，而不是模型前面各层的真实输出。所以除非你粘贴真实的隐藏状态，这些热力图都不是模型读这段文字时的注意力。文件不会离开你的浏览器。',
 
   'model.drop': '把 .safetensors 文件或 JSON 状态字典拖到这里。',
   'model.pick': '选择文件…',
@@ -44,7 +44,7 @@ export default {
   'model.mode.vectors': '隐藏状态向量',
   'model.mode.random': '随机向量',
   'model.note.words':
-    '每个词变成一个宽 {e} 的虚构向量（同一个词，同一个向量），再加上位置编码：文件里没有模型自己的词嵌入。最多 {max} 个词。',
+    '每个词变成一个宽 {e} 的虚构向量（同一个词，同一个向量），再加上位置编码。这一层本该接收前一层的输出，但这里没有逐层运行整个模型，所以用虚构向量代替。最多 {max} 个词。',
   'model.note.vectors':
     '每行一个词元：{e} 个数，用空格或逗号分隔，前面可加“标签:”。也可以粘贴形状为 (L, {e}) 的 JSON 数组。最多 {max} 行。',
   'model.note.random': '由种子生成的 N(0, 1) 隐藏状态，宽 {e}：种子相同，输入就相同。',

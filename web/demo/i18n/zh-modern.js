@@ -6,11 +6,11 @@ export default {
   'part.decode.toc': '用 KV 缓存逐个解码',
   'part.decode.title': '逐个词元解码：KV 缓存与分组查询注意力',
   'part.decode.intro':
-    '解码器一次只写一个词元；因果掩码（§6.4：防止未来信息泄漏）保证前面的词元不会再变，所以它们的键和值可以存进缓存。每一步只对新词元做投影，再用它这一行查询去关注缓存里的全部内容——<code>mha.forward(x, x, x, { kvCache })</code>。分组查询注意力（Llama、Mistral 都在用）让几个查询头共用一个键/值头（§7），这里缓存因此减半：4 个查询头，2 个键/值头。',
+    '解码器每次只生成一个词元；因果掩码（教程 6.4 节：防止偷看后面的词元）保证前面的词元不会再变，所以它们的键和值可以存进缓存。每一步只对新词元做投影，再用它这一行查询去关注缓存里的全部内容——<code>mha.forward(x, x, x, { kvCache })</code>。分组查询注意力（GQA，Llama 2 70B、Llama 3 和 Mistral 都在用）让几个查询头共用一个键/值头（7 节），因此缓存只有原来的一半：4 个查询头，2 个键/值头。',
   'decode.prompt': '提示（字母 A–H）',
   'decode.promptAria': '提示：1 到 8 个字母 A–H',
   'decode.promptBad': '提示必须是 1 到 8 个字母 A–H（例如 "A B C"）；仍沿用上一个提示。',
-  'decode.step': '走一步',
+  'decode.step': '单步',
   'decode.run': '连续运行',
   'decode.pause': '暂停',
   'decode.reset': '重置',
@@ -28,7 +28,7 @@ export default {
   'decode.role1': '找位置 t − 1（和头 0 用同一组键）',
   'decode.role2': '找和自己相同的词元：它之前出现的位置',
   'decode.role3': '什么都不找（q = 0）：简单平均（和头 2 用同一组键）',
-  'decode.empty': '缓存是空的：请点“走一步”',
+  'decode.empty': '缓存是空的：请点“单步”',
   'decode.cost':
     '第 {t} 步读取了 {n} 个已缓存位置：{kv} 个键/值头 × {n} × {d} 个数，键和值各一份，共 {f} 个浮点数；不分组的话是 {full} 个。每一步的代价是 O(上下文长度)：随缓存一行一行增长；如果每一步都把整个序列重算一遍，代价是 O(L²)。',
   'decode.costEmpty': '还没有缓存任何内容。',

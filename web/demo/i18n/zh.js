@@ -13,7 +13,7 @@ export default {
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
   'page.lede':
-    "这是中文注意力教程的配套页面：下面每个面板对应教程的一节（§），页面上的每个数都由 attnlab 算出。attnlab 是用 C++/Highway 写成、编译为 WebAssembly 的注意力库，这里通过它的 npm 包调用（<code>import { init } from 'attnlab'</code>）。",
+    "这是中文注意力教程的配套页面，面板按教程的顺序排列（标题右侧的 § 是教程的节号）。页面上每一次注意力计算都由 attnlab 完成。其余的是普通 JavaScript：生成输入、算熵和范数这类统计量、数路径长度、玩具模型的词嵌入和残差、“问题排查”里故意写错的那一栏，以及测速用的参考实现。attnlab 是用 C++/Highway 写成、编译为 WebAssembly 的注意力库，这里通过它的 npm 包调用（<code>import { init } from 'attnlab'</code>）。",
   'page.buildTitle': 'attn.variant：init() 加载的是哪个 WebAssembly 版本',
   'page.loading': '正在加载 attnlab…',
   'page.build': '版本',
@@ -59,7 +59,7 @@ export default {
   'part.mha.toc': '句子上的多头注意力',
   'part.mha.title': '句子上的多头注意力',
   'part.mha.intro':
-    '每个头用自己的 W_Q、W_K、W_V 投影词元，各自计算注意力，所以不同的头可以关注不同的关系（§7.1）；只有一个头时，所有信息只能挤进一次加权平均。试试教程里的句子（§2.3）：用未训练的权重时热力图是一团噪声（§8.1）；换成玩具模型，各个头学到了清晰的模式。',
+    '每个头用自己的 W_Q、W_K、W_V 投影词元，各自计算注意力，所以不同的头可以关注不同的关系（教程 7.1 节）；只有一个头时，所有信息只能挤进一次加权平均。试试教程里的句子（2.3 节）：权重未经训练时，每行都接近均匀（每格约 1/n），只带一点随机起伏（8.1 节）；换成玩具模型，各个头学到了清晰的模式。',
   'part.myths.toc': '常见误区',
   'part.myths.title': '五个常见误区，用数字说话',
   'part.myths.intro': '教程 §8 列出了理解注意力时的五个误区。下面每一栏用 attnlab 算出的数字展示其中一个。',
@@ -74,7 +74,7 @@ export default {
   'part.speed.toc': '速度',
   'part.speed.title': '速度：实测 O(L²) 的代价',
   'part.speed.intro':
-    '在 E = 512、8 个头、批量 1 的设置下，分别计时 SDPA 和完整的 <code>nn.MultiheadAttention</code> 前向，比较 attnlab 的多线程版（仅在跨源隔离的页面上）、单线程 SIMD 版、标量版和纯 JavaScript 参考实现；计时在 Web Worker 里进行，即使 L = 2048 页面也不会卡住。序列长 4 倍，注意力的计算量约为 16 倍（§3）。',
+    '在 E = 512、8 个头、批量 1 的设置下，分别计时缩放点积注意力（SDPA）和完整的 <code>nn.MultiheadAttention</code> 前向，比较 attnlab 的多线程版（仅在跨源隔离的页面上）、单线程 SIMD 版、标量版和纯 JavaScript 参考实现；计时在后台线程（Web Worker）里进行，即使 L = 2048 页面也不会卡住。序列长 4 倍，注意力那一项（4·L²·E）的计算量是 16 倍；但整个多头注意力层里还有投影（8·L·E²），L 小于 2E 时投影占大头，所以整层的增长远小于 16 倍（见下表）。',
 
   'sbs.errEmpty': '{name} 是空的：每行写一个向量，例如 "1 0 1 0"。',
   'sbs.errNumber': '{name} 第 {row} 行："{tok}" 不是数字。',
@@ -179,10 +179,13 @@ export default {
   'dk.yEntropy': '行熵（奈特）',
   'dk.uniform': '均匀 1/{n}',
   'dk.maxEntropy': '最大值 ln {n}',
+  'dk.yGrad': '‖∂输出/∂q‖ 的中位数',
+  'dk.gradNote':
+    '梯度为什么会消失：一个查询、8 个键，q、K、V 和上游梯度都取自 N(0, 1)，每个 dₖ 抽样 {n} 次，画的是查询梯度 ‖∂输出/∂q‖ 的中位数（由 attnlab 的反向传播算出）。缩放后，dₖ ≥ 4 时它都在 0.5 左右；不缩放时先变大，再迅速趋于 0：dₖ = 256 时有 {s256} % 的抽样梯度小于 0.01，dₖ = 1024 时是 {s1024} %。平均值会误导：少数几次抽样里最大的两个分数恰好接近，梯度反而很大，把平均值撑了起来。这种“多数几乎学不动、少数突然很大”的梯度，正是训练不稳定的原因。',
 
-  'why.picAria': '{n} 个词上的路径长度：RNN 对比注意力',
-  'why.rnnLabel': 'RNN：第一个词要经过 {steps} 次依次进行的状态更新才能到达最后一个词',
-  'why.attnLabel': '注意力：最后一个词一步就能看到每个词，所有位置对同时计算',
+  'why.picAria': '{n} 个字上的路径长度：RNN 对比注意力',
+  'why.rnnLabel': 'RNN：第一个字的信息要经过 {steps} 次串行的状态更新才能传到最后一个字',
+  'why.attnLabel': '注意力：最后一个字一步就能看到每个字，所有位置对同时计算',
   'why.picNote':
     '这是 §2.3 的句子（{n} 个词元）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
   'why.colRnnPath': 'RNN 路径（首 → 尾）',
@@ -218,9 +221,9 @@ export default {
   'heads.batchAria': '批量大小',
   'heads.wrong': '错误的转置：计算分数时用',
   'heads.init':
-    '这一层是新建的 attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 })，按 PyTorch 的默认方式初始化，随机数有固定种子；x 也用固定种子生成，所以每次打开看到的数都一样。',
+    '这一层是新建的 attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 })，按 nn.MultiheadAttention 的默认方式初始化（in_proj 用 Xavier 均匀分布，偏置为 0），随机数有固定种子；x 也用固定种子生成，所以每次打开看到的数都一样。',
   'heads.item0':
-    '形状对应整个批次（B = {B}）；表格只显示批次中的第 0 个样本。红色列属于第 0 个头，蓝色列属于第 1 个头。',
+    '形状对应整个批次（B = {B}）；表格只显示批次中的第一个样本。列标题下的色条标出这一列属于哪个头：蓝色是头 1，橙色是头 2。格子的颜色表示数值的正负：红色为正，蓝色为负。',
   'heads.head': '第 {h} 个头',
   'heads.xNote': 'B = {B} 句话，每句 4 个词元，每个词元 8 维（随机生成，固定种子）。',
   'heads.projNote': '对同一个 x 做三个可学习的线性变换：Q、K、V 是三个不同的张量，都不是 x 本身。',
@@ -244,11 +247,13 @@ export default {
 
   'myths.m1': '§8.1 · 注意力不会自己就注意到正确的东西',
   'myths.m1Note':
-    '刚初始化的层作用在随机词元上：平均行熵是 {e} 奈特，完全均匀时是 {u}。没有任何东西教过它该看哪里；只有用数据训练，投影矩阵才会成形（见“自己训练”部分）。',
+    '刚初始化的层作用在随机词元上：平均行熵是 {e} 奈特，完全均匀时是 {u}。没有任何东西教过它该看哪里；只有用数据训练，投影矩阵才会学出有用的结构（见“自己训练”部分）。',
   'myths.m1Caption': '未训练的层，第 0 个头',
-  'myths.m2': '§8.2 · 权重大不等于贡献大',
+  'myths.m2': '§8.2 · 权重大不等于作用大',
   'myths.m2Note':
-    '权重 α₀ⱼ 表示 vⱼ 混入了多少，而不是它对结果改变了多少：键 k{a} 的权重最大，但它的值向量很短，所以对输出贡献最大的是 k{c}（看 ‖α₀ⱼ·vⱼ‖）。权重热力图只是一种观察手段，不是解释。',
+    '权重 α₀ⱼ 只说明 vⱼ 按多大比例混入输出，不说明它对输出的影响有多大。“影响”取决于你拿掉什么：把 vⱼ 换成 0，输出移动 ‖α₀ⱼ·vⱼ‖；把键 kⱼ 整个屏蔽，softmax 会把它的权重重新分给其他键，输出移动的是最后一列。k{a} 的权重最大，值向量却很短：把它的值换成 0，输出只动 {z}；屏蔽这个键，输出却动了 {k}。按 ‖α₀ⱼ·vⱼ‖ 排，影响最大的是 k{c}；按屏蔽的效果排，是 k{m}。重要不重要，要看做的是哪种干预。权重热力图只是一种观察手段，不是解释。',
+  'myths.colZeroV': 'vⱼ 换成 0：输出移动',
+  'myths.colMaskKey': '屏蔽 kⱼ：输出移动',
   'myths.m3': '§8.3 · Q、K、V 不是输入本身',
   'myths.m3Note':
     '同一行输入 x₀ 经过三个可学习的矩阵，变成三个不同的向量（这里用的是一个未训练的 attnlab 层的 W_Q、W_K、W_V）。查询要找什么、键能提供什么，都是学出来的。',
@@ -297,16 +302,16 @@ export default {
     'Kᵀ 要交换的是<b>最后两维</b>（词元和特征）：<code>k.transpose(-2, -1)</code>。<code>transpose(0, 1)</code> 交换的是批量维和头维；B = 3 时批量维对不上，矩阵乘法报错。B = 2 时形状碰巧对得上，结果却悄悄算错（见“从 X 到多头再回来”）。排查时打印 q.shape 和 k.transpose(-2, -1).shape。',
   'pf.transpose.silent': '没有报错，结果形状 ({s})，但数值是错的',
   'pf.transpose.good': '权重形状 ({s})：每个样本、每个头一个 (4, 4) 矩阵',
-  'pf.no-scale.title': '注意力输出几乎不变：缺少缩放因子，或 dₖ 太大',
+  'pf.no-scale.title': '注意力输出几乎不变：缺少缩放因子 1/√dₖ',
   'pf.no-scale.symptom': '现象：训练停滞，注意力输出对输入几乎没有反应。',
   'pf.no-scale.why':
-    '长度为 dₖ 的随机向量，点积的标准差是 √dₖ。不缩放时分数分布在几十的范围内，softmax 饱和成近似独热，梯度随之消失：下面的 ‖∂/∂q‖ 是输出对查询的梯度。除以 √dₖ 后，不论 dₖ 多大，分布范围都保持在 1 左右（见“为什么除以 √dₖ”部分）。',
+    '长度为 dₖ 的随机向量，点积的标准差是 √dₖ。不缩放时分数分布在几十的范围内，softmax 饱和成近似独热（one-hot），多数情况下梯度几乎为 0：下面的 ‖∂/∂q‖ 是输出对查询的梯度。这只是一次抽样，结果因抽样而异；多次抽样的中位数画在“为什么除以 √dₖ”部分。除以 √dₖ 后，不论 dₖ 多大，分布范围都保持在 1 左右。',
   'pf.no-scale.ctl': 'dₖ（随机的 q 和 8 个键，分量取自 N(0, 1)）',
   'pf.no-scale.stats': '最大权重 {m}，熵 {e} 奈特（均匀时 {u}），‖∂/∂q‖ = {g}',
   'pf.mask-zero.title': '被屏蔽的位置仍有权重：填的是 0 而不是很大的负数',
   'pf.mask-zero.symptom': '现象：padding 词元也分到了注意力。',
   'pf.mask-zero.why':
-    '最后几个键是 padding，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
+    '最后几个键是填充（padding）词元，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。注意 −1e9 超出了 float16 的范围（最大约 65504）：半精度下 PyTorch 的 <code>masked_fill</code> 会直接报错（<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>），所以实际代码常写 <code>torch.finfo(scores.dtype).min</code>。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
   'pf.mask-zero.ctl': 'padding 键的个数',
   'pf.mask-zero.bad': '被屏蔽的键仍分到 {p} % 的权重',
   'pf.mask-zero.good': '被屏蔽的键权重恰好为 0',
@@ -342,6 +347,12 @@ export default {
   'speed.check': '每种实现的输出都在相同输入和权重上与第一个版本对比过：最大 |Δ| = {d}。',
   'speed.timePerCall': '每次调用的耗时',
   'speed.throughput': '吞吐量',
+  'speed.costNote':
+    '只看计算量：E = {E} 时，注意力项在 L = {L} 处追上投影。L 从 128 到 512，整层的计算量只增长 {x} 倍；L 再大，才接近“长 4 倍、算 16 倍”。单位：十亿次浮点运算（GFLOP）。',
+  'speed.costProj': '投影 8·L·E²',
+  'speed.costAttn': '注意力 4·L²·E',
+  'speed.costTotal': '整层',
+  'speed.costGrowth': '比上一行',
 
   'heat.tip': '{title}\n查询 {i}“{q}”→ 键 {j}“{k}”\n权重 {w}（{full}）{m}',
   'heat.masked': '，已屏蔽',
@@ -405,8 +416,9 @@ export default {
   'mha.untrained': '未训练：',
   'mha.randomDesc':
     '新建的 attnlab 层（embed_dim {e}），按 PyTorch 的默认方式初始化：in_proj_weight 用 Xavier 均匀分布，out_proj.weight 用 Kaiming 均匀分布（nn.Linear 的默认，U(±1/√E)），偏置为 0；输入是伪随机的词元向量加位置编码。',
-  'mha.noise': '这些热力图看起来像噪声：',
-  'mha.noiseWhy': '还没有任何东西教过这些头该看哪里（§8.1）。对比一下玩具模型，它们的头学到了清晰的模式。',
+  'mha.noise': '这些热力图接近均匀：',
+  'mha.noiseWhy':
+    '每行的权重都在 1/n 附近（n 是这一行能看到的键数），只带一点随机起伏，因为还没有任何东西教过这些头该看哪里（教程 8.1 节）。对比一下玩具模型，它们的头学到了清晰的模式。',
   'mha.userDesc':
     '来自 {f} 的层。它的输入是词元的伪随机向量（每个不同的词元一个固定向量）加位置编码，因为文件里只有注意力层，没有你模型的词嵌入；所以热力图反映的是你的层的投影如何处理这些向量。',
   'mha.userNone': '请用文件选择器选一个 JSON 格式的 state dict 文件（格式见下方）。选好之前，这个来源不显示任何内容。',

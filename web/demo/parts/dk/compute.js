@@ -1,6 +1,7 @@
 // @ts-check
 // Part "why √dₖ" (§4.4), the numbers: random Q, K with growing dₖ; the mean largest weight and row entropy, with
-// and without 1/√dₖ, from attnlab's scaledDotProductAttention (scale = 1/√dₖ vs scale = 1). No DOM.
+// and without 1/√dₖ, from attnlab's scaledDotProductAttention (scale = 1/√dₖ vs scale = 1), and the gradient
+// ‖∂/∂q‖ over many draws from its backward pass. No DOM.
 
 import { rng } from '../../shared/random.js';
 import { entropy } from '../../shared/stats.js';
@@ -46,6 +47,52 @@ export function dkLabData(attn, { keys = 16, queries = 32, seed = 1 } = {}) {
       }
       out[name].maxWeight.push(mx / queries);
       out[name].entropy.push(en / queries);
+    }
+  }
+  return out;
+}
+
+/** @param {number[]} xs sorted */
+const median = (xs) => (xs[(xs.length - 1) >> 1] + xs[xs.length >> 1]) / 2;
+
+/**
+ * ‖∂/∂q‖ of sum(output ⊙ g) for one query over 8 keys, dₖ in DKS, `draws` independent draws of q, K, V (dᵥ 4) and
+ * g, all N(0, 1), in one batched backward call per dₖ and scale: the median, the mean and the share of draws below
+ * 0.01. One draw says little: unscaled, most draws get almost no gradient while a few get a large one (the top two
+ * scores happen to be close), so the mean stays up while the median collapses.
+ * @param {Attnlab} attn
+ * @param {{ draws?: number, seed?: number }} [options]
+ */
+export function gradData(attn, { draws = 200, seed = 1 } = {}) {
+  const K = 8;
+  const dv = 4;
+  /** @typedef {{ median: number[], mean: number[], small: number[] }} GradSeries */
+  const out = {
+    dk: DKS,
+    draws,
+    scaled: /** @type {GradSeries} */ ({ median: [], mean: [], small: [] }),
+    unscaled: /** @type {GradSeries} */ ({ median: [], mean: [], small: [] }),
+  };
+  const r = rng(seed);
+  for (const dk of DKS) {
+    const T = (/** @type {number} */ n, /** @type {number[]} */ shape) => ({
+      data: Float32Array.from({ length: n }, r.normal),
+      shape,
+    });
+    const [q, k, v, g] = [T(draws * dk, [draws, 1, dk]), T(draws * K * dk, [draws, K, dk])].concat([
+      T(draws * K * dv, [draws, K, dv]),
+      T(draws * dv, [draws, 1, dv]),
+    ]);
+    for (const [name, scale] of /** @type {['scaled' | 'unscaled', number | undefined][]} */ ([
+      ['scaled', undefined],
+      ['unscaled', 1],
+    ])) {
+      const gq = attn.scaledDotProductAttentionBackward(q, k, v, g, { scale }).gradQuery.data;
+      const norms = Array.from({ length: draws }, (_, i) => Math.hypot(...gq.subarray(i * dk, (i + 1) * dk)));
+      norms.sort((a, b) => a - b);
+      out[name].median.push(median(norms));
+      out[name].mean.push(norms.reduce((a, b) => a + b, 0) / draws);
+      out[name].small.push(norms.filter((x) => x < 0.01).length / draws);
     }
   }
   return out;

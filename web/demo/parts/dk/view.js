@@ -1,13 +1,60 @@
 // @ts-check
-// Part "why √dₖ" (§4.4): two line charts against dₖ (largest weight, row entropy), with and without 1/√dₖ, from
-// compute.js; the number of keys and a new random draw are the controls.
+// Part "why √dₖ" (§4.4): line charts against dₖ (largest weight, row entropy, the median gradient over many
+// draws), with and without 1/√dₖ, from compute.js; the number of keys and a new random draw are the controls.
 
 import { h } from '../../widgets/dom.js';
 import { lineChart } from '../../widgets/charts.js';
 import { labelled } from '../../widgets/controls.js';
 import { createStore } from '../../store.js';
 import { t } from '../../i18n.js';
-import { DKS, dkLabData, keyCount } from './compute.js';
+import { DKS, dkLabData, gradData, keyCount } from './compute.js';
+
+const X = DKS.map((v) => Math.log2(v));
+const X_LABELS = DKS.map((v, i) => (i % 2 === 0 ? String(v) : ''));
+
+/** The colour key of a chart: scaled solid blue, unscaled dashed red. */
+const chartKey = () =>
+  h(
+    'div.chart-key',
+    {},
+    h('span', {}, h('i', { style: 'background:#1f5fbf' }), t('dk.with')),
+    h('span', { style: 'color:#c0392b' }, h('i.dash', { style: 'background:#c0392b' }), t('dk.without')),
+  );
+
+/**
+ * The median ‖∂/∂q‖ over many draws against dₖ, with its note.
+ * @param {ReturnType<typeof gradData>} g
+ */
+function gradChart(g) {
+  const chart = lineChart({
+    x: X,
+    xLabels: X_LABELS,
+    xName: 'dₖ',
+    xTitle: t('dk.xTitle'),
+    yTitle: t('dk.yGrad'),
+    yMin: 0,
+    yMax: 1.25,
+    title: t('dk.yGrad'),
+    series: [
+      { name: t('dk.with'), color: '#1f5fbf', values: g.scaled.median },
+      { name: t('dk.without'), color: '#c0392b', values: g.unscaled.median, dash: true },
+    ],
+  });
+  const at = (/** @type {number} */ dk) => DKS.indexOf(dk);
+  const note = t('dk.gradNote', {
+    n: g.draws,
+    s256: Math.round(100 * g.unscaled.small[at(256)]),
+    s1024: Math.round(100 * g.unscaled.small[at(1024)]),
+  });
+  const series = JSON.stringify({ dk: DKS, scaled: g.scaled, unscaled: g.unscaled });
+  return h(
+    'div.chart',
+    { 'data-chart': 'gradient', 'data-series': series },
+    chartKey(),
+    chart,
+    h('p.note', { text: note }),
+  );
+}
 
 /**
  * The two charts for the given key count.
@@ -15,23 +62,14 @@ import { DKS, dkLabData, keyCount } from './compute.js';
  * @param {number} keys
  */
 function charts(d, keys) {
-  const x = DKS.map((v) => Math.log2(v));
-  const xLabels = DKS.map((v, i) => (i % 2 === 0 ? String(v) : ''));
   const withS = t('dk.with');
   const without = t('dk.without');
-  const key = () =>
-    h(
-      'div.chart-key',
-      {},
-      h('span', {}, h('i', { style: 'background:#1f5fbf' }), withS),
-      h('span', { style: 'color:#c0392b' }, h('i.dash', { style: 'background:#c0392b' }), without),
-    );
   /** @param {'maxWeight' | 'entropy'} f */
   const series = (f) => [
     { name: withS, color: '#1f5fbf', values: d.scaled[f] },
     { name: without, color: '#c0392b', values: d.unscaled[f], dash: true },
   ];
-  const common = { x, xLabels, xName: 'dₖ', xTitle: t('dk.xTitle'), yMin: 0 };
+  const common = { x: X, xLabels: X_LABELS, xName: 'dₖ', xTitle: t('dk.xTitle'), yMin: 0 };
   const c1 = lineChart({
     ...common,
     yTitle: t('dk.yMax'),
@@ -54,7 +92,7 @@ function charts(d, keys) {
     h(
       'div.chart',
       { 'data-chart': name, 'data-series': JSON.stringify({ dk: DKS, scaled: d.scaled[f], unscaled: d.unscaled[f] }) },
-      key(),
+      chartKey(),
       chart,
     );
   return [wrap('max-weight', 'maxWeight', c1), wrap('entropy', 'entropy', c2)];
@@ -87,7 +125,11 @@ export function mount(root, attn) {
   );
   keysIn.addEventListener('change', () => store.set({ keys: keyCount(keysIn.value) }));
   /** @param {{ seed: number, keys: number }} s */
-  const draw = (s) => box.replaceChildren(...charts(dkLabData(attn, { keys: s.keys, seed: s.seed }), s.keys));
+  const draw = (s) =>
+    box.replaceChildren(
+      ...charts(dkLabData(attn, { keys: s.keys, seed: s.seed }), s.keys),
+      gradChart(gradData(attn, { seed: s.seed })),
+    );
   store.subscribe(draw);
   draw(store.get());
 }

@@ -1,7 +1,8 @@
 // @ts-check
 // Part "misconceptions" (§8), the numbers, all from attnlab: 8.1 an untrained layer's weights are close to uniform;
-// 8.2 weights α_ij next to ‖α_ij·v_j‖; 8.3 Q, K, V are projections of x, not x; 8.4 the attention step has no
-// parameters (they live in the projections); 8.5 more heads split the same width into thinner heads. No DOM.
+// 8.2 weights α_ij next to two interventions (zero v_j, mask key j); 8.3 Q, K, V are projections of x, not x; 8.4 the
+// attention step has no parameters (they live in the projections); 8.5 more heads split the same width into thinner
+// heads. No DOM.
 
 import { rng } from '../../shared/random.js';
 import { entropy } from '../../shared/stats.js';
@@ -52,21 +53,39 @@ export function freshLayer(attn) {
 }
 
 /**
- * 8.2: one query over four keys (scale 1): each key's weight α₀ⱼ, ‖vⱼ‖ and ‖α₀ⱼ·vⱼ‖; the most-weighted key's
- * value is short.
+ * 8.2: one query over four keys (scale 1): each key's weight α₀ⱼ, ‖vⱼ‖, ‖α₀ⱼ·vⱼ‖ (how far the output moves when vⱼ
+ * is zeroed) and how far it moves when key j is masked (the softmax renormalises over the other keys): two
+ * interventions, two different rankings. The most-weighted key's value is short.
  * @param {Attnlab} attn
  */
 export function weightVsContribution(attn) {
   const V = Float32Array.of(0.05, 0.02, 1.5, -0.8, 1.0, 1.1, -0.6, 0.9);
-  const a = attn.scaledDotProductAttention(
-    { data: Float32Array.of(1, 0), shape: [1, 2] },
-    { data: Float32Array.of(1.2, 0, 0.6, 0.2, 0.3, -0.2, 0, 0.4), shape: [4, 2] },
-    { data: V, shape: [4, 2] },
-    { needWeights: true, scale: 1 },
-  ).weights.data;
+  /** @param {Uint8Array | null} mask 1 = attend */
+  const run = (mask) =>
+    attn.scaledDotProductAttention(
+      { data: Float32Array.of(1, 0), shape: [1, 2] },
+      { data: Float32Array.of(1.2, 0, 0.6, 0.2, 0.3, -0.2, 0, 0.4), shape: [4, 2] },
+      { data: V, shape: [4, 2] },
+      { needWeights: true, scale: 1, attnMask: mask && { data: mask, shape: [4] } },
+    );
+  const full = run(null);
+  const a = full.weights.data;
+  const o = full.output.data;
   const norms = [0, 1, 2, 3].map((j) => Math.hypot(V[2 * j], V[2 * j + 1]));
   const contrib = norms.map((n, j) => a[j] * n);
-  return { weights: a, norms, contrib, topWeight: argmaxOf(a), topContribution: argmaxOf(contrib) };
+  const maskEffect = [0, 1, 2, 3].map((j) => {
+    const oj = run(Uint8Array.from([0, 1, 2, 3], (i) => (i === j ? 0 : 1))).output.data;
+    return Math.hypot(o[0] - oj[0], o[1] - oj[1]);
+  });
+  return {
+    weights: a,
+    norms,
+    contrib,
+    maskEffect,
+    topWeight: argmaxOf(a),
+    topContribution: argmaxOf(contrib),
+    topMaskEffect: argmaxOf(maskEffect),
+  };
 }
 
 /**

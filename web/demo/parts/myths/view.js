@@ -78,20 +78,22 @@ function contributionBox(c) {
   const tbl = h(
     'table.answers',
     { id: 'myth-contrib' },
-    headRow(['', 'α₀ⱼ', '‖vⱼ‖', '‖α₀ⱼ·vⱼ‖']),
+    headRow(['', 'α₀ⱼ', '‖vⱼ‖', t('myths.colZeroV'), t('myths.colMaskKey')]),
     [0, 1, 2, 3].map((j) =>
       h(
         'tr',
-        { 'data-j': j },
+        { 'data-j': j, 'data-mask-effect': c.maskEffect[j], 'data-contrib': c.contrib[j] },
         h('th', { scope: 'row', text: `k${j}` }),
         h('td', { style: `background:${seqColor(c.weights[j])}`, text: fmt(c.weights[j], 3) }),
         h('td', { text: fmt(c.norms[j], 3) }),
         h('td', { text: fmt(c.contrib[j], 3) }),
+        h('td', { text: fmt(c.maskEffect[j], 3) }),
       ),
     ),
   );
-  const e82 = box('explanation', t('myths.m2'), t('myths.m2Note', { a: c.topWeight, c: c.topContribution }), tbl);
-  Object.assign(e82.dataset, { topWeight: c.topWeight, topContribution: c.topContribution });
+  const vars = { a: c.topWeight, c: c.topContribution, m: c.topMaskEffect, z: fmt(c.contrib[0], 3) };
+  const e82 = box('explanation', t('myths.m2'), t('myths.m2Note', { ...vars, k: fmt(c.maskEffect[0], 3) }), tbl);
+  Object.assign(e82.dataset, { topWeight: c.topWeight, topContribution: c.topContribution, topMask: c.topMaskEffect });
   return e82;
 }
 

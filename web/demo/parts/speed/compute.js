@@ -30,6 +30,25 @@ export const FLOPS = {
 };
 
 /**
+ * Where the time of an MHA forward goes, by FLOPS: for each L the projections (8·L·E²), the attention (4·L²·E) and
+ * how much the whole grows from the previous L. The two halves are equal at L = 2E: below it, 4 × the length is
+ * far less than 16 × the work (at E = 512, 128 → 512 is ≈ 5.3 ×); only the attention term grows as L².
+ * @param {number} E
+ * @param {number[]} Ls
+ */
+export function costSplit(E, Ls) {
+  return Ls.map((L, i) => {
+    const proj = 8 * L * E * E;
+    const attn = 4 * L * L * E;
+    const total = FLOPS.mha(L, E);
+    return { L, proj, attn, total, growth: i ? total / FLOPS.mha(Ls[i - 1], E) : null, attnShare: attn / total };
+  });
+}
+
+/** The length at which the attention term 4·L²·E equals the projections' 8·L·E². @param {number} E */
+export const crossover = (E) => 2 * E;
+
+/**
  * Median ms of fn. Warm-up: calls until ~budget/2 ms or 3 calls have run (wasm tiers up from Liftoff to TurboFan
  * only after some calls), skipped when `warm` is false (a slow size after a warmed-up smaller one). Then timed runs
  * until ~budget ms: at least 1, at most 7.

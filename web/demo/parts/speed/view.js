@@ -10,7 +10,7 @@ import { select, labelled, group } from '../../widgets/controls.js';
 import { fmt, errText } from '../../shared/format.js';
 import { createStore } from '../../store.js';
 import { t } from '../../i18n.js';
-import { PLAIN_JS, THREADED, groupRows } from './compute.js';
+import { PLAIN_JS, THREADED, groupRows, costSplit, crossover } from './compute.js';
 
 /** @typedef {import('./compute.js').Row} Row */
 
@@ -173,6 +173,40 @@ function drawResults(out, rows, notes, final) {
 }
 
 /**
+ * The FLOPs of one MHA forward at E = 512 split into projections and attention, with the growth from the previous
+ * row: only the attention term grows as L², and it overtakes the projections at L = 2E.
+ */
+function costTable() {
+  const E = 512;
+  const rows = costSplit(E, [128, 512, 1024, 2048]);
+  const g = (/** @type {number} */ x) => (x / 1e9).toFixed(2);
+  return h(
+    'div.scroll',
+    {},
+    h('p.note', { text: t('speed.costNote', { E, L: crossover(E), x: fmt(rows[1].growth, 1) }) }),
+    h(
+      'table.answers',
+      { id: 'speed-cost' },
+      h(
+        'tr',
+        {},
+        ['L', t('speed.costProj'), t('speed.costAttn'), t('speed.costTotal'), t('speed.costGrowth')].map((c) =>
+          h('th', { scope: 'col', text: c }),
+        ),
+      ),
+      rows.map((r) =>
+        h(
+          'tr',
+          { 'data-l': r.L, 'data-growth': r.growth ?? '' },
+          [String(r.L), g(r.proj), g(r.attn), g(r.total)].map((x) => h('td', { text: x })),
+          h('td', { text: r.growth ? `× ${fmt(r.growth, 1)}` : '—' }),
+        ),
+      ),
+    ),
+  );
+}
+
+/**
  * @param {HTMLElement} root
  * @param {import('../../attnlab.js').Attnlab} attn
  * @param {{ params: URLSearchParams }} page
@@ -205,6 +239,7 @@ export function mount(root, attn, { params }) {
       group(t('speed.progress'), h('div', {}, bar, ' ', status)),
     ),
     h('p.note', {}, t('speed.note'), ' ', alive),
+    costTable(),
     h(`p.${isolated ? 'note' : 'warn-box'}`, {
       id: 'speed-threads',
       'data-isolated': isolated ? '1' : '0',

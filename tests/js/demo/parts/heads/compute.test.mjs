@@ -44,3 +44,18 @@ test('transpose(1, 2) twice is the identity; the wrong transpose: shapes and num
     e.forEach((v, j) => assert.ok(Math.abs(v / z - wrong.weights[i * L + j]) < 1e-5));
   }
 });
+
+test("the legend's colour claims hold: head 1 blue, head 2 orange (attnlab/viz headColour); cells red > 0, blue < 0", async () => {
+  const { headColour } = await import('../../../../../web/demo/attnlab-viz.js');
+  const { divColor } = await import('../../../../../web/demo/widgets/colours.js');
+  const { default: zh } = await import('../../../../../web/demo/i18n/zh.js');
+  const { default: en } = await import('../../../../../web/demo/i18n/en.js');
+  const rgb = (c) =>
+    c.startsWith('#') ? [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)) : c.match(/\d+/g).map(Number);
+  const [b0, o1, pos, neg] = [headColour(0), headColour(1), divColor(1, 1), divColor(-1, 1)].map(rgb);
+  assert.ok(b0[2] > b0[0] && b0[2] > b0[1], 'head 1 (index 0) is blue');
+  assert.ok(o1[0] > o1[2] && o1[1] > o1[2], 'head 2 (index 1) is orange');
+  assert.ok(pos[0] > pos[2] && neg[2] > neg[0], 'positive red, negative blue');
+  assert.match(zh['heads.item0'], /蓝色是头 1，橙色是头 2.*红色为正，蓝色为负/);
+  assert.match(en['heads.item0'], /blue = head 1, orange = head 2.*red positive, blue negative/);
+});

@@ -41,3 +41,18 @@ test('a tiny benchmark: simd and plain JS agree, plain JS past jsMaxL is extrapo
   assert.equal(g.get(3, 1).op, 'mha');
   assert.equal(g.threads, undefined);
 });
+
+test('the cost split: the attention term overtakes the projections at L = 2E; 128 → 512 at E = 512 is ≈ 5.3 ×', () => {
+  const rows = Sp.costSplit(512, [128, 512, 1024, 2048]);
+  assert.equal(Sp.crossover(512), 1024);
+  const r1024 = rows.find((r) => r.L === 1024);
+  assert.equal(r1024.proj, r1024.attn);
+  for (const r of rows) assert.equal(r.proj + r.attn, Sp.FLOPS.mha(r.L, 512));
+  // independent: the whole layer at L = 512 over L = 128, E = 512
+  const E = 512;
+  const want = (8 * 512 * E * E + 4 * 512 * 512 * E) / (8 * 128 * E * E + 4 * 128 * 128 * E);
+  assert.ok(Math.abs(rows[1].growth - want) < 1e-12);
+  assert.equal(rows[1].growth.toFixed(1), '5.3');
+  assert.ok(rows[1].growth < 16 && rows[0].attnShare < 0.15 && rows[3].attnShare > 0.6);
+  assert.equal(rows[0].growth, null);
+});

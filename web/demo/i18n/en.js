@@ -5,11 +5,13 @@
 import training from './en-train.js';
 import model from './en-model.js';
 import modern from './en-modern.js';
+import poem from './en-poem.js';
 
 export default {
   ...training,
   ...model,
   ...modern,
+  ...poem,
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',
   'page.lede':

@@ -5,11 +5,13 @@
 import training from './zh-train.js';
 import model from './zh-model.js';
 import modern from './zh-modern.js';
+import poem from './zh-poem.js';
 
 export default {
   ...training,
   ...model,
   ...modern,
+  ...poem,
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
   'page.lede':

@@ -1,0 +1,214 @@
+// Part "poem" (mirrors web/demo/parts/poem/compute.js): the tokenizers (a character outside the BMP), the form of a
+// quatrain and its enforcement, the restricted sampler, entropy, the names and the table of heads, the batches;
+// against independent computations and the shipped poem model.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as C from '../../../../../web/demo/parts/poem/compute.js';
+import { charTokenizer } from '../../../../../web/demo/shared/char-tokenizer.js';
+import { readSafetensors } from '../../../../../web/demo/attnlab.js';
+import { rng } from '../../../../../web/demo/shared/random.js';
+import { DEMO, simd } from '../../helpers.mjs';
+
+const DIR = path.join(DEMO, 'models/tang-song-quatrains-char-llama');
+const read = (f) => fs.readFileSync(path.join(DIR, f));
+const TOKJSON = JSON.parse(read('tokenizer.json'));
+
+async function poemModel() {
+  const attn = await simd();
+  const model = attn.loadModel({
+    config: JSON.parse(read('config.json')),
+    tensors: readSafetensors(new Uint8Array(read('model.safetensors'))),
+  });
+  return { attn, model, tok: C.tokenizerFromJson(TOKJSON) };
+}
+
+test('tokenizers: one id per code point, [UNK] for unknowns, a character outside the BMP stays whole', () => {
+  const tok = C.tokenizerFromJson(TOKJSON);
+  const ref = charTokenizer(TOKJSON);
+  const nonBmp = tok.tokens.find((s) => s.codePointAt(0) > 0xffff);
+  assert.ok(nonBmp, 'the vocabulary has a character outside the BMP');
+  const text = `白日依山尽，${nonBmp}河入海流。`;
+  const ids = tok.encode(text, { bos: true, eos: true });
+  assert.equal(ids.length, [...text].length + 2);
+  assert.deepEqual(Array.from(ids.subarray(0, -1)), Array.from(ref.encode(text)));
+  assert.equal(tok.decode(ids).slice(1, -1).join(''), text);
+  assert.equal(tok.encode('\u{2A6D6}')[0], C.UNK);
+  const own = C.tokenizerFromText('ab，cb。𠀀b', 100);
+  assert.deepEqual(own.tokens, ['[PAD]', '[UNK]', '[BOS]', '[EOS]', '，', '。', 'b', 'a', 'c', '𠀀']);
+  assert.deepEqual(own.decode(own.encode('𠀀a')), ['𠀀', 'a']);
+  assert.equal(C.tokenizerFromText('abcabd', 7).encode('d')[0], C.UNK);
+});
+
+test('the form: checkForm, formNeed and allowed', () => {
+  const chars = (s) => [...s];
+  assert.deepEqual(C.checkForm(chars('白日依山尽，黄河入海流。欲穷千里目，更上一层楼。')), { ok: true, lineLen: 5 });
+  assert.equal(C.checkForm([...chars('白日依山尽，黄河入海流。欲穷千里目，更上一层楼。'), '[EOS]']).ok, true);
+  assert.equal(C.checkForm(chars('白日依山尽，黄河入海流。欲穷千里目，更上一层。')).ok, false);
+  assert.equal(C.checkForm(chars('白日依山尽。黄河入海流，欲穷千里目，更上一层楼。')).ok, false);
+  assert.equal(C.checkForm(chars('白日依山，黄河入海。欲穷千里，更上一层。')).ok, false);
+  assert.deepEqual(C.formNeed(chars('白日依山尽'), 5), { chars: false, punct: '，', end: false });
+  assert.deepEqual(C.formNeed(chars('白日依山尽，黄河'), 5), { chars: true, punct: null, end: false });
+  assert.deepEqual(C.formNeed(chars('白日依山尽，黄河入海流'), 0), { chars: false, punct: '。', end: false });
+  assert.deepEqual(C.formNeed(chars('白日依山尽'), 0), { chars: true, punct: '，', end: false });
+  assert.deepEqual(C.formNeed(chars('白日依山尽依'), 0), { chars: true, punct: null, end: false });
+  assert.equal(C.formNeed(chars('白日依山尽，黄河入海流。欲穷千里目，更上一层楼。'), 5).end, true);
+  const need = C.formNeed([], 7);
+  assert.ok(C.allowed(need, '白') && !C.allowed(need, '，') && !C.allowed(need, '[EOS]') && !C.allowed(need, '[UNK]'));
+});
+
+test('sampleRestricted: argmax at temperature 0, the inverse CDF of the restricted softmax otherwise', () => {
+  const logits = [3, 1, 2, 0];
+  assert.equal(
+    C.sampleRestricted(logits, () => true, 0, 0.5),
+    0,
+  );
+  assert.equal(
+    C.sampleRestricted(logits, (i) => i !== 0, 0, 0.5),
+    2,
+  );
+  const p = [1, 2].map((i) => Math.exp(logits[i])); // ids 1 and 2 only
+  const p1 = p[0] / (p[0] + p[1]);
+  assert.equal(
+    C.sampleRestricted(logits, (i) => i === 1 || i === 2, 1, p1 - 1e-9),
+    1,
+  );
+  assert.equal(
+    C.sampleRestricted(logits, (i) => i === 1 || i === 2, 1, p1 + 1e-9),
+    2,
+  );
+  const r = rng(5);
+  const counts = [0, 0, 0, 0];
+  for (let k = 0; k < 20000; k++) counts[C.sampleRestricted(logits, (i) => i > 0, 1, r())] += 1;
+  const z = Math.exp(1) + Math.exp(2) + 1;
+  assert.ok(Math.abs(counts[2] / 20000 - Math.exp(2) / z) < 0.02, String(counts));
+  assert.equal(counts[0], 0);
+});
+
+test('entropy per head, the uniform level, Spearman and the sharpness table', () => {
+  const T = 3;
+  const w = new Float32Array(2 * T * T); // head 0 uniform causal, head 1 on the first key
+  for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) w[i * T + j] = 1 / (i + 1);
+  for (let i = 0; i < T; i++) w[T * T + i * T] = 1;
+  const e = C.headEntropies([{ data: w, shape: [1, 2, T, T] }]);
+  assert.ok(Math.abs(e[0][0] - (Math.log(1) + Math.log(2) + Math.log(3)) / 3) < 1e-6);
+  assert.equal(e[0][1], 0);
+  assert.ok(Math.abs(C.uniformEntropy(T) - e[0][0]) < 1e-6);
+  assert.equal(C.spearman([1, 2, 3, 4], [10, 20, 30, 40]), 1);
+  assert.equal(C.spearman([1, 2, 3], [3, 2, 1]), -1);
+  assert.ok(Math.abs(C.spearman([1, 2, 2, 3], [1, 3, 2, 4]) - 0.9486832980505138) < 1e-12); // scipy.stats.spearmanr
+  const names = [[{ name: 'previous' }, { name: null }]];
+  const tab = C.sharpnessTable([[0.5, 1.5]], 2, [[0.01, 0.3]], names);
+  assert.deepEqual(
+    tab.rows.map((r) => [r.head, r.sharpness, r.delta]),
+    [
+      [1, 0.5, 0.3],
+      [0, 1.5, 0.01],
+    ],
+  );
+  assert.equal(tab.rho, -1);
+});
+
+test('nameHeads: the pattern with the largest ratio above both thresholds, else bos, else none', () => {
+  const p = (score, baseline) => ({ score: [score], baseline, count: 1 });
+  const patterns = {
+    previous: p([0.6, 0.1, 0.2], 0.1),
+    couplet: p([0.35, 0.1, 0.1], 0.05),
+    rhyme: p([0, 0, 0], 0.1),
+    punctuation: p([0.2, 0.2, 0.2], 0.2),
+    lineStart: p([0, 0, 0], 0.1),
+    tone: p([0, 0, 0], 0.1),
+    self: p([0, 0, 0], 0.1),
+    bos: p([0, 0.5, 0.1], 0.1),
+  };
+  assert.deepEqual(
+    C.nameHeads(patterns)[0].map((n) => n.name),
+    ['couplet', 'bos', null],
+  );
+});
+
+test('batches: whole poems padded with −100 targets; text windows shifted by one', () => {
+  const poems = [Int32Array.of(2, 10, 11, 3), Int32Array.of(2, 12, 3)];
+  const b = C.poemBatch(poems, rng(1), 8);
+  assert.deepEqual(b.tokens.shape, [8, 3]);
+  for (let k = 0; k < 8; k++) {
+    const row = Array.from(b.tokens.data.subarray(k * 3, k * 3 + 3));
+    const tgt = Array.from(b.targets.data.subarray(k * 3, k * 3 + 3));
+    if (row[1] === 10)
+      assert.deepEqual(
+        [row, tgt],
+        [
+          [2, 10, 11],
+          [10, 11, 3],
+        ],
+      );
+    else
+      assert.deepEqual(
+        [row, tgt],
+        [
+          [2, 12, 0],
+          [12, 3, -100],
+        ],
+      );
+  }
+  const ids = Int32Array.from({ length: 50 }, (_, i) => i);
+  const tb = C.textBatch(ids, rng(2), 4, 8);
+  for (let k = 0; k < 4; k++)
+    for (let i = 0; i < 8; i++) assert.equal(tb.targets.data[k * 8 + i], tb.tokens.data[k * 8 + i] + 1);
+  const logits = new Float32Array([0, 0, Math.log(3), 0, 0, 0]); // V = 3, two rows
+  assert.ok(Math.abs(C.sequenceLoss(logits, [0, 2, 1], 3) - (-Math.log(3 / 5) + Math.log(3)) / 2) < 1e-6);
+});
+
+test('the shipped model: generatePoem keeps the form (forced only where needed), rows sum to 1; masks change the poem', async () => {
+  const { attn, model, tok } = await poemModel();
+  for (const lineLen of [5, 7]) {
+    const r = C.generatePoem(model, tok, { lineLen, temperature: 1, seed: 3 });
+    assert.deepEqual(r.form, { ok: true, lineLen });
+    assert.equal(r.tokens.length, 4 * (lineLen + 1));
+    for (const g of r.tokens.filter((x) => x.forced)) assert.notEqual(g.wanted, g.s);
+    r.tokens.forEach((g, i) => {
+      assert.equal(g.rows.length, 4);
+      for (const row of g.rows) {
+        assert.equal(row.length, 4 * (i + 1));
+        for (let hh = 0; hh < 4; hh++) {
+          const s = row.subarray(hh * (i + 1), (hh + 1) * (i + 1)).reduce((a, b) => a + b, 0);
+          assert.ok(Math.abs(s - 1) < 1e-4);
+        }
+      }
+    });
+  }
+  // unaided (no form): the same ids as model.generate itself, until [EOS]
+  const free = C.generatePoem(model, tok, { temperature: 0.8, seed: 4, form: false });
+  const direct = model.generate(Int32Array.of(C.BOS), {
+    maxNewTokens: 60,
+    temperature: 0.8,
+    seed: 4000,
+    eosTokenId: C.EOS,
+  });
+  assert.deepEqual(
+    free.tokens.map((g) => g.id),
+    Array.from(direct),
+  );
+  assert.equal(free.forced, 0);
+  const a = C.samplePoemMasked(model, tok, { lineLen: 5, temperature: 0.8, seed: 1 });
+  assert.equal(C.checkForm(a).ok, true);
+  const mask = new Float32Array(16).fill(1);
+  mask[0] = 0;
+  const b = C.samplePoemMasked(model, tok, { lineLen: 5, temperature: 0.8, seed: 1, headMask: mask });
+  assert.equal(C.checkForm(b).ok, true);
+  assert.notDeepEqual(a, b);
+  // §8.1: the same architecture at random is near uniform and near ln V
+  const poems = C.parseHeldOut(read('held-out.jsonl').toString())
+    .filter((p) => p.split === 'test')
+    .slice(0, 4);
+  const inputs = poems.map((p) => C.poemInput(tok, p));
+  const trained = C.measureHeads(model, inputs);
+  const random = attn.createModel({ ...model.config, seed: 1 });
+  const rm = C.measureHeads(random, inputs);
+  const mean = (e) => e.flat().reduce((x, y) => x + y, 0) / e.flat().length;
+  assert.ok(Math.abs(mean(rm.entropy) - rm.uniform) < 0.01, `${mean(rm.entropy)} vs ${rm.uniform}`);
+  assert.ok(mean(trained.entropy) < rm.uniform - 0.3);
+  random.dispose();
+});

@@ -1,0 +1,121 @@
+// @ts-check
+// The English strings of the poem chapter (parts/poem/), the same keys as zh-poem.js.
+
+export default {
+  'part.poem.toc': 'A model that has read Tang poems',
+  'part.poem.title': 'A small Transformer that has read Tang and Song quatrains',
+  'part.poem.intro':
+    'Everything so far ran on toy tasks or on random weights. Here is a real, if small, trained model: a character-level Llama (RMSNorm, RoPE, SwiGLU; 4 layers of 4 heads) that attnlab itself trained on about 89,000 Tang and Song quatrains (绝句). The page loads it like any checkpoint (<code>readSafetensors</code> + <code>loadModel</code>), lets it write, shows where each head looks, switches heads off, and finally trains a smaller one from scratch in your browser, as the learning path of §10.1 suggests.',
+
+  'poem.loading': 'Loading the poem model (config.json, model.safetensors, tokenizer.json, held-out poems)…',
+  'poem.loadFailed': 'The poem model could not be loaded: {err}',
+  'poem.httpError': '{f}: HTTP {s}',
+  'poem.waiting': 'Waiting for the model…',
+  'poem.facts':
+    '<strong>The model</strong>: {p} M parameters, {L} layers × {H} heads, E = {E}, a vocabulary of {V} characters. Its loss on held-out quatrains is {loss} nats per character ({n} characters), against {bigram} for a character bigram model and {unigram} for character frequencies alone.',
+  'poem.layer': 'layer {l}',
+  'poem.lh': 'L{l} H{h}',
+  'poem.headN': 'H{h}',
+
+  'poem.gen.title': 'Does it write poems?',
+  'poem.gen.sec': '§10.1 · §11',
+  'poem.gen.note':
+    'The model writes one character at a time, each sampled from its predicted distribution (<code>model.generate</code>, seeded). With “keep the form” on, a character that breaks the form (a line too short or too long, punctuation in the wrong place) is replaced: the line-ending ，/。 where one is due, otherwise a sample of the model’s own distribution restricted to what the form allows; it stops after four lines. Replaced characters are marked. Click a character to see its attention rows: where every head looked when it chose that character.',
+  'poem.len': 'Line length',
+  'poem.lenAria': 'characters per line',
+  'poem.lenAuto': 'the model chooses',
+  'poem.len5': '5 characters (五言)',
+  'poem.len7': '7 characters (七言)',
+  'poem.temp': 'Temperature',
+  'poem.seed': 'Seed',
+  'poem.keepForm': 'keep the form',
+  'poem.write': 'Write a poem',
+  'poem.nextSeed': 'Another (seed + 1)',
+  'poem.cellTip': 'character {i}: click for its attention rows',
+  'poem.forcedTip': 'set by the form; the model had sampled “{want}”',
+  'poem.form.none': 'The model kept the form on its own: nothing was replaced.',
+  'poem.form.some': 'The form replaced {n} of the model’s characters (sampled → kept): {list}.',
+  'poem.free.ok': 'Without help, this poem keeps the form of a quatrain.',
+  'poem.free.broken': 'Without help, this poem breaks the form of a quatrain.',
+  'poem.rowsTitle': 'attention rows of the chosen character',
+  'poem.rowsNote':
+    'Rows of “{c}” (character {n}): one row per layer and head, over the characters before it. They are the weights of the query that chose it.',
+  'poem.measure': 'Measure: 100 poems without help',
+  'poem.measuring': 'Sampling… {k} of {n}',
+  'poem.rate':
+    'Without help (model chooses the length, temperature {temp}, seeds {s}–{e}): {ok} of {n} poems keep the form of a quatrain.',
+
+  'poem.switch.title': 'Trained, or the same architecture at random',
+  'poem.switch.sec': '§8.1',
+  'poem.switch.note':
+    'The same architecture with freshly initialised weights (<code>createModel(model.config)</code>, seed 1) writes gibberish, and its causal attention is close to uniform over the characters so far: the lower triangle of the maps is the causal mask, not learning. The switch applies to the whole chapter.',
+  'poem.model.trained': 'trained model',
+  'poem.model.random': 'random initialisation',
+  'poem.compare.trained':
+    'Trained: {loss} nats per character on held-out poems; mean attention entropy {e} (uniform: {u}).',
+  'poem.compare.random': 'Random: {loss} nats; mean attention entropy {e} (uniform: {u}).',
+  'poem.compare.lnV': 'Guessing uniformly among {V} characters costs ln V = {v} nats ({n} held-out poems).',
+
+  'poem.grid.title': 'What each head looks at, measured',
+  'poem.grid.sec': '§7.1 · §7.2',
+  'poem.grid.note':
+    'Every layer and head on the poem above. A head’s name is measured, not guessed: over held-out poems, the mean attention it puts on a pattern’s keys (the previous character, the same column of the line before, …) is compared with uniform attention. Click a head for its map and its links.',
+  'poem.namesNote':
+    '{n} of {all} heads have a clear pattern ({src}: mean weight ≥ {s} on the pattern and ≥ {r} × uniform); the others are “no clear role”.',
+  'poem.src.json': 'heads.json, measured on the held-out poems',
+  'poem.src.live': 'measured here on {n} held-out poems',
+  'poem.noRole': 'no clear role',
+  'poem.pattern.previous': 'previous character',
+  'poem.pattern.couplet': 'same column, line before (对仗)',
+  'poem.pattern.rhyme': 'rhyme positions',
+  'poem.pattern.punctuation': 'punctuation and start',
+  'poem.pattern.lineStart': 'start of the line',
+  'poem.pattern.tone': 'tone pattern (平仄)',
+  'poem.pattern.self': 'itself',
+  'poem.pattern.bos': 'first token',
+  'poem.headCaption': '{lh}: {name}',
+  'poem.linkTip': 'query {q} → key {k}: {v}',
+  'poem.linkQuery': 'query {tok}: {best}',
+
+  'poem.mask.title': 'Switch heads off',
+  'poem.mask.sec': '§8.2',
+  'poem.mask.note':
+    'A head switched off has its attention weights multiplied by 0 (<code>headMask</code>). Its loss on held-out poems and a poem sampled with the same random numbers show what it did. The table compares how sharp each head’s attention is (how far its entropy is below the uniform level) with what removing it costs: attention weights alone do not tell which heads matter.',
+  'poem.maskReset': 'All heads on',
+  'poem.maskLoss': 'Held-out loss ({n} poems): {a} with every head, {b} with these off: {off} (change {d} nats).',
+  'poem.maskIntact': 'every head:',
+  'poem.maskMasked': 'heads off:',
+  'poem.ablating': 'Removing each head in turn on {n} held-out poems…',
+  'poem.col.head': 'head',
+  'poem.col.name': 'measured pattern',
+  'poem.col.entropy': 'entropy (nats)',
+  'poem.col.sharp': 'sharpness ({u} − entropy)',
+  'poem.col.delta': 'loss change when removed',
+  'poem.tableNote': 'Intact loss {base} ({src}). Rank correlation between sharpness and effect: ρ = {rho}.',
+
+  'poem.train.title': 'Train one from scratch, here',
+  'poem.train.sec': '§10.1',
+  'poem.train.note':
+    'A smaller model of the same family (E = 64, 2 layers × 4 heads) trains in a Web Worker with <code>trainStep</code> (AdamW): on the held-out quatrains (all but one, kept as the probe), or on any text you paste, one token per character. Watch each head’s attention entropy on the probe start near the uniform level and fall as the heads find structure. With so little data the model soon memorises: its training loss keeps falling while the probe’s (dashed) stops falling or rises.',
+  'poem.src.poems': 'the quatrains',
+  'poem.src.text': 'my text',
+  'poem.textAria': 'your text (any language, one token per character)',
+  'poem.textPlaceholder': 'Paste a text of at least a few hundred characters, in any language…',
+  'poem.textShort': 'Your text has {n} characters; a run needs at least {min}.',
+  'poem.train.start': 'Train',
+  'poem.train.resume': 'Resume',
+  'poem.train.pause': 'Pause',
+  'poem.train.reset': 'Reset (new seed)',
+  'poem.train.failed': 'Training failed: {err}',
+  'poem.train.cfg': 'E {E}, {L} layers × {H} heads, V {V}',
+  'poem.train.stats':
+    'Step {s} · loss {loss} (probe {probe}) · {sps} steps/s · {sec} s · lowest head entropy {e} (uniform {u}) · {cfg}',
+  'poem.lossCaption': 'Loss (nats): training batches, and the probe (dashed)',
+  'poem.entropyCaption': 'Each head’s mean attention entropy on the probe (layer 1 dashed)',
+  'poem.steps': 'step',
+  'poem.lnV': 'ln V = {v}',
+  'poem.uniformLine': 'uniform {v}',
+  'poem.snap': 'Snapshot',
+  'poem.snapAria': 'snapshot of the maps',
+  'poem.snapStep': 'maps at step {s}',
+};

@@ -1,0 +1,216 @@
+// @ts-check
+// The poem chapter's drawing: the poem as lines of cells, a token's attention rows (every layer and head), the
+// layers × heads grid with the measured names, one head's map and token links, the table "sharpness vs effect" and
+// the curves of training from scratch.
+
+import { h } from '../../widgets/dom.js';
+import { drawHeatmap } from '../../widgets/heatmap.js';
+import { canvasLineChart } from '../../widgets/canvas-chart.js';
+import { tokenLinks, headColour } from '../../attnlab-viz.js';
+import { fmt } from '../../shared/format.js';
+import { t } from '../../i18n.js';
+
+/** @typedef {import('./compute.js').GeneratedToken} GeneratedToken */
+
+/**
+ * The poem as lines: one cell per character, a line break after each line's punctuation; forced cells marked.
+ * @param {GeneratedToken[]} tokens
+ * @param {number} shown  how many are visible yet
+ * @param {(i: number) => void} onPick
+ */
+export function poemLines(tokens, shown, onPick) {
+  /** @type {HTMLElement[]} */
+  const lines = [h('div.poem-line')];
+  tokens.slice(0, shown).forEach((g, i) => {
+    const title = g.forced ? t('poem.forcedTip', { want: g.wanted ?? '' }) : t('poem.cellTip', { i: i + 1 });
+    const cell = h(`button.poem-char${g.forced ? '.forced' : ''}`, { type: 'button', title, 'data-i': i }, g.s);
+    cell.addEventListener('click', () => onPick(i));
+    lines.at(-1).append(cell);
+    if (g.s === '，' || g.s === '。') lines.push(h('div.poem-line'));
+  });
+  return lines.filter((l) => l.childElementCount);
+}
+
+/**
+ * A token's attention rows: one row per layer and head (L·H), one column per key of its prefix.
+ * @param {HTMLCanvasElement} canvas
+ * @param {Float32Array[]} rows  per layer (H, S)
+ * @param {string[]} keys  S labels
+ * @param {number} width
+ */
+export function drawRows(canvas, rows, keys, width) {
+  const H = rows[0].length / keys.length;
+  const data = new Float32Array(rows.length * rows[0].length);
+  rows.forEach((r, l) => data.set(r, l * r.length));
+  const labels = rows.flatMap((_, l) => Array.from({ length: H }, (_, hh) => t('poem.lh', { l, h: hh })));
+  drawHeatmap(canvas, data, {
+    rows: rows.length * H,
+    cols: keys.length,
+    rowLabels: labels,
+    colLabels: keys,
+    target: Math.min(width, 24 * keys.length + 60),
+    title: t('poem.rowsTitle'),
+  });
+}
+
+/**
+ * The layers × heads grid: a button per head with its measured name and a thumbnail of its map on the poem.
+ * @param {HTMLElement} box
+ * @param {{ maps: Float32Array[], T: number, names: { name: string | null, ratio: number }[][], pick: { l: number, h: number } }} o
+ * @param {(l: number, h: number) => void} onPick
+ */
+export function headGrid(box, { maps, T, names, pick }, onPick) {
+  const H = maps[0].length / (T * T);
+  const rows = maps.map((m, l) =>
+    h(
+      'div.poem-grid-row',
+      {},
+      h('span.poem-grid-layer', { text: t('poem.layer', { l }) }),
+      ...Array.from({ length: H }, (_, hh) => headCell(m, T, { l, h: hh }, names[l][hh], pick, onPick)),
+    ),
+  );
+  box.replaceChildren(...rows);
+}
+
+/**
+ * @param {Float32Array} m  the layer's (H, T, T)
+ * @param {number} T
+ * @param {{ l: number, h: number }} at
+ * @param {{ name: string | null, ratio: number }} name
+ * @param {{ l: number, h: number }} pick
+ * @param {(l: number, h: number) => void} onPick
+ */
+function headCell(m, T, at, name, pick, onPick) {
+  const canvas = h('canvas.poem-thumb');
+  drawHeatmap(canvas, m.subarray(at.h * T * T, (at.h + 1) * T * T), {
+    rows: T,
+    cols: T,
+    rowLabels: [],
+    colLabels: [],
+    cell: 3,
+    title: t('poem.lh', at),
+  });
+  const label = name.name ? t(`poem.pattern.${name.name}`) : t('poem.noRole');
+  const on = pick.l === at.l && pick.h === at.h;
+  const btn = h(
+    `button.poem-head${on ? '.on' : ''}`,
+    { type: 'button', 'data-layer': at.l, 'data-head': at.h, 'data-name': name.name ?? '', 'aria-pressed': String(on) },
+    canvas,
+    h('span.poem-head-id', { text: t('poem.lh', at) }),
+    h('span.poem-head-name', { text: label }),
+  );
+  btn.addEventListener('click', () => onPick(at.l, at.h));
+  return btn;
+}
+
+/**
+ * One head's map over the poem and its token links (attnlab/viz).
+ * @param {{ map: HTMLCanvasElement, links: HTMLElement }} els
+ * @param {Float32Array} m  the head's (T, T)
+ * @param {string[]} labels
+ * @param {string} title
+ * @param {number} width
+ */
+export function drawHead(els, m, labels, title, width) {
+  const T = labels.length;
+  drawHeatmap(els.map, m, { rows: T, cols: T, rowLabels: labels, colLabels: labels, target: width, title });
+  els.links.replaceChildren();
+  tokenLinks(
+    els.links,
+    { data: m, shape: [1, T, T] },
+    {
+      queryTokens: labels,
+      legend: false,
+      threshold: 0.05,
+      rowHeight: 18,
+      text: {
+        cell: (c, q, k, v) => t('poem.linkTip', { q, k, v }),
+        query: (tok, best) => t('poem.linkQuery', { tok, best }),
+      },
+    },
+  );
+}
+
+/**
+ * The table "attention sharpness vs effect when removed".
+ * @param {{ rows: { layer: number, head: number, entropy: number, sharpness: number, delta: number, name: string | null }[], rho: number }} table
+ * @param {number} uniform
+ */
+export function sharpnessTable(table, uniform) {
+  const head = h(
+    'tr',
+    {},
+    ...['poem.col.head', 'poem.col.name', 'poem.col.entropy', 'poem.col.sharp', 'poem.col.delta'].map((k) =>
+      h('th', { text: t(k, { u: fmt(uniform, 2) }) }),
+    ),
+  );
+  const body = table.rows.map((r) =>
+    h(
+      'tr',
+      { 'data-layer': r.layer, 'data-head': r.head, 'data-delta': r.delta, 'data-entropy': r.entropy },
+      h('td', { text: t('poem.lh', { l: r.layer, h: r.head }) }),
+      h('td', { text: r.name ? t(`poem.pattern.${r.name}`) : t('poem.noRole') }),
+      h('td.num', { text: fmt(r.entropy, 2) }),
+      h('td.num', { text: fmt(r.sharpness, 2) }),
+      h('td.num', { text: `${r.delta >= 0 ? '+' : ''}${fmt(r.delta, 3)}` }),
+    ),
+  );
+  return h('table.poem-table#poem-table', { 'data-rho': table.rho }, h('thead', {}, head), h('tbody', {}, ...body));
+}
+
+/**
+ * y ticks from lo to hi, about five.
+ * @param {number} lo
+ * @param {number} hi
+ * @returns {[number, string][]}
+ */
+function ticks(lo, hi) {
+  const step = (hi - lo) / 4;
+  return Array.from({ length: 5 }, (_, k) => [lo + k * step, fmt(lo + k * step, 1)]);
+}
+
+/**
+ * The curves of a from-scratch run: training loss (and the probe's), each head's entropy against the uniform level.
+ * @param {{ loss: HTMLCanvasElement, entropy: HTMLCanvasElement }} els
+ * @param {{ losses: number[], probe: [number, number][], entropy: [number, number[][]][], uniform: number, lnV: number }} hist
+ * @param {number} width
+ */
+export function drawCurves(els, hist, width) {
+  const xMax = Math.max(10, hist.losses.length);
+  const top = Math.max(hist.lnV, ...hist.losses.slice(0, 5)) * 1.05;
+  canvasLineChart(els.loss, {
+    width,
+    height: 180,
+    xMax,
+    xTitle: t('poem.steps'),
+    yMin: 0,
+    yMax: top,
+    yTicks: ticks(0, top),
+    series: [
+      { points: hist.losses.map((v, i) => [i + 1, v]), color: '#3366cc' },
+      { points: hist.probe, color: '#dc3912', dash: true },
+    ],
+    guides: [{ y: hist.lnV, label: t('poem.lnV', { v: fmt(hist.lnV, 2) }) }],
+  });
+  els.loss.dataset.points = String(hist.losses.length);
+  const series = hist.entropy[0]?.[1].flatMap((row, l) =>
+    row.map((_, hh) => ({
+      points: /** @type {[number, number][]} */ (hist.entropy.map(([s, e]) => [s, e[l][hh]])),
+      color: headColour(hh),
+      dash: l > 0,
+      width: 1.5,
+    })),
+  );
+  canvasLineChart(els.entropy, {
+    width,
+    height: 180,
+    xMax,
+    xTitle: t('poem.steps'),
+    yMin: 0,
+    yMax: hist.uniform * 1.1,
+    yTicks: ticks(0, hist.uniform * 1.1),
+    series: series ?? [],
+    guides: [{ y: hist.uniform, label: t('poem.uniformLine', { v: fmt(hist.uniform, 2) }) }],
+  });
+  els.entropy.dataset.uniform = String(hist.uniform);
+}

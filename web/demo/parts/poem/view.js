@@ -1,0 +1,511 @@
+// @ts-check
+// Part "A small Transformer that has read Tang poems" (§7.2, §8.1, §8.2, §10.1, §11): the shipped poem model
+// (models/tang-song-quatrains-char-llama/, loaded with readSafetensors + loadModel like any checkpoint) writes a
+// quatrain character by character with its attention rows (generate's onToken); the layers × heads grid with the
+// names measured on held-out poems (heads.json, else measured here); the same architecture at random initialisation;
+// heads switched off (headMask) with the held-out loss and the poem; and a small model trained from scratch in a
+// worker (scratch.js). The numbers are in compute.js.
+
+import { h } from '../../widgets/dom.js';
+import { radios } from '../../widgets/controls.js';
+import { fmt, errText } from '../../shared/format.js';
+import { readSafetensors } from '../../attnlab.js';
+import { t } from '../../i18n.js';
+import { meanLoss, headAblation } from '../poem-heads/compute.js';
+import * as C from './compute.js';
+import { poemLines, drawRows, headGrid, drawHead, sharpnessTable } from './draw.js';
+import { ScratchTrainer } from './scratch.js';
+
+/** Held-out poems measured live (pattern scores, entropy; the random model's names). */
+const LIVE_POEMS = 24;
+/** Held-out poems of the loss under the reader's head mask (and of the live ablation when heads.json is absent). */
+const MASK_POEMS = 16;
+/** ms between two characters of a generated poem appearing. */
+const REVEAL_MS = 70;
+
+/** @typedef {import('../../attnlab.js').Transformer} Model */
+/** @typedef {ReturnType<typeof C.poemInput>} PoemInput */
+/**
+ * @typedef {ReturnType<typeof C.measureHeads> & { names: ReturnType<typeof C.nameHeads>, loss: number }} MeasuredHeads
+ */
+
+/**
+ * Fetch the model folder's files; heads.json may not be there (null then).
+ * @param {URL} dir
+ */
+async function fetchFolder(dir) {
+  /** @param {string} f */
+  const get = async (f) => {
+    const r = await fetch(new URL(f, dir));
+    if (!r.ok) throw new Error(t('poem.httpError', { f, s: r.status }));
+    return r;
+  };
+  const [config, bytes, tokenizer, heldOut, summary] = await Promise.all([
+    get('config.json').then((r) => r.json()),
+    get('model.safetensors').then((r) => r.arrayBuffer()),
+    get('tokenizer.json').then((r) => r.json()),
+    get('held-out.jsonl').then((r) => r.text()),
+    get('summary.json').then((r) => r.json()),
+  ]);
+  let heads = null;
+  try {
+    const r = await fetch(new URL('heads.json', dir));
+    if (r.ok) heads = await r.json();
+  } catch {
+    heads = null; // measured here instead
+  }
+  return { config, bytes: new Uint8Array(bytes), tokenizer, heldOut, summary, heads };
+}
+
+/**
+ * A panel: heading (with the tutorial's §), a note and a body.
+ * @param {string} id
+ * @param {string} key  poem.<key>.title / .note
+ * @param {...any} body
+ */
+function panel(id, key, ...body) {
+  return h(
+    `section.poem-panel#${id}`,
+    {},
+    h('h3', {}, t(`poem.${key}.title`), h('span.sec', { text: t(`poem.${key}.sec`) })),
+    h('p.note', { html: t(`poem.${key}.note`) }),
+    ...body,
+  );
+}
+
+/** The part: the model(s), the held-out poems and the panels. */
+class PoemPart {
+  /**
+   * @param {HTMLElement} root
+   * @param {import('../../attnlab.js').Attnlab} attn
+   */
+  constructor(root, attn) {
+    this.root = root;
+    this.attn = attn;
+    /** @type {'trained' | 'random'} */
+    this.kind = 'trained';
+    /** @type {{ trained?: Model, random?: Model }} */
+    this.models = {};
+    /** @type {{ trained?: MeasuredHeads, random?: MeasuredHeads }} measured heads per model */
+    this.heads = {};
+    /** @type {{ tokens: import('./compute.js').GeneratedToken[], labels: string[], ids: Int32Array } | null} */
+    this.poem = null;
+    this.pick = { l: 0, h: 0, token: -1 };
+    this.timer = /** @type {ReturnType<typeof setTimeout> | null} */ (null);
+    this.build();
+    this.scratch = new ScratchTrainer(root.querySelector('#poem-train'), attn);
+  }
+
+  build() {
+    const status = h('p.poem-status#poem-status', { text: t('poem.loading') });
+    const facts = h('p.poem-facts#poem-facts');
+    this.root.append(status, facts, this.genPanel(), this.switchPanel(), this.gridPanel(), this.maskPanel());
+    this.root.append(panel('poem-train', 'train'));
+    this.root.dataset.state = 'loading';
+  }
+
+  genPanel() {
+    const len = h('select#poem-len', { 'aria-label': t('poem.lenAria') });
+    for (const [v, k] of [
+      ['0', 'poem.lenAuto'],
+      ['5', 'poem.len5'],
+      ['7', 'poem.len7'],
+    ])
+      len.append(h('option', { value: v, text: t(k) }));
+    const temp = h('input#poem-temp', { type: 'range', min: 0, max: 1.5, step: 0.1, value: 0.8 });
+    const tempV = h('output#poem-temp-v', { text: '0.8' });
+    temp.addEventListener('input', () => (tempV.textContent = temp.value));
+    const seed = h('input#poem-seed', { type: 'number', min: 0, max: 999999, value: 1, 'aria-label': t('poem.seed') });
+    const form = h('input#poem-form', { type: 'checkbox', checked: true });
+    const go = h('button#poem-go', { type: 'button', disabled: true, text: t('poem.write') });
+    const again = h('button#poem-next', { type: 'button', disabled: true, text: t('poem.nextSeed') });
+    go.addEventListener('click', () => this.generate());
+    again.addEventListener('click', () => {
+      seed.value = String(Number(seed.value) + 1);
+      this.generate();
+    });
+    const measure = h('button#poem-measure', { type: 'button', disabled: true, text: t('poem.measure') });
+    measure.addEventListener('click', () => this.measureForm());
+    const controls = h(
+      'div.controls',
+      {},
+      h('label', { for: 'poem-len' }, t('poem.len'), ' ', len),
+      h('label', { for: 'poem-temp' }, t('poem.temp'), ' ', temp, tempV),
+      h('label', { for: 'poem-seed' }, t('poem.seed'), ' ', seed),
+      h('label', { for: 'poem-form' }, form, ' ', t('poem.keepForm')),
+      go,
+      again,
+    );
+    const out = h('div.poem-out#poem-out', { lang: 'zh-CN' });
+    const rows = h('canvas#poem-rows');
+    const rate = h('p.note#poem-rate');
+    const gen = panel('poem-gen', 'gen', controls, out, h('p.note#poem-form-note'), h('p.note#poem-rows-note'));
+    gen.append(h('div.poem-scroll', {}, rows), h('div.controls', {}, measure), rate);
+    this.els = { len, temp, seed, form, go, again, out, rows, measure, rate };
+    return gen;
+  }
+
+  switchPanel() {
+    const r = radios({
+      name: 'poem-model',
+      options: [
+        ['trained', t('poem.model.trained')],
+        ['random', t('poem.model.random')],
+      ],
+      value: 'trained',
+      id: (v) => `poem-model-${v}`,
+      onChange: (v) => this.setModel(v),
+    });
+    return panel('poem-switch', 'switch', h('div.controls', {}, ...r), h('p.poem-compare#poem-compare'));
+  }
+
+  gridPanel() {
+    const body = h(
+      'div.poem-head-detail',
+      {},
+      h('p#poem-head-caption'),
+      h('div.poem-scroll', {}, h('canvas#poem-head-map')),
+      h('div.poem-links#poem-head-links'),
+    );
+    return panel('poem-heads', 'grid', h('div.poem-grid#poem-grid'), h('p.note#poem-names-note'), body);
+  }
+
+  maskPanel() {
+    const reset = h('button#poem-mask-reset', { type: 'button', text: t('poem.maskReset') });
+    reset.addEventListener('click', () => {
+      for (const c of this.root.querySelectorAll('#poem-mask input'))
+        /** @type {HTMLInputElement} */ (c).checked = true;
+      this.ablate();
+    });
+    return panel(
+      'poem-ablate-panel',
+      'mask',
+      h('div.poem-mask#poem-mask'),
+      h('div.controls', {}, reset),
+      h('div.poem-ablate#poem-ablate', {}, t('poem.waiting')),
+      h('div#poem-table-box', {}, t('poem.waiting')),
+    );
+  }
+
+  /** Load the folder and the model, then fill the panels. */
+  async load() {
+    const dir = new URL(C.MODEL_DIR, import.meta.url);
+    const f = await fetchFolder(dir);
+    this.models.trained = this.attn.loadModel({ config: f.config, tensors: readSafetensors(f.bytes) });
+    this.tok = C.tokenizerFromJson(f.tokenizer);
+    const all = C.parseHeldOut(f.heldOut);
+    this.quatrains = all.filter((p) => p.split === 'test');
+    this.inputs = this.quatrains.slice(0, LIVE_POEMS).map((p) => C.poemInput(this.tok, p));
+    this.summary = f.summary;
+    this.headsJson = f.heads ? C.readHeadsJson(f.heads) : null;
+    this.showFacts();
+    for (const b of [this.els.go, this.els.again, this.els.measure]) b.disabled = false;
+    this.buildMask();
+    this.root.dataset.state = 'ready';
+    this.root.querySelector('#poem-status').textContent = '';
+    this.generate();
+    this.scratch.setPoems(this.quatrains.map((p) => p.text));
+    await this.measureModel();
+  }
+
+  showFacts() {
+    const c = /** @type {import('../../attnlab.js').LlamaConfig} */ (this.models.trained.config);
+    const s = this.summary;
+    this.root.querySelector('#poem-facts').innerHTML = t('poem.facts', {
+      p: (s.parameters / 1e6).toFixed(2),
+      L: c.numLayers,
+      H: c.numHeads,
+      E: c.embedDim,
+      V: c.vocabSize,
+      loss: fmt(s.f16.test.loss, 3),
+      bigram: fmt(s.bigram.test, 3),
+      unigram: fmt(s.unigram.test, 3),
+      n: s.f16.test.targets,
+    });
+  }
+
+  /** @returns {Model} */
+  current() {
+    if (this.kind === 'random' && !this.models.random)
+      this.models.random = this.attn.createModel({ ...this.models.trained.config, seed: 1 });
+    return this.models[this.kind];
+  }
+
+  /** @param {'trained' | 'random'} kind */
+  async setModel(kind) {
+    this.kind = kind;
+    this.root.dataset.model = kind;
+    this.generate();
+    await this.measureModel();
+  }
+
+  /** Form, length, temperature and seed from the controls. */
+  settings() {
+    const { len, temp, seed, form } = this.els;
+    const s = Math.round(Number(seed.value));
+    return {
+      lineLen: Number(len.value),
+      temperature: Number(temp.value),
+      seed: Number.isSafeInteger(s) && s >= 0 ? s : 0,
+      form: form.checked,
+    };
+  }
+
+  /** A new poem: generated at once, then revealed one character at a time with its rows. */
+  generate() {
+    if (!this.tok) return;
+    const o = this.settings();
+    const r = C.generatePoem(this.current(), this.tok, o);
+    const labels = ['[BOS]', ...r.tokens.map((g) => g.s)];
+    this.poem = { tokens: r.tokens, labels, ids: Int32Array.of(C.BOS, ...r.tokens.map((g) => g.id)) };
+    const out = this.els.out;
+    Object.assign(out.dataset, {
+      text: r.tokens.map((g) => g.s).join(''),
+      forced: r.forced,
+      formOk: r.form.ok ? '1' : '0',
+      lineLen: r.form.lineLen,
+      seed: o.seed,
+      model: this.kind,
+    });
+    this.formNote(r, o);
+    this.reveal(0);
+    this.drawGrid();
+    if (this.maskReady) this.ablate();
+  }
+
+  /**
+   * @param {ReturnType<typeof C.generatePoem>} r
+   * @param {{ form: boolean }} o
+   */
+  formNote(r, o) {
+    const note = this.root.querySelector('#poem-form-note');
+    const wanted = r.tokens.filter((g) => g.forced).map((g) => `${g.wanted}→${g.s}`);
+    if (!o.form) note.textContent = t(r.form.ok ? 'poem.free.ok' : 'poem.free.broken');
+    else if (!r.forced) note.textContent = t('poem.form.none');
+    else note.textContent = t('poem.form.some', { n: r.forced, list: wanted.join('、') });
+  }
+
+  /** @param {number} k  characters shown so far */
+  reveal(k) {
+    if (this.timer) clearTimeout(this.timer);
+    const { tokens } = this.poem;
+    this.showPoem(k);
+    if (k < tokens.length) this.timer = setTimeout(() => this.reveal(k + 1), REVEAL_MS);
+    else this.els.out.dataset.done = '1';
+  }
+
+  /** @param {number} shown */
+  showPoem(shown) {
+    const { tokens } = this.poem;
+    this.els.out.dataset.done = shown >= tokens.length ? '1' : '';
+    this.els.out.replaceChildren(...poemLines(tokens, shown, (i) => this.showRows(i)));
+    if (shown > 0) this.showRows(shown - 1);
+  }
+
+  /** @param {number} i  the generated token whose rows to show */
+  showRows(i) {
+    const g = this.poem.tokens[i];
+    for (const c of this.els.out.querySelectorAll('.poem-char'))
+      c.classList.toggle('picked', Number(/** @type {HTMLElement} */ (c).dataset.i) === i);
+    const width = Math.max(280, this.root.clientWidth - 40);
+    drawRows(this.els.rows, g.rows, this.poem.labels.slice(0, i + 1), width);
+    this.els.rows.dataset.token = String(i);
+    this.root.querySelector('#poem-rows-note').textContent = t('poem.rowsNote', { c: g.s, n: i + 1 });
+  }
+
+  /** The grid of the current model on the current poem (one forward with every layer's attention). */
+  drawGrid() {
+    if (!this.poem) return;
+    const { ids, labels } = this.poem;
+    const { attentions } = this.current().forward({ data: ids, shape: [1, ids.length] }, { outputAttentions: true });
+    this.maps = attentions.map((a) => a.data);
+    const names =
+      this.heads[this.kind]?.names ??
+      this.maps.map((m) =>
+        Array.from(
+          { length: m.length / ids.length ** 2 },
+          () => /** @type {{ name: string | null, ratio: number }} */ ({ name: null, ratio: 0 }),
+        ),
+      );
+    const grid = /** @type {HTMLElement} */ (this.root.querySelector('#poem-grid'));
+    headGrid(grid, { maps: this.maps, T: ids.length, names, pick: this.pick }, (l, hh) => this.pickHead(l, hh));
+    this.showHead(labels);
+  }
+
+  /** @param {number} l @param {number} hh */
+  pickHead(l, hh) {
+    this.pick = { ...this.pick, l, h: hh };
+    this.drawGrid();
+  }
+
+  /** @param {string[]} labels */
+  showHead(labels) {
+    const { l, h: hh } = this.pick;
+    const T = labels.length;
+    const m = this.maps[l].subarray(hh * T * T, (hh + 1) * T * T);
+    const name = this.heads[this.kind]?.names[l][hh]?.name;
+    const caption = t('poem.headCaption', {
+      lh: t('poem.lh', { l, h: hh }),
+      name: name ? t(`poem.pattern.${name}`) : t('poem.noRole'),
+    });
+    this.root.querySelector('#poem-head-caption').textContent = caption;
+    const map = /** @type {HTMLCanvasElement} */ (this.root.querySelector('#poem-head-map'));
+    map.dataset.layer = String(l);
+    map.dataset.head = String(hh);
+    const links = /** @type {HTMLElement} */ (this.root.querySelector('#poem-head-links'));
+    drawHead({ map, links }, m, labels, caption, Math.min(520, Math.max(260, this.root.clientWidth - 60)));
+  }
+  /**
+   * The heads of the current model: names and entropy measured live on LIVE_POEMS held-out poems, or for the
+   * trained model heads.json's; then the comparison line and the table.
+   */
+  async measureModel() {
+    const kind = this.kind;
+    if (!this.heads[kind]) {
+      const live = C.measureHeads(this.current(), this.inputs);
+      const json = kind === 'trained' ? this.headsJson : null;
+      const patterns = json?.patterns ?? live.patterns;
+      const loss = meanLoss(this.current(), this.inputs.slice(0, MASK_POEMS));
+      this.heads[kind] = { ...live, patterns, names: C.nameHeads(patterns), loss };
+    }
+    this.showCompare();
+    this.drawGrid();
+    const names = this.heads[kind].names.flat().filter((n) => n.name).length;
+    this.root.querySelector('#poem-names-note').textContent = t('poem.namesNote', {
+      n: names,
+      all: this.heads[kind].names.flat().length,
+      src: t(kind === 'trained' && this.headsJson ? 'poem.src.json' : 'poem.src.live', { n: LIVE_POEMS }),
+      s: fmt(C.NAME_MIN_SCORE, 1),
+      r: C.NAME_MIN_RATIO,
+    });
+    if (kind === 'trained') await this.table();
+  }
+
+  showCompare() {
+    const box = /** @type {HTMLElement} */ (this.root.querySelector('#poem-compare'));
+    const V = this.models.trained.config.vocabSize;
+    const parts = /** @type {const} */ (['trained', 'random'])
+      .filter((k) => this.heads[k])
+      .map((k) => {
+        const m = this.heads[k];
+        const ent = m.entropy.flat().reduce((a, b) => a + b, 0) / m.entropy.flat().length;
+        box.dataset[`loss${k === 'trained' ? 'Trained' : 'Random'}`] = String(m.loss);
+        box.dataset[`entropy${k === 'trained' ? 'Trained' : 'Random'}`] = String(ent);
+        return t(`poem.compare.${k}`, { loss: fmt(m.loss, 2), e: fmt(ent, 2), u: fmt(m.uniform, 2) });
+      });
+    box.dataset.lnV = String(Math.log(V));
+    box.textContent = [...parts, t('poem.compare.lnV', { v: fmt(Math.log(V), 2), V, n: MASK_POEMS })].join(' ');
+  }
+
+  /** The table "sharpness vs effect": heads.json's ablation, else measured here one head at a time. */
+  async table() {
+    const box = this.root.querySelector('#poem-table-box');
+    const m = this.heads.trained;
+    let ablation = this.headsJson?.ablation;
+    if (!ablation) {
+      box.textContent = t('poem.ablating', { n: MASK_POEMS });
+      await new Promise((r) => setTimeout(r, 0));
+      ablation = headAblation(this.models.trained, this.inputs.slice(0, MASK_POEMS));
+    }
+    const table = C.sharpnessTable(m.entropy, m.uniform, ablation.delta, m.names);
+    const src = this.headsJson?.ablation ? t('poem.src.json') : t('poem.src.live', { n: MASK_POEMS });
+    box.replaceChildren(
+      sharpnessTable(table, m.uniform),
+      h('p.note#poem-table-note', {
+        text: t('poem.tableNote', { rho: fmt(table.rho, 2), base: fmt(ablation.base, 3), src }),
+      }),
+    );
+  }
+
+  /** Unaided: how many of 100 poems keep the form, sampled in slices so that the page stays responsive. */
+  async measureForm() {
+    const { measure, rate } = this.els;
+    measure.disabled = true;
+    const o = this.settings();
+    let ok = 0;
+    const N = 100;
+    for (let k = 0; k < N; k++) {
+      const r = C.generatePoem(this.current(), this.tok, { ...o, seed: o.seed + k, lineLen: 0, form: false });
+      ok += r.form.ok ? 1 : 0;
+      if (k % 5 === 4) {
+        rate.textContent = t('poem.measuring', { k: k + 1, n: N });
+        await new Promise((res) => setTimeout(res, 0));
+      }
+    }
+    Object.assign(rate.dataset, { ok, total: N, temperature: o.temperature });
+    rate.textContent = t('poem.rate', { ok, n: N, temp: o.temperature, s: o.seed, e: o.seed + N - 1 });
+    measure.disabled = false;
+  }
+
+  /** The checkboxes of the head mask: one per layer and head, all on. */
+  buildMask() {
+    const { numLayers: L, numHeads: H } = this.models.trained.config;
+    const box = this.root.querySelector('#poem-mask');
+    for (let l = 0; l < L; l++) {
+      const row = h('div.poem-mask-row', {}, h('span', { text: t('poem.layer', { l }) }));
+      for (let hh = 0; hh < H; hh++) {
+        const id = `poem-mask-${l}-${hh}`;
+        const input = h('input', { type: 'checkbox', id, checked: true, 'data-layer': l, 'data-head': hh });
+        input.addEventListener('change', () => this.ablate());
+        row.append(h('label', { for: id }, input, t('poem.headN', { h: hh })));
+      }
+      box.append(row);
+    }
+    this.maskReady = true;
+  }
+
+  /** The loss on held-out poems and the poem (same seed, same draws) with the heads switched off. */
+  ablate() {
+    const { numLayers: L, numHeads: H } = this.models.trained.config;
+    const mask = new Float32Array(L * H).fill(1);
+    const off = [];
+    for (const c of this.root.querySelectorAll('#poem-mask input')) {
+      const e = /** @type {HTMLInputElement} */ (c);
+      const k = Number(e.dataset.layer) * H + Number(e.dataset.head);
+      if (!e.checked) ((mask[k] = 0), off.push(t('poem.lh', { l: e.dataset.layer, h: e.dataset.head })));
+    }
+    const model = this.current();
+    const poems = this.inputs.slice(0, MASK_POEMS);
+    const intact = this.heads[this.kind]?.loss ?? meanLoss(model, poems);
+    const masked = off.length ? meanLoss(model, poems, mask) : intact;
+    const o = { ...this.settings(), lineLen: this.poem?.tokens.length ? this.settingsLen() : 5 };
+    const a = C.samplePoemMasked(model, this.tok, { ...o, headMask: null }).join('');
+    const b = off.length ? C.samplePoemMasked(model, this.tok, { ...o, headMask: mask }).join('') : a;
+    const box = /** @type {HTMLElement} */ (this.root.querySelector('#poem-ablate'));
+    Object.assign(box.dataset, { intact, masked, off: off.length, poemIntact: a, poemMasked: b });
+    box.replaceChildren(
+      h('p', {
+        text: t('poem.maskLoss', {
+          a: fmt(intact, 3),
+          b: fmt(masked, 3),
+          d: fmt(masked - intact, 3),
+          n: MASK_POEMS,
+          off: off.join('、') || '—',
+        }),
+      }),
+      h('p', {}, h('span.poem-label', { text: t('poem.maskIntact') }), h('span.poem-text', { lang: 'zh-CN', text: a })),
+      h('p', {}, h('span.poem-label', { text: t('poem.maskMasked') }), h('span.poem-text', { lang: 'zh-CN', text: b })),
+    );
+  }
+
+  /** The line length of the generated poem (5 or 7), for the masked samples. */
+  settingsLen() {
+    const n = Number(this.els.out.dataset.lineLen);
+    return n === 5 || n === 7 ? n : 5;
+  }
+}
+
+/**
+ * @param {HTMLElement} root
+ * @param {import('../../attnlab.js').Attnlab} attn
+ */
+export function mount(root, attn) {
+  const part = new PoemPart(root, attn);
+  part.load().catch((e) => {
+    console.error(e);
+    root.dataset.state = 'error';
+    root
+      .querySelector('#poem-status')
+      .replaceChildren(h('div.error-box', { role: 'alert', text: t('poem.loadFailed', { err: errText(e) }) }));
+  });
+}

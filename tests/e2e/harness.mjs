@@ -38,6 +38,7 @@ export const PARTS = [
   'myths',
   'pitfalls',
   'train',
+  'poem',
   'speed',
   'model',
 ];

@@ -27,10 +27,11 @@ const ARGS = [
 ];
 /** The page's parts, in the tutorial's order (web/demo/main.js PARTS). */
 export const PARTS = [
-  'sbs',
+  'simple',
   'why',
   'dot',
   'dk',
+  'sbs',
   'cross',
   'heads',
   'mha',

@@ -10,6 +10,13 @@ import { sdpaStages64 } from './reference64.mjs';
 
 setUp();
 
+/** Opens step by step's "Advanced" fold (closed at first), where the −∞ fill, temperature and attnlab's rules are. */
+async function openAdvanced(page) {
+  assert.equal(await page.$eval('#sbs-advanced', (d) => d.open), false, 'the fold starts closed');
+  await page.click('#sbs-advanced > summary');
+  assert.equal(await page.$eval('#sbs-advanced', (d) => d.open), true);
+}
+
 const sbsWeights = (page) =>
   page.$$eval('#sbs-weights td[data-i]', (tds) =>
     tds.map((td) => ({ i: +td.dataset.i, j: +td.dataset.j, v: Number(td.dataset.value) })),
@@ -17,6 +24,7 @@ const sbsWeights = (page) =>
 
 test('step by step: causal, click-to-mask on the 0/1 mask, a fully masked row with −1e9 (uniform) and −∞ (zeros)', async () => {
   await withPage('?lang=en', async (page) => {
+    await openAdvanced(page);
     await page.check('#sbs-causal-upper-left');
     await page.waitForFunction(() => document.querySelector('#sbs-weights')?.dataset.causal === 'upper-left');
     const mask = await page.$$eval('#sbs-mask td[data-i]', (tds) =>
@@ -205,6 +213,7 @@ test('step by step from attnlab: softcap, a window and lower-right causal on non
         [1, -1],
       ],
     );
+    await openAdvanced(page);
     await page.check('#sbs-causal-lower-right');
     await page.fill('#sbs-window-left', '1');
     await page.fill('#sbs-window-right', '0');
@@ -272,6 +281,9 @@ test('√dₖ, the dot product in 2-D, self vs cross, the batch', async () => {
       dk.unscaled.at(-1) > 0.8 && dk.scaled.at(-1) < 0.5,
       `saturation without the scale: ${dk.unscaled.at(-1)} vs ${dk.scaled.at(-1)}`,
     );
+    // the gradient over many draws: the unscaled median collapses, the scaled one does not
+    const g = JSON.parse(await attr(page, '#dk-lab [data-chart="gradient"]', 'data-series'));
+    assert.ok(g.unscaled.median.at(-1) < 0.01 && g.scaled.median.at(-1) > 0.4, JSON.stringify(g.unscaled.median));
     // the dot product: q along k0, at a right angle to k1, opposite k2
     await page.evaluate(() => {
       const el = document.getElementById('dot');
@@ -334,6 +346,12 @@ test('misconceptions and every row of the §9 table', async () => {
       el.dataset.topContribution,
     ]);
     assert.notEqual(m2[0], m2[1], 'the largest weight is not the largest contribution');
+    // §8.2's intervention: masking k0 moves the output far more than ‖α₀v₀‖
+    const k0 = await page.$eval('#myth-contrib tr[data-j="0"]', (tr) => [tr.dataset.contrib, tr.dataset.maskEffect]);
+    assert.deepEqual(
+      k0.map((x) => Number(x).toFixed(3)),
+      ['0.024', '0.359'],
+    );
     assert.equal(await attr(page, '[data-myth="params"]', 'data-params'), String(3 * 64 + 24 + 64 + 8));
     assert.deepEqual(
       await page.$$eval('#myth-heads tr[data-h]', (trs) => trs.map((tr) => tr.dataset.params)),

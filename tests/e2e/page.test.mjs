@@ -56,14 +56,15 @@ for (const lang of ['zh', 'en']) {
           assert.match(await page.textContent(`#part-${p} h2 .sec`), /§\d/, `part ${p} names its §`);
         }
         const secs = await page.$$eval('.part h2 .sec', (els) => els.map((e) => e.textContent));
-        assert.match(secs[0], /§5/);
-        assert.match(secs[5], /§6\.2/);
-        assert.match(secs[10], /§10/);
+        assert.match(secs[0], /§1–2/, 'the page opens on §2.2, before any formula');
+        assert.match(secs[4], /§5/);
+        assert.match(secs[6], /§6\.2/);
+        assert.match(secs[11], /§10/);
         // Chinese text where the page is in Chinese, English where it is in English
         const intro = await page.textContent('#part-sbs .intro');
         if (lang === 'zh') assert.match(intro, /注意力/);
         else assert.match(intro, /weighted sum/);
-        assert.match(await page.textContent('#sbs-sec5 h3'), lang === 'zh' ? /教程 §5 示例/ : /§5 example/);
+        assert.match(await page.textContent('#sbs-sec5 h3'), lang === 'zh' ? /教程第 5 节的示例/ : /section 5 example/);
 
         // §5: printed next to computed; attnlab's weights are the true ones, and the reason is given
         const computed = await page.$$eval('#sbs-sec5 td.computed', (tds) =>
@@ -117,13 +118,52 @@ for (const lang of ['zh', 'en']) {
         assert.doesNotMatch(text, /\{[a-zA-Z]+\}/, 'an unfilled {placeholder}');
         assert.doesNotMatch(
           text,
-          /\b(page|part|sbs|dk|why|dot|cross|heads|mha|decode|myths|pf|train|task|speed|sd|toy|heat)\.(?!forward\b)[a-zA-Z-]+\b/,
+          /\b(page|part|simple|sbs|dk|why|dot|cross|heads|mha|decode|myths|pf|train|task|speed|sd|toy|heat)\.(?!forward\b)[a-zA-Z-]+\b/,
           'a catalogue key on the page',
         );
         for (const p of PARTS) await shot(page, p, `${p}-${lang}-1280`);
       });
     },
   );
+
+  test(`${lang}: the §2.2 panel opens the page (scores → softmax → mix, 1/n marked, guess first); the folds`, async () => {
+    await withPage(`?lang=${lang}`, async (page) => {
+      const first = await page.$eval('#parts section', (s) => s.id);
+      assert.equal(first, 'part-simple');
+      assert.doesNotMatch(await page.textContent('#simple-table'), /[QKV]ᵀ|√d|softmax\(/, 'no Q, K, V or formula yet');
+      const weights = async () => JSON.parse(await attr(page, '#simple', 'data-weights'));
+      const softmax = (s) => s.map((x) => Math.exp(x)).map((e, _, a) => e / a.reduce((p, y) => p + y, 0));
+      const scores = await page.$$eval('#simple-table input[type=range]', (els) => els.map((e) => Number(e.value)));
+      let w = await weights();
+      w.forEach((v, j) => assert.ok(Math.abs(v - softmax(scores)[j]) < 1e-6, `weight ${j}`));
+      assert.equal(w.indexOf(Math.max(...w)), 1, '猫 gets the largest weight');
+      // every bar marks 1/n
+      const marks = await page.$$eval('.simple-bar .uniform', (els) => els.map((e) => e.style.left));
+      assert.deepEqual(new Set(marks), new Set([`${100 / scores.length}%`]));
+      // guess first: the answer is hidden until asked for, and the sliders confirm it (猫 + 1 → ratio × e)
+      assert.equal(await page.isVisible('#simple-answer'), false);
+      await page.click('#simple-reveal');
+      assert.match(await page.textContent('#simple-answer'), /2\.72/);
+      await page.fill('#simple-score-1', String(scores[1] + 1));
+      const w2 = await weights();
+      assert.ok(Math.abs(w2[1] / w2[5] / (w[1] / w[5]) - Math.E) < 1e-3, 'the ratio grows e times');
+      await page.click('#simple-preset-equal');
+      w = await weights();
+      assert.ok(
+        w.every((v) => Math.abs(v - 1 / scores.length) < 1e-6),
+        'equal scores: uniform',
+      );
+      assert.match(await page.textContent('#simple-mix'), lang === 'zh' ? /动物/ : /animal/);
+      // step by step: the advanced controls wait in a closed fold
+      assert.equal(await page.$eval('#sbs-advanced', (d) => d.open), false);
+      assert.equal(await page.isVisible('#sbs-causal-lower-right'), false);
+      assert.match(await page.textContent('#sbs-advanced > summary'), lang === 'zh' ? /进阶/ : /Advanced/);
+      await page.click('#sbs-advanced > summary');
+      assert.equal(await page.isVisible('#sbs-causal-lower-right'), true);
+      assert.match(await page.textContent('#sbs-modern-note'), /Gemma 2/);
+      await shot(page, 'simple', `simple-${lang}-guess`);
+    });
+  });
 
   test(`${lang}: the layout works at 400 px (scalar build for one of them)`, { timeout: 120000 }, async () => {
     await withPage(`?lang=${lang}${lang === 'en' ? '&variant=scalar' : ''}`, 400, async (page) => {

@@ -17,10 +17,11 @@ import { LANG, t } from './i18n.js';
 // id → the tutorial's sections it brings to life; the part is parts/<id>/view.js, its title and intro
 // part.<id>.title / .intro.
 export const PARTS = [
-  { id: 'sbs', sec: '§1–2 · §4.1 · §4.5 · §5 · §6' },
+  { id: 'simple', sec: '§1–2' },
   { id: 'why', sec: '§3' },
   { id: 'dot', sec: '§4.2 · §4.3' },
   { id: 'dk', sec: '§4.4' },
+  { id: 'sbs', sec: '§4.1 · §4.5 · §5 · §6' },
   { id: 'cross', sec: '§4.6 · §6.1' },
   { id: 'heads', sec: '§6.2–6.4 · §7' },
   { id: 'mha', sec: '§2.3 · §7.1 · §8.1' },

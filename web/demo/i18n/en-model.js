@@ -6,7 +6,7 @@ export default {
   'part.model.toc': 'Your model',
   'part.model.title': 'Your model: one layer of a checkpoint, on made-up inputs',
   'part.model.intro':
-    "Bring a layer of your own: a <code>.safetensors</code> checkpoint with Hugging Face names (BERT, GPT-2 or ViT) or the JSON state dict of part 7. attnlab reads it (<code>readSafetensors</code>, <code>fromHuggingFace</code>), runs that layer's attention exactly as PyTorch would, and draws each head with <code>attnlab/viz</code>. Note: only the layer you pick runs, on made-up word vectors, random vectors or hidden states you paste, not on the outputs of the model's earlier layers. So unless you paste real hidden states, the maps are not the model's attention on your text. Nothing leaves your browser.",
+    "Bring a layer of your own: a <code>.safetensors</code> checkpoint with Hugging Face names (BERT, GPT-2 or ViT) or the JSON state dict of the “multi-head on a sentence” part. attnlab reads it (<code>readSafetensors</code>, <code>fromHuggingFace</code>), runs that layer's attention exactly as PyTorch would, and draws each head with <code>attnlab/viz</code>. Note: only the layer you pick runs, on made-up word vectors, random vectors or hidden states you paste, not on the outputs of the model's earlier layers. So unless you paste real hidden states, the maps are not the model's attention on your text. Nothing leaves your browser.",
 
   'model.drop': 'Drop a .safetensors file or a JSON state dict here.',
   'model.pick': 'Choose a file…',

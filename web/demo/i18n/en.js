@@ -33,11 +33,15 @@ export default {
   'page.simd': 'SIMD (WebAssembly SIMD128)',
   'page.scalar': 'scalar (no SIMD)',
   'page.partFailed': 'This part failed: {err}',
+  'part.simple.toc': 'Simplified attention',
+  'part.simple.title': 'No Q, K, V yet: score, normalise, take the weighted sum',
+  'part.simple.intro':
+    "The skeleton of attention is a weighted sum (tutorial section 2.2). First give every word a score: how much it matters to the word being processed. Then normalise the scores into weights that add up to 1. Finally add up the words' vectors, each times its weight, into a new vector. No queries, keys or values yet: you set the scores by hand.",
 
   'part.sbs.toc': 'Step by step',
   'part.sbs.title': 'Attention step by step: softmax(QKᵀ/√dₖ + mask) · V',
   'part.sbs.intro':
-    "Attention is a weighted sum (§1–2): each query scores every key, the scores are scaled and turned into weights by softmax, and the output is the weighted sum of the values (§4.1, four steps). It opens on the tutorial's §5 NumPy example. Softmax (§4.5) makes every weight positive and every row sum to 1, and it stretches the gaps between scores. Edit Q, K, V (one row per line); click a cell of the mask to hide that key from that query. Every number on the way is attnlab's own (its returnScores option), and so are the masks of today's models below: causal aligned either way, a sliding window and soft-capping.",
+    "The parts before took the steps one at a time; here they join into the four steps of tutorial section 4.1: each query's dot product with every key gives the scores, the scores are scaled, softmax turns them into weights (each positive, every row summing to 1, section 4.5), and the output is the weighted sum of the values. It opens on the tutorial's section 5 NumPy example. Edit Q, K, V (one row per line); click a cell of the mask to hide a key from a query (the <code>masked_fill</code> of section 6.3). Every intermediate result comes straight from attnlab. The “Advanced” fold has the rules today's models add, and a temperature.",
   'part.why.toc': 'Why attention',
   'part.why.title': 'Why attention beats RNN and CNN',
   'part.why.intro':
@@ -87,13 +91,15 @@ export default {
   'sbs.errKv': 'K has {k} rows but V has {v}: every key needs one value row.',
   'sbs.errScale': 'The custom scale must be a number.',
   'sbs.errAttn': "attnlab's scaledDotProductAttention threw {err}",
-  'sbs.sec5Title': "The tutorial's §5 example",
+  'sbs.sec5Title': "The tutorial's section 5 example",
   'sbs.sec5Note':
-    'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], dₖ = 4, scale 1/√4. The first row of each pair is what the tutorial prints; the second is what attnlab computes (softmax of each row of QKᵀ/2).',
-  'sbs.printedRow': 'q{i} · printed',
+    'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], dₖ = 4, scale 1/√4. The first row of each pair is the output the tutorial gives; the second is what attnlab computes (softmax of each row of QKᵀ/2).',
+  'sbs.sec5Guess':
+    "In row 0, q0·k0 = 2, q0·k1 = 0, q0·k2 = 1. Which key should get the largest weight? Think first, then check the tutorial's output in the table.",
+  'sbs.printedRow': 'q{i} · the tutorial',
   'sbs.computedRow': 'q{i} · attnlab',
   'sbs.sec5Why':
-    'The printed numbers cannot be right: q0·k0 = 2 is the largest score in row 0 (q0·k1 = 0, q0·k2 = 1), so k0 must get the largest weight, yet the printed row 0 gives k2 the most.',
+    "The tutorial's numbers cannot be right: q0·k0 = 2 is the largest score in row 0 (q0·k1 = 0, q0·k2 = 1), so k0 must get the largest weight, yet the tutorial's row 0 gives k2 the most.",
   'sbs.liveTitle': 'Your own Q, K, V (starts on the same example)',
   'sbs.matrixAria': '{name} matrix, one row per line',
   'sbs.qTitle': 'queries: one row per query, dₖ columns',
@@ -109,7 +115,7 @@ export default {
   'sbs.temp': 'Temperature',
   'sbs.tempAria': 'temperature',
   'sbs.tempNote':
-    "Temperature T is not in the tutorial's formula: it divides the scaled scores before softmax (scale ÷ T). T > 1 flattens the weights toward uniform, T < 1 sharpens them toward the largest score; T = 1 is plain attention. It shows what softmax does to gaps between scores (§4.5).",
+    "Temperature T is not in the tutorial's formula: it divides the scaled scores before softmax (scale ÷ T). A score gap Δ becomes Δ/T, so a weight ratio e^Δ becomes e^(Δ/T): T > 1 flattens the weights toward uniform, T < 1 sharpens them toward the largest score; T = 1 is plain attention.",
   'sbs.causal': 'Causal mask (isCausal)',
   'sbs.causalOff': 'off',
   'sbs.causalUpperLeft': 'upper-left: j ≤ i',
@@ -121,7 +127,7 @@ export default {
   'sbs.softcapOn': 'on',
   'sbs.softcapAria': 'softcap c',
   'sbs.modernNote':
-    "Today's models add rules of their own, and attnlab applies them itself. The causal mask aligns top-left (training: query i is token i) or bottom-right (decoding with a cache: the Lq queries are the last Lq of the Lk positions, so query i sees keys j ≤ i + Lk − Lq; give Q fewer rows than K to see it). A sliding window (Mistral, Gemma) lets the query at aligned position p see only keys p − left … p + right. Soft-capping (Gemma 2) squeezes every score into (−c, c) with c·tanh(s / c) before the mask. The cells these rules remove are −∞ whatever the fill; the fill applies to the cells you click.",
+    "Today's models add rules of their own, and attnlab has them built in. The causal mask aligns top-left (training: query i is token i) or bottom-right (decoding with a cache: the Lq queries are the last Lq of the Lk positions, so query i sees keys j ≤ i + Lk − Lq; give Q fewer rows than K to see it). A sliding window (Mistral, Gemma 2) lets the query at aligned position p see only keys p − left … p + right. Soft-capping (Gemma 2) squeezes every score into (−c, c) with c·tanh(s / c) before the mask. The cells these rules remove are −∞ whatever the fill; the fill applies to the cells you click.",
   'sbs.lowerRightSquare':
     'Lq = Lk here, so lower-right is the same as upper-left: give Q fewer (or more) rows than K to see the difference.',
   'sbs.callNote':
@@ -171,6 +177,39 @@ export default {
   'sbs.tipMask': 'mask',
   'sbs.tipUnmask': 'unmask',
   'sbs.tagAttnTitle': 'from attn.scaledDotProductAttention',
+  'sbs.advanced': 'Advanced: −∞ fill, temperature, causal alignment, sliding window, softcap',
+  'simple.sentence':
+    'The sentence of tutorial section 2.3: “这只猫因为没有及时喂食所以一直在<b>叫</b>。” (“this cat keeps crying because it was not fed in time”). We process 叫 (crying). The sentence is cut into tokens (the units a model reads; here one word each), and every token has a vector.',
+  'simple.step1': '① Score: whom should 叫 (crying) attend to?',
+  'simple.scoreAria': 'score of {w}',
+  'simple.preset.tutorial': "the tutorial's scores: cat high, fed medium, because low",
+  'simple.preset.equal': 'all scores equal',
+  'simple.preset.close': 'all scores close',
+  'simple.colScore': 'score',
+  'simple.colWeight': "weight (red dashes = 1/n, each word's weight if shared equally)",
+  'simple.step2': '② Normalise: softmax turns scores into weights',
+  'simple.softmaxNote':
+    'Softmax takes e^s of every score and divides by their sum, so every weight is positive and they add up to 1. It only sees differences: two words whose scores differ by Δ get weights in the ratio e^Δ. A gap of 1 is about 2.7 times the weight; a gap of 3 about 20 times. When the scores are close the weights are nearly equal: scores 0.2 and 0.1 give 0.525 and 0.475, flatter than sharing in proportion to the scores (0.667 and 0.333). So softmax “stretches the gaps” only when they are about 1 or more. The weights come from attnlab.',
+  'simple.ratio':
+    "The two largest weights now go to {a} and {b}: score gap Δ = {d}, e^Δ = {r}; their weights' ratio = {w}.",
+  'simple.guess': 'Guess first:',
+  'simple.guessQ':
+    "raise the cat's score by 1 and leave the others alone: by how much does the ratio of the cat's weight to fed's weight grow?",
+  'simple.reveal': 'Show the answer',
+  'simple.guessAnswer':
+    "<b>About 2.72 times, that is e times.</b> Softmax only sees differences: the cat's lead over fed grows by 1, so the ratio of their weights is multiplied by e¹ ≈ 2.72, whatever the other scores are. Drag the cat's slider to check.",
+  'simple.step3': '③ Weighted sum: the new vector of 叫',
+  'simple.mixNote':
+    "Every word's vector has four features, written by hand (not learned) so that the mix can be read. The new vector of 叫 is the words' vectors added up, each times its weight: the larger a word's weight, the more of its features come in. With the tutorial's scores the cat has the largest weight, so the new vector's “animal” grows clearly. The last column is the plain average, for comparison.",
+  'simple.colOwn': "叫's own vector",
+  'simple.colMixed': 'new vector, the weighted sum (attnlab)',
+  'simple.colMean': 'plain average',
+  'simple.feature.animal': 'animal',
+  'simple.feature.sound': 'sound',
+  'simple.feature.cause': 'cause',
+  'simple.feature.function': 'function word',
+  'simple.next':
+    'That is the whole skeleton of attention. The next parts answer three questions: why do it this way (tutorial section 3), where the scores come from (the dot product of a query and a key, sections 4.2–4.3), and why divide by √dₖ (section 4.4). Then “step by step” joins the whole pipeline.',
 
   'dk.note':
     'Random Q and K with N(0, 1) entries; averages over 32 query rows. Without the scale the largest weight climbs toward 1 and the entropy falls toward 0 as dₖ grows; with 1/√dₖ both stay level.',

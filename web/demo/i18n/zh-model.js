@@ -6,7 +6,7 @@ export default {
   'part.model.toc': '你的模型',
   'part.model.title': '你的模型：检查点里的一层，作用在虚构的输入上',
   'part.model.intro':
-    '换上你自己的一层：一个采用 Hugging Face 命名的 <code>.safetensors</code> 检查点（BERT、GPT-2 或 ViT），或第 7 部分用的 JSON 状态字典。attnlab 读取文件（<code>readSafetensors</code>、<code>fromHuggingFace</code>），按 PyTorch 的算法精确运行这一层的注意力，再用 <code>attnlab/viz</code> 画出每个头。注意：这里只运行你选的那一层，输入是虚构的词向量、随机向量或你粘贴的隐藏状态，而不是模型前面各层的真实输出。所以除非你粘贴真实的隐藏状态，这些热力图都不是模型读这段文字时的注意力。文件不会离开你的浏览器。',
+    '换上你自己的一层：一个采用 Hugging Face 命名的 <code>.safetensors</code> 检查点（BERT、GPT-2 或 ViT），或“句子上的多头注意力”部分用的 JSON 状态字典。attnlab 读取文件（<code>readSafetensors</code>、<code>fromHuggingFace</code>），按 PyTorch 的算法精确运行这一层的注意力，再用 <code>attnlab/viz</code> 画出每个头。注意：这里只运行你选的那一层，输入是虚构的词向量、随机向量或你粘贴的隐藏状态，而不是模型前面各层的真实输出。所以除非你粘贴真实的隐藏状态，这些热力图都不是模型读这段文字时的注意力。文件不会离开你的浏览器。',
 
   'model.drop': '把 .safetensors 文件或 JSON 状态字典拖到这里。',
   'model.pick': '选择文件…',

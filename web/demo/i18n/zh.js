@@ -33,11 +33,15 @@ export default {
   'page.simd': 'SIMD（WebAssembly SIMD128）',
   'page.scalar': '标量（无 SIMD）',
   'page.partFailed': '这一部分出错了：{err}',
+  'part.simple.toc': '简化版注意力',
+  'part.simple.title': '先不管 Q、K、V：打分、归一化、加权求和',
+  'part.simple.intro':
+    '注意力的骨架就是加权求和（教程 2.2 节）。先给每个词打一个分数，表示它对当前这个词有多重要；再把分数归一化成权重，让所有权重加起来等于 1；最后按权重把各个词的向量加起来，得到一个新向量。这里先不谈查询、键和值，分数由你亲手来打。',
 
   'part.sbs.toc': '逐步计算',
   'part.sbs.title': '一步一步算注意力：softmax(QKᵀ/√dₖ + 掩码) · V',
   'part.sbs.intro':
-    '注意力就是加权求和（§1–2）：每个查询给所有键打分，分数先缩放，再经 softmax 变成权重，输出是值的加权和（§4.1 的四步）。默认打开的是教程 §5 的 NumPy 示例。softmax（§4.5）让每个权重都为正、每行之和为 1，并拉大分数之间的差距。可以改 Q、K、V（每行一个向量）；点击掩码矩阵的格子，可以让某个查询看不到某个键。沿途的每个数都直接来自 attnlab（它的 returnScores 选项），下面如今模型常用的几种规则也是：两种对齐方式的因果掩码、滑动窗口和软截断。',
+    '前面几部分分开讲了每一步，这里把它们连成教程 4.1 节的四步：查询和每个键做点积得到分数，分数乘以缩放系数，softmax 把分数变成权重（每个权重为正，每行之和为 1，4.5 节），输出是值的加权和。默认打开的是教程第 5 节的 NumPy 示例。可以改 Q、K、V（每行一个向量）；点击掩码矩阵的格子，可以让某个查询看不到某个键（6.3 节的 <code>masked_fill</code>）。每一步的中间结果都由 attnlab 直接算出。“进阶”里还可以试试当今模型常用的几种掩码规则和温度。',
   'part.why.toc': '为什么用注意力',
   'part.why.title': '注意力为什么胜过 RNN 和 CNN',
   'part.why.intro':
@@ -86,13 +90,15 @@ export default {
   'sbs.errKv': 'K 有 {k} 行，V 有 {v} 行：每个键都要对应一行值。',
   'sbs.errScale': '自定义缩放必须是数字。',
   'sbs.errAttn': 'attnlab 的 scaledDotProductAttention 报错：{err}',
-  'sbs.sec5Title': '教程 §5 示例',
+  'sbs.sec5Title': '教程第 5 节的示例',
   'sbs.sec5Note':
-    'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]]，dₖ = 4，缩放 1/√4。每组第一行是教程印出的权重，第二行是 attnlab 算出的权重（对 QKᵀ/2 的每一行做 softmax）。',
-  'sbs.printedRow': 'q{i} · 教程印出',
+    'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]]，dₖ = 4，缩放 1/√4。每组第一行是教程给出的运行结果，第二行是 attnlab 算出的权重（对 QKᵀ/2 的每一行做 softmax）。',
+  'sbs.sec5Guess':
+    '第 0 行里，q0·k0 = 2，q0·k1 = 0，q0·k2 = 1。哪个键该得到最大的权重？先想一想，再对照下表里教程给出的结果。',
+  'sbs.printedRow': 'q{i} · 教程给出',
   'sbs.computedRow': 'q{i} · attnlab 算出',
   'sbs.sec5Why':
-    '教程印出的数不可能对：第 0 行里 q0·k0 = 2 是最大的分数（q0·k1 = 0，q0·k2 = 1），所以 k0 的权重必须最大，而印出的第 0 行却让 k2 的权重最大。',
+    '教程给出的结果不可能正确：第 0 行里 q0·k0 = 2 是最大的分数（q0·k1 = 0，q0·k2 = 1），所以 k0 的权重必须最大，而教程的第 0 行却让 k2 的权重最大。',
   'sbs.liveTitle': '自己动手改 Q、K、V（初始值就是上面的示例）',
   'sbs.matrixAria': '{name} 矩阵，每行一个向量',
   'sbs.qTitle': '查询：每个查询一行，共 dₖ 列',
@@ -108,7 +114,7 @@ export default {
   'sbs.temp': '温度',
   'sbs.tempAria': '温度',
   'sbs.tempNote':
-    '温度 T 不在教程的公式里：它在 softmax 之前再把缩放后的分数除以 T（缩放 ÷ T）。T > 1 让权重趋于均匀，T < 1 让权重向最大分数集中；T = 1 就是普通的注意力。拖动它可以直观看到 softmax 如何放大分数之间的差距（§4.5）。',
+    '温度 T 不在教程的公式里：它在 softmax 之前再把缩放后的分数除以 T（缩放 ÷ T）。分数差 Δ 变成 Δ/T，权重之比从 e^Δ 变成 e^(Δ/T)：T > 1 让权重趋于均匀，T < 1 让权重向最大的分数集中；T = 1 就是普通的注意力。',
   'sbs.causal': '因果掩码（isCausal）',
   'sbs.causalOff': '关',
   'sbs.causalUpperLeft': '左上对齐：j ≤ i',
@@ -120,9 +126,10 @@ export default {
   'sbs.softcapOn': '开',
   'sbs.softcapAria': '软截断系数 c',
   'sbs.modernNote':
-    '如今的模型还有自己的规则，attnlab 会直接处理。因果掩码可以左上对齐（训练时：查询 i 就是第 i 个词元），也可以右下对齐（用缓存解码时：Lq 个查询是 Lk 个位置中的最后 Lq 个，所以查询 i 能看到键 j ≤ i + Lk − Lq；让 Q 的行数比 K 少就能看出区别）。滑动窗口（Mistral、Gemma）让对齐位置为 p 的查询只看键 p − left … p + right。软截断（Gemma 2）在加掩码之前用 c·tanh(s / c) 把每个分数压进 (−c, c)。这些规则去掉的格子一律是 −∞，与填充值无关；填充值只作用于你点击的格子。',
+    '现代大模型在此基础上又加了几条规则，attnlab 都已内置。因果掩码可以左上对齐（训练时：查询 i 就是第 i 个词元），也可以右下对齐（用缓存解码时：Lq 个查询是 Lk 个位置中的最后 Lq 个，所以查询 i 能看到键 j ≤ i + Lk − Lq；让 Q 的行数比 K 少就能看出区别）。滑动窗口（Mistral、Gemma 2）让对齐位置为 p 的查询只看键 p − left … p + right。软截断（Gemma 2）在加掩码之前用 c·tanh(s / c) 把每个分数压进 (−c, c)。这些规则去掉的格子一律是 −∞，与填充值无关；填充值只作用于你点击的格子。',
   'sbs.lowerRightSquare': '这里 Lq = Lk，右下对齐和左上对齐完全一样：让 Q 的行数比 K 少（或多），就能看出区别。',
-  'sbs.callNote': '下面每一步都是用同样的选项调用一次 attnlab，只有 returnScores 不同（QKᵀ 那一步另把 scale 设为 1）：',
+  'sbs.callNote':
+    '下面每一步都是用同样的选项调用一次 attnlab，只有 returnScores 选项不同（QKᵀ 那一步另把 scale 设为 1）：',
   'sbs.errWindow': '窗口的两端都必须是 ≥ −1 的整数（−1 表示不限），现在是 "{v}"。',
   'sbs.errSoftcap': '软截断系数 c 必须是大于 0 的数，现在是 "{v}"。',
   'sbs.sCap': '软截断（softcap）',
@@ -168,6 +175,37 @@ export default {
   'sbs.tipMask': '屏蔽',
   'sbs.tipUnmask': '取消屏蔽',
   'sbs.tagAttnTitle': '来自 attn.scaledDotProductAttention',
+  'sbs.advanced': '进阶：−∞ 填充、温度、因果掩码的对齐、滑动窗口、软截断',
+  'simple.sentence':
+    '教程 2.3 节的句子：“这只猫因为没有及时喂食所以一直在<b>叫</b>。”下面处理的是“叫”。句子已经切成词元（token：模型处理文本的基本单位，这里一个词算一个词元），每个词元有一个向量。',
+  'simple.step1': '① 打分：“叫”该关注谁？',
+  'simple.scoreAria': '“{w}”的分数',
+  'simple.preset.tutorial': '教程的打分：猫高，喂食中，因为低',
+  'simple.preset.equal': '分数全部相同',
+  'simple.preset.close': '分数都很接近',
+  'simple.colScore': '分数',
+  'simple.colWeight': '权重（红色虚线 = 1/n，平均分配时每个词的权重）',
+  'simple.step2': '② 归一化：softmax 把分数变成权重',
+  'simple.softmaxNote':
+    'softmax 先对每个分数取指数 e^s，再除以它们的和，所以每个权重都是正数，加起来等于 1。它只看分数之间的差：两个词的分数差 Δ，权重之比就是 e^Δ。差 1 分，权重约差 2.7 倍；差 3 分，约差 20 倍。分数都很接近时，权重几乎平均：0.2 和 0.1 两个分数，softmax 给出 0.525 和 0.475，比按分数比例分（0.667 和 0.333）还要平均。所以说 softmax“拉大差距”，只在分数差不小于 1 左右时才成立。权重由 attnlab 算出。',
+  'simple.ratio': '现在权重最大的两个词是“{a}”和“{b}”：分数差 Δ = {d}，e^Δ = {r}；两者的权重之比 = {w}。',
+  'simple.guess': '先猜再看：',
+  'simple.guessQ': '把“猫”的分数加 1，其他分数不变，“猫”和“喂食”的权重之比会变成原来的几倍？',
+  'simple.reveal': '看答案',
+  'simple.guessAnswer':
+    '<b>约 2.72 倍，也就是 e 倍。</b>softmax 只看分数差：“猫”比“喂食”多出的分数增加了 1，权重之比就乘以 e¹ ≈ 2.72，和其他词的分数无关。拖动“猫”的滑块验证一下。',
+  'simple.step3': '③ 加权求和：“叫”的新向量',
+  'simple.mixNote':
+    '每个词的向量有四个特征。为了看得懂，这些向量是手写的，不是学出来的。“叫”的新向量就是各词向量按权重相加：权重越大的词，它的特征混进来得越多。用教程的打分时，“猫”的权重最大，所以新向量的“动物”一项明显变大。最后一列是不加权的简单平均，用来对比。',
+  'simple.colOwn': '“叫”原来的向量',
+  'simple.colMixed': '加权求和后的新向量（attnlab）',
+  'simple.colMean': '简单平均',
+  'simple.feature.animal': '动物',
+  'simple.feature.sound': '声音',
+  'simple.feature.cause': '原因',
+  'simple.feature.function': '虚词',
+  'simple.next':
+    '这就是注意力的全部骨架。后面几部分回答三个问题：为什么要这样做（教程第 3 节），分数从哪里来（查询和键的点积，4.2–4.3 节），为什么要除以 √dₖ（4.4 节）。然后“逐步计算”把整条流程连起来。',
 
   'dk.note':
     'Q 和 K 的分量取自 N(0, 1)，结果是 32 个查询行的平均。不缩放时，随着 dₖ 增大，最大权重趋近 1，熵趋近 0；用 1/√dₖ 缩放时两者都保持平稳。',

@@ -32,7 +32,7 @@ function matrixInputs(store) {
 }
 
 /**
- * The scale radios, the custom scale box and the temperature slider.
+ * The scale radios with the custom scale box, and the temperature slider.
  * @param {SbsStore} store
  */
 function scaleControls(store) {
@@ -71,10 +71,29 @@ function scaleControls(store) {
     tempVal.textContent = Number(tempIn.value).toFixed(2);
     store.set({ temp: Number(tempIn.value) });
   });
-  return [
-    group(t('sbs.scale'), h('div.radio-row', {}, scaleRadios, customIn)),
-    labelled('sbs-temp', h('span', {}, t('sbs.temp'), ' T = ', tempVal), tempIn),
-  ];
+  return {
+    scale: group(t('sbs.scale'), h('div.radio-row', {}, scaleRadios, customIn)),
+    temp: labelled('sbs-temp', h('span', {}, t('sbs.temp'), ' T = ', tempVal), tempIn),
+  };
+}
+
+/**
+ * The "进阶" fold, closed at first: the −∞ fill, the temperature, attnlab's own rules and their notes. The
+ * tutorial's path (0/1 mask, 1/√dₖ) stays outside it.
+ * @param {SbsStore} store
+ * @param {HTMLElement} fillCtl
+ * @param {HTMLElement} tempCtl
+ */
+function advancedFold(store, fillCtl, tempCtl) {
+  return h(
+    'details.advanced',
+    { id: 'sbs-advanced' },
+    h('summary', { text: t('sbs.advanced') }),
+    h('div.controls', {}, fillCtl, tempCtl),
+    modernControls(store),
+    h('p.note', { id: 'sbs-temp-note', text: t('sbs.tempNote') }),
+    h('p.note', { id: 'sbs-modern-note', text: t('sbs.modernNote') }),
+  );
 }
 
 /**
@@ -182,6 +201,7 @@ export function mount(root, attn) {
   const store = createStore({ ...START, masked: new Set() });
   const boxes = matrixInputs(store);
   const [fillCtl, clearBtn, resetBtn] = maskControls(store, boxes);
+  const scale = scaleControls(store);
   const msg = h('div');
   const callLine = h('p.note', { id: 'sbs-call' });
   const pipeline = h('div.pipeline', { id: 'sbs-pipeline' });
@@ -195,10 +215,8 @@ export function mount(root, attn) {
       h('label', { for: 'sbs-in-k', title: t('sbs.kTitle') }, 'K (Lk × dₖ)', boxes.k),
       h('label', { for: 'sbs-in-v', title: t('sbs.vTitle') }, 'V (Lk × dᵥ)', boxes.v),
     ),
-    h('div.controls', {}, scaleControls(store), fillCtl, clearBtn, resetBtn),
-    modernControls(store),
-    h('p.note', { id: 'sbs-temp-note', text: t('sbs.tempNote') }),
-    h('p.note', { id: 'sbs-modern-note', text: t('sbs.modernNote') }),
+    h('div.controls', {}, scale.scale, clearBtn, resetBtn),
+    advancedFold(store, fillCtl, scale.temp),
     msg,
     callLine,
     pipeline,

@@ -181,7 +181,7 @@ function costTable() {
   const rows = costSplit(E, [128, 512, 1024, 2048]);
   const g = (/** @type {number} */ x) => (x / 1e9).toFixed(2);
   return h(
-    'div.scroll',
+    'div.scroll-x',
     {},
     h('p.note', { text: t('speed.costNote', { E, L: crossover(E), x: fmt(rows[1].growth, 1) }) }),
     h(

@@ -1,0 +1,186 @@
+// @ts-check
+// Part "simplified attention" (§2.2–2.3): the tutorial's sentence, one score slider per word for 叫 (① score),
+// the weights softmax makes of them with 1/n marked (② normalise), 叫's new vector as the weighted sum of the
+// words' vectors (③ mix), and a guess-then-reveal question on e^Δ. Scores live in the part's store.
+
+import { h } from '../../widgets/dom.js';
+import { seqColor } from '../../widgets/colours.js';
+import { createStore } from '../../store.js';
+import { fmt } from '../../shared/format.js';
+import { t, LANG } from '../../i18n.js';
+import { WORDS, FEATURES, VECTORS, PRESETS, mix, weightRatio, argmax } from './compute.js';
+
+/** @typedef {import('../../store.js').Store<{ scores: number[] }>} SimpleStore */
+
+/** A word as the page shows it: the Chinese word, with its gloss on the English page. @param {number} j */
+const word = (j) => (LANG === 'zh' ? WORDS[j][0] : `${WORDS[j][0]} (${WORDS[j][1]})`);
+
+/**
+ * One row per word: its score slider and, filled in by drawWeights, its weight bar and value.
+ * @param {SimpleStore} store
+ */
+function scoreRows(store) {
+  return WORDS.map((_, j) => {
+    const out = h('output.mono', { id: `simple-score-${j}-value` });
+    const slider = h('input', {
+      type: 'range',
+      id: `simple-score-${j}`,
+      min: '-3',
+      max: '5',
+      step: '0.1',
+      'aria-label': t('simple.scoreAria', { w: word(j) }),
+    });
+    slider.addEventListener('input', () => {
+      const scores = [...store.get().scores];
+      scores[j] = Number(slider.value);
+      store.set({ scores });
+    });
+    const bar = h('div.simple-bar', {}, h('i'), h('b.uniform'));
+    const weight = h('td.mono');
+    const row = h('tr', { 'data-j': j }, h('th', { scope: 'row', text: word(j) }), h('td', {}, slider, ' ', out));
+    row.append(h('td', {}, bar), weight);
+    return { row, slider, out, bar, weight };
+  });
+}
+
+/** The preset buttons. @param {SimpleStore} store */
+function presetButtons(store) {
+  return h(
+    'div.controls',
+    {},
+    Object.entries(PRESETS).map(([name, scores]) =>
+      h('button', {
+        type: 'button',
+        id: `simple-preset-${name}`,
+        text: t(`simple.preset.${name}`),
+        onclick: () => store.set({ scores: [...scores] }),
+      }),
+    ),
+  );
+}
+
+/**
+ * Sliders, bars and values for the current scores and weights; 1/n marked on every bar.
+ * @param {ReturnType<typeof scoreRows>} rows
+ * @param {number[]} scores
+ * @param {ReturnType<typeof mix>} m
+ */
+function drawWeights(rows, scores, m) {
+  rows.forEach((r, j) => {
+    r.slider.value = String(scores[j]);
+    r.out.textContent = fmt(scores[j], 1);
+    const fill = /** @type {HTMLElement} */ (r.bar.firstChild);
+    fill.style.width = `${100 * m.weights[j]}%`;
+    fill.style.background = seqColor(0.35 + 0.65 * m.weights[j]);
+    /** @type {HTMLElement} */ (r.bar.lastChild).style.left = `${100 * m.uniform}%`;
+    r.weight.textContent = fmt(m.weights[j], 3);
+    r.row.dataset.weight = String(m.weights[j]);
+  });
+}
+
+/**
+ * The ratio of the two largest weights, read as e^Δ of their scores.
+ * @param {number[]} scores
+ * @param {number[]} w
+ */
+function ratioText(scores, w) {
+  const a = argmax(w);
+  const rest = w.map((x, j) => (j === a ? -1 : x));
+  const b = argmax(rest);
+  const d = scores[a] - scores[b];
+  return t('simple.ratio', { a: word(a), b: word(b), d: fmt(d, 1), r: fmt(weightRatio(d), 2), w: fmt(w[a] / w[b], 2) });
+}
+
+/**
+ * 叫's own vector, its new (weighted) vector and the plain average, feature by feature.
+ * @param {number[]} output
+ */
+function mixTable(output) {
+  const own = VECTORS[VECTORS.length - 1];
+  const mean = FEATURES.map((_, f) => VECTORS.reduce((s, v) => s + v[f], 0) / VECTORS.length);
+  const cell = (/** @type {number} */ v) => h('td.mono', { style: `background:${seqColor(v)}`, text: fmt(v, 2) });
+  return h(
+    'table.answers',
+    { id: 'simple-mix' },
+    h(
+      'tr',
+      {},
+      ['', t('simple.colOwn'), t('simple.colMixed'), t('simple.colMean')].map((c) =>
+        h('th', { scope: 'col', text: c }),
+      ),
+    ),
+    FEATURES.map((f, i) =>
+      h('tr', { 'data-feature': f }, h('th', { scope: 'row', text: t(`simple.feature.${f}`) }), [
+        cell(own[i]),
+        cell(output[i]),
+        cell(mean[i]),
+      ]),
+    ),
+  );
+}
+
+/** "先猜再看": the question, and the answer behind a button. */
+function guessCard() {
+  const answer = h('p', { id: 'simple-answer', hidden: true, html: t('simple.guessAnswer') });
+  const btn = h('button', { type: 'button', id: 'simple-reveal', text: t('simple.reveal') });
+  btn.addEventListener('click', () => {
+    answer.hidden = false;
+    btn.hidden = true;
+  });
+  return h(
+    'div.guess',
+    { id: 'simple-guess' },
+    h('p', {}, h('b', { text: t('simple.guess') }), ' ', t('simple.guessQ')),
+    btn,
+    answer,
+  );
+}
+
+/**
+ * @param {HTMLElement} root
+ * @param {import('../../attnlab.js').Attnlab} attn
+ */
+export function mount(root, attn) {
+  const store = createStore({ scores: [...PRESETS.tutorial] });
+  const rows = scoreRows(store);
+  const ratio = h('p.note', { id: 'simple-ratio' });
+  const mixBox = h('div.scroll-x');
+  const head = h(
+    'tr',
+    {},
+    ['', t('simple.colScore'), t('simple.colWeight'), ''].map((c) => h('th', { text: c })),
+  );
+  root.append(
+    h('p.simple-sentence', { html: t('simple.sentence') }),
+    h('h3', { text: t('simple.step1') }),
+    presetButtons(store),
+    h(
+      'div.scroll-x',
+      {},
+      h(
+        'table.answers.simple-table',
+        { id: 'simple-table' },
+        head,
+        rows.map((r) => r.row),
+      ),
+    ),
+    h('h3', { text: t('simple.step2') }),
+    h('p.note', { text: t('simple.softmaxNote') }),
+    ratio,
+    guessCard(),
+    h('h3', { text: t('simple.step3') }),
+    h('p.note', { text: t('simple.mixNote') }),
+    mixBox,
+    h('p.note', { html: t('simple.next') }),
+  );
+  /** @param {{ scores: number[] }} st */
+  const render = (st) => {
+    const m = mix(attn, st.scores);
+    drawWeights(rows, st.scores, m);
+    ratio.textContent = ratioText(st.scores, m.weights);
+    mixBox.replaceChildren(mixTable(m.output));
+    Object.assign(root.dataset, { weights: JSON.stringify(m.weights), output: JSON.stringify(m.output) });
+  };
+  store.subscribe(render);
+  render(store.get());
+}

@@ -26,9 +26,9 @@ export default {
     'A map per query head: row t is the query of step t, columns are the cached positions (the cache grows to the right). Heads of one colour share one key/value head.',
   'decode.head': 'head {h} · K/V head {g}',
   'decode.role0': 'asks for position t − 2: the token it copies',
-  'decode.role1': 'asks for position t − 1 (same keys as head 0)',
+  'decode.role1': 'asks for position t − 1 (same keys as head 1)',
   'decode.role2': 'asks for its own token: earlier copies of it',
-  'decode.role3': 'asks nothing (q = 0): the plain mean (same keys as head 2)',
+  'decode.role3': 'asks nothing (q = 0): the plain mean (same keys as head 3)',
   'decode.empty': 'empty cache: press Step',
   'decode.cost':
     'Step {t} read {n} cached positions: {kv} key/value heads × {n} × {d} numbers, twice (K and V) = {f} floats, instead of {full} without grouped heads. A step costs O(context): it grows with the cache, one row at a time; recomputing the whole sequence each step would cost O(L²).',

@@ -273,7 +273,7 @@ export default {
   'heads.xNote': 'B = {B} sentences of 4 tokens, 8 features each (random, seeded).',
   'heads.projNote': 'Three learned linear maps of the same x: Q, K and V are different tensors, and none of them is x.',
   'heads.viewNote':
-    'view only regroups the 8 features as 2 heads × 4: the numbers do not move. Features 0–3 go to head 0, 4–7 to head 1.',
+    'view only regroups the 8 features as 2 heads × 4: the numbers do not move. Features 0–3 go to head 1, 4–7 to head 2.',
   'heads.transposeNote':
     'transpose(1, 2) brings the head dimension forward, so that each head holds a (4, 4) matrix of its own: 4 tokens × dₖ = 4.',
   'heads.attnNote':
@@ -289,13 +289,13 @@ export default {
   'heads.wrongFix':
     'transpose(0, 1) swapped batch and heads instead of the last two dimensions. Write K.transpose(-2, -1).',
   'heads.wrongSilent':
-    "No error here, because B = H and L = dₖ make the shapes fit by accident, but the numbers are wrong: head 0's weights differ from the right ones by up to {d}. Try B = 3 to see the shape error.",
-  'heads.wrongW': 'weights with the wrong transpose (item 0, head 0)',
+    "No error here, because B = H and L = dₖ make the shapes fit by accident, but the numbers are wrong: head 1's weights differ from the right ones by up to {d}. Try B = 3 to see the shape error.",
+  'heads.wrongW': 'weights with the wrong transpose (first item, head 1)',
 
   'myths.m1': '§8.1 · Attention does not find the right thing by itself',
   'myths.m1Note':
     'A freshly initialised layer on random tokens: its mean row entropy is {e} nats, against {u} for perfectly uniform weights. Nothing has taught it where to look; only training on data shapes the projections (see the training part).',
-  'myths.m1Caption': 'untrained layer, head 0',
+  'myths.m1Caption': 'untrained layer, head 1',
   'myths.m2': '§8.2 · A large weight is not a large effect',
   'myths.m2Note':
     'A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. Ranked by ‖α₀ⱼ·vⱼ‖, k{c} matters most; ranked by masking, k{m}. Importance depends on the intervention. A weight map is a view, not an explanation.',

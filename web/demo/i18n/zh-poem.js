@@ -5,14 +5,14 @@ export default {
   'part.poem.toc': '读过唐诗的小模型',
   'part.poem.title': '一个读过唐宋绝句的小 Transformer',
   'part.poem.intro':
-    '前面的例子不是玩具任务，就是随机权重。这一节换成一个真正训练过的模型，虽然很小：字级别的 Llama（RMSNorm、RoPE、SwiGLU；4 层，每层 4 个头），由 attnlab 自己在约 8.9 万首唐宋绝句上训练而成。页面像加载任何检查点一样加载它（<code>readSafetensors</code> + <code>loadModel</code>），让它写诗，看每个头在看哪里，把头关掉看看会怎样；最后按 §10.1 学习路径的建议，在你的浏览器里从零训练一个更小的模型。',
+    '前面的例子不是玩具任务，就是随机权重。这一节换成一个真正训练过的模型，虽然很小：字级别的 Llama（RMSNorm、RoPE、SwiGLU；4 层，每层 4 个头），由 attnlab 自己在约 8.9 万首唐宋绝句上训练而成。页面像加载任何检查点一样加载它（<code>readSafetensors</code> + <code>loadModel</code>），让它写诗，看每个头在看哪里，把头关掉看看会怎样；最后按教程 10.1 节的学习路径的建议，在你的浏览器里从零训练一个更小的模型。',
 
   'poem.loading': '正在加载诗歌模型（config.json、model.safetensors、tokenizer.json 和留出的诗）……',
   'poem.loadFailed': '诗歌模型加载失败：{err}',
   'poem.httpError': '{f}：HTTP {s}',
   'poem.waiting': '等待模型加载……',
   'poem.facts':
-    '<strong>模型概况</strong>：{p} M 参数，{L} 层 × {H} 个头，E = {E}，词表 {V} 个字。在留出的绝句上，它的损失是每字 {loss} nats（共 {n} 个字）；作为对照，字二元模型是 {bigram}，只看字频是 {unigram}。',
+    '<strong>模型概况</strong>：{p} M 参数，{L} 层 × {H} 个头，E = {E}，词表 {V} 个字。在留出的绝句上，它的损失是每字 {loss} 奈特（共 {n} 个字）；作为对照，字二元模型是 {bigram}，只看字频是 {unigram}。',
   'poem.layer': '第 {l} 层',
   'poem.lh': 'L{l} H{h}',
   'poem.headN': 'H{h}',
@@ -50,9 +50,9 @@ export default {
     '同一架构、刚初始化的权重（<code>createModel(model.config)</code>，种子 1）写出来的是乱码，它的因果注意力在已有的字上几乎是均匀的：热力图里的下三角来自因果掩码，不是学出来的。这个开关作用于本节所有面板。',
   'poem.model.trained': '训练好的模型',
   'poem.model.random': '随机初始化',
-  'poem.compare.trained': '训练好的：留出诗上每字 {loss} nats；注意力平均熵 {e}（均匀分布为 {u}）。',
-  'poem.compare.random': '随机的：每字 {loss} nats；注意力平均熵 {e}（均匀分布为 {u}）。',
-  'poem.compare.lnV': '在 {V} 个字里均匀瞎猜，代价是 ln V = {v} nats（{n} 首留出诗）。',
+  'poem.compare.trained': '训练好的：留出诗上每字 {loss} 奈特；注意力平均熵 {e}（均匀分布为 {u}）。',
+  'poem.compare.random': '随机的：每字 {loss} 奈特；注意力平均熵 {e}（均匀分布为 {u}）。',
+  'poem.compare.lnV': '在 {V} 个字里均匀瞎猜，代价是 ln V = {v} 奈特（{n} 首留出诗）。',
 
   'poem.grid.title': '每个头在看什么：测出来的',
   'poem.grid.sec': '§7.1 · §7.2',
@@ -80,7 +80,7 @@ export default {
   'poem.mask.note':
     '关掉一个头，就是把它的注意力权重乘以 0（<code>headMask</code>）。它在留出诗上的损失，以及用同一组随机数写出的诗，会告诉你这个头做了什么。下表把每个头注意力的“尖锐程度”（熵比均匀分布低多少）和去掉它的代价放在一起：单看注意力权重，说不清哪个头真正重要。',
   'poem.maskReset': '全部打开',
-  'poem.maskLoss': '留出诗上的损失（{n} 首）：所有头都在时 {a}，关掉 {off} 后 {b}（变化 {d} nats）。',
+  'poem.maskLoss': '留出诗上的损失（{n} 首）：所有头都在时 {a}，关掉 {off} 后 {b}（变化 {d} 奈特）。',
   'poem.maskIntact': '所有头：',
   'poem.maskMasked': '关掉之后：',
   'poem.ablating': '正在用 {n} 首留出诗逐个去掉每个头……',
@@ -94,7 +94,7 @@ export default {
   'poem.train.title': '在这里从零训练一个',
   'poem.train.sec': '§10.1',
   'poem.train.note':
-    '同一家族的更小模型（E = 64，2 层 × 4 个头）在 Web Worker 里用 <code>trainStep</code>（AdamW）训练：数据是留出的绝句（留下最后一首作观察用），或者你粘贴的任意文本，一个字一个词元。看观察诗上每个头的注意力熵：开始时接近均匀分布的水平，随着头找到结构而下降。数据这么少，模型很快就开始死记：训练损失还在降，观察诗的损失（虚线）却不再下降，甚至回升。',
+    '同一家族的更小模型（E = 64，2 层 × 4 个头）在后台线程（Web Worker）里用 <code>trainStep</code>（AdamW）训练：数据是留出的绝句（留下最后一首作观察用），或者你粘贴的任意文本，一个字一个词元。看观察诗上每个头的注意力熵：开始时接近均匀分布的水平，随着头找到结构而下降。数据这么少，模型很快就开始死记：训练损失还在降，观察诗的损失（虚线）却不再下降，甚至回升。',
   'poem.src.poems': '绝句',
   'poem.src.text': '我的文本',
   'poem.textAria': '你的文本（任何语言，一个字一个词元）',

@@ -15,7 +15,7 @@ export default {
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
   'page.lede':
-    "这是中文注意力教程的配套页面，面板按教程的顺序排列（标题右侧的 § 是教程的节号）。页面上每一次注意力计算都由 attnlab 完成。其余的是普通 JavaScript：生成输入、算熵和范数这类统计量、数路径长度、玩具模型的词嵌入和残差、“问题排查”里故意写错的那一栏，以及测速用的参考实现。attnlab 是用 C++/Highway 写成、编译为 WebAssembly 的注意力库，这里通过它的 npm 包调用（<code>import { init } from 'attnlab'</code>）。",
+    "这是中文注意力教程的配套页面，面板按教程的顺序排列（标题右侧的小标记是教程的节号）。页面上每一次注意力计算都由 attnlab 完成。其余的是普通 JavaScript：生成输入、算熵和范数这类统计量、数路径长度、玩具模型的词嵌入和残差、“问题排查”里故意写错的那一栏，以及测速用的参考实现。attnlab 是用 C++/Highway 写成、编译为 WebAssembly 的注意力库，这里通过它的 npm 包调用（<code>import { init } from 'attnlab'</code>）。",
   'page.buildTitle': 'attn.variant：init() 加载的是哪个 WebAssembly 版本',
   'page.loading': '正在加载 attnlab…',
   'page.build': '版本',
@@ -24,7 +24,7 @@ export default {
   'page.tocAria': '目录，按教程顺序',
   'page.secTitle': '本面板对应教程的哪几节',
   'page.foot': 'attnlab 演示页 · 只用了包的公开 API',
-  'page.footLink': '关于本页和 state dict 文件格式（英文）',
+  'page.footLink': '关于本页和状态字典文件格式（英文）',
   'page.notLoaded': 'attnlab 未加载',
   'page.importFailed':
     '无法导入 /dist/index.mjs（构建好的 attnlab 包）：{err}\n请先运行 `bash scripts/build.sh`（或 `npm start`，它也会构建），再刷新页面。',
@@ -45,38 +45,38 @@ export default {
   'part.why.toc': '为什么用注意力',
   'part.why.title': '注意力为什么胜过 RNN 和 CNN',
   'part.why.intro':
-    'RNN 要把第 1 个词的信息传到第 n 个词，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（§3）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
+    'RNN 要把第 1 个词的信息传到第 n 个词，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（教程第 3 节）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
   'part.dot.toc': '查询/键/值与点积',
   'part.dot.title': '图书馆类比：查询、键、值，以及用点积衡量相似度',
   'part.dot.intro':
-    '把注意力想成一座图书馆（§4.2）：你的问题是查询，书脊上的标题是用来匹配的键，书的内容是值；你带走的是各本书内容的混合，混合比例取决于标题和问题有多匹配。匹配程度用点积来算（§4.3）：两个向量方向一致时点积大，垂直时为 0，方向相反时为负。拖动查询 q 和各个键，看分数和 softmax 权重怎么变。',
+    '把注意力想成一座图书馆（教程 4.2 节）：你的问题是查询，书脊上的标题是用来匹配的键，书的内容是值；你带走的是各本书内容的混合，混合比例取决于标题和问题有多匹配。匹配程度用点积来算（教程 4.3 节）：两个向量方向一致时点积大，垂直时为 0，方向相反时为负。拖动查询 q 和各个键，看分数和 softmax 权重怎么变。',
   'part.dk.toc': '为什么除以 √dₖ',
   'part.dk.title': '为什么要除以 √dₖ',
   'part.dk.intro':
-    '两个长度为 dₖ、各分量方差为 1 的随机向量，点积的方差是 dₖ（§4.4）。不缩放时分数随 √dₖ 变大，softmax 饱和（几乎全部权重落在一个键上），梯度也随之消失。除以 √dₖ 后，不论 dₖ 多大，分数的方差都保持为 1。下图的权重由 attnlab 分别用缩放 1/√dₖ 和缩放 1 算出。',
+    '两个长度为 dₖ、各分量方差为 1 的随机向量，点积的方差是 dₖ（教程 4.4 节）。熵衡量一行权重有多分散：平均分给 n 个键时最大，为 ln n；全压在一个键上时为 0（单位是奈特，用的是自然对数）。不缩放时分数随 √dₖ 变大，softmax 饱和（几乎全部权重落在一个键上），梯度也随之消失。除以 √dₖ 后，不论 dₖ 多大，分数的方差都保持为 1。下图的权重由 attnlab 分别用缩放 1/√dₖ 和缩放 1 算出。',
   'part.cross.toc': '自注意力与交叉注意力、批量',
   'part.cross.title': '自注意力、交叉注意力和一批序列',
   'part.cross.intro':
-    '自注意力里 Q、K、V 都来自同一个序列；交叉注意力里查询来自一个序列（解码器），K = V 来自另一个序列（编码器），后者可以更长（§4.6）。这时权重矩阵是 Lq × Lk，不再是方阵。实际使用时输入带有批量维，形状为 (batch, seq, dₖ)，批内每个样本各算各的（§6.1）。',
+    '自注意力里 Q、K、V 都来自同一个序列；交叉注意力里查询来自一个序列（解码器），K = V 来自另一个序列（编码器），后者可以更长（教程 4.6 节）。这时权重矩阵是 Lq × Lk，不再是方阵。实际使用时输入带有批量维，形状为 (batch, seq, dₖ)，批内每个样本单独计算（教程 6.1 节）。',
   'part.heads.toc': '从 X 到多头再回来',
   'part.heads.title': '从 X 到多头再回来：MultiHeadAttention(d_model=8, num_heads=2)',
   'part.heads.intro':
-    'Q、K、V 不是 X 本身，而是 X 乘上可学习的矩阵 W_Q、W_K、W_V（§6.2）。多头注意力用 <code>view</code> + <code>transpose</code> 把它们拆成多个头，每个头各自算注意力，再用 <code>transpose</code> + <code>view</code> 拼回去，最后乘 W_O（§6.3–6.4、§7.2）。下面每个张量都标了形状，列按头着色，每个头的注意力都由 attnlab 计算。最后一行把结果和 attnlab 自己的 <code>mha.forward</code> 对比。',
+    'Q、K、V 不是 X 本身，而是 X 乘上可学习的矩阵 W_Q、W_K、W_V（教程 6.2 节）。多头注意力用 <code>view</code> + <code>transpose</code> 把它们拆成多个头，每个头各自算注意力，再用 <code>transpose</code> + <code>view</code> 拼回去，最后乘 W_O（教程 6.3–6.4 节和 7.2 节）。下面每个张量都标了形状，列按头着色，每个头的注意力都由 attnlab 计算。最后一行把结果和 attnlab 自己的 <code>mha.forward</code> 对比。',
   'part.mha.toc': '句子上的多头注意力',
   'part.mha.title': '句子上的多头注意力',
   'part.mha.intro':
     '每个头用自己的 W_Q、W_K、W_V 投影词元，各自计算注意力，所以不同的头可以关注不同的关系（教程 7.1 节）；只有一个头时，所有信息只能挤进一次加权平均。试试教程里的句子（2.3 节）：权重未经训练时，每行都接近均匀（每格约 1/n），只带一点随机起伏（8.1 节）；换成玩具模型，各个头学到了清晰的模式。',
   'part.myths.toc': '常见误区',
   'part.myths.title': '五个常见误区，用数字说话',
-  'part.myths.intro': '教程 §8 列出了理解注意力时的五个误区。下面每一栏用 attnlab 算出的数字展示其中一个。',
+  'part.myths.intro': '教程第 8 节列出了理解注意力时的五个误区。下面每一栏用 attnlab 算出的数字展示其中一个。',
   'part.pitfalls.toc': '问题排查',
   'part.pitfalls.title': '问题排查表，逐行演示',
   'part.pitfalls.intro':
-    '教程 §9 表格的每一行。<span class="tag wrong">错误</span>一栏是故意写错的纯 JavaScript；<span class="tag right">正确</span>一栏是 attnlab。',
+    '教程第 9 节表格的每一行。<span class="tag wrong">错误</span>一栏是故意写错的纯 JavaScript；<span class="tag right">正确</span>一栏是 attnlab。',
   'part.train.toc': '自己训练',
   'part.train.title': '自己训练：从均匀到有结构',
   'part.train.intro':
-    '教程的学习路径（§10）最后建议做一个小任务，看注意力权重怎样从均匀分布变得有结构。这里一个单层 Transformer（词嵌入 + 位置编码 + 多头注意力 + 残差 + 输出层）在 Web Worker 里训练，用 attnlab 的反向传播和 Adam（<code>model.trainStep</code>），每步一批新的随机样本。熵曲线显示每个头怎样离开均匀分布的水平 ln T。',
+    '教程的学习路径（教程第 10 节）最后建议做一个小任务，看注意力权重怎样从均匀分布变得有结构。这里一个单层 Transformer（词嵌入 + 位置编码 + 多头注意力 + 残差 + 输出层）在后台线程（Web Worker）里训练，用 attnlab 的反向传播和 Adam（<code>model.trainStep</code>），每步一批新的随机样本。熵衡量一行权重有多分散（见“为什么除以 √dₖ”）；熵曲线显示每个头的注意力如何从均匀分布（熵 = ln T）逐渐变得集中。',
   'part.speed.toc': '速度',
   'part.speed.title': '速度：实测 O(L²) 的代价',
   'part.speed.intro':
@@ -227,7 +227,7 @@ export default {
   'why.rnnLabel': 'RNN：第一个字的信息要经过 {steps} 次串行的状态更新才能传到最后一个字',
   'why.attnLabel': '注意力：最后一个字一步就能看到每个字，所有位置对同时计算',
   'why.picNote':
-    '这是 §2.3 的句子（{n} 个词元）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
+    '这是教程 2.3 节的句子（{n} 个词元）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
   'why.colRnnPath': 'RNN 路径（首 → 尾）',
   'why.colAttnPath': '注意力路径',
   'why.colRnnSeq': 'RNN 必须依次等待的步数',
@@ -242,7 +242,7 @@ export default {
   'dot.angle': '夹角',
   'dot.weight': '权重（attnlab）',
   'dot.book': '第 {j} 本书：键 k{j}',
-  'dot.formula': '权重ⱼ = softmax(q · kⱼ / √2)；这里 V 取单位矩阵，所以 attnlab 的输出行正好就是这些份额。',
+  'dot.formula': '权重ⱼ = softmax(q · kⱼ / √2)；这里 V 取单位矩阵，所以 attnlab 的输出正好等于这三个权重。',
 
   'cross.mode': '注意力类型',
   'cross.self': '自注意力：Q = K = V = 解码器序列',
@@ -255,7 +255,7 @@ export default {
   'cross.batchTitle': '一个批次：形状 (batch, seq, dₖ)',
   'cross.item': '批次中的第 {b} 个样本',
   'cross.batchNote':
-    '对整个批次只调用一次 attnlab；每个样本各算各的，样本之间没有权重。和逐个样本分别调用相比：最大 |Δ| = {d}。',
+    '对整个批次只调用一次 attnlab；每个样本单独计算，不同样本之间互不关注。和逐个样本分别调用相比：最大 |Δ| = {d}。',
 
   'heads.batch': '批量大小 B（教程里是 2）',
   'heads.batchAria': '批量大小',
@@ -264,11 +264,10 @@ export default {
     '这一层是新建的 attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 })，按 nn.MultiheadAttention 的默认方式初始化（in_proj 用 Xavier 均匀分布，偏置为 0），随机数有固定种子；x 也用固定种子生成，所以每次打开看到的数都一样。',
   'heads.item0':
     '形状对应整个批次（B = {B}）；表格只显示批次中的第一个样本。列标题下的色条标出这一列属于哪个头：蓝色是头 1，橙色是头 2。格子的颜色表示数值的正负：红色为正，蓝色为负。',
-  'heads.head': '第 {h} 个头',
+  'heads.head': '头 {h}',
   'heads.xNote': 'B = {B} 句话，每句 4 个词元，每个词元 8 维（随机生成，固定种子）。',
   'heads.projNote': '对同一个 x 做三个可学习的线性变换：Q、K、V 是三个不同的张量，都不是 x 本身。',
-  'heads.viewNote':
-    'view 只是把 8 维重新分组为 2 个头 × 4 维，数值的位置不变。第 0–3 维归第 0 个头，第 4–7 维归第 1 个头。',
+  'heads.viewNote': 'view 只是把 8 维重新分组为 2 个头 × 4 维，数值的位置不变。第 0–3 维归头 1，第 4–7 维归头 2。',
   'heads.transposeNote':
     'transpose(1, 2) 把头这一维提到前面，于是每个头都有一个自己的 (4, 4) 矩阵：4 个词元 × dₖ = 4。',
   'heads.attnNote':
@@ -282,13 +281,13 @@ export default {
   'heads.errInner': '形状错误：Q 的最后一维 {a} 与右侧矩阵的行数 {b} 不一致。',
   'heads.wrongFix': 'transpose(0, 1) 交换的是批量维和头维，而不是最后两维。应该写 K.transpose(-2, -1)。',
   'heads.wrongSilent':
-    '这里没有报错，因为 B = H、L = dₖ，形状碰巧对得上，但数值是错的：第 0 个头的权重与正确值最多相差 {d}。把 B 改成 3，就能看到形状错误。',
-  'heads.wrongW': '转置写错时的权重（第 0 个样本，第 0 个头）',
+    '这里没有报错，因为 B = H、L = dₖ，形状碰巧对得上，但数值是错的：头 1 的权重与正确值最多相差 {d}。把 B 改成 3，就能看到形状错误。',
+  'heads.wrongW': '转置写错时的权重（第一个样本，头 1）',
 
   'myths.m1': '§8.1 · 注意力不会自己就注意到正确的东西',
   'myths.m1Note':
     '刚初始化的层作用在随机词元上：平均行熵是 {e} 奈特，完全均匀时是 {u}。没有任何东西教过它该看哪里；只有用数据训练，投影矩阵才会学出有用的结构（见“自己训练”部分）。',
-  'myths.m1Caption': '未训练的层，第 0 个头',
+  'myths.m1Caption': '未训练的层，头 1',
   'myths.m2': '§8.2 · 权重大不等于作用大',
   'myths.m2Note':
     '权重 α₀ⱼ 只说明 vⱼ 按多大比例混入输出，不说明它对输出的影响有多大。“影响”取决于你拿掉什么：把 vⱼ 换成 0，输出移动 ‖α₀ⱼ·vⱼ‖；把键 kⱼ 整个屏蔽，softmax 会把它的权重重新分给其他键，输出移动的是最后一列。k{a} 的权重最大，值向量却很短：把它的值换成 0，输出只动 {z}；屏蔽这个键，输出却动了 {k}。按 ‖α₀ⱼ·vⱼ‖ 排，影响最大的是 k{c}；按屏蔽的效果排，是 k{m}。重要不重要，要看做的是哪种干预。权重热力图只是一种观察手段，不是解释。',
@@ -310,8 +309,8 @@ export default {
   'pf.rowSum': '行和',
   'pf.wrongTag': '错误 · 纯 JS',
   'pf.rightTag': '正确 · attnlab',
-  'pf.no-max.title': 'loss 为 NaN：softmax 没有先减去最大值',
-  'pf.no-max.symptom': '现象：训练时 loss 变成 NaN。',
+  'pf.no-max.title': '损失（loss）为 NaN：softmax 没有先减去最大值',
+  'pf.no-max.symptom': '现象：训练时损失变成 NaN。',
   'pf.no-max.why':
     'x &gt; 88.7 时 exp(x) 超出 float32 的范围：错误的 softmax 算出 ∞/∞ = <b>NaN</b>。每个分数都减去同一个常数，softmax 的结果不变，所以正确做法是算 exp(x − max) ≤ 1。attnlab 会先减去每行的最大值。',
   'pf.no-max.aria': '最大的分数',
@@ -337,7 +336,7 @@ export default {
   'pf.heads.throws': '报错 {err}',
   'pf.heads.created': '创建成功：{H} 个头，每个 {d} 维',
   'pf.transpose.title': 'QKᵀ 处报维度错误：transpose 转错了维度',
-  'pf.transpose.symptom': '现象：torch 在 Q 和 K 相乘时报维度错误。',
+  'pf.transpose.symptom': '现象：PyTorch 计算 Q 与 Kᵀ 的乘积时报维度错误。',
   'pf.transpose.why':
     'Kᵀ 要交换的是<b>最后两维</b>（词元和特征）：<code>k.transpose(-2, -1)</code>。<code>transpose(0, 1)</code> 交换的是批量维和头维；B = 3 时批量维对不上，矩阵乘法报错。B = 2 时形状碰巧对得上，结果却悄悄算错（见“从 X 到多头再回来”）。排查时打印 q.shape 和 k.transpose(-2, -1).shape。',
   'pf.transpose.silent': '没有报错，结果形状 ({s})，但数值是错的',
@@ -349,10 +348,10 @@ export default {
   'pf.no-scale.ctl': 'dₖ（随机的 q 和 8 个键，分量取自 N(0, 1)）',
   'pf.no-scale.stats': '最大权重 {m}，熵 {e} 奈特（均匀时 {u}），‖∂/∂q‖ = {g}',
   'pf.mask-zero.title': '被屏蔽的位置仍有权重：填的是 0 而不是很大的负数',
-  'pf.mask-zero.symptom': '现象：padding 词元也分到了注意力。',
+  'pf.mask-zero.symptom': '现象：填充词元也分到了注意力。',
   'pf.mask-zero.why':
     '最后几个键是填充（padding）词元，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。注意 −1e9 超出了 float16 的范围（最大约 65504）：半精度下 PyTorch 的 <code>masked_fill</code> 会直接报错（<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>），所以实际代码常写 <code>torch.finfo(scores.dtype).min</code>。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
-  'pf.mask-zero.ctl': 'padding 键的个数',
+  'pf.mask-zero.ctl': '填充键的个数',
   'pf.mask-zero.bad': '被屏蔽的键仍分到 {p} % 的权重',
   'pf.mask-zero.good': '被屏蔽的键权重恰好为 0',
 
@@ -364,16 +363,16 @@ export default {
   'speed.notRun': '尚未运行。',
   'speed.progress': '进度',
   'speed.note':
-    '计算量：MHA = 8·L·E² + 4·L²·E（投影 + 注意力），SDPA = 4·L²·E（这里是 8 个头 × (L, 64)）。attnlab 用 needWeights: false 运行。纯 JS 是直接用循环写的实现；L = 2048 时不实际运行（要几十秒），它的柱子按 L = 512 时的 GFLOP/s 外推，画成斜线。每个计时是预热后最多 7 次运行的中位数（单次很慢时只跑一次）。测速时页面上的计数器一直在走：',
+    '计算量：多头注意力层 = 8·L·E² + 4·L²·E（投影 + 注意力），缩放点积注意力 = 4·L²·E（这里是 8 个头 × (L, 64)）。attnlab 用 needWeights: false 运行。纯 JS 是直接用循环写的实现；L = 2048 时不实际运行（要几十秒），它的柱子按 L = 512 时的 GFLOP/s 外推，画成斜线。每个计时是预热后最多 7 次运行的中位数（单次很慢时只跑一次）。测速时页面上的计数器一直在走：',
   'speed.alive': '主线程正常 · {n}',
-  'speed.starting': '正在启动 Worker…',
+  'speed.starting': '正在启动后台线程…',
   'speed.doneShort': '完成',
   'speed.warmup': '预热中',
   'speed.noteLoad': 'attnlab 的 {variant} 版本无法在这里加载：{err}',
   'speed.done': '用时 {s} 秒完成（报告的逻辑核数为 {cores}；这里的 attnlab 是单线程）。',
   'speed.failed': '失败。',
-  'speed.failedWorker': '测速在 Worker 中失败：{err}',
-  'speed.crashed': '测速 Worker 无法启动或已崩溃：{err}',
+  'speed.failedWorker': '测速在后台线程中失败：{err}',
+  'speed.crashed': '测速用的后台线程无法启动或已崩溃：{err}',
   'speed.msTitle': '耗时（毫秒）',
   'speed.msAxis': '毫秒（对数刻度，越低越好）',
   'speed.gfAxis': 'GFLOP/s（越高越好）',
@@ -419,28 +418,27 @@ export default {
   'mha.src.toy-recall': '玩具模型：键值回忆',
   'mha.src.user': '你的 PyTorch 层（JSON 文件）',
   'mha.source': '权重来源',
-  'mha.fileAria': 'PyTorch 层的 state dict（JSON）',
+  'mha.fileAria': 'PyTorch 层的状态字典（JSON）',
   'mha.tokens': '词元',
   'mha.heads': '头数',
   'mha.headsAria': '头的个数',
   'mha.causal': '因果掩码',
-  'mha.pad': '补齐到长度（0 = 不补齐）',
-  'mha.padAria': '补齐到的长度',
+  'mha.pad': '填充到长度（0 = 不填充）',
+  'mha.padAria': '填充到的长度',
   'mha.show': '显示',
   'mha.viewPerHead': '每个头 + 平均',
   'mha.viewAverage': '只显示各头的平均',
   'mha.maskConvention':
-    '这里的掩码约定沿用 nn.MultiheadAttention：1 = 屏蔽（keyPaddingMask、attnMask）。“逐步计算”部分沿用 SDPA 的约定：1 = 可以看，和教程里 mask == 0 的写法一致。',
+    '这里的掩码约定沿用 nn.MultiheadAttention：1 = 屏蔽（keyPaddingMask、attnMask）。“逐步计算”部分沿用缩放点积注意力（SDPA）的约定：1 = 可以看，和教程里 mask == 0 的写法一致。',
   'mha.linksTitle': '词元连线',
   'mha.linksNote':
     '左边是查询，右边是键；线的不透明度就是权重。把鼠标移到某个词元上只看它的连线；点击下面的头可以显示或隐藏它。',
-  'mha.formatSummary': 'state dict 文件格式（用于“你的 PyTorch 层”）',
+  'mha.formatSummary': '状态字典（state dict）文件格式（用于“你的 PyTorch 层”）',
   'mha.formatNote':
-    '一个 JSON 对象，包含层的构造尺寸和以 PyTorch 参数名为键的 state dict；每个张量写成 {"shape": [...], "data": [按行展开的数字]}。也能读取分开的 q/k/v 投影权重（kdim/vdim）以及 bias_k/bias_v。下面的 Python 代码会写出这样的文件：',
+    '一个 JSON 对象，包含层的构造尺寸和以 PyTorch 参数名为键的状态字典；每个张量写成 {"shape": [...], "data": [按行展开的数字]}。也能读取分开的 q/k/v 投影权重（kdim/vdim）以及 bias_k/bias_v。下面的 Python 代码会写出这样的文件：',
   'mha.fileUnreadable': '无法读取 {f}：{err}',
   'mha.fileBuild': 'attnlab 无法创建这一层（createMultiHeadAttention，embed_dim {e}，num_heads {h}）：{err}',
-  'mha.fileRefused':
-    'attnlab 拒绝了 {f} 中的 state dict：{err}\n对 embed_dim {e}{nb}，应有：{want}。\n文件里有：{has}。',
+  'mha.fileRefused': 'attnlab 拒绝了 {f} 中的状态字典：{err}\n对 embed_dim {e}{nb}，应有：{want}。\n文件里有：{has}。',
   'mha.fileOk': '已加载 {f}：{layer}，共 {n} 个张量。',
   'mha.fileStill': '（页面上显示的仍是之前加载的 {f}。）',
   'mha.fetchFailed': '无法获取 {f}：{err}',
@@ -461,11 +459,11 @@ export default {
     '每行的权重都在 1/n 附近（n 是这一行能看到的键数），只带一点随机起伏，因为还没有任何东西教过这些头该看哪里（教程 8.1 节）。对比一下玩具模型，它们的头学到了清晰的模式。',
   'mha.userDesc':
     '来自 {f} 的层。它的输入是词元的伪随机向量（每个不同的词元一个固定向量）加位置编码，因为文件里只有注意力层，没有你模型的词嵌入；所以热力图反映的是你的层的投影如何处理这些向量。',
-  'mha.userNone': '请用文件选择器选一个 JSON 格式的 state dict 文件（格式见下方）。选好之前，这个来源不显示任何内容。',
+  'mha.userNone': '请用文件选择器选一个 JSON 格式的状态字典文件（格式见下方）。选好之前，这个来源不显示任何内容。',
   'mha.typeText': '请输入一些文字：中日文按字切分，其他文字按词切分。',
   'mha.tooMany': '共 {n} 个词元；这里最多显示 {max} 个。请缩短文本。',
   'mha.threw': 'attnlab 报错：{err}',
-  'mha.head': '第 {h} 个头',
+  'mha.head': '头 {h}',
   'mha.average': '{n} 个头的平均（诊断用）',
   'mha.averageTitle': 'PyTorch 平均后的注意力权重（average_attn_weights=True）',
   'mha.averageNote':
@@ -473,7 +471,7 @@ export default {
   'mha.mapAria': '注意力权重，{title}',
   'mha.legend': '注意力权重',
   'mha.legendNote':
-    '行是查询，列是键；每行之和为 1。把鼠标移到格子上可以看到数值。画了斜线的格子被屏蔽（padding 或因果掩码）。',
+    '行是查询，列是键；每行之和为 1。把鼠标移到格子上可以看到数值。画了斜线的格子被屏蔽（填充或因果掩码）。',
   'mha.chipTitle': '点击显示或隐藏这个头',
   'mha.avgOnly': '正在显示各头的平均（把“显示”改成每个头，连线会按头着色）。',
   'mha.linksAria': '词元连线：从查询词元到键词元',
@@ -484,7 +482,7 @@ export default {
   'mha.notStored': '（没有存储）',
   'mha.score': '模型答对了 {n} 个中的 {right} 个',
   'mha.scoreCausal': '——打开因果掩码后，查询看不到模型训练时要用的后面的键，所以答案出错。',
-  'mha.scorePad': ' padding 的键用 keyPaddingMask 屏蔽。',
+  'mha.scorePad': ' 填充的键由 keyPaddingMask 屏蔽。',
 
   'mha.chooseFile': '选择 JSON 文件…',
   'mha.noFile': '未选择文件',

@@ -31,7 +31,7 @@ function drawMaps(grid, st, width) {
   grid.replaceChildren();
   for (let hh = 0; hh < H; hh++) {
     const g = M.kvHeadOf(hh);
-    const title = t('decode.head', { h: hh, g });
+    const title = t('decode.head', { h: hh + 1, g: g + 1 });
     const canvas = h('canvas', { 'data-head': hh, 'data-kv-head': g, role: 'img', 'aria-label': title });
     if (n) {
       const masked = (/** @type {number} */ i, /** @type {number} */ j) => j > i;

@@ -83,7 +83,7 @@ const perHead = (d, id) =>
   Array.from({ length: H }, (_, hh) =>
     table(d.subarray(hh * L * DK, (hh + 1) * L * DK), L, DK, {
       head: hh,
-      caption: t('heads.head', { h: hh }),
+      caption: t('heads.head', { h: hh + 1 }),
       id: id ? `${id}-${hh}` : undefined,
     }),
   );
@@ -164,7 +164,7 @@ function outputSteps(c) {
     table(c.weights.subarray(hh * L * L, (hh + 1) * L * L), L, L, {
       seq: true,
       head: hh,
-      caption: t('heads.head', { h: hh }),
+      caption: t('heads.head', { h: hh + 1 }),
       id: `heads-w-${hh}`,
       colLabels: ['t0', 't1', 't2', 't3'],
     }),

@@ -161,6 +161,9 @@ for (const lang of ['zh', 'en']) {
       await page.click('#sbs-advanced > summary');
       assert.equal(await page.isVisible('#sbs-causal-lower-right'), true);
       assert.match(await page.textContent('#sbs-modern-note'), /Gemma 2/);
+      // heat-map legends mark 1/n: step by step's weights (Lk = 3) and part 8's maps
+      assert.equal(Number(await attr(page, '#part-sbs .legend[data-mark]', 'data-mark')), 1 / 3);
+      assert.ok(Number(await attr(page, '#part-mha .legend[data-mark]', 'data-mark')) > 0);
       await shot(page, 'simple', `simple-${lang}-guess`);
     });
   });

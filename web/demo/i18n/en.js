@@ -294,7 +294,7 @@ export default {
 
   'myths.m1': '§8.1 · Attention does not find the right thing by itself',
   'myths.m1Note':
-    'A freshly initialised layer on random tokens: its mean row entropy is {e} nats, against {u} for perfectly uniform weights. Nothing has taught it where to look; only training on data shapes the projections (see the training part).',
+    'A freshly initialised layer on random tokens: its mean row entropy is {e} nats, against {u} for perfectly uniform weights. Nothing has taught it where to look; only training on data shapes the projections (see the training part and “A model that has read Tang poems”).',
   'myths.m1Caption': 'untrained layer, head 1',
   'myths.m2': '§8.2 · A large weight is not a large effect',
   'myths.m2Note':
@@ -404,6 +404,7 @@ export default {
 
   'heat.tip': '{title}\nquery {i} “{q}” → key {j} “{k}”\nweight {w}  ({full}){m}',
   'heat.masked': ', masked',
+  'legend.uniform': "red dashes: 1/{n}, each key's weight when {n} keys share equally",
 
   'toy.empty': 'Enter at least one token.',
   'toy.unknown.reverse': 'Not in the toy vocabulary: {bad}. Use letters A–L, separated by spaces.',
@@ -470,7 +471,7 @@ export default {
     "a freshly created attnlab layer (embed_dim {e}) with PyTorch's default initialisation: Xavier-uniform in_proj_weight, out_proj.weight Kaiming-uniform (nn.Linear's default, U(±1/√E)), zero biases; fed pseudo-random token embeddings + positional encoding.",
   'mha.noise': 'These maps are close to uniform:',
   'mha.noiseWhy':
-    'every row stays near 1/n (n: the keys the row can see) with small random ripples, because nothing has taught the heads where to look (tutorial section 8.1). Compare the toy models, whose heads learned a crisp pattern.',
+    'every row stays near 1/n (n: the keys the row can see) with small random ripples, because nothing has taught the heads where to look (tutorial section 8.1). Compare the toy models, whose heads learned a crisp pattern; for a trained model reading Chinese, see the part “A model that has read Tang poems”.',
   'mha.userDesc':
     "Your layer from {f}. Its inputs are pseudo-random embeddings of the tokens (one fixed vector per distinct token) + positional encoding, because the file holds only the attention layer, not your model's embedding; so the maps show how your layer's projections treat these vectors.",
   'mha.userNone':

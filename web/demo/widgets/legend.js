@@ -1,5 +1,6 @@
 // @ts-check
-// A horizontal colour legend: a gradient bar with three tick labels and a caption.
+// A horizontal colour legend: a gradient bar with three tick labels and a caption, optionally a marked value (the
+// weight 1/n of a uniform row, so that near-uniform maps read as such).
 
 import { fmt } from '../shared/format.js';
 import { seqColor, divColor } from './colours.js';
@@ -12,8 +13,9 @@ import { seqColor, divColor } from './colours.js';
  * @param {number} hi
  * @param {string} caption
  * @param {((t: number) => string) | null} [colour]
+ * @param {{ value: number, label: string } | null} [mark] a tick on the bar at value, with its label
  */
-export function legend(kind, lo, hi, caption, colour = kind === 'seq' ? seqColor : null) {
+export function legend(kind, lo, hi, caption, colour = kind === 'seq' ? seqColor : null, mark = null) {
   const el = document.createElement('div');
   el.className = caption.length > 28 ? 'legend wide' : 'legend';
   const bar = document.createElement('div');
@@ -35,5 +37,17 @@ export function legend(kind, lo, hi, caption, colour = kind === 'seq' ? seqColor
   cap.className = 'legend-caption';
   cap.textContent = caption;
   el.append(cap, bar, ticks);
+  if (mark) {
+    const at = `${(100 * (mark.value - lo)) / (hi - lo)}%`;
+    const tick = document.createElement('b');
+    tick.className = 'legend-mark';
+    tick.style.left = at;
+    const label = document.createElement('div');
+    label.className = 'legend-mark-label';
+    label.textContent = mark.label;
+    bar.append(tick);
+    el.append(label);
+    el.dataset.mark = String(mark.value);
+  }
   return el;
 }

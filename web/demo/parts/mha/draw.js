@@ -95,7 +95,7 @@ export function drawHeatmaps(view, labels, res, H, padded) {
     h(
       'div.controls',
       {},
-      legend('seq', 0, 1, t('mha.legend'), weightColour),
+      legend('seq', 0, 1, t('mha.legend'), weightColour, { value: 1 / S, label: t('legend.uniform', { n: S }) }),
       h('span.note', { text: t('mha.legendNote') }),
     ),
   );

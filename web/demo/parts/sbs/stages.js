@@ -227,7 +227,7 @@ function weightsStage(r, st) {
     t('sbs.s4Formula'),
     'result.weights',
     wTable,
-    legend('seq', 0, 1, t('sbs.legWeight')),
+    legend('seq', 0, 1, t('sbs.legWeight'), undefined, { value: 1 / r.Lk, label: t('legend.uniform', { n: r.Lk }) }),
     r.deadRows.map(deadNote),
   );
 }

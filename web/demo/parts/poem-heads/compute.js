@@ -69,6 +69,22 @@ function find(/** @type {Position[]} */ pos, /** @type {number} */ line, /** @ty
 }
 
 /**
+ * One poem as the model reads it: [BOS] text [EOS], its tokens as strings, and its tone labels by character.
+ * @param {import('../../shared/char-tokenizer.js').CharTokenizer} tokenizer
+ * @param {string} text     the poem, punctuation included (e.g. 床前明月光，疑是地上霜。…)
+ * @param {string[]} [strainLines]  chinese-poetry's strains/ labels, one string per couplet (平/仄/○ and punctuation)
+ * @returns {{ ids: Int32Array, chars: string[], strains?: string[] }}
+ */
+export function poemFromText(tokenizer, text, strainLines) {
+  const body = tokenizer.encode(text, { bos: false });
+  const { bos, eos } = tokenizer.special;
+  const ids = Int32Array.from([bos, ...body, eos]);
+  const chars = ['[BOS]', ...text, '[EOS]'];
+  const strains = strainLines ? [...strainLines.join('')] : undefined;
+  return strains && strains.length === chars.length - 2 ? { ids, chars, strains } : { ids, chars };
+}
+
+/**
  * The patterns: for query i, the keys j ≤ i it predicts.
  * @type {Record<string, (pos: Position[], i: number) => number[]>}
  */
@@ -140,7 +156,34 @@ export function accumulateHeadScores(attentions, pos, acc) {
 }
 
 /**
- * Per pattern: per (layer, head) the mean mass, the uniform baseline, and the number of queries counted.
+ * Sums of each head's attention entropy −Σⱼ wᵢⱼ ln wᵢⱼ (nats) over the rows i ≥ 1 of one poem, into `acc`, beside
+ * the uniform causal row's ln(i + 1): how sharp a head is (row 0 sees one key and says nothing).
+ * @param {{ data: Float32Array, shape: number[] }[]} attentions  per layer (1, H, T, T), softmax weights
+ * @param {{ sum: Float64Array, uniform: number, rows: number }} acc  sum per (layer, head), L·H
+ */
+export function accumulateEntropy(attentions, acc) {
+  const t = attentions[0].shape[2];
+  for (let i = 1; i < t; i++) {
+    acc.rows += 1;
+    acc.uniform += Math.log(i + 1);
+    attentions.forEach((w, l) => {
+      const heads = w.shape[1];
+      for (let h = 0; h < heads; h++) {
+        const row = (h * t + i) * t;
+        let e = 0;
+        for (let j = 0; j <= i; j++) {
+          const p = w.data[row + j];
+          if (p > 0) e -= p * Math.log(p);
+        }
+        acc.sum[l * heads + h] += e;
+      }
+    });
+  }
+}
+
+/**
+ * Per pattern: per (layer, head) the mean mass, the uniform baseline, and the number of queries counted; and per
+ * (layer, head) the mean attention entropy of the rows i ≥ 1 beside the uniform rows' mean ln(i + 1).
  * @param {Model} model
  * @param {{ ids: Int32Array, chars: string[], strains?: string[] }[]} poems
  */
@@ -150,9 +193,11 @@ export function headScores(model, poems) {
   const acc = {};
   for (const name of Object.keys(PATTERNS))
     acc[name] = { mass: new Float64Array(numLayers * numHeads), baseline: 0, count: 0 };
+  const entropy = { sum: new Float64Array(numLayers * numHeads), uniform: 0, rows: 0 };
   for (const poem of poems) {
     const { attentions } = model.forward({ data: poem.ids, shape: [1, poem.ids.length] }, { outputAttentions: true });
     accumulateHeadScores(attentions, poemPositions(poem.chars, poem.strains), acc);
+    accumulateEntropy(attentions, entropy);
   }
   /** @type {Record<string, { score: number[][], baseline: number, count: number }>} */
   const out = {};
@@ -163,7 +208,38 @@ export function headScores(model, poems) {
     );
     out[name] = { score, baseline: a.baseline / n, count: a.count };
   }
-  return out;
+  const rows = Math.max(1, entropy.rows);
+  const mean = Array.from({ length: numLayers }, (_, l) =>
+    Array.from({ length: numHeads }, (_, h) => entropy.sum[l * numHeads + h] / rows),
+  );
+  return { patterns: out, entropy: { mean, uniform: entropy.uniform / rows, rows: entropy.rows } };
+}
+
+/** A head is named after a pattern when it puts at least this much mass on its keys … */
+export const NAME_MIN_SCORE = 0.3;
+/** … and at least this many times what uniform causal attention would. */
+export const NAME_MIN_LIFT = 2;
+
+/**
+ * Each head's name: the pattern it scores highest on among those above NAME_MIN_SCORE and NAME_MIN_LIFT × the
+ * uniform baseline, else '' (no single pattern describes it).
+ * @param {Record<string, { score: number[][], baseline: number }>} patterns  headScores(…).patterns
+ * @returns {{ pattern: string, score: number, lift: number }[][]}  per layer, per head
+ */
+export function nameHeads(patterns) {
+  const first = Object.values(patterns)[0].score;
+  return first.map((row, l) =>
+    row.map((_, h) => {
+      let best = { pattern: '', score: 0, lift: 0 };
+      for (const [name, p] of Object.entries(patterns)) {
+        const score = p.score[l][h];
+        const lift = score / p.baseline;
+        if (score >= NAME_MIN_SCORE && lift >= NAME_MIN_LIFT && score > best.score)
+          best = { pattern: name, score, lift };
+      }
+      return best;
+    }),
+  );
 }
 
 /**

@@ -1,10 +1,20 @@
 // Mirrors web/demo/parts/poem-heads/compute.js: where each character of a quatrain sits, the patterns' keys, and
-// the head scores of synthetic attention whose answer is known (a head that always looks one back scores 1 on
-// 'previous'; a uniform causal head scores the uniform baseline).
+// the head scores, entropies and names of synthetic attention whose answer is known (a head that always looks one
+// back scores 1 on 'previous'; a uniform causal head scores the uniform baseline).
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { PATTERNS, accumulateHeadScores, poemPositions } from '../../web/demo/parts/poem-heads/compute.js';
+import {
+  NAME_MIN_LIFT,
+  NAME_MIN_SCORE,
+  PATTERNS,
+  accumulateEntropy,
+  accumulateHeadScores,
+  nameHeads,
+  poemFromText,
+  poemPositions,
+} from '../../../../../web/demo/parts/poem-heads/compute.js';
+import { charTokenizer } from '../../../../../web/demo/shared/char-tokenizer.js';
 
 // 床前明月光，疑是地上霜。举头望明月，低头思故乡。 with BOS and EOS
 const POEM = ['[BOS]', ...'床前明月光，疑是地上霜。举头望明月，低头思故乡。', '[EOS]'];
@@ -60,4 +70,46 @@ test('accumulateHeadScores: a look-one-back head scores 1 on previous, a uniform
   assert.ok(Math.abs(prev.mass[0] / prev.count - 1) < 1e-6);
   assert.ok(Math.abs(prev.mass[1] / prev.count - prev.baseline / prev.count) < 1e-6);
   assert.ok(acc.couplet.mass[0] / acc.couplet.count < 0.01); // the look-back head never looks a line back
+});
+
+test('accumulateEntropy: a one-hot head has entropy 0, a uniform head ln(i + 1) on every row', () => {
+  const t = 6;
+  const data = new Float32Array(2 * t * t);
+  for (let i = 0; i < t; i++) {
+    data[i * t] = 1; // head 0: all on the first key
+    for (let j = 0; j <= i; j++) data[(t + i) * t + j] = 1 / (i + 1);
+  }
+  const acc = { sum: new Float64Array(2), uniform: 0, rows: 0 };
+  accumulateEntropy([{ data, shape: [1, 2, t, t] }], acc);
+  let uniform = 0;
+  for (let i = 1; i < t; i++) uniform += Math.log(i + 1);
+  assert.equal(acc.rows, t - 1);
+  assert.equal(acc.sum[0], 0);
+  assert.ok(Math.abs(acc.sum[1] - uniform) < 1e-5);
+  assert.ok(Math.abs(acc.uniform - uniform) < 1e-12);
+});
+
+test('nameHeads: the strongest pattern above both thresholds, else none', () => {
+  const patterns = {
+    previous: { score: [[0.9, 0.2, 0.35]], baseline: 0.2 },
+    bos: { score: [[0.05, 0.25, 0.5]], baseline: 0.2 },
+  };
+  const names = nameHeads(patterns)[0];
+  assert.equal(names[0].pattern, 'previous');
+  assert.ok(Math.abs(names[0].lift - 4.5) < 1e-12);
+  assert.equal(names[1].pattern, ''); // 0.25 is below NAME_MIN_SCORE
+  assert.equal(names[2].pattern, 'bos'); // 0.5 (lift 2.5) beats previous's 0.35 (lift 1.75, below NAME_MIN_LIFT)
+  assert.ok(NAME_MIN_SCORE > 0.25 && NAME_MIN_LIFT > 1.75);
+});
+
+test('poemFromText: [BOS] text [EOS], tokens as strings, tone labels by character', () => {
+  const tokens = ['[PAD]', '[UNK]', '[BOS]', '[EOS]', '，', '。', ...'床前明月光疑是地上霜'];
+  const tokenizer = charTokenizer({
+    model: { type: 'WordLevel', vocab: Object.fromEntries(tokens.map((t, i) => [t, i])), unk_token: '[UNK]' },
+  });
+  const poem = poemFromText(tokenizer, '床前明月光，疑是地上霜。', ['平平平仄平，平仄仄仄平。']);
+  assert.deepEqual(Array.from(poem.ids), [2, 6, 7, 8, 9, 10, 4, 11, 12, 13, 14, 15, 5, 3]);
+  assert.deepEqual(poem.chars, ['[BOS]', ...'床前明月光，疑是地上霜。', '[EOS]']);
+  assert.deepEqual(poem.strains, [...'平平平仄平，平仄仄仄平。']);
+  assert.equal(poemFromText(tokenizer, '床前', ['平平平']).strains, undefined); // misaligned labels are dropped
 });

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The poem model's heads, measured (issue 26 item 3; docs/poem-model.md): on held-out poems, each head's attention
-// mass on the patterns of web/demo/parts/poem-heads/compute.js (previous character, 对仗 column, rhyme, punctuation,
+// mass on the patterns of web/demo/parts/poem/heads.js (previous character, 对仗 column, rhyme, punctuation,
 // line start, 平仄, self, BOS) against uniform attention, its attention entropy, its name (the pattern it clearly
 // follows, if any), and the held-out loss with it removed (headMask 0). Runs the model through the package's public
 // API (dist/, built by scripts/build.sh), the same code the page runs.
@@ -17,13 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 import { init, readSafetensors } from '../../dist/index.mjs';
 import { charTokenizer } from '../../web/demo/shared/char-tokenizer.js';
-import {
-  headAblation,
-  headScores,
-  meanLoss,
-  nameHeads,
-  poemFromText,
-} from '../../web/demo/parts/poem-heads/compute.js';
+import { headAblation, headScores, meanLoss, nameHeads, poemFromText } from '../../web/demo/parts/poem/heads.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -1,7 +1,8 @@
 // The demo's own rules (web/demo/README.md, "Layout"): every module is type-checked (// @ts-check), module-level
-// constants are SCREAMING_SNAKE_CASE (functions, also `const f = () => …`, are camelCase), compute.js and shared/
-// touch no DOM, and every part of main.js's PARTS is a folder parts/<id>/ with compute.js and view.js whose compute
-// has its node test here (tests/js/demo/parts/<id>/compute.test.mjs).
+// constants are SCREAMING_SNAKE_CASE (functions, also `const f = () => …`, are camelCase), compute.js (and the
+// modules of its part it imports) and shared/ touch no DOM, and every part of main.js's PARTS is a folder
+// parts/<id>/ with compute.js and view.js whose compute has its node test here (tests/js/demo/parts/<id>/
+// compute.test.mjs).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,9 +43,14 @@ test('module-level constants are SCREAMING_SNAKE_CASE; functions are camelCase',
   assert.deepEqual(bad, []);
 });
 
-test('compute.js and shared/ touch no DOM', () => {
-  const dom = modules()
-    .filter((m) => /(^|\/)compute\.js$|^shared\//.test(m.file))
+test('compute.js, the modules of its part that it imports, and shared/ touch no DOM', () => {
+  const all = modules();
+  // a part's compute split in files (parts/poem/heads.js): what compute.js imports from its own folder
+  const computeOwn = all
+    .filter((m) => /(^|\/)compute\.js$/.test(m.file))
+    .flatMap((m) => [...m.text.matchAll(/from '\.\/([\w-]+\.js)'/g)].map((i) => path.join(path.dirname(m.file), i[1])));
+  const dom = all
+    .filter((m) => /(^|\/)compute\.js$|^shared\//.test(m.file) || computeOwn.includes(m.file))
     .filter((m) => /(?<![.\w])(document|window)\./.test(m.text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '')))
     .map((m) => m.file);
   assert.deepEqual(dom, []);

@@ -50,3 +50,30 @@ export function charTokenizer(json) {
     },
   };
 }
+
+/** The special tokens at the front of every vocabulary, as the poem model has them (ids 0 … 3). */
+export const SPECIAL_TOKENS = ['[PAD]', '[UNK]', '[BOS]', '[EOS]'];
+
+/**
+ * A character tokenizer of a text, for a model trained on that text from scratch: the same WordLevel tokenizer.json
+ * model (the fields charTokenizer reads) over the four specials, then the text's code points by count (ties by code
+ * point), at most maxVocab tokens in all (rarer characters become [UNK]); whitespace is an ordinary character.
+ * @param {string} text
+ * @param {number} maxVocab
+ * @returns {CharTokenizer & { json: { model: { type: 'WordLevel', vocab: Record<string, number>, unk_token: string } } }}
+ */
+export function fromText(text, maxVocab) {
+  /** @type {Map<string, number>} */
+  const counts = new Map();
+  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  const chars = [...counts].sort((a, b) => b[1] - a[1] || a[0].codePointAt(0) - b[0].codePointAt(0));
+  const tokens = [...SPECIAL_TOKENS, ...chars.map((c) => c[0])].slice(0, maxVocab);
+  const json = {
+    model: {
+      type: /** @type {const} */ ('WordLevel'),
+      vocab: Object.fromEntries(tokens.map((t, i) => [t, i])),
+      unk_token: '[UNK]',
+    },
+  };
+  return { ...charTokenizer(json), json };
+}

@@ -1,84 +1,25 @@
 // @ts-check
-// Part "A small Transformer that has read Tang poems" (tutorial §8.1, §8.2, §10.1, §11), the numbers: the character
-// tokenizer, the quatrain's form, generation with and without the form enforced, per-head entropy and the tables of
-// measured heads, the batches of training from scratch. No DOM; the model is attnlab's (loadModel / createModel).
+// Part "A small Transformer that has read Tang poems" (tutorial §8.1, §8.2, §10.1, §11), the numbers: the held-out
+// poems, the quatrain's form, generation with and without the form enforced, the table of sharpness vs effect, the
+// batches of training from scratch. No DOM; the model is attnlab's (loadModel / createModel). The heads' numbers
+// (patterns, entropy, names, ablation, heads.json) are the part's heads.js; the tokenizer is shared/char-tokenizer.js
+// (the shipped tokenizer.json, or fromText for a pasted text).
 //
 // A poem is [BOS] line₁ ， line₂ 。 line₃ ， line₄ 。 [EOS], one token per code point (some characters are outside
 // the BMP, so text is always split with for…of, never by UTF-16 unit).
 
 import { rng } from '../../shared/random.js';
-import { charTokenizer } from '../../shared/char-tokenizer.js';
-import { entropy } from '../../shared/stats.js';
-import { PATTERNS, accumulateHeadScores, poemPositions } from '../poem-heads/compute.js';
+import { SPECIAL_TOKENS } from '../../shared/char-tokenizer.js';
+import { LINE_ENDS } from './heads.js';
 
 /** @typedef {import('../../attnlab.js').Transformer} Model */
 /** @typedef {import('../../shared/random.js').Rng} Rng */
+/** @typedef {import('../../shared/char-tokenizer.js').CharTokenizer} Tokenizer */
 
 /** The shipped model's folder, relative to this module. */
 export const MODEL_DIR = '../../models/tang-song-quatrains-char-llama/';
-export const PAD = 0;
-export const UNK = 1;
-export const BOS = 2;
-export const EOS = 3;
-const SPECIALS = ['[PAD]', '[UNK]', '[BOS]', '[EOS]'];
 const COMMA = '，';
 const PERIOD = '。';
-/** Punctuation that ends a line (the training data has only ，。; the others count as line ends when pasted). */
-const LINE_END = new Set(['，', '。', '？', '！', '；']);
-
-/**
- * @typedef {object} Tokenizer
- * @property {string[]} tokens  id → token
- * @property {Map<string, number>} index  token → id
- * @property {(text: string, o?: { bos?: boolean, eos?: boolean }) => Int32Array} encode  one id per code point
- * @property {(ids: ArrayLike<number>) => string[]} decode  one string per id
- */
-
-/**
- * A tokenizer over the given tokens (id = position): one token per code point, [UNK] for the others.
- * @param {string[]} tokens
- * @returns {Tokenizer}
- */
-export function makeTokenizer(tokens) {
-  const index = new Map(tokens.map((s, i) => [s, i]));
-  return {
-    tokens,
-    index,
-    encode(text, { bos = false, eos = false } = {}) {
-      const ids = bos ? [BOS] : [];
-      for (const ch of text) ids.push(index.get(ch) ?? UNK);
-      if (eos) ids.push(EOS);
-      return Int32Array.from(ids);
-    },
-    decode: (ids) => Array.from(ids, (id) => tokens[id] ?? SPECIALS[UNK]),
-  };
-}
-
-/**
- * The shipped tokenizer.json (Hugging Face, WordLevel, one token per code point).
- * @param {{ model: { vocab: Record<string, number> } }} json
- */
-export function tokenizerFromJson(json) {
-  return makeTokenizer(charTokenizer(json).tokens);
-}
-
-/**
- * A vocabulary of a text, for training from scratch: the four specials, ，。 (as the poem model has them), then the
- * text's other code points by count (ties by code point), at most maxVocab tokens in all; whitespace becomes
- * ordinary characters too.
- * @param {string} text
- * @param {number} maxVocab
- */
-export function tokenizerFromText(text, maxVocab) {
-  /** @type {Map<string, number>} */
-  const counts = new Map();
-  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  counts.delete(COMMA);
-  counts.delete(PERIOD);
-  const chars = [...counts].sort((a, b) => b[1] - a[1] || a[0].codePointAt(0) - b[0].codePointAt(0));
-  const tokens = [...SPECIALS, COMMA, PERIOD, ...chars.map((c) => c[0])].slice(0, maxVocab);
-  return makeTokenizer(tokens);
-}
 
 /**
  * @typedef {object} HeldOutPoem
@@ -102,18 +43,6 @@ export function parseHeldOut(jsonl) {
     .map((l) => JSON.parse(l));
 }
 
-/**
- * A poem as the model reads it: ids, the token strings and the strains aligned to the text.
- * @param {Tokenizer} tok
- * @param {HeldOutPoem} p
- */
-export function poemInput(tok, p) {
-  const ids = tok.encode(p.text, { bos: true, eos: true });
-  const chars = ['[BOS]', ...p.text, '[EOS]'];
-  const strains = p.strains ? [...p.strains.join('')] : undefined;
-  return { ids, chars, strains };
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The form of a quatrain
 
@@ -127,7 +56,7 @@ export function splitLines(chars) {
   for (const c of chars) {
     if (c === '[EOS]') break;
     const line = lines.at(-1);
-    if (LINE_END.has(c)) {
+    if (LINE_ENDS.has(c)) {
       line.end = c;
       lines.push({ chars: [], end: '' });
     } else line.chars.push(c);
@@ -148,7 +77,7 @@ export function checkForm(chars) {
   const lines = splitLines(body);
   const n = lines[0].chars.length;
   const ends = lines.map((l) => l.end).join('');
-  const clean = body.every((c) => !SPECIALS.includes(c));
+  const clean = body.every((c) => !SPECIAL_TOKENS.includes(c));
   const ok = clean && lines.length === 4 && ends === '，。，。' && (n === 5 || n === 7);
   return { ok: ok && lines.every((l) => l.chars.length === n), lineLen: n };
 }
@@ -181,7 +110,7 @@ export function formNeed(chars, lineLen) {
 export function allowed(need, s) {
   if (need.end) return s === '[EOS]';
   if (s === need.punct) return true;
-  return need.chars && !SPECIALS.includes(s) && !LINE_END.has(s);
+  return need.chars && !SPECIAL_TOKENS.includes(s) && !LINE_ENDS.has(s);
 }
 
 /**
@@ -239,7 +168,7 @@ function lastRows(attentions) {
  * @param {{ lineLen?: number, temperature?: number, seed?: number, form?: boolean, maxNewTokens?: number }} o
  */
 export function generatePoem(model, tok, { lineLen = 0, temperature = 1, seed = 0, form = true, maxNewTokens = 60 }) {
-  const ids = [BOS];
+  const ids = [tok.special.bos];
   /** @type {GeneratedToken[]} */
   const out = [];
   const text = () => out.map((g) => g.s);
@@ -252,7 +181,7 @@ export function generatePoem(model, tok, { lineLen = 0, temperature = 1, seed = 
       temperature,
       seed: seed * 1000 + segment,
       outputAttentions: true,
-      eosTokenId: EOS,
+      eosTokenId: tok.special.eos,
       onToken: (id, _step, info) => {
         const s = tok.tokens[id] ?? '[UNK]';
         if (form && !allowed(formNeed(text(), lineLen), s)) return ((wanted = s), false);
@@ -288,7 +217,7 @@ export function samplePoemMasked(model, tok, { lineLen, temperature, seed, headM
   /** @type {string[]} */
   const chars = [];
   try {
-    let id = BOS;
+    let id = tok.special.bos;
     while (chars.length < contextLength - 1) {
       const need = formNeed(chars, lineLen);
       if (need.end) break;
@@ -303,93 +232,7 @@ export function samplePoemMasked(model, tok, { lineLen, temperature, seed, headM
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Heads: entropy, names, the table of sharpness vs effect
-
-/**
- * The mean entropy of each head's causal rows (queries 0 … T−1) of one sequence, per layer and head.
- * @param {Array<{ data: Float32Array, shape: number[] } | null>} attentions  per layer (1, H, T, T)
- * @returns {number[][]}
- */
-export function headEntropies(attentions) {
-  return attentions.map((a) => {
-    const [, H, T, S] = a.shape;
-    return Array.from({ length: H }, (_, h) => {
-      let s = 0;
-      for (let i = 0; i < T; i++) s += entropy(a.data, (h * T + i) * S, i + 1 + (S - T));
-      return s / T;
-    });
-  });
-}
-
-/**
- * Uniform causal attention's mean row entropy over T queries: mean of ln(i + 1), the level an untrained head starts
- * near (ln T for full attention).
- * @param {number} T
- */
-export function uniformEntropy(T) {
-  let s = 0;
-  for (let i = 0; i < T; i++) s += Math.log(i + 1);
-  return s / T;
-}
-
-/**
- * The pattern scores and each head's mean row entropy on held-out poems, in one forward per poem.
- * @param {Model} model
- * @param {{ ids: Int32Array, chars: string[], strains?: string[] }[]} poems
- */
-export function measureHeads(model, poems) {
-  const { numLayers: L, numHeads: H } = model.config;
-  /** @type {Record<string, { mass: Float64Array, baseline: number, count: number }>} */
-  const acc = {};
-  for (const name of Object.keys(PATTERNS)) acc[name] = { mass: new Float64Array(L * H), baseline: 0, count: 0 };
-  const ent = Array.from({ length: L }, () => new Array(H).fill(0));
-  let uniform = 0;
-  for (const p of poems) {
-    const { attentions } = model.forward({ data: p.ids, shape: [1, p.ids.length] }, { outputAttentions: true });
-    accumulateHeadScores(attentions, poemPositions(p.chars, p.strains), acc);
-    headEntropies(attentions).forEach((row, l) => row.forEach((e, h) => (ent[l][h] += e / poems.length)));
-    uniform += uniformEntropy(p.ids.length) / poems.length;
-  }
-  /** @type {Record<string, { score: number[][], baseline: number, count: number }>} */
-  const patterns = {};
-  for (const [name, a] of Object.entries(acc)) {
-    const n = Math.max(1, a.count);
-    const score = Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => a.mass[l * H + h] / n));
-    patterns[name] = { score, baseline: a.baseline / n, count: a.count };
-  }
-  return { patterns, entropy: ent, uniform };
-}
-
-/** A head is named after a pattern when its mean mass there is at least this … */
-export const NAME_MIN_SCORE = 0.3;
-/** … and at least this many times the uniform baseline. */
-export const NAME_MIN_RATIO = 2;
-/** Patterns that name a head (self and BOS are reported, but a head resting there has no role of its own). */
-const NAMING = ['previous', 'couplet', 'rhyme', 'punctuation', 'lineStart', 'tone'];
-
-/**
- * Each head's measured name: the naming pattern with the largest score / baseline among those that pass both
- * thresholds, else 'bos' if it rests on the first token that way, else null (no clear role).
- * @param {Record<string, { score: number[][], baseline: number }>} patterns
- * @returns {{ name: string | null, score: number, ratio: number }[][]}
- */
-export function nameHeads(patterns) {
-  const L = patterns.previous.score.length;
-  const H = patterns.previous.score[0].length;
-  return Array.from({ length: L }, (_, l) =>
-    Array.from({ length: H }, (_, h) => {
-      let best = { name: /** @type {string | null} */ (null), score: 0, ratio: 0 };
-      for (const name of [...NAMING, 'bos']) {
-        const p = patterns[name];
-        if (!p || (name === 'bos' && best.name)) continue;
-        const score = p.score[l][h];
-        const ratio = score / p.baseline;
-        if (score >= NAME_MIN_SCORE && ratio >= NAME_MIN_RATIO && ratio > best.ratio) best = { name, score, ratio };
-      }
-      return best;
-    }),
-  );
-}
+// Heads: the table of sharpness vs effect
 
 /**
  * Spearman's rank correlation of two equally long lists (average ranks for ties).
@@ -428,7 +271,7 @@ export function spearman(a, b) {
  * @param {number[][]} entropyLH  mean row entropy per layer and head
  * @param {number} uniform  the uniform level of the same rows
  * @param {number[][]} deltaLH  held-out loss with the head removed minus the intact loss
- * @param {{ name: string | null }[][]} names
+ * @param {{ pattern: string }[][]} names  nameHeads(…) ('' for none)
  */
 export function sharpnessTable(entropyLH, uniform, deltaLH, names) {
   const rows = entropyLH.flatMap((r, l) =>
@@ -438,7 +281,7 @@ export function sharpnessTable(entropyLH, uniform, deltaLH, names) {
       entropy: e,
       sharpness: uniform - e,
       delta: deltaLH[l][h],
-      name: names[l][h].name,
+      name: names[l][h].pattern,
     })),
   );
   const rho = spearman(
@@ -446,23 +289,6 @@ export function sharpnessTable(entropyLH, uniform, deltaLH, names) {
     rows.map((r) => r.delta),
   );
   return { rows: rows.sort((a, b) => b.delta - a.delta), rho };
-}
-
-/**
- * heads.json (scripts/poems/heads.mjs) or a live measurement, in one shape: pattern scores, entropy per head (when
- * given), the uniform level, and the ablation.
- * @param {any} json
- */
-export function readHeadsJson(json) {
-  const patterns = json.patterns ?? json.scores;
-  const ablation = json.ablation ?? null;
-  return {
-    patterns,
-    entropy: json.entropy ?? null,
-    uniform: json.uniform ?? null,
-    ablation: ablation && { base: ablation.base ?? ablation.loss, delta: ablation.delta },
-    poems: json.poems ?? json.count ?? null,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -492,11 +318,12 @@ export function smallConfig(vocabSize, seed) {
  * @param {Int32Array[]} poems
  * @param {Rng} r
  * @param {number} B
+ * @param {number} [pad]  the [PAD] id
  */
-export function poemBatch(poems, r, B) {
+export function poemBatch(poems, r, B, pad = 0) {
   const pick = Array.from({ length: B }, () => poems[r.int(poems.length)]);
   const T = Math.max(...pick.map((p) => p.length)) - 1;
-  const tokens = new Int32Array(B * T).fill(PAD);
+  const tokens = new Int32Array(B * T).fill(pad);
   const targets = new Int32Array(B * T).fill(-100);
   pick.forEach((p, b) => {
     tokens.set(p.subarray(0, p.length - 1), b * T);
@@ -521,23 +348,4 @@ export function textBatch(ids, r, B, T) {
     targets.set(ids.subarray(s + 1, s + T + 1), b * T);
   }
   return { tokens: { data: tokens, shape: [B, T] }, targets: { data: targets, shape: [B, T] } };
-}
-
-/**
- * Mean next-token cross-entropy (nats) of logits (T, V) against ids[1 …]: a plain statistic of the package's logits.
- * @param {Float32Array} logits
- * @param {ArrayLike<number>} ids
- * @param {number} V
- */
-export function sequenceLoss(logits, ids, V) {
-  let sum = 0;
-  for (let i = 0; i + 1 < ids.length; i++) {
-    const row = logits.subarray(i * V, (i + 1) * V);
-    let max = -Infinity;
-    for (const x of row) max = Math.max(max, x);
-    let z = 0;
-    for (const x of row) z += Math.exp(x - max);
-    sum += Math.log(z) + max - row[ids[i + 1]];
-  }
-  return sum / Math.max(1, ids.length - 1);
 }

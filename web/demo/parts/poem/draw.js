@@ -56,7 +56,7 @@ export function drawRows(canvas, rows, keys, width) {
 /**
  * The layers × heads grid: a button per head with its measured name and a thumbnail of its map on the poem.
  * @param {HTMLElement} box
- * @param {{ maps: Float32Array[], T: number, names: { name: string | null, ratio: number }[][], pick: { l: number, h: number } }} o
+ * @param {{ maps: Float32Array[], T: number, names: { pattern: string }[][], pick: { l: number, h: number } }} o
  * @param {(l: number, h: number) => void} onPick
  */
 export function headGrid(box, { maps, T, names, pick }, onPick) {
@@ -76,7 +76,7 @@ export function headGrid(box, { maps, T, names, pick }, onPick) {
  * @param {Float32Array} m  the layer's (H, T, T)
  * @param {number} T
  * @param {{ l: number, h: number }} at
- * @param {{ name: string | null, ratio: number }} name
+ * @param {{ pattern: string }} name  nameHeads' ('' for none)
  * @param {{ l: number, h: number }} pick
  * @param {(l: number, h: number) => void} onPick
  */
@@ -90,11 +90,11 @@ function headCell(m, T, at, name, pick, onPick) {
     cell: 3,
     title: t('poem.lh', at),
   });
-  const label = name.name ? t(`poem.pattern.${name.name}`) : t('poem.noRole');
+  const label = name.pattern ? t(`poem.pattern.${name.pattern}`) : t('poem.noRole');
   const on = pick.l === at.l && pick.h === at.h;
   const btn = h(
     `button.poem-head${on ? '.on' : ''}`,
-    { type: 'button', 'data-layer': at.l, 'data-head': at.h, 'data-name': name.name ?? '', 'aria-pressed': String(on) },
+    { type: 'button', 'data-layer': at.l, 'data-head': at.h, 'data-name': name.pattern, 'aria-pressed': String(on) },
     canvas,
     h('span.poem-head-id', { text: t('poem.lh', at) }),
     h('span.poem-head-name', { text: label }),
@@ -133,7 +133,7 @@ export function drawHead(els, m, labels, title, width) {
 
 /**
  * The table "attention sharpness vs effect when removed".
- * @param {{ rows: { layer: number, head: number, entropy: number, sharpness: number, delta: number, name: string | null }[], rho: number }} table
+ * @param {{ rows: { layer: number, head: number, entropy: number, sharpness: number, delta: number, name: string }[], rho: number }} table
  * @param {number} uniform
  */
 export function sharpnessTable(table, uniform) {

@@ -2,7 +2,8 @@
 // The poem chapter's "train from scratch" (§10.1): a small Llama (compute.js SMALL) trains in a module Web Worker
 // (worker.js) on the held-out quatrains or on the reader's text; the page plots the loss, each head's attention
 // entropy against the uniform level, the live maps of a probe sequence and kept snapshots of them. Pause, resume,
-// reset. Test hooks: #poem-train[data-state][data-step][data-loss][data-entropy][data-entropy-initial].
+// reset; a learning-rate choice (the quatrains overfit by step ~100 at 3e-3). Test hooks: #poem-train[data-state]
+// [data-step][data-loss][data-entropy][data-entropy-initial][data-lr].
 
 import { h } from '../../widgets/dom.js';
 import { radios } from '../../widgets/controls.js';
@@ -12,6 +13,8 @@ import { t } from '../../i18n.js';
 import * as C from './compute.js';
 import { drawCurves } from './draw.js';
 
+/** The learning rates offered (AdamW); the first run uses LR. */
+const LRS = [1e-3, 3e-3, 1e-2];
 const LR = 3e-3;
 const BATCH = 16;
 /** Snapshots of the maps are kept at these steps (and the latest). */
@@ -42,6 +45,7 @@ export class ScratchTrainer {
     this.poems = [];
     this.gen = 0;
     this.seed = 1;
+    this.lr = LR;
     this.build();
     this.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
     this.worker.onmessage = (ev) => this.onMessage(ev.data);
@@ -76,20 +80,24 @@ export class ScratchTrainer {
     pause.addEventListener('click', () => this.worker.postMessage({ type: 'pause' }));
     reset.addEventListener('click', () => ((this.seed += 1), this.reset()));
     text.addEventListener('change', () => this.source === 'text' && this.reset());
+    const lr = h('select#poem-lr', { 'aria-label': t('poem.lrAria') });
+    for (const v of LRS) lr.append(h('option', { value: v, text: String(v), selected: v === LR }));
+    lr.addEventListener('change', () => ((this.lr = Number(lr.value)), this.reset()));
     const snap = h('input#poem-snap', { type: 'range', min: 0, max: 0, value: 0, 'aria-label': t('poem.snapAria') });
     snap.addEventListener('input', () => this.showSnap(Number(snap.value)));
     const stats = h('p.poem-stats#poem-train-stats');
-    this.ui = { src, start, pause, reset, text, snap, stats, msg: h('div#poem-train-msg') };
+    this.ui = { src, lr, start, pause, reset, text, snap, stats, msg: h('div#poem-train-msg') };
   }
 
   build() {
     this.controls();
-    const { src, text, start, pause, reset, snap } = this.ui;
+    const { src, lr, text, start, pause, reset, snap } = this.ui;
     this.charts = { loss: h('canvas#poem-loss-chart'), entropy: h('canvas#poem-entropy-chart') };
     this.box.append(
       h('div.controls', {}, ...src),
       text,
-      h('div.controls', {}, start, pause, reset),
+      h('div.controls', {}, h('label', { for: 'poem-lr' }, t('poem.lr'), ' ', lr), start, pause, reset),
+      h('p.note', { text: t('poem.lrNote') }),
       this.ui.msg,
       this.ui.stats,
       h(
@@ -122,7 +130,7 @@ export class ScratchTrainer {
   /** A new model for the current source: the worker answers with a tick at step 0. */
   reset() {
     if (!this.ready || !this.poems.length) return;
-    const base = { type: 'reset', gen: ++this.gen, seed: this.seed, lr: LR, batch: BATCH };
+    const base = { type: 'reset', gen: ++this.gen, seed: this.seed, lr: this.lr, batch: BATCH };
     /** @type {History} */
     this.hist = { losses: [], probe: [], entropy: [], uniform: 1, lnV: 1, snaps: [] };
     this.ui.msg.replaceChildren();
@@ -173,6 +181,7 @@ export class ScratchTrainer {
       Object.assign(hist, { lnV: Math.log(m.vocab), labels: m.probeTokens, uniform: m.uniform, config: m.config });
       this.box.dataset.entropyInitial = JSON.stringify(m.entropy);
       this.box.dataset.vocab = String(m.vocab);
+      this.box.dataset.lr = String(this.lr);
       if (this.state === 'loading') this.setState('ready');
     }
     hist.losses.push(...m.losses);

@@ -2,35 +2,43 @@
 // Part "A small Transformer that has read Tang poems" (§7.2, §8.1, §8.2, §10.1, §11): the shipped poem model
 // (models/tang-song-quatrains-char-llama/, loaded with readSafetensors + loadModel like any checkpoint) writes a
 // quatrain character by character with its attention rows (generate's onToken); the layers × heads grid with the
-// names measured on held-out poems (heads.json, else measured here); the same architecture at random initialisation;
-// heads switched off (headMask) with the held-out loss and the poem; and a small model trained from scratch in a
-// worker (scratch.js). The numbers are in compute.js.
+// names measured on held-out poems (the model folder's heads.json; the random model's measured here); the same
+// architecture at random initialisation; heads switched off (headMask) with the held-out loss and the poem; and a
+// small model trained from scratch in a worker (scratch.js). The numbers are in compute.js and heads.js.
 
 import { h } from '../../widgets/dom.js';
 import { radios } from '../../widgets/controls.js';
 import { fmt, errText } from '../../shared/format.js';
 import { readSafetensors } from '../../attnlab.js';
 import { t } from '../../i18n.js';
-import { meanLoss, headAblation } from '../poem-heads/compute.js';
+import { charTokenizer } from '../../shared/char-tokenizer.js';
 import * as C from './compute.js';
+import {
+  NAME_MIN_LIFT,
+  NAME_MIN_SCORE,
+  headScores,
+  meanLoss,
+  nameHeads,
+  poemFromText,
+  readHeadsJson,
+} from './heads.js';
 import { poemLines, drawRows, headGrid, drawHead, sharpnessTable } from './draw.js';
 import { ScratchTrainer } from './scratch.js';
 
-/** Held-out poems measured live (pattern scores, entropy; the random model's names). */
+/** Held-out poems the random model's heads are measured on here (pattern scores, entropy, names). */
 const LIVE_POEMS = 24;
-/** Held-out poems of the loss under the reader's head mask (and of the live ablation when heads.json is absent). */
+/** Held-out poems of the loss under the reader's head mask (and of each model's loss in the comparison). */
 const MASK_POEMS = 16;
 /** ms between two characters of a generated poem appearing. */
 const REVEAL_MS = 70;
 
 /** @typedef {import('../../attnlab.js').Transformer} Model */
-/** @typedef {ReturnType<typeof C.poemInput>} PoemInput */
 /**
- * @typedef {ReturnType<typeof C.measureHeads> & { names: ReturnType<typeof C.nameHeads>, loss: number }} MeasuredHeads
+ * @typedef {Pick<import('./heads.js').HeadsJson, 'patterns' | 'entropy' | 'names'> & { loss: number }} MeasuredHeads
  */
 
 /**
- * Fetch the model folder's files; heads.json may not be there (null then).
+ * Fetch the model folder's files.
  * @param {URL} dir
  */
 async function fetchFolder(dir) {
@@ -40,20 +48,14 @@ async function fetchFolder(dir) {
     if (!r.ok) throw new Error(t('poem.httpError', { f, s: r.status }));
     return r;
   };
-  const [config, bytes, tokenizer, heldOut, summary] = await Promise.all([
+  const [config, bytes, tokenizer, heldOut, summary, heads] = await Promise.all([
     get('config.json').then((r) => r.json()),
     get('model.safetensors').then((r) => r.arrayBuffer()),
     get('tokenizer.json').then((r) => r.json()),
     get('held-out.jsonl').then((r) => r.text()),
     get('summary.json').then((r) => r.json()),
+    get('heads.json').then((r) => r.json()),
   ]);
-  let heads = null;
-  try {
-    const r = await fetch(new URL('heads.json', dir));
-    if (r.ok) heads = await r.json();
-  } catch {
-    heads = null; // measured here instead
-  }
   return { config, bytes: new Uint8Array(bytes), tokenizer, heldOut, summary, heads };
 }
 
@@ -192,12 +194,12 @@ class PoemPart {
     const dir = new URL(C.MODEL_DIR, import.meta.url);
     const f = await fetchFolder(dir);
     this.models.trained = this.attn.loadModel({ config: f.config, tensors: readSafetensors(f.bytes) });
-    this.tok = C.tokenizerFromJson(f.tokenizer);
+    this.tok = charTokenizer(f.tokenizer);
     const all = C.parseHeldOut(f.heldOut);
     this.quatrains = all.filter((p) => p.split === 'test');
-    this.inputs = this.quatrains.slice(0, LIVE_POEMS).map((p) => C.poemInput(this.tok, p));
+    this.inputs = this.quatrains.slice(0, LIVE_POEMS).map((p) => poemFromText(this.tok, p.text, p.strains));
     this.summary = f.summary;
-    this.headsJson = f.heads ? C.readHeadsJson(f.heads) : null;
+    this.headsJson = readHeadsJson(f.heads, this.models.trained.config);
     this.showFacts();
     for (const b of [this.els.go, this.els.again, this.els.measure]) b.disabled = false;
     this.buildMask();
@@ -257,7 +259,7 @@ class PoemPart {
     const o = this.settings();
     const r = C.generatePoem(this.current(), this.tok, o);
     const labels = ['[BOS]', ...r.tokens.map((g) => g.s)];
-    this.poem = { tokens: r.tokens, labels, ids: Int32Array.of(C.BOS, ...r.tokens.map((g) => g.id)) };
+    this.poem = { tokens: r.tokens, labels, ids: Int32Array.of(this.tok.special.bos, ...r.tokens.map((g) => g.id)) };
     const out = this.els.out;
     Object.assign(out.dataset, {
       text: r.tokens.map((g) => g.s).join(''),
@@ -322,10 +324,7 @@ class PoemPart {
     const names =
       this.heads[this.kind]?.names ??
       this.maps.map((m) =>
-        Array.from(
-          { length: m.length / ids.length ** 2 },
-          () => /** @type {{ name: string | null, ratio: number }} */ ({ name: null, ratio: 0 }),
-        ),
+        Array.from({ length: m.length / ids.length ** 2 }, () => ({ pattern: '', score: 0, lift: 0 })),
       );
     const grid = /** @type {HTMLElement} */ (this.root.querySelector('#poem-grid'));
     headGrid(grid, { maps: this.maps, T: ids.length, names, pick: this.pick }, (l, hh) => this.pickHead(l, hh));
@@ -343,7 +342,7 @@ class PoemPart {
     const { l, h: hh } = this.pick;
     const T = labels.length;
     const m = this.maps[l].subarray(hh * T * T, (hh + 1) * T * T);
-    const name = this.heads[this.kind]?.names[l][hh]?.name;
+    const name = this.heads[this.kind]?.names[l][hh]?.pattern;
     const caption = t('poem.headCaption', {
       lh: t('poem.lh', { l, h: hh }),
       name: name ? t(`poem.pattern.${name}`) : t('poem.noRole'),
@@ -356,29 +355,31 @@ class PoemPart {
     drawHead({ map, links }, m, labels, caption, Math.min(520, Math.max(260, this.root.clientWidth - 60)));
   }
   /**
-   * The heads of the current model: names and entropy measured live on LIVE_POEMS held-out poems, or for the
-   * trained model heads.json's; then the comparison line and the table.
+   * The heads of the current model: the trained model's from heads.json, the random model's measured here on
+   * LIVE_POEMS held-out poems; each with its loss on MASK_POEMS. Then the comparison line and the table.
    */
   async measureModel() {
     const kind = this.kind;
     if (!this.heads[kind]) {
-      const live = C.measureHeads(this.current(), this.inputs);
-      const json = kind === 'trained' ? this.headsJson : null;
-      const patterns = json?.patterns ?? live.patterns;
       const loss = meanLoss(this.current(), this.inputs.slice(0, MASK_POEMS));
-      this.heads[kind] = { ...live, patterns, names: C.nameHeads(patterns), loss };
+      const live = kind === 'random' && headScores(this.current(), this.inputs);
+      const m = live ? { ...live, names: nameHeads(live.patterns) } : this.headsJson;
+      this.heads[kind] = { patterns: m.patterns, entropy: m.entropy, names: m.names, loss };
     }
     this.showCompare();
     this.drawGrid();
-    const names = this.heads[kind].names.flat().filter((n) => n.name).length;
+    const names = this.heads[kind].names.flat();
     this.root.querySelector('#poem-names-note').textContent = t('poem.namesNote', {
-      n: names,
-      all: this.heads[kind].names.flat().length,
-      src: t(kind === 'trained' && this.headsJson ? 'poem.src.json' : 'poem.src.live', { n: LIVE_POEMS }),
-      s: fmt(C.NAME_MIN_SCORE, 1),
-      r: C.NAME_MIN_RATIO,
+      n: names.filter((n) => n.pattern).length,
+      all: names.length,
+      src:
+        kind === 'trained'
+          ? t('poem.src.json', { n: this.headsJson.poems.test })
+          : t('poem.src.live', { n: LIVE_POEMS }),
+      s: fmt(NAME_MIN_SCORE, 1),
+      r: NAME_MIN_LIFT,
     });
-    if (kind === 'trained') await this.table();
+    if (kind === 'trained') this.table();
   }
 
   showCompare() {
@@ -387,30 +388,23 @@ class PoemPart {
     const parts = /** @type {const} */ (['trained', 'random'])
       .filter((k) => this.heads[k])
       .map((k) => {
-        const m = this.heads[k];
-        const ent = m.entropy.flat().reduce((a, b) => a + b, 0) / m.entropy.flat().length;
-        box.dataset[`loss${k === 'trained' ? 'Trained' : 'Random'}`] = String(m.loss);
+        const { loss, entropy } = this.heads[k];
+        const ent = entropy.mean.flat().reduce((a, b) => a + b, 0) / entropy.mean.flat().length;
+        box.dataset[`loss${k === 'trained' ? 'Trained' : 'Random'}`] = String(loss);
         box.dataset[`entropy${k === 'trained' ? 'Trained' : 'Random'}`] = String(ent);
-        return t(`poem.compare.${k}`, { loss: fmt(m.loss, 2), e: fmt(ent, 2), u: fmt(m.uniform, 2) });
+        return t(`poem.compare.${k}`, { loss: fmt(loss, 2), e: fmt(ent, 2), u: fmt(entropy.uniform, 2) });
       });
     box.dataset.lnV = String(Math.log(V));
     box.textContent = [...parts, t('poem.compare.lnV', { v: fmt(Math.log(V), 2), V, n: MASK_POEMS })].join(' ');
   }
 
-  /** The table "sharpness vs effect": heads.json's ablation, else measured here one head at a time. */
-  async table() {
-    const box = this.root.querySelector('#poem-table-box');
-    const m = this.heads.trained;
-    let ablation = this.headsJson?.ablation;
-    if (!ablation) {
-      box.textContent = t('poem.ablating', { n: MASK_POEMS });
-      await new Promise((r) => setTimeout(r, 0));
-      ablation = headAblation(this.models.trained, this.inputs.slice(0, MASK_POEMS));
-    }
-    const table = C.sharpnessTable(m.entropy, m.uniform, ablation.delta, m.names);
-    const src = this.headsJson?.ablation ? t('poem.src.json') : t('poem.src.live', { n: MASK_POEMS });
-    box.replaceChildren(
-      sharpnessTable(table, m.uniform),
+  /** The table "sharpness vs effect": heads.json's entropy and ablation (each head removed on its test poems). */
+  table() {
+    const { entropy, ablation, names, poems } = this.headsJson;
+    const table = C.sharpnessTable(entropy.mean, entropy.uniform, ablation.delta, names);
+    const src = t('poem.src.json', { n: poems.test });
+    this.root.querySelector('#poem-table-box').replaceChildren(
+      sharpnessTable(table, entropy.uniform),
       h('p.note#poem-table-note', {
         text: t('poem.tableNote', { rho: fmt(table.rho, 2), base: fmt(ablation.base, 3), src }),
       }),

@@ -12,7 +12,9 @@
 
 import { init } from '../../attnlab.js';
 import { rng } from '../../shared/random.js';
+import { fromText } from '../../shared/char-tokenizer.js';
 import * as C from './compute.js';
+import { poemFromText, sequenceEntropy, sequenceLoss } from './heads.js';
 
 const TICK_MS = 200;
 const STEP_OPTIONS = { betas: /** @type {[number, number]} */ ([0.9, 0.99]), weightDecay: 0.01, clipGradNorm: 1 };
@@ -65,16 +67,16 @@ function reset(m) {
   running = false;
   if (model) model.dispose();
   const text = m.source === 'poems' ? m.poems.join('') : m.text;
-  const tok = C.tokenizerFromText(text, C.MAX_VOCAB);
+  const tok = fromText(text, C.MAX_VOCAB);
   const r = rng(m.seed * 2 + 1);
   let next;
   let probe;
   if (m.source === 'poems') {
-    const poems = m.poems.map((/** @type {string} */ p) => tok.encode(p, { bos: true, eos: true }));
-    next = () => C.poemBatch(poems, r, m.batch);
-    probe = tok.encode(m.probe, { bos: true, eos: true });
+    const poems = m.poems.map((/** @type {string} */ p) => poemFromText(tok, p).ids);
+    next = () => C.poemBatch(poems, r, m.batch, tok.special.pad);
+    probe = poemFromText(tok, m.probe).ids;
   } else {
-    const ids = tok.encode(text);
+    const ids = tok.encode(text, { bos: false });
     const T = Math.min(C.TEXT_BLOCK, ids.length - 1);
     next = () => C.textBatch(ids, r, m.batch, T);
     probe = ids.slice(0, T);
@@ -83,7 +85,8 @@ function reset(m) {
   run = { gen: m.gen, lr: m.lr, batch: m.batch, next, probe };
   step = 0;
   runMs = 0;
-  post([], { vocab: tok.tokens.length, probeTokens: tok.decode(probe), config: model.config });
+  const probeTokens = Array.from(probe, (id) => tok.tokens[id]);
+  post([], { vocab: tok.tokens.length, probeTokens, config: model.config });
 }
 
 /** @param {number} c the run's chain: a pause followed by a run starts a new one */
@@ -107,23 +110,24 @@ function loop(c) {
 }
 
 /**
- * A tick: the new losses, the probe's maps (per layer (H, T, T)) and each head's mean row entropy.
+ * A tick: the new losses, the probe's maps (per layer (H, T, T)) and each head's mean entropy of the rows i ≥ 1.
  * @param {number[]} losses
  * @param {Record<string, any>} [extra]
  */
 function post(losses, extra = {}) {
   const p = run.probe;
   const { attentions, logits } = model.forward({ data: p, shape: [1, p.length] }, { outputAttentions: true });
+  const entropy = sequenceEntropy(attentions);
   postMessage({
     type: 'tick',
     gen: run.gen,
     step,
     runMs,
     losses,
-    probeLoss: C.sequenceLoss(logits.data, p, model.config.vocabSize),
+    probeLoss: sequenceLoss(logits.data, p, model.config.vocabSize),
     maps: attentions.map((a) => a.data),
-    entropy: C.headEntropies(attentions),
-    uniform: C.uniformEntropy(p.length),
+    entropy: entropy.mean,
+    uniform: entropy.uniform,
     ...extra,
   });
 }

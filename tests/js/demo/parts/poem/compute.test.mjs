@@ -1,6 +1,6 @@
-// Part "poem" (mirrors web/demo/parts/poem/compute.js): the tokenizers (a character outside the BMP), the form of a
-// quatrain and its enforcement, the restricted sampler, entropy, the names and the table of heads, the batches;
-// against independent computations and the shipped poem model.
+// Part "poem" (mirrors web/demo/parts/poem/compute.js): the form of a quatrain and its enforcement, the restricted
+// sampler, Spearman and the table of heads, the batches; against independent computations and the shipped poem model
+// (read with shared/char-tokenizer.js; its heads measured with heads.js, tested in heads.test.mjs).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as C from '../../../../../web/demo/parts/poem/compute.js';
 import { charTokenizer } from '../../../../../web/demo/shared/char-tokenizer.js';
+import { headScores, poemFromText } from '../../../../../web/demo/parts/poem/heads.js';
 import { readSafetensors } from '../../../../../web/demo/attnlab.js';
 import { rng } from '../../../../../web/demo/shared/random.js';
 import { DEMO, simd } from '../../helpers.mjs';
@@ -22,25 +23,8 @@ async function poemModel() {
     config: JSON.parse(read('config.json')),
     tensors: readSafetensors(new Uint8Array(read('model.safetensors'))),
   });
-  return { attn, model, tok: C.tokenizerFromJson(TOKJSON) };
+  return { attn, model, tok: charTokenizer(TOKJSON) };
 }
-
-test('tokenizers: one id per code point, [UNK] for unknowns, a character outside the BMP stays whole', () => {
-  const tok = C.tokenizerFromJson(TOKJSON);
-  const ref = charTokenizer(TOKJSON);
-  const nonBmp = tok.tokens.find((s) => s.codePointAt(0) > 0xffff);
-  assert.ok(nonBmp, 'the vocabulary has a character outside the BMP');
-  const text = `白日依山尽，${nonBmp}河入海流。`;
-  const ids = tok.encode(text, { bos: true, eos: true });
-  assert.equal(ids.length, [...text].length + 2);
-  assert.deepEqual(Array.from(ids.subarray(0, -1)), Array.from(ref.encode(text)));
-  assert.equal(tok.decode(ids).slice(1, -1).join(''), text);
-  assert.equal(tok.encode('\u{2A6D6}')[0], C.UNK);
-  const own = C.tokenizerFromText('ab，cb。𠀀b', 100);
-  assert.deepEqual(own.tokens, ['[PAD]', '[UNK]', '[BOS]', '[EOS]', '，', '。', 'b', 'a', 'c', '𠀀']);
-  assert.deepEqual(own.decode(own.encode('𠀀a')), ['𠀀', 'a']);
-  assert.equal(C.tokenizerFromText('abcabd', 7).encode('d')[0], C.UNK);
-});
 
 test('the form: checkForm, formNeed and allowed', () => {
   const chars = (s) => [...s];
@@ -87,19 +71,11 @@ test('sampleRestricted: argmax at temperature 0, the inverse CDF of the restrict
   assert.equal(counts[0], 0);
 });
 
-test('entropy per head, the uniform level, Spearman and the sharpness table', () => {
-  const T = 3;
-  const w = new Float32Array(2 * T * T); // head 0 uniform causal, head 1 on the first key
-  for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) w[i * T + j] = 1 / (i + 1);
-  for (let i = 0; i < T; i++) w[T * T + i * T] = 1;
-  const e = C.headEntropies([{ data: w, shape: [1, 2, T, T] }]);
-  assert.ok(Math.abs(e[0][0] - (Math.log(1) + Math.log(2) + Math.log(3)) / 3) < 1e-6);
-  assert.equal(e[0][1], 0);
-  assert.ok(Math.abs(C.uniformEntropy(T) - e[0][0]) < 1e-6);
+test('Spearman and the sharpness table', () => {
   assert.equal(C.spearman([1, 2, 3, 4], [10, 20, 30, 40]), 1);
   assert.equal(C.spearman([1, 2, 3], [3, 2, 1]), -1);
   assert.ok(Math.abs(C.spearman([1, 2, 2, 3], [1, 3, 2, 4]) - 0.9486832980505138) < 1e-12); // scipy.stats.spearmanr
-  const names = [[{ name: 'previous' }, { name: null }]];
+  const names = [[{ pattern: 'previous' }, { pattern: '' }]];
   const tab = C.sharpnessTable([[0.5, 1.5]], 2, [[0.01, 0.3]], names);
   assert.deepEqual(
     tab.rows.map((r) => [r.head, r.sharpness, r.delta]),
@@ -111,27 +87,9 @@ test('entropy per head, the uniform level, Spearman and the sharpness table', ()
   assert.equal(tab.rho, -1);
 });
 
-test('nameHeads: the pattern with the largest ratio above both thresholds, else bos, else none', () => {
-  const p = (score, baseline) => ({ score: [score], baseline, count: 1 });
-  const patterns = {
-    previous: p([0.6, 0.1, 0.2], 0.1),
-    couplet: p([0.35, 0.1, 0.1], 0.05),
-    rhyme: p([0, 0, 0], 0.1),
-    punctuation: p([0.2, 0.2, 0.2], 0.2),
-    lineStart: p([0, 0, 0], 0.1),
-    tone: p([0, 0, 0], 0.1),
-    self: p([0, 0, 0], 0.1),
-    bos: p([0, 0.5, 0.1], 0.1),
-  };
-  assert.deepEqual(
-    C.nameHeads(patterns)[0].map((n) => n.name),
-    ['couplet', 'bos', null],
-  );
-});
-
 test('batches: whole poems padded with −100 targets; text windows shifted by one', () => {
   const poems = [Int32Array.of(2, 10, 11, 3), Int32Array.of(2, 12, 3)];
-  const b = C.poemBatch(poems, rng(1), 8);
+  const b = C.poemBatch(poems, rng(1), 8, 0);
   assert.deepEqual(b.tokens.shape, [8, 3]);
   for (let k = 0; k < 8; k++) {
     const row = Array.from(b.tokens.data.subarray(k * 3, k * 3 + 3));
@@ -157,8 +115,6 @@ test('batches: whole poems padded with −100 targets; text windows shifted by o
   const tb = C.textBatch(ids, rng(2), 4, 8);
   for (let k = 0; k < 4; k++)
     for (let i = 0; i < 8; i++) assert.equal(tb.targets.data[k * 8 + i], tb.tokens.data[k * 8 + i] + 1);
-  const logits = new Float32Array([0, 0, Math.log(3), 0, 0, 0]); // V = 3, two rows
-  assert.ok(Math.abs(C.sequenceLoss(logits, [0, 2, 1], 3) - (-Math.log(3 / 5) + Math.log(3)) / 2) < 1e-6);
 });
 
 test('the shipped model: generatePoem keeps the form (forced only where needed), rows sum to 1; masks change the poem', async () => {
@@ -181,11 +137,11 @@ test('the shipped model: generatePoem keeps the form (forced only where needed),
   }
   // unaided (no form): the same ids as model.generate itself, until [EOS]
   const free = C.generatePoem(model, tok, { temperature: 0.8, seed: 4, form: false });
-  const direct = model.generate(Int32Array.of(C.BOS), {
+  const direct = model.generate(Int32Array.of(tok.special.bos), {
     maxNewTokens: 60,
     temperature: 0.8,
     seed: 4000,
-    eosTokenId: C.EOS,
+    eosTokenId: tok.special.eos,
   });
   assert.deepEqual(
     free.tokens.map((g) => g.id),
@@ -203,12 +159,12 @@ test('the shipped model: generatePoem keeps the form (forced only where needed),
   const poems = C.parseHeldOut(read('held-out.jsonl').toString())
     .filter((p) => p.split === 'test')
     .slice(0, 4);
-  const inputs = poems.map((p) => C.poemInput(tok, p));
-  const trained = C.measureHeads(model, inputs);
+  const inputs = poems.map((p) => poemFromText(tok, p.text, p.strains));
+  const trained = headScores(model, inputs).entropy;
   const random = attn.createModel({ ...model.config, seed: 1 });
-  const rm = C.measureHeads(random, inputs);
-  const mean = (e) => e.flat().reduce((x, y) => x + y, 0) / e.flat().length;
-  assert.ok(Math.abs(mean(rm.entropy) - rm.uniform) < 0.01, `${mean(rm.entropy)} vs ${rm.uniform}`);
-  assert.ok(mean(trained.entropy) < rm.uniform - 0.3);
+  const rm = headScores(random, inputs).entropy;
+  const mean = (e) => e.mean.flat().reduce((x, y) => x + y, 0) / e.mean.flat().length;
+  assert.ok(Math.abs(mean(rm) - rm.uniform) < 0.01, `${mean(rm)} vs ${rm.uniform}`);
+  assert.ok(mean(trained) < rm.uniform - 0.3);
   random.dispose();
 });

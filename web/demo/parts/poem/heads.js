@@ -1,7 +1,8 @@
 // @ts-check
-// Part "The poem model's heads" (tutorial §8.1–8.2, §10.1), the numbers: which patterns each head of a trained poem
-// model attends by, on held-out poems, and what each head does to the loss when it is removed. No DOM; also run by
-// scripts/poems/heads.mjs over the whole held-out set, and by its node test.
+// Part "poem" (tutorial §8.1–8.2, §10.1), its heads' numbers (the part's compute in two files: compute.js for the
+// tokens, the form and training, this one for the heads): which patterns each head of a poem model attends by, on
+// held-out poems, its attention entropy, its name, what it does to the loss when it is removed, and heads.json (the
+// same numbers for the shipped model, written by scripts/poems/heads.mjs with these functions). No DOM.
 //
 // A poem is a sequence of characters: [BOS] line₁ ， line₂ 。 line₃ ， line₄ 。 [EOS] (quatrains: 4 lines of 5 or 7).
 // A pattern maps a query position to the key positions it predicts (empty: the query does not count). A head's score
@@ -208,11 +209,42 @@ export function headScores(model, poems) {
     );
     out[name] = { score, baseline: a.baseline / n, count: a.count };
   }
-  const rows = Math.max(1, entropy.rows);
+  return { patterns: out, entropy: entropyMeans(entropy, numLayers, numHeads) };
+}
+
+/**
+ * accumulateEntropy's sums → the mean entropy per (layer, head), the uniform rows' mean, and the rows counted.
+ * @param {{ sum: Float64Array, uniform: number, rows: number }} acc
+ * @param {number} numLayers
+ * @param {number} numHeads
+ * @returns {HeadEntropy}
+ */
+function entropyMeans(acc, numLayers, numHeads) {
+  const rows = Math.max(1, acc.rows);
   const mean = Array.from({ length: numLayers }, (_, l) =>
-    Array.from({ length: numHeads }, (_, h) => entropy.sum[l * numHeads + h] / rows),
+    Array.from({ length: numHeads }, (_, h) => acc.sum[l * numHeads + h] / rows),
   );
-  return { patterns: out, entropy: { mean, uniform: entropy.uniform / rows, rows: entropy.rows } };
+  return { mean, uniform: acc.uniform / rows, rows: acc.rows };
+}
+
+/**
+ * @typedef {object} HeadEntropy
+ * @property {number[][]} mean  per (layer, head), the mean attention entropy (nats) of the rows i ≥ 1
+ * @property {number} uniform   the uniform causal rows' mean ln(i + 1) over the same rows
+ * @property {number} rows      how many rows
+ */
+
+/**
+ * Each head's mean attention entropy on one sequence (rows i ≥ 1) beside the uniform level: what the training
+ * panel plots on its probe.
+ * @param {{ data: Float32Array, shape: number[] }[]} attentions  per layer (1, H, T, T)
+ * @returns {HeadEntropy}
+ */
+export function sequenceEntropy(attentions) {
+  const numHeads = attentions[0].shape[1];
+  const acc = { sum: new Float64Array(attentions.length * numHeads), uniform: 0, rows: 0 };
+  accumulateEntropy(attentions, acc);
+  return entropyMeans(acc, attentions.length, numHeads);
 }
 
 /** A head is named after a pattern when it puts at least this much mass on its keys … */
@@ -243,6 +275,25 @@ export function nameHeads(patterns) {
 }
 
 /**
+ * Mean next-token cross-entropy (nats) of logits (T, V) against ids[1 …]: a plain statistic of the package's logits.
+ * @param {Float32Array} logits
+ * @param {ArrayLike<number>} ids
+ * @param {number} V
+ */
+export function sequenceLoss(logits, ids, V) {
+  let sum = 0;
+  for (let i = 0; i + 1 < ids.length; i++) {
+    const row = logits.subarray(i * V, (i + 1) * V);
+    let max = -Infinity;
+    for (const x of row) max = Math.max(max, x);
+    let z = 0;
+    for (const x of row) z += Math.exp(x - max);
+    sum += Math.log(z) + max - row[ids[i + 1]];
+  }
+  return sum / Math.max(1, ids.length - 1);
+}
+
+/**
  * Mean next-token cross-entropy (nats) of the model on the poems, with an optional head mask (L, H): each poem's
  * tokens predict the next; padding is not used (one poem per forward).
  * @param {Model} model
@@ -255,17 +306,9 @@ export function meanLoss(model, poems, headMask) {
   let sum = 0;
   let count = 0;
   for (const { ids } of poems) {
-    const t = ids.length;
-    const { logits } = model.forward({ data: ids, shape: [1, t] }, { headMask: mask });
-    for (let i = 0; i + 1 < t; i++) {
-      const row = logits.data.subarray(i * vocabSize, (i + 1) * vocabSize);
-      let max = -Infinity;
-      for (const x of row) max = Math.max(max, x);
-      let z = 0;
-      for (const x of row) z += Math.exp(x - max);
-      sum += Math.log(z) + max - row[ids[i + 1]];
-      count += 1;
-    }
+    const { logits } = model.forward({ data: ids, shape: [1, ids.length] }, { headMask: mask });
+    sum += sequenceLoss(logits.data, ids, vocabSize) * (ids.length - 1);
+    count += ids.length - 1;
   }
   return sum / Math.max(1, count);
 }
@@ -288,4 +331,38 @@ export function headAblation(model, poems) {
     }
   }
   return { base, delta };
+}
+
+/**
+ * @typedef {object} HeadsJson  heads.json, as scripts/poems/heads.mjs writes it
+ * @property {string} model
+ * @property {Record<string, number>} poems  poems per split (test, neighbour)
+ * @property {Record<string, number>} loss   held-out loss per split (nats per token)
+ * @property {Record<string, { score: number[][], baseline: number, count: number }>} patterns
+ * @property {HeadEntropy} entropy
+ * @property {{ base: number, delta: number[][] }} ablation  the test loss intact, and with each head removed minus it
+ * @property {{ pattern: string, score: number, lift: number }[][]} names  nameHeads(patterns)
+ */
+
+/**
+ * heads.json, checked against the model's layers and heads: every field scripts/poems/heads.mjs writes, each
+ * [layer][head] table L × H. Throws on anything else (an old or foreign file).
+ * @param {any} json
+ * @param {{ numLayers: number, numHeads: number }} config
+ * @returns {HeadsJson}
+ */
+export function readHeadsJson(json, { numLayers, numHeads }) {
+  const { model, poems, loss, patterns, entropy, ablation, names } = json ?? {};
+  const table = (/** @type {any} */ x, /** @type {string} */ what) => {
+    const ok = Array.isArray(x) && x.length === numLayers && x.every((r) => r?.length === numHeads);
+    if (!ok) throw new TypeError(`heads.json: ${what} is not ${numLayers} × ${numHeads}`);
+  };
+  if (typeof model !== 'string' || !poems || !loss || !patterns || !entropy || !ablation || !names)
+    throw new TypeError('heads.json: expected model, poems, loss, patterns, entropy, ablation and names');
+  for (const [name, p] of Object.entries(patterns)) table(p.score, `patterns.${name}.score`);
+  for (const name of Object.keys(PATTERNS)) if (!patterns[name]) throw new TypeError(`heads.json: no pattern ${name}`);
+  table(entropy.mean, 'entropy.mean');
+  table(ablation.delta, 'ablation.delta');
+  table(names, 'names');
+  return { model, poems, loss, patterns, entropy, ablation, names };
 }

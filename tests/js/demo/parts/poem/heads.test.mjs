@@ -1,6 +1,7 @@
-// Mirrors web/demo/parts/poem-heads/compute.js: where each character of a quatrain sits, the patterns' keys, and
-// the head scores, entropies and names of synthetic attention whose answer is known (a head that always looks one
-// back scores 1 on 'previous'; a uniform causal head scores the uniform baseline).
+// Mirrors web/demo/parts/poem/heads.js: where each character of a quatrain sits, the patterns' keys, and the head
+// scores, entropies and names of synthetic attention whose answer is known (a head that always looks one back scores
+// 1 on 'previous'; a uniform causal head scores the uniform baseline); the loss of known logits; heads.json's reader
+// on a fixture of scripts/poems/heads.mjs's format.
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
@@ -13,7 +14,10 @@ import {
   nameHeads,
   poemFromText,
   poemPositions,
-} from '../../../../../web/demo/parts/poem-heads/compute.js';
+  readHeadsJson,
+  sequenceEntropy,
+  sequenceLoss,
+} from '../../../../../web/demo/parts/poem/heads.js';
 import { charTokenizer } from '../../../../../web/demo/shared/char-tokenizer.js';
 
 // 床前明月光，疑是地上霜。举头望明月，低头思故乡。 with BOS and EOS
@@ -87,6 +91,60 @@ test('accumulateEntropy: a one-hot head has entropy 0, a uniform head ln(i + 1) 
   assert.equal(acc.sum[0], 0);
   assert.ok(Math.abs(acc.sum[1] - uniform) < 1e-5);
   assert.ok(Math.abs(acc.uniform - uniform) < 1e-12);
+});
+
+test('sequenceEntropy: per head the mean of accumulateEntropy over the rows i ≥ 1, beside mean ln(i + 1)', () => {
+  const t = 4;
+  const data = new Float32Array(2 * t * t);
+  for (let i = 0; i < t; i++) {
+    data[i * t] = 1;
+    for (let j = 0; j <= i; j++) data[(t + i) * t + j] = 1 / (i + 1);
+  }
+  const e = sequenceEntropy([{ data, shape: [1, 2, t, t] }]);
+  const uniform = (Math.log(2) + Math.log(3) + Math.log(4)) / 3;
+  assert.equal(e.rows, t - 1);
+  assert.deepEqual(e.mean[0].length, 2);
+  assert.equal(e.mean[0][0], 0);
+  assert.ok(Math.abs(e.mean[0][1] - uniform) < 1e-6);
+  assert.ok(Math.abs(e.uniform - uniform) < 1e-12);
+});
+
+test('sequenceLoss: the mean next-token cross-entropy of known logits', () => {
+  const logits = new Float32Array([0, 0, Math.log(3), 0, 0, 0]); // V = 3, two rows
+  assert.ok(Math.abs(sequenceLoss(logits, [0, 2, 1], 3) - (-Math.log(3 / 5) + Math.log(3)) / 2) < 1e-6);
+});
+
+/** heads.json as scripts/poems/heads.mjs writes it, for a model of 2 layers × 2 heads. */
+function headsFixture() {
+  const lh = (v) => [
+    [v, v],
+    [v, v],
+  ];
+  return {
+    model: 'tang-song-quatrains-char-llama',
+    poems: { test: 400, neighbour: 100 },
+    loss: { test: 4.9, neighbour: 5.6 },
+    patterns: Object.fromEntries(Object.keys(PATTERNS).map((n) => [n, { score: lh(0.2), baseline: 0.1, count: 99 }])),
+    entropy: { mean: lh(1.1), uniform: 2.6, rows: 9000 },
+    ablation: { base: 4.9, delta: lh(0.01) },
+    names: lh({ pattern: 'previous', score: 0.6, lift: 6 }),
+  };
+}
+
+test('readHeadsJson: exactly the fields heads.mjs writes, L × H tables; anything else throws', () => {
+  const json = headsFixture();
+  const cfg = { numLayers: 2, numHeads: 2 };
+  const read = readHeadsJson(json, cfg);
+  assert.deepEqual(read, json);
+  assert.throws(() => readHeadsJson(json, { numLayers: 4, numHeads: 4 }), /4 × 4/);
+  const { ablation, ...noAblation } = json;
+  assert.ok(ablation);
+  assert.throws(() => readHeadsJson(noAblation, cfg), /ablation/);
+  assert.throws(() => readHeadsJson({ ...json, scores: json.patterns, patterns: undefined }, cfg), /patterns/);
+  assert.throws(() => readHeadsJson({ ...json, entropy: [[1, 1]] }, cfg), /entropy\.mean/);
+  const { tone, ...fewer } = json.patterns;
+  assert.ok(tone);
+  assert.throws(() => readHeadsJson({ ...json, patterns: fewer }, cfg), /tone/);
 });
 
 test('nameHeads: the strongest pattern above both thresholds, else none', () => {

@@ -253,8 +253,9 @@ export const NAME_MIN_SCORE = 0.3;
 export const NAME_MIN_LIFT = 2;
 
 /**
- * Each head's name: the pattern it scores highest on among those above NAME_MIN_SCORE and NAME_MIN_LIFT × the
- * uniform baseline, else '' (no single pattern describes it).
+ * Each head's name: among the patterns it puts at least NAME_MIN_SCORE of its mass on, at NAME_MIN_LIFT × the
+ * uniform baseline or more, the one with the highest lift (the most specific: 'punctuation' includes [BOS], and a
+ * 平仄 head also scores on punctuation), else '' (no single pattern describes it).
  * @param {Record<string, { score: number[][], baseline: number }>} patterns  headScores(…).patterns
  * @returns {{ pattern: string, score: number, lift: number }[][]}  per layer, per head
  */
@@ -266,8 +267,7 @@ export function nameHeads(patterns) {
       for (const [name, p] of Object.entries(patterns)) {
         const score = p.score[l][h];
         const lift = score / p.baseline;
-        if (score >= NAME_MIN_SCORE && lift >= NAME_MIN_LIFT && score > best.score)
-          best = { pattern: name, score, lift };
+        if (score >= NAME_MIN_SCORE && lift >= NAME_MIN_LIFT && lift > best.lift) best = { pattern: name, score, lift };
       }
       return best;
     }),

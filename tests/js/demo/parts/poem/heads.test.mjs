@@ -147,16 +147,18 @@ test('readHeadsJson: exactly the fields heads.mjs writes, L × H tables; anythin
   assert.throws(() => readHeadsJson({ ...json, patterns: fewer }, cfg), /tone/);
 });
 
-test('nameHeads: the strongest pattern above both thresholds, else none', () => {
+test('nameHeads: the most specific pattern (highest lift) above both thresholds, else none', () => {
   const patterns = {
-    previous: { score: [[0.9, 0.2, 0.35]], baseline: 0.2 },
-    bos: { score: [[0.05, 0.25, 0.5]], baseline: 0.2 },
+    previous: { score: [[0.9, 0.2, 0.35, 0.4]], baseline: 0.2 },
+    bos: { score: [[0.05, 0.25, 0.5, 0.3]], baseline: 0.2 },
+    tone: { score: [[0, 0, 0, 0.32]], baseline: 0.05 },
   };
   const names = nameHeads(patterns)[0];
   assert.equal(names[0].pattern, 'previous');
   assert.ok(Math.abs(names[0].lift - 4.5) < 1e-12);
   assert.equal(names[1].pattern, ''); // 0.25 is below NAME_MIN_SCORE
   assert.equal(names[2].pattern, 'bos'); // 0.5 (lift 2.5) beats previous's 0.35 (lift 1.75, below NAME_MIN_LIFT)
+  assert.equal(names[3].pattern, 'tone'); // lift 6.4 beats previous's 2: less mass, far more specific
   assert.ok(NAME_MIN_SCORE > 0.25 && NAME_MIN_LIFT > 1.75);
 });
 

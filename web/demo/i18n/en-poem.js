@@ -62,7 +62,9 @@ export default {
     'Every layer and head on the poem above. A head’s name is measured, not guessed: over held-out poems, the mean attention it puts on a pattern’s keys (the previous character, the same column of the line before, …) is compared with uniform attention. Click a head for its map and its links.',
   'poem.namesNote':
     '{n} of {all} heads have a clear pattern ({src}: mean weight ≥ {s} on the pattern and ≥ {r} × uniform); the others are “no clear role”.',
-  'poem.src.json': 'heads.json, measured on {n} held-out quatrains',
+  'poem.src.json': 'measured beforehand on {n} held-out quatrains',
+  'poem.linksAria':
+    'Token links of the chosen head: each character on the left, the characters it attends to on the right. Arrow keys pick a character.',
   'poem.src.live': 'measured here on {n} held-out poems',
   'poem.noRole': 'no clear role',
   'poem.pattern.previous': 'previous character',

@@ -115,7 +115,7 @@ export function drawHead(els, m, labels, title, width) {
   const T = labels.length;
   drawHeatmap(els.map, m, { rows: T, cols: T, rowLabels: labels, colLabels: labels, target: width, title });
   els.links.replaceChildren();
-  tokenLinks(
+  const links = tokenLinks(
     els.links,
     { data: m, shape: [1, T, T] },
     {
@@ -129,6 +129,7 @@ export function drawHead(els, m, labels, title, width) {
       },
     },
   );
+  links.element.querySelector('canvas')?.setAttribute('aria-label', t('poem.linksAria'));
 }
 
 /**

@@ -5,7 +5,7 @@ export default {
   'part.poem.toc': 'A model that has read Tang poems',
   'part.poem.title': 'A small Transformer that has read Tang and Song quatrains',
   'part.poem.intro':
-    'Everything so far ran on toy tasks or on random weights. Here is a real, if small, trained model: a character-level Llama (RMSNorm, RoPE, SwiGLU; 4 layers of 4 heads) that attnlab itself trained on about 89,000 Tang and Song quatrains (绝句). The page loads it like any checkpoint (<code>readSafetensors</code> + <code>loadModel</code>), lets it write, shows where each head looks, switches heads off, and finally trains a smaller one from scratch in your browser, as the learning path of §10.1 suggests.',
+    'Everything so far ran on toy tasks or on random weights. Here is a real, if small, trained model: a character-level Llama (RMSNorm, RoPE, SwiGLU; 4 layers of 4 heads) that attnlab itself trained on about 89,000 Tang and Song quatrains (绝句). The page loads it like any checkpoint (<code>readSafetensors</code> + <code>loadModel</code>), lets it write, shows where each head looks, switches heads off, and finally trains a smaller one from scratch in your browser, as the learning path in Section 10.1 of the tutorial suggests.',
 
   'poem.loading': 'Loading the poem model (config.json, model.safetensors, tokenizer.json, held-out poems)…',
   'poem.loadFailed': 'The poem model could not be loaded: {err}',
@@ -14,8 +14,8 @@ export default {
   'poem.facts':
     '<strong>The model</strong>: {p} M parameters, {L} layers × {H} heads, E = {E}, a vocabulary of {V} characters. Its loss on held-out quatrains is {loss} nats per character ({n} characters), against {bigram} for a character bigram model and {unigram} for character frequencies alone.',
   'poem.layer': 'layer {l}',
-  'poem.lh': 'L{l} H{h}',
-  'poem.headN': 'H{h}',
+  'poem.lh': 'layer {l} · head {h}',
+  'poem.headN': 'head {h}',
 
   'poem.gen.title': 'Does it write poems?',
   'poem.gen.sec': '§10.1 · §11',
@@ -116,7 +116,7 @@ export default {
   'poem.train.stats':
     'Step {s} · loss {loss} (probe {probe}) · {sps} steps/s · {sec} s · lowest head entropy {e} (uniform {u}) · {cfg}',
   'poem.lossCaption': 'Loss (nats): training batches, and the probe (dashed)',
-  'poem.entropyCaption': 'Each head’s mean attention entropy on the probe (layer 1 dashed)',
+  'poem.entropyCaption': 'Each head’s mean attention entropy on the probe (layer 2 dashed)',
   'poem.steps': 'step',
   'poem.lnV': 'ln V = {v}',
   'poem.uniformLine': 'uniform {v}',

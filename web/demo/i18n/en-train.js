@@ -25,8 +25,8 @@ export default {
   'train.pace5': '5 steps/s (slow motion)',
   'train.seed': 'Seed',
   'train.stopAt': 'Stop when the accuracy reaches {p} %',
-  'train.init': 'Initial scale of W_Q, W_K (§10.2)',
-  'train.noScale': 'Train without 1/√dₖ (§4.4)',
+  'train.init': 'Initial scale of W_Q, W_K (Section 10.2 of the tutorial)',
+  'train.noScale': 'Train without 1/√dₖ (Section 4.4 of the tutorial)',
   'train.scaleNote':
     'attnlab\'s TinyTransformer always divides the scores by √dₖ. To train "without" it, the page multiplies W_Q by √dₖ when the model is created: the scores then start exactly as an unscaled model\'s, large and saturated, and learning starts slower. The initial scale multiplies W_Q and W_K the same way: a large one makes the first weights peaked, a small one makes them uniform. Both act through loadStateDict on the fresh model; Adam then trains as usual.',
   'train.train': 'Train',

@@ -15,7 +15,7 @@ export default {
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',
   'page.lede':
-    "A companion to the Chinese attention tutorial, its panels in the tutorial's order (the § beside each title is the tutorial's section). Every attention computation on the page is done by attnlab. The rest is plain JavaScript: making the inputs, statistics such as entropy and norms, counting path lengths, the toy models' embedding and residual, the deliberately wrong column of the troubleshooting table, and the reference implementation of the speed test. attnlab is C++/Highway compiled to WebAssembly, used here through its npm package (<code>import { init } from 'attnlab'</code>).",
+    "A companion to the Chinese attention tutorial, its panels in the tutorial's order (the badge beside each title is the tutorial's section number). Every attention computation on the page is done by attnlab. The rest is plain JavaScript: making the inputs, statistics such as entropy and norms, counting path lengths, the toy models' embedding and residual, the deliberately wrong column of the troubleshooting table, and the reference implementation of the speed test. attnlab is C++/Highway compiled to WebAssembly, used here through its npm package (<code>import { init } from 'attnlab'</code>).",
   'page.buildTitle': 'attn.variant: which WebAssembly build init() loaded',
   'page.loading': 'loading attnlab…',
   'page.build': 'build',
@@ -45,23 +45,23 @@ export default {
   'part.why.toc': 'Why attention',
   'part.why.title': 'Why attention beats RNN and CNN',
   'part.why.intro':
-    'An RNN passes information from word 1 to word n through n − 1 state updates, one after the other; a CNN sees only a window and needs layers to reach far. Attention links any two positions in one step, and all pairs are computed at once as matrix products (§3). The price: L² scores per sequence, which the speed part (last) measures.',
+    'An RNN passes information from word 1 to word n through n − 1 state updates, one after the other; a CNN sees only a window and needs layers to reach far. Attention links any two positions in one step, and all pairs are computed at once as matrix products (Section 3 of the tutorial). The price: L² scores per sequence, which the speed part (last) measures.',
   'part.dot.toc': 'Q/K/V and the dot product',
   'part.dot.title': 'The library: queries, keys, values, and the dot product as similarity',
   'part.dot.intro':
-    "Think of a library (§4.2): your question is the query, the titles on the spines are the keys you match against, and the books' contents are the values you take home, mixed by how well each title matched. The match is a dot product (§4.3): large when two vectors point the same way, zero when they are at right angles, negative when they point apart. Drag the query q and the keys; the scores and softmax weights follow.",
+    "Think of a library (Section 4.2 of the tutorial): your question is the query, the titles on the spines are the keys you match against, and the books' contents are the values you take home, mixed by how well each title matched. The match is a dot product (Section 4.3): large when two vectors point the same way, zero when they are at right angles, negative when they point apart. Drag the query q and the keys; the scores and softmax weights follow.",
   'part.dk.toc': 'Why √dₖ',
   'part.dk.title': 'Why divide by √dₖ',
   'part.dk.intro':
-    'A dot product of two random dₖ-long vectors with unit-variance entries has variance dₖ (§4.4). Unscaled, the scores grow like √dₖ, softmax saturates (one key takes almost all the weight) and its gradients vanish. Dividing by √dₖ keeps the scores at variance 1 for every dₖ. The weights below come from attnlab with scale 1/√dₖ and with scale 1.',
+    'A dot product of two random dₖ-long vectors with unit-variance entries has variance dₖ (Section 4.4 of the tutorial). Unscaled, the scores grow like √dₖ, softmax saturates (one key takes almost all the weight) and its gradients vanish. Dividing by √dₖ keeps the scores at variance 1 for every dₖ. The weights below come from attnlab with scale 1/√dₖ and with scale 1.',
   'part.cross.toc': 'Self vs cross, batches',
   'part.cross.title': 'Self-attention, cross-attention, and a batch of sequences',
   'part.cross.intro':
-    'In self-attention Q, K and V all come from the same sequence; in cross-attention the queries come from one sequence (a decoder) and K = V from another (an encoder), which may be longer (§4.6). The weights are then Lq × Lk, not square. In practice the inputs carry a batch dimension, (batch, seq, dₖ), and every item is attended on its own (§6.1).',
+    'In self-attention Q, K and V all come from the same sequence; in cross-attention the queries come from one sequence (a decoder) and K = V from another (an encoder), which may be longer (Section 4.6 of the tutorial). The weights are then Lq × Lk, not square. In practice the inputs carry a batch dimension, (batch, seq, dₖ), and every item is attended on its own (Section 6.1).',
   'part.heads.toc': 'From X to heads and back',
   'part.heads.title': 'From X to heads and back: MultiHeadAttention(d_model=8, num_heads=2)',
   'part.heads.intro':
-    "Q, K and V are not X: they are X times learned matrices W_Q, W_K, W_V (§6.2). Multi-head attention splits each of them into heads with <code>view</code> + <code>transpose</code>, attends in every head on its own, and joins the heads back with <code>transpose</code> + <code>view</code> before W_O (§6.3–6.4, §7.2). Every tensor below carries its shape; columns are coloured by head, and each head's attention is run by attnlab. The last line checks the result against attnlab's own <code>mha.forward</code>.",
+    "Q, K and V are not X: they are X times learned matrices W_Q, W_K, W_V (Section 6.2 of the tutorial). Multi-head attention splits each of them into heads with <code>view</code> + <code>transpose</code>, attends in every head on its own, and joins the heads back with <code>transpose</code> + <code>view</code> before W_O (Sections 6.3–6.4 and 7.2). Every tensor below carries its shape; columns are coloured by head, and each head's attention is run by attnlab. The last line checks the result against attnlab's own <code>mha.forward</code>.",
   'part.mha.toc': 'Multi-head on a sentence',
   'part.mha.title': 'Multi-head attention on a sentence',
   'part.mha.intro':
@@ -69,15 +69,15 @@ export default {
   'part.myths.toc': 'Misconceptions',
   'part.myths.title': 'Five misconceptions, live',
   'part.myths.intro':
-    "The tutorial's §8 lists five misreadings of attention. Each box below shows one with numbers from attnlab.",
+    'Section 8 of the tutorial lists five misreadings of attention. Each box below shows one with numbers from attnlab.',
   'part.pitfalls.toc': 'Troubleshooting',
   'part.pitfalls.title': 'The troubleshooting table, live',
   'part.pitfalls.intro':
-    'Every row of the tutorial\'s §9 table. The <span class="tag wrong">wrong</span> column is plain JavaScript written wrongly on purpose; the <span class="tag right">right</span> column is attnlab.',
+    'Every row of the table in Section 9 of the tutorial. The <span class="tag wrong">wrong</span> column is plain JavaScript written wrongly on purpose; the <span class="tag right">right</span> column is attnlab.',
   'part.train.toc': 'Train it yourself',
   'part.train.title': 'Train it yourself: from uniform to structured',
   'part.train.intro':
-    "The tutorial's learning path ends with a small task where you watch the weights go from uniform to structured (§10). Here a one-layer transformer (embedding + positional encoding + multi-head attention + residual + readout) trains in a Web Worker with attnlab's backward pass and Adam (<code>model.trainStep</code>), a fresh random batch every step. The entropy curve shows each head leaving the uniform level ln T.",
+    "The tutorial's learning path ends with a small task where you watch the weights go from uniform to structured (Section 10 of the tutorial). Here a one-layer transformer (embedding + positional encoding + multi-head attention + residual + readout) trains in a Web Worker with attnlab's backward pass and Adam (<code>model.trainStep</code>), a fresh random batch every step. The entropy curve shows each head leaving the uniform level ln T.",
   'part.speed.toc': 'Speed',
   'part.speed.title': 'Speed: the O(L²) cost, measured',
   'part.speed.intro':
@@ -231,7 +231,7 @@ export default {
   'why.rnnLabel': 'RNN: the first word reaches the last through {steps} state updates, one after the other',
   'why.attnLabel': 'Attention: the last word looks at every word in one step, all pairs at once',
   'why.picNote':
-    'The sentence of §2.3, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
+    'The sentence of Section 2.3 of the tutorial, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
   'why.colRnnPath': 'RNN path, first → last',
   'why.colAttnPath': 'attention path',
   'why.colRnnSeq': 'RNN steps that must wait for each other',

@@ -14,8 +14,8 @@ export default {
   'poem.facts':
     '<strong>模型概况</strong>：{p} M 参数，{L} 层 × {H} 个头，E = {E}，词表 {V} 个字。在留出的绝句上，它的损失是每字 {loss} 奈特（共 {n} 个字）；作为对照，字二元模型是 {bigram}，只看字频是 {unigram}。',
   'poem.layer': '第 {l} 层',
-  'poem.lh': 'L{l} H{h}',
-  'poem.headN': 'H{h}',
+  'poem.lh': '第 {l} 层 · 头 {h}',
+  'poem.headN': '头 {h}',
 
   'poem.gen.title': '它会写诗吗？',
   'poem.gen.sec': '§10.1 · §11',
@@ -113,7 +113,7 @@ export default {
   'poem.train.stats':
     '第 {s} 步 · 损失 {loss}（观察诗 {probe}）· 每秒 {sps} 步 · {sec} 秒 · 最低的头熵 {e}（均匀 {u}）· {cfg}',
   'poem.lossCaption': '损失（nats）：训练批次，以及观察诗（虚线）',
-  'poem.entropyCaption': '观察诗上每个头的平均注意力熵（第 1 层为虚线）',
+  'poem.entropyCaption': '观察诗上每个头的平均注意力熵（第 2 层为虚线）',
   'poem.steps': '步数',
   'poem.lnV': 'ln V = {v}',
   'poem.uniformLine': '均匀 {v}',

@@ -1,6 +1,7 @@
 // The term list (mirrors web/demo/i18n/terms.js) applied to every 中文 catalogue (web/demo/i18n/zh*.js): no term of
 // TERMS left in English outside <code> or a gloss, heads numbered 头 1…H, § only in badges, and every Chinese word
-// of the list in use.
+// of the list in use. The English catalogues (en*.js) follow the same numbering (head 1…H, layers from 1) and say
+// "Section 4.4 of the tutorial" in prose; the source passes 1-based numbers to every head or layer label.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,10 +12,11 @@ import { DEMO } from '../helpers.mjs';
 
 const DIR = path.join(DEMO, 'i18n');
 const zhFiles = () => fs.readdirSync(DIR).filter((f) => /^zh(-[a-z]+)?\.js$/.test(f));
-/** Every zh catalogue's own entries: [file, key, value]. */
-async function entries() {
+const enFiles = () => fs.readdirSync(DIR).filter((f) => /^en(-[a-z]+)?\.js$/.test(f));
+/** Every zh (or en) catalogue's own entries: [file, key, value]. */
+async function entries(files = zhFiles()) {
   const out = [];
-  for (const f of zhFiles()) {
+  for (const f of files) {
     const own = (await import(path.join(DIR, f))).default;
     for (const [k, v] of Object.entries(own)) out.push([f, k, v]);
   }
@@ -47,4 +49,47 @@ test('heads are 头 1…H, never counted from 0; § only in badges, prose says �
   assert.deepEqual(zeroHeads, []);
   const sections = all.filter(([, , v]) => proseSection(v)).map(([f, k]) => `${f} ${k}`);
   assert.deepEqual(sections, []);
+});
+
+test('English: heads and layers counted from 1 (head {h}, never H0 or L{l}), § only in badges', async () => {
+  const all = await entries(enFiles());
+  assert.ok(enFiles().length >= 4 && all.length > 300, `${enFiles()} ${all.length}`);
+  const zeroHeads = all
+    .filter(([, , v]) => /\bhead 0\b|\bH0\b|\bL0\b|\bH\{h\}|\bL\{l\}/.test(v))
+    .map(([f, k]) => `${f} ${k}`);
+  assert.deepEqual(zeroHeads, []);
+  const sections = all.filter(([, , v]) => proseSection(v)).map(([f, k]) => `${f} ${k}`);
+  assert.deepEqual(sections, []);
+});
+
+/** Every JS file under web/demo/. */
+function sources(dir = DEMO) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'models' ? [] : sources(p);
+    return e.name.endsWith('.js') ? [p] : [];
+  });
+}
+
+test('the source numbers heads and layers from 1: every label with 头 {h} or 第 {l} 层 gets an index + 1', async () => {
+  const zh = Object.fromEntries((await entries()).map(([, k, v]) => [k, v]));
+  const labels = Object.keys(zh).filter((k) => /头 \{h\}|第 \{l\} 层/.test(zh[k]));
+  assert.ok(labels.includes('poem.lh') && labels.includes('poem.layer') && labels.includes('mha.head'), `${labels}`);
+  const bad = [];
+  let calls = 0;
+  for (const file of sources()) {
+    const src = fs.readFileSync(file, 'utf8');
+    for (const m of src.matchAll(/\bt\(`?'?([\w.]+)'?`?,\s*([^)]*)\)/g)) {
+      if (!labels.includes(m[1])) continue;
+      if (!m[2].startsWith('{')) bad.push(`${path.relative(DEMO, file)}: ${m[0]} (not an object literal)`);
+      calls++;
+      for (const name of ['h', 'l']) {
+        const arg = new RegExp(`\\b${name}: ([^,}]+)`).exec(m[2]);
+        if (zh[m[1]].includes(`{${name}}`) && !(arg && /\+ 1\s*$/.test(arg[1])))
+          bad.push(`${path.relative(DEMO, file)}: ${m[0]}`);
+      }
+    }
+  }
+  assert.ok(calls >= 8, `${calls} label calls`);
+  assert.deepEqual(bad, []);
 });

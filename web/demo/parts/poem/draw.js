@@ -32,6 +32,13 @@ export function poemLines(tokens, shown, onPick) {
 }
 
 /**
+ * A head's label, counted from 1 like the rest of the page (头 1…H, layers from 1): indices are 0-based.
+ * @param {number} l
+ * @param {number} hh
+ */
+export const layerHead = (l, hh) => t('poem.lh', { l: l + 1, h: hh + 1 });
+
+/**
  * A token's attention rows: one row per layer and head (L·H), one column per key of its prefix.
  * @param {HTMLCanvasElement} canvas
  * @param {Float32Array[]} rows  per layer (H, S)
@@ -42,13 +49,14 @@ export function drawRows(canvas, rows, keys, width) {
   const H = rows[0].length / keys.length;
   const data = new Float32Array(rows.length * rows[0].length);
   rows.forEach((r, l) => data.set(r, l * r.length));
-  const labels = rows.flatMap((_, l) => Array.from({ length: H }, (_, hh) => t('poem.lh', { l, h: hh })));
+  const labels = rows.flatMap((_, l) => Array.from({ length: H }, (_, hh) => layerHead(l, hh)));
   drawHeatmap(canvas, data, {
     rows: rows.length * H,
     cols: keys.length,
     rowLabels: labels,
     colLabels: keys,
     target: Math.min(width, 24 * keys.length + 60),
+    labelLen: 16,
     title: t('poem.rowsTitle'),
   });
 }
@@ -65,7 +73,7 @@ export function headGrid(box, { maps, T, names, pick }, onPick) {
     h(
       'div.poem-grid-row',
       {},
-      h('span.poem-grid-layer', { text: t('poem.layer', { l }) }),
+      h('span.poem-grid-layer', { text: t('poem.layer', { l: l + 1 }) }),
       ...Array.from({ length: H }, (_, hh) => headCell(m, T, { l, h: hh }, names[l][hh], pick, onPick)),
     ),
   );
@@ -88,7 +96,7 @@ function headCell(m, T, at, name, pick, onPick) {
     rowLabels: [],
     colLabels: [],
     cell: 3,
-    title: t('poem.lh', at),
+    title: layerHead(at.l, at.h),
   });
   const label = name.pattern ? t(`poem.pattern.${name.pattern}`) : t('poem.noRole');
   const on = pick.l === at.l && pick.h === at.h;
@@ -96,7 +104,7 @@ function headCell(m, T, at, name, pick, onPick) {
     `button.poem-head${on ? '.on' : ''}`,
     { type: 'button', 'data-layer': at.l, 'data-head': at.h, 'data-name': name.pattern, 'aria-pressed': String(on) },
     canvas,
-    h('span.poem-head-id', { text: t('poem.lh', at) }),
+    h('span.poem-head-id', { text: t('poem.headN', { h: at.h + 1 }) }),
     h('span.poem-head-name', { text: label }),
   );
   btn.addEventListener('click', () => onPick(at.l, at.h));
@@ -149,7 +157,7 @@ export function sharpnessTable(table, uniform) {
     h(
       'tr',
       { 'data-layer': r.layer, 'data-head': r.head, 'data-delta': r.delta, 'data-entropy': r.entropy },
-      h('td', { text: t('poem.lh', { l: r.layer, h: r.head }) }),
+      h('td', { text: layerHead(r.layer, r.head) }),
       h('td', { text: r.name ? t(`poem.pattern.${r.name}`) : t('poem.noRole') }),
       h('td.num', { text: fmt(r.entropy, 2) }),
       h('td.num', { text: fmt(r.sharpness, 2) }),

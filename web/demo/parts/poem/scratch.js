@@ -11,7 +11,7 @@ import { drawHeatmap } from '../../widgets/heatmap.js';
 import { fmt } from '../../shared/format.js';
 import { t } from '../../i18n.js';
 import * as C from './compute.js';
-import { drawCurves } from './draw.js';
+import { drawCurves, layerHead } from './draw.js';
 
 /** The learning rates offered (AdamW); the first run uses LR. */
 const LRS = [1e-3, 3e-3, 1e-2];
@@ -230,7 +230,7 @@ export class ScratchTrainer {
       ...snap.maps.flatMap((/** @type {Float32Array} */ m, /** @type {number} */ l) =>
         Array.from({ length: H }, (_, hh) => {
           const canvas = h('canvas', { 'data-layer': l, 'data-head': hh });
-          const title = t('poem.lh', { l, h: hh });
+          const title = layerHead(l, hh);
           drawHeatmap(canvas, m.subarray(hh * T * T, (hh + 1) * T * T), {
             rows: T,
             cols: T,

@@ -22,7 +22,7 @@ import {
   poemFromText,
   readHeadsJson,
 } from './heads.js';
-import { poemLines, drawRows, headGrid, drawHead, sharpnessTable } from './draw.js';
+import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead } from './draw.js';
 import { ScratchTrainer } from './scratch.js';
 
 /** Held-out poems the random model's heads are measured on here (pattern scores, entropy, names). */
@@ -344,7 +344,7 @@ class PoemPart {
     const m = this.maps[l].subarray(hh * T * T, (hh + 1) * T * T);
     const name = this.heads[this.kind]?.names[l][hh]?.pattern;
     const caption = t('poem.headCaption', {
-      lh: t('poem.lh', { l, h: hh }),
+      lh: layerHead(l, hh),
       name: name ? t(`poem.pattern.${name}`) : t('poem.noRole'),
     });
     this.root.querySelector('#poem-head-caption').textContent = caption;
@@ -436,12 +436,12 @@ class PoemPart {
     const { numLayers: L, numHeads: H } = this.models.trained.config;
     const box = this.root.querySelector('#poem-mask');
     for (let l = 0; l < L; l++) {
-      const row = h('div.poem-mask-row', {}, h('span', { text: t('poem.layer', { l }) }));
+      const row = h('div.poem-mask-row', {}, h('span', { text: t('poem.layer', { l: l + 1 }) }));
       for (let hh = 0; hh < H; hh++) {
         const id = `poem-mask-${l}-${hh}`;
         const input = h('input', { type: 'checkbox', id, checked: true, 'data-layer': l, 'data-head': hh });
         input.addEventListener('change', () => this.ablate());
-        row.append(h('label', { for: id }, input, t('poem.headN', { h: hh })));
+        row.append(h('label', { for: id }, input, t('poem.headN', { h: hh + 1 })));
       }
       box.append(row);
     }
@@ -456,7 +456,7 @@ class PoemPart {
     for (const c of this.root.querySelectorAll('#poem-mask input')) {
       const e = /** @type {HTMLInputElement} */ (c);
       const k = Number(e.dataset.layer) * H + Number(e.dataset.head);
-      if (!e.checked) ((mask[k] = 0), off.push(t('poem.lh', { l: e.dataset.layer, h: e.dataset.head })));
+      if (!e.checked) ((mask[k] = 0), off.push(layerHead(Number(e.dataset.layer), Number(e.dataset.head))));
     }
     const model = this.current();
     const poems = this.inputs.slice(0, MASK_POEMS);

@@ -17,7 +17,7 @@ export default {
   'decode.reset': 'Reset',
   'decode.cacheLength': 'cache.length',
   'decode.modelNote':
-    'The toy model: one attention layer (E = 32, numHeads 4, numKVHeads 2, head size 8) with weights written by hand rather than trained, so that each head does one readable thing. It continues a pattern of period 3, like the causal task of the training part: the next token is the one 2 positions back. Each step feeds one token (the prompt first, then what the model wrote) and adds one row to every map.',
+    'The toy model: one attention layer (E = 32, <code>numHeads</code> 4, <code>numKVHeads</code> 2, head size 8) with weights written by hand rather than trained, so that each head does one readable thing. It continues a pattern of period 3, like the causal task of the training part: the next token is the one 2 positions back. Each step feeds one token (the prompt first, then what the model wrote) and adds one row to every map.',
   'decode.tokens': 'tokens:',
   'decode.promptTok': 'position {i}: from the prompt',
   'decode.generatedTok': 'position {i}: written by the model',

@@ -28,7 +28,7 @@ export default {
   'train.init': 'Initial scale of W_Q, W_K (Section 10.2 of the tutorial)',
   'train.noScale': 'Train without 1/√dₖ (Section 4.4 of the tutorial)',
   'train.scaleNote':
-    'attnlab\'s TinyTransformer always divides the scores by √dₖ. To train "without" it, the page multiplies W_Q by √dₖ when the model is created: the scores then start exactly as an unscaled model\'s, large and saturated, and learning starts slower. The initial scale multiplies W_Q and W_K the same way: a large one makes the first weights peaked, a small one makes them uniform. Both act through loadStateDict on the fresh model; Adam then trains as usual.',
+    'attnlab\'s <code>TinyTransformer</code> always divides the scores by √dₖ. To train "without" it, the page multiplies W_Q by √dₖ when the model is created: the scores then start exactly as an unscaled model\'s, large and saturated, and learning starts slower. The initial scale multiplies W_Q and W_K the same way: a large one makes the first weights peaked, a small one makes them uniform. Both act through <code>loadStateDict</code> on the fresh model; Adam then trains as usual.',
   'train.train': 'Train',
   'train.pause': 'Pause',
   'train.resume': 'Resume',
@@ -90,7 +90,7 @@ export default {
   'train.taskTitle': '{label}. ',
   'train.reached': '{p} % reached at step {s}',
   'train.reachedHow':
-    'after {sec} s of training ({v} build, batch {b}, lr {lr}, {h} heads, {pace}); {inside} s of it inside trainStep.',
+    'after {sec} s of training ({v} build, batch {b}, lr {lr}, {h} heads, {pace}); {inside} s of it inside <code>trainStep</code>.',
   'train.tryTitle': 'Try it on your own tokens',
   'train.tryAria': 'your tokens',
   'train.runBoth': 'Run both models',

@@ -131,7 +131,7 @@ export default {
   'sbs.lowerRightSquare':
     'Lq = Lk here, so lower-right is the same as upper-left: give Q fewer (or more) rows than K to see the difference.',
   'sbs.callNote':
-    'Each stage below is one call of attnlab with the same options; only returnScores changes (and scale is 1 for QKᵀ):',
+    'Each stage below is one call of attnlab with the same options; only <code>returnScores</code> changes (and <code>scale</code> is 1 for QKᵀ):',
   'sbs.errWindow': 'Each side of the window must be a whole number ≥ −1 (−1 = unbounded), got "{v}".',
   'sbs.errSoftcap': 'The softcap c must be a number > 0, got "{v}".',
   'sbs.sCap': 'softcap',
@@ -266,7 +266,7 @@ export default {
   'heads.batchAria': 'batch size',
   'heads.wrong': 'Wrong transpose: scores with',
   'heads.init':
-    "The layer is a fresh attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 }) with nn.MultiheadAttention's default initialisation (Xavier-uniform in_proj, zero biases) from a seeded generator; x is seeded too, so the numbers stay the same on every visit.",
+    "The layer is a fresh attnlab <code>createMultiHeadAttention({ embedDim: 8, numHeads: 2 })</code> with nn.MultiheadAttention's default initialisation (Xavier-uniform <code>in_proj</code>, zero biases) from a seeded generator; x is seeded too, so the numbers stay the same on every visit.",
   'heads.item0':
     "Shapes are for the whole batch (B = {B}); the tables show its first item. The bar under a column header marks the column's head: blue = head 1, orange = head 2. A cell's colour is the sign of its value: red positive, blue negative.",
   'heads.head': 'head {h}',
@@ -277,13 +277,13 @@ export default {
   'heads.transposeNote':
     'transpose(1, 2) brings the head dimension forward, so that each head holds a (4, 4) matrix of its own: 4 tokens × dₖ = 4.',
   'heads.attnNote':
-    "Each head's weights, by attnlab's scaledDotProductAttention on the (B, 2, 4, 4) tensors: one call for every batch item and head.",
+    "Each head's weights, by attnlab's <code>scaledDotProductAttention</code> on the (B, 2, 4, 4) tensors: one call for every batch item and head.",
   'heads.outNote': "Each head's weighted sum of its values: still 4 features per head.",
   'heads.mergeNote':
     "transpose back and view: the two heads' outputs are laid side by side again, 2 × 4 = 8 features. No averaging happens here.",
   'heads.woNote': "W_O mixes the heads' features into the layer's output.",
-  'heads.checkOk': "✓ Equal to attnlab's mha.forward on the same x (all {B} items): max |Δ| = {d}.",
-  'heads.checkBad': "✗ Differs from attnlab's mha.forward: max |Δ| = {d}.",
+  'heads.checkOk': "✓ Equal to attnlab's <code>mha.forward</code> on the same x (all {B} items): max |Δ| = {d}.",
+  'heads.checkBad': "✗ Differs from attnlab's <code>mha.forward</code>: max |Δ| = {d}.",
   'heads.errBatch': 'Shape error: the batch dimensions {a} and {b} (dimension {dim}) cannot be broadcast.',
   'heads.errInner': "Shape error: Q's last dimension {a} does not match the row count {b} of the right-hand side.",
   'heads.wrongFix':
@@ -371,7 +371,7 @@ export default {
   'speed.notRun': 'Not run yet.',
   'speed.progress': 'Progress',
   'speed.note':
-    'FLOPs: MHA = 8·L·E² + 4·L²·E (projections + attention), SDPA = 4·L²·E (here as 8 heads × (L, 64)). attnlab runs with needWeights: false. Plain JS is a straightforward loop implementation; at L = 2048 it is not run (it would take tens of seconds): its bar is extrapolated from L = 512 at the same GFLOP/s and drawn hatched. Each timing is the median of up to 7 runs after a warm-up (single runs where one run is slow). The page clock keeps ticking while the worker runs:',
+    'FLOPs: MHA = 8·L·E² + 4·L²·E (projections + attention), SDPA = 4·L²·E (here as 8 heads × (L, 64)). attnlab runs with <code>needWeights: false</code>. Plain JS is a straightforward loop implementation; at L = 2048 it is not run (it would take tens of seconds): its bar is extrapolated from L = 512 at the same GFLOP/s and drawn hatched. Each timing is the median of up to 7 runs after a warm-up (single runs where one run is slow). The page clock keeps ticking while the worker runs:',
   'speed.alive': 'main thread alive · {n}',
   'speed.starting': 'Starting the worker…',
   'speed.doneShort': 'done',
@@ -440,7 +440,7 @@ export default {
   'mha.viewPerHead': 'per head + average',
   'mha.viewAverage': 'head average only',
   'mha.maskConvention':
-    "Mask convention here: nn.MultiheadAttention's, where 1 = masked (keyPaddingMask, attnMask). The step-by-step part uses SDPA's, where 1 = may attend, as the tutorial's mask == 0 does.",
+    "Mask convention here: nn.MultiheadAttention's, where 1 = masked (<code>keyPaddingMask</code>, <code>attnMask</code>). The step-by-step part uses SDPA's, where 1 = may attend, as the tutorial's mask == 0 does.",
   'mha.linksTitle': 'Token links',
   'mha.linksNote':
     "Queries on the left, keys on the right; a line's opacity is the weight. Hover a token to show only its links; click a head below to show or hide it.",

@@ -64,6 +64,45 @@ export const GLOSSARY = [
   { en: 'weights', zh: '权重' },
 ];
 
+/**
+ * attnlab's API names the catalogues mention: in code font (<code>…</code>) in every string that carries markup
+ * (the page renders those as HTML); plain-text strings (errors, tooltips, aria labels) keep them as they are.
+ */
+export const API_NAMES = [
+  'returnScores',
+  'numHeads',
+  'numKVHeads',
+  'needWeights',
+  'trainStep',
+  'loadStateDict',
+  'stateDict',
+  'TinyTransformer',
+  'keyPaddingMask',
+  'attnMask',
+  'isCausal',
+  'headMask',
+  'scaledDotProductAttention',
+  'scaledDotProductAttentionBackward',
+  'createMultiHeadAttention',
+  'createKVCache',
+  'createTinyTransformer',
+  'readSafetensors',
+  'loadModel',
+  'fromHuggingFace',
+  'outputAttentions',
+  'mha.forward',
+];
+
+/**
+ * The API names of API_NAMES outside <code>…</code> in a text.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function bareApi(text) {
+  const prose = text.replace(/<code>[\s\S]*?<\/code>/g, ' ');
+  return API_NAMES.filter((n) => new RegExp(`(?<![\\w.])${n.replace('.', '\\.')}(?![\\w])`).test(prose));
+}
+
 /** How a zh catalogue numbers heads: 头 1 … 头 H, never 第 0 个头. */
 export const HEAD_LABEL = '头 {h}';
 

@@ -16,7 +16,7 @@ export default {
   'decode.reset': '重置',
   'decode.cacheLength': 'cache.length',
   'decode.modelNote':
-    '这个玩具模型只有一层注意力（E = 32，numHeads 4，numKVHeads 2，每个头 8 维），权重是手工写的而不是训练出来的，好让每个头只做一件看得懂的事。它会把周期为 3 的模式接着写下去，和训练部分的因果任务一样：下一个词元就是往前数第 2 个位置上的词元。每一步输入一个词元（先是提示，然后是模型自己写出的），每张图增加一行。',
+    '这个玩具模型只有一层注意力（E = 32，<code>numHeads</code> 4，<code>numKVHeads</code> 2，每个头 8 维），权重是手工写的而不是训练出来的，好让每个头只做一件看得懂的事。它会把周期为 3 的模式接着写下去，和训练部分的因果任务一样：下一个词元就是往前数第 2 个位置上的词元。每一步输入一个词元（先是提示，然后是模型自己写出的），每张图增加一行。',
   'decode.tokens': '词元：',
   'decode.promptTok': '位置 {i}：来自提示',
   'decode.generatedTok': '位置 {i}：模型写出的',

@@ -27,7 +27,7 @@ export default {
   'train.init': 'W_Q、W_K 的初始缩放（教程 10.2 节）',
   'train.noScale': '不用 1/√dₖ 训练（教程 4.4 节）',
   'train.scaleNote':
-    'attnlab 的 TinyTransformer 总会把分数除以 √dₖ。为了“不用”它训练，页面在创建模型时把 W_Q 乘以 √dₖ：这样一开始的分数和不缩放的模型完全一样，又大又饱和，学习起步更慢。初始缩放用同样的方法把 W_Q 和 W_K 乘上一个系数：系数大，最初的权重就尖锐；系数小，最初的权重就接近均匀。两者都是对新模型调用 loadStateDict 实现的，之后 Adam 照常训练。',
+    'attnlab 的 <code>TinyTransformer</code> 总会把分数除以 √dₖ。为了“不用”它训练，页面在创建模型时把 W_Q 乘以 √dₖ：这样一开始的分数和不缩放的模型完全一样，又大又饱和，学习起步更慢。初始缩放用同样的方法把 W_Q 和 W_K 乘上一个系数：系数大，最初的权重就尖锐；系数小，最初的权重就接近均匀。两者都是对新模型调用 <code>loadStateDict</code> 实现的，之后 Adam 照常训练。',
   'train.train': '训练',
   'train.pause': '暂停',
   'train.resume': '继续',
@@ -89,7 +89,7 @@ export default {
   'train.taskTitle': '{label}。',
   'train.reached': '在第 {s} 步达到 {p} %',
   'train.reachedHow':
-    '训练用时 {sec} 秒（{v} 版本，批量 {b}，学习率 {lr}，{h} 个头，{pace}）；其中 {inside} 秒在 trainStep 内部。',
+    '训练用时 {sec} 秒（{v} 版本，批量 {b}，学习率 {lr}，{h} 个头，{pace}）；其中 {inside} 秒在 <code>trainStep</code> 内部。',
   'train.tryTitle': '用你自己的词元试试',
   'train.tryAria': '你的词元',
   'train.runBoth': '运行两个模型',

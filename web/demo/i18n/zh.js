@@ -129,7 +129,7 @@ export default {
     '现代大模型在此基础上又加了几条规则，attnlab 都已内置。因果掩码可以左上对齐（训练时：查询 i 就是第 i 个词元），也可以右下对齐（用缓存解码时：Lq 个查询是 Lk 个位置中的最后 Lq 个，所以查询 i 能看到键 j ≤ i + Lk − Lq；让 Q 的行数比 K 少就能看出区别）。滑动窗口（Mistral、Gemma 2）让对齐位置为 p 的查询只看键 p − left … p + right。软截断（Gemma 2）在加掩码之前用 c·tanh(s / c) 把每个分数压进 (−c, c)。这些规则去掉的格子一律是 −∞，与填充值无关；填充值只作用于你点击的格子。',
   'sbs.lowerRightSquare': '这里 Lq = Lk，右下对齐和左上对齐完全一样：让 Q 的行数比 K 少（或多），就能看出区别。',
   'sbs.callNote':
-    '下面每一步都是用同样的选项调用一次 attnlab，只有 returnScores 选项不同（QKᵀ 那一步另把 scale 设为 1）：',
+    '下面每一步都是用同样的选项调用一次 attnlab，只有 <code>returnScores</code> 选项不同（QKᵀ 那一步另把 <code>scale</code> 设为 1）：',
   'sbs.errWindow': '窗口的两端都必须是 ≥ −1 的整数（−1 表示不限），现在是 "{v}"。',
   'sbs.errSoftcap': '软截断系数 c 必须是大于 0 的数，现在是 "{v}"。',
   'sbs.sCap': '软截断（softcap）',
@@ -261,7 +261,7 @@ export default {
   'heads.batchAria': '批量大小',
   'heads.wrong': '错误的转置：计算分数时用',
   'heads.init':
-    '这一层是新建的 attnlab createMultiHeadAttention({ embedDim: 8, numHeads: 2 })，按 nn.MultiheadAttention 的默认方式初始化（in_proj 用 Xavier 均匀分布，偏置为 0），随机数有固定种子；x 也用固定种子生成，所以每次打开看到的数都一样。',
+    '这一层是新建的 attnlab <code>createMultiHeadAttention({ embedDim: 8, numHeads: 2 })</code>，按 nn.MultiheadAttention 的默认方式初始化（<code>in_proj</code> 用 Xavier 均匀分布，偏置为 0），随机数有固定种子；x 也用固定种子生成，所以每次打开看到的数都一样。',
   'heads.item0':
     '形状对应整个批次（B = {B}）；表格只显示批次中的第一个样本。列标题下的色条标出这一列属于哪个头：蓝色是头 1，橙色是头 2。格子的颜色表示数值的正负：红色为正，蓝色为负。',
   'heads.head': '头 {h}',
@@ -271,12 +271,13 @@ export default {
   'heads.transposeNote':
     'transpose(1, 2) 把头这一维提到前面，于是每个头都有一个自己的 (4, 4) 矩阵：4 个词元 × dₖ = 4。',
   'heads.attnNote':
-    '每个头的权重，由 attnlab 的 scaledDotProductAttention 在 (B, 2, 4, 4) 张量上算出：批次里每个样本、每个头各算一次。',
+    '每个头的权重，由 attnlab 的 <code>scaledDotProductAttention</code> 在 (B, 2, 4, 4) 张量上算出：批次里每个样本、每个头各算一次。',
   'heads.outNote': '每个头对自己的值做加权求和：每个头仍是 4 维。',
   'heads.mergeNote': '转置回来再 view：两个头的输出重新并排放在一起，2 × 4 = 8 维。这里没有做任何平均。',
   'heads.woNote': 'W_O 把各个头的特征混合成这一层的输出。',
-  'heads.checkOk': '✓ 与 attnlab 的 mha.forward 在同一个 x 上的结果相同（全部 {B} 个样本）：最大 |Δ| = {d}。',
-  'heads.checkBad': '✗ 与 attnlab 的 mha.forward 结果不同：最大 |Δ| = {d}。',
+  'heads.checkOk':
+    '✓ 与 attnlab 的 <code>mha.forward</code> 在同一个 x 上的结果相同（全部 {B} 个样本）：最大 |Δ| = {d}。',
+  'heads.checkBad': '✗ 与 attnlab 的 <code>mha.forward</code> 结果不同：最大 |Δ| = {d}。',
   'heads.errBatch': '形状错误：批量维 {a} 和 {b}（第 {dim} 维）无法广播。',
   'heads.errInner': '形状错误：Q 的最后一维 {a} 与右侧矩阵的行数 {b} 不一致。',
   'heads.wrongFix': 'transpose(0, 1) 交换的是批量维和头维，而不是最后两维。应该写 K.transpose(-2, -1)。',
@@ -363,7 +364,7 @@ export default {
   'speed.notRun': '尚未运行。',
   'speed.progress': '进度',
   'speed.note':
-    '计算量：多头注意力层 = 8·L·E² + 4·L²·E（投影 + 注意力），缩放点积注意力 = 4·L²·E（这里是 8 个头 × (L, 64)）。attnlab 用 needWeights: false 运行。纯 JS 是直接用循环写的实现；L = 2048 时不实际运行（要几十秒），它的柱子按 L = 512 时的 GFLOP/s 外推，画成斜线。每个计时是预热后最多 7 次运行的中位数（单次很慢时只跑一次）。测速时页面上的计数器一直在走：',
+    '计算量：多头注意力层 = 8·L·E² + 4·L²·E（投影 + 注意力），缩放点积注意力 = 4·L²·E（这里是 8 个头 × (L, 64)）。attnlab 用 <code>needWeights: false</code> 运行。纯 JS 是直接用循环写的实现；L = 2048 时不实际运行（要几十秒），它的柱子按 L = 512 时的 GFLOP/s 外推，画成斜线。每个计时是预热后最多 7 次运行的中位数（单次很慢时只跑一次）。测速时页面上的计数器一直在走：',
   'speed.alive': '主线程正常 · {n}',
   'speed.starting': '正在启动后台线程…',
   'speed.doneShort': '完成',
@@ -430,7 +431,7 @@ export default {
   'mha.viewPerHead': '每个头 + 平均',
   'mha.viewAverage': '只显示各头的平均',
   'mha.maskConvention':
-    '这里的掩码约定沿用 nn.MultiheadAttention：1 = 屏蔽（keyPaddingMask、attnMask）。“逐步计算”部分沿用缩放点积注意力（SDPA）的约定：1 = 可以看，和教程里 mask == 0 的写法一致。',
+    '这里的掩码约定沿用 nn.MultiheadAttention：1 = 屏蔽（<code>keyPaddingMask</code>、<code>attnMask</code>）。“逐步计算”部分沿用缩放点积注意力（SDPA）的约定：1 = 可以看，和教程里 mask == 0 的写法一致。',
   'mha.linksTitle': '词元连线',
   'mha.linksNote':
     '左边是查询，右边是键；线的不透明度就是权重。把鼠标移到某个词元上只看它的连线；点击下面的头可以显示或隐藏它。',

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { TERMS, untranslated, proseSection } from '../../../../web/demo/i18n/terms.js';
+import { TERMS, untranslated, proseSection, bareApi } from '../../../../web/demo/i18n/terms.js';
 import { DEMO } from '../helpers.mjs';
 
 const DIR = path.join(DEMO, 'i18n');
@@ -30,6 +30,11 @@ test('the check finds what it should', () => {
   assert.equal(proseSection('§8.1 · 注意力'), false);
   assert.equal(proseSection('§10.1 · §11'), false);
   assert.equal(proseSection('见教程 §4.4'), true);
+  assert.deepEqual(bareApi('只有 returnScores 不同，<code>numHeads</code> 与 mha.forward'), [
+    'returnScores',
+    'mha.forward',
+  ]);
+  assert.deepEqual(bareApi('<code>scaledDotProductAttentionBackward</code> 和 numHeadsX'), []);
 });
 
 test('every 中文 catalogue uses the term list: no English term outside <code> or a gloss', async () => {
@@ -92,4 +97,18 @@ test('the source numbers heads and layers from 1: every label with 头 {h} or �
   }
   assert.ok(calls >= 8, `${calls} label calls`);
   assert.deepEqual(bad, []);
+});
+
+test('API names in code font wherever a string carries markup (zh and en)', async () => {
+  const all = [...(await entries()), ...(await entries(enFiles()))];
+  const marked = all.filter(([, , v]) => v.includes('<code>'));
+  assert.ok(marked.length > 20, `${marked.length} strings with <code>`);
+  const bad = marked.filter(([, , v]) => bareApi(v).length).map(([f, k, v]) => `${f} ${k}: ${bareApi(v)}`);
+  assert.deepEqual(bad, []);
+  for (const k of ['sbs.callNote', 'heads.init', 'speed.note', 'mha.maskConvention', 'decode.modelNote']) {
+    assert.ok(
+      all.filter(([, key]) => key === k).every(([, , v]) => v.includes('<code>')),
+      k,
+    );
+  }
 });

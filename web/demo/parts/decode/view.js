@@ -120,7 +120,7 @@ export function mount(root, attn) {
       resetBtn,
       group(t('decode.cacheLength'), lengthEl),
     ),
-    h('p.note', { text: t('decode.modelNote') }),
+    h('p.note', { html: t('decode.modelNote') }),
     msg,
     tokensEl,
     h(

@@ -67,7 +67,7 @@ const step = (code, shape, note, ...body) =>
     'div.stage.heads-step',
     { 'data-shape': JSON.stringify(shape) },
     h('h4', {}, h('code', { text: code }), ' → ', h('span.shape', { text: `(${shape.join(', ')})` })),
-    note ? h('div.formula', { text: note }) : '',
+    note ? h('div.formula', { html: note }) : '',
     h('div.scroll.inputs-row', {}, body),
   );
 
@@ -179,11 +179,12 @@ function outputSteps(c) {
       table(item0(c.merged, L * E), L, E, { headCols: true, id: 'heads-merged' }),
     ),
     step('W_O', [B, L, E], t('heads.woNote'), table(item0(c.y, L * E), L, E, { id: 'heads-y' })),
-    h(
-      `div.${ok ? 'ok-box' : 'error-box'}`,
-      { id: 'heads-check', 'data-ok': ok ? '1' : '0', 'data-diff': c.diff },
-      t(ok ? 'heads.checkOk' : 'heads.checkBad', { d: c.diff.toExponential(1), B }),
-    ),
+    h(`div.${ok ? 'ok-box' : 'error-box'}`, {
+      id: 'heads-check',
+      'data-ok': ok ? '1' : '0',
+      'data-diff': c.diff,
+      html: t(ok ? 'heads.checkOk' : 'heads.checkBad', { d: c.diff.toExponential(1), B }),
+    }),
   ];
 }
 
@@ -211,7 +212,7 @@ export function mount(root, attn) {
       labelled('heads-batch', t('heads.batch'), bSel),
       inline(wrongIn, h('span', {}, t('heads.wrong'), ' ', h('code', { text: 'K.transpose(0, 1)' }))),
     ),
-    h('p.note', { text: t('heads.init') }),
+    h('p.note', { html: t('heads.init') }),
     out,
   );
   /** @param {{ B: number, wrong: boolean }} s */

@@ -144,7 +144,7 @@ export function buildControls(root, store, onFile) {
     ui.desc,
     h('div.controls', {}, labelled('mha-text', t('mha.tokens'), textIn), ui.exampleBtns),
     row,
-    h('p.note', { text: t('mha.maskConvention') }),
+    h('p.note', { html: t('mha.maskConvention') }),
     ui.msg,
     ui.answers,
     ui.view.legendBox,

@@ -233,7 +233,7 @@ export function mount(root, attn) {
       return;
     }
     if (st.causal === 'lower-right' && r.Lq === r.Lk) msg.append(h('p.note', { text: t('sbs.lowerRightSquare') }));
-    callLine.append(t('sbs.callNote'), ' ', h('code', { text: optionsText(r.options) }));
+    callLine.append(h('span', { html: t('sbs.callNote') }), ' ', h('code', { text: optionsText(r.options) }));
     drawPipeline(pipeline, r, st, (i, j) => store.set({ masked: toggled(store.get().masked, i, j) }));
   }
   store.subscribe(render);

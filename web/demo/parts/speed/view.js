@@ -238,7 +238,7 @@ export function mount(root, attn, { params }) {
       runBtn,
       group(t('speed.progress'), h('div', {}, bar, ' ', status)),
     ),
-    h('p.note', {}, t('speed.note'), ' ', alive),
+    h('p.note', {}, h('span', { html: t('speed.note') }), ' ', alive),
     costTable(),
     h(`p.${isolated ? 'note' : 'warn-box'}`, {
       id: 'speed-threads',

@@ -240,7 +240,7 @@ export function buildTrainUi(root, store, on) {
     group(t('train.task'), h('div.radio-row', {}, taskRadios)),
     taskDesc,
     ...rows,
-    h('p.note', { id: 'train-scale-note', text: t('train.scaleNote') }),
+    h('p.note', { id: 'train-scale-note', html: t('train.scaleNote') }),
     h('div.controls.train-buttons', {}, buttons.startBtn, buttons.pauseBtn, buttons.resetBtn, buttons.stateMsg),
     errBox,
     stats.el,

@@ -130,7 +130,7 @@ function showTick(root, ui, st, m, { hist, ups, variant }) {
     ui.reachedNote.replaceChildren(
       h('strong', { text: t('train.reached', { p: STOP_AT * 100, s: m.reached.step }) }),
       ' ',
-      how,
+      h('span', { html: how }),
     );
   }
   const ds = root.dataset;

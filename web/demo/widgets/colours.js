@@ -2,6 +2,24 @@
 // The page's colour scales: a sequential one for weights in [0, 1], a diverging one for signed values, and the text
 // colour that reads on a cell. No DOM.
 
+/**
+ * One colour each for Q, K and V across the page (#28): labels, captions and arrows (never a cell's background, whose
+ * red/blue is a value's sign, nor the heads' blue/orange): Q violet, K teal, V brown. Each reads on white (contrast ≥ 4.5).
+ */
+export const QKV = Object.freeze({ q: '#6a3d9a', k: '#00796b', v: '#a0522d' });
+
+/**
+ * Relative luminance of '#rrggbb' (WCAG 2).
+ * @param {string} hex
+ */
+export function luminance(hex) {
+  const [r, g, b] = [1, 3, 5].map((i) => {
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
 // white → blue → deep indigo, for weights in [0, 1]
 const SEQ_STOPS = /** @type {[number, number[]][]} */ ([
   [0, [247, 251, 255]],

@@ -14,6 +14,8 @@ import { h } from './dom.js';
  * @property {string} [id]
  * @property {string} [className] extra classes, '.'-separated
  * @property {string} [caption]
+ * @property {string} [accent] the caption's colour and the table's top rule (QKV's, for Q, K and V)
+ * @property {(i: number) => string | null} [rowAccent] a row label's colour
  * @property {string} [corner] the top-left header cell
  * @property {(v: number, i: number, j: number) => string | null} [color] a cell's background
  * @property {number} [digits] of fmt (default 3)
@@ -31,7 +33,8 @@ import { h } from './dom.js';
 export function matrixTable(values, opts) {
   const { rows, cols } = opts;
   const table = h('table.matrix' + (opts.className ? '.' + opts.className : ''), { id: opts.id });
-  if (opts.caption) table.append(h('caption', { text: opts.caption }));
+  if (opts.caption) table.append(h('caption', { text: opts.caption, style: opts.accent && `color:${opts.accent}` }));
+  if (opts.accent) table.style.borderTop = `3px solid ${opts.accent}`;
   const head = h('tr', {}, h('th.corner', { text: opts.corner || '' }));
   for (let j = 0; j < cols; j++)
     head.append(h('th.col', { scope: 'col', text: opts.colLabels ? opts.colLabels[j] : String(j) }));
@@ -53,7 +56,11 @@ function matrixRow(values, i, opts) {
   const tr = h(
     'tr',
     { 'data-row': i },
-    h('th.row', { scope: 'row', text: opts.rowLabels ? opts.rowLabels[i] : String(i) }),
+    h('th.row', {
+      scope: 'row',
+      text: opts.rowLabels ? opts.rowLabels[i] : String(i),
+      style: opts.rowAccent?.(i) ? `color:${opts.rowAccent(i)}` : undefined,
+    }),
   );
   for (let j = 0; j < cols; j++) {
     const v = values[i * cols + j];

@@ -3,15 +3,13 @@
 // drag, and the table of dot products, angles and attnlab's weights (compute.js).
 
 import { h, svg } from '../../widgets/dom.js';
-import { seqColor } from '../../widgets/colours.js';
+import { seqColor, QKV } from '../../widgets/colours.js';
 import { fmt } from '../../shared/format.js';
 import { createStore } from '../../store.js';
 import { t } from '../../i18n.js';
 import { R, START, clampToPlane, readout } from './compute.js';
 
 /** @typedef {import('./compute.js').Vectors} Vectors */
-
-const COLORS = ['#d62728', '#2ca02c', '#9467bd'];
 
 /**
  * The plane's grid and the four arrows.
@@ -53,10 +51,10 @@ function planeChildren(vec, size, P) {
   };
   return [
     ...grid,
-    arrow('k0', COLORS[0], 'k₀'),
-    arrow('k1', COLORS[1], 'k₁'),
-    arrow('k2', COLORS[2], 'k₂'),
-    arrow('q', '#1f3f7a', 'q'),
+    arrow('k0', QKV.k, 'k₀'),
+    arrow('k1', QKV.k, 'k₁'),
+    arrow('k2', QKV.k, 'k₂'),
+    arrow('q', QKV.q, 'q'),
   ];
 }
 
@@ -77,7 +75,7 @@ function table(rows) {
       h(
         'tr',
         { 'data-j': r.j },
-        h('th', { scope: 'row', style: `color:${COLORS[r.j]}`, text: t('dot.book', { j: r.j }) }),
+        h('th', { scope: 'row', style: `color:${QKV.k}`, text: t('dot.book', { j: r.j }) }),
         h('td', { text: fmt(r.dot, 3) }),
         h('td', { text: `${r.angle.toFixed(0)}°` }),
         h('td', {

@@ -5,7 +5,7 @@
 import { headColour } from '../../attnlab-viz.js';
 import { h } from '../../widgets/dom.js';
 import { matrixTable } from '../../widgets/matrix-table.js';
-import { divColor, seqColor } from '../../widgets/colours.js';
+import { divColor, seqColor, QKV } from '../../widgets/colours.js';
 import { select, labelled, inline } from '../../widgets/controls.js';
 import { fmt } from '../../shared/format.js';
 import { createStore } from '../../store.js';
@@ -23,6 +23,7 @@ import { L, E, H, DK, headsChain, wrongTransposeShapes, wrongTransposeWeights } 
  * @property {string[]} [colLabels]
  * @property {boolean} [headCols] underline each column in its head's colour
  * @property {number} [head] underline every column in this head's colour
+ * @property {string} [accent] Q's, K's or V's colour (QKV) for the caption
  */
 
 /**
@@ -39,6 +40,7 @@ function table(data, rows, cols, opts = {}) {
     digits: 2,
     color: opts.seq ? seqColor : (v) => divColor(v, m),
     caption: opts.caption,
+    accent: opts.accent,
     id: opts.id,
     rowLabels: opts.rowLabels || Array.from({ length: rows }, (_, i) => `t${i}`),
     colLabels: opts.colLabels || Array.from({ length: cols }, (_, c) => `${c}`),
@@ -78,11 +80,13 @@ const item0 = (d, size) => d.subarray(0, size);
  * One (L, dk) table per head of a (B, H, L, dk) tensor (batch item 0).
  * @param {Float32Array} d
  * @param {string} [id]
+ * @param {string} [accent] QKV's colour when the tensor is Q, K or V
  */
-const perHead = (d, id) =>
+const perHead = (d, id, accent) =>
   Array.from({ length: H }, (_, hh) =>
     table(d.subarray(hh * L * DK, (hh + 1) * L * DK), L, DK, {
       head: hh,
+      accent,
       caption: t('heads.head', { h: hh + 1 }),
       id: id ? `${id}-${hh}` : undefined,
     }),
@@ -119,7 +123,9 @@ function inputSteps(c) {
       'Q = x W_Qᵀ, K = x W_Kᵀ, V = x W_Vᵀ',
       [B, L, E],
       t('heads.projNote'),
-      ['Q', 'K', 'V'].map((n, p) => table(item0([c.Q, c.K, c.V][p], L * E), L, E, { caption: n, headCols: true })),
+      ['Q', 'K', 'V'].map((n, p) =>
+        table(item0([c.Q, c.K, c.V][p], L * E), L, E, { caption: n, headCols: true, accent: Object.values(QKV)[p] }),
+      ),
     ),
     step(
       'Q.view(B, L, 2, 4)',
@@ -127,10 +133,11 @@ function inputSteps(c) {
       t('heads.viewNote'),
       table(item0(c.Q, L * E), L, E, {
         headCols: true,
-        colLabels: Array.from({ length: E }, (_, col) => `h${Math.floor(col / DK)}·${col % DK}`),
+        accent: QKV.q,
+        colLabels: Array.from({ length: E }, (_, col) => `h${Math.floor(col / DK) + 1}·${col % DK}`),
       }),
     ),
-    step('.transpose(1, 2)', [B, H, L, DK], t('heads.transposeNote'), perHead(c.Qh, 'heads-qh')),
+    step('.transpose(1, 2)', [B, H, L, DK], t('heads.transposeNote'), perHead(c.Qh, 'heads-qh', QKV.q)),
   ];
 }
 

@@ -3,7 +3,7 @@
 
 import { h } from '../../widgets/dom.js';
 import { matrixTable } from '../../widgets/matrix-table.js';
-import { seqColor, divColor } from '../../widgets/colours.js';
+import { seqColor, divColor, QKV } from '../../widgets/colours.js';
 import { fmt } from '../../shared/format.js';
 import { t } from '../../i18n.js';
 import { E, L, freshLayer, weightVsContribution, headCounts } from './compute.js';
@@ -53,6 +53,7 @@ function freshBoxes(f) {
         cols: E,
         digits: 2,
         rowLabels: ['x₀', 'q₀ = x₀W_Qᵀ', 'k₀ = x₀W_Kᵀ', 'v₀ = x₀W_Vᵀ'],
+        rowAccent: (i) => [null, QKV.q, QKV.k, QKV.v][i],
         color: (v) => divColor(v, m),
       }),
     ),

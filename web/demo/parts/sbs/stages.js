@@ -4,7 +4,7 @@
 
 import { h } from '../../widgets/dom.js';
 import { matrixTable } from '../../widgets/matrix-table.js';
-import { divColor, seqColor } from '../../widgets/colours.js';
+import { divColor, seqColor, QKV } from '../../widgets/colours.js';
 import { legend } from '../../widgets/legend.js';
 import { showTip, hideTip } from '../../widgets/tooltip.js';
 import { fmt, full } from '../../shared/format.js';
@@ -71,6 +71,7 @@ function inputsBox(r) {
       colLabels: labels('d', cols),
       id,
       caption: name,
+      accent: QKV[/** @type {'q' | 'k' | 'v'} */ (name.toLowerCase())],
       cellTitle: (x, i, j) => `${name}[${i}, ${j}] = ${full(x)}`,
     });
   return h(

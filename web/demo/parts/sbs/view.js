@@ -3,6 +3,7 @@
 // controls write to the part's store; every change runs compute.js's runStages and redraws the pipeline (stages.js).
 
 import { h } from '../../widgets/dom.js';
+import { QKV } from '../../widgets/colours.js';
 import { radios, radioInput, labelled, group } from '../../widgets/controls.js';
 import { createStore } from '../../store.js';
 import { t } from '../../i18n.js';
@@ -211,9 +212,9 @@ export function mount(root, attn) {
     h(
       'div.qkv-inputs',
       {},
-      h('label', { for: 'sbs-in-q', title: t('sbs.qTitle') }, 'Q (Lq × dₖ)', boxes.q),
-      h('label', { for: 'sbs-in-k', title: t('sbs.kTitle') }, 'K (Lk × dₖ)', boxes.k),
-      h('label', { for: 'sbs-in-v', title: t('sbs.vTitle') }, 'V (Lk × dᵥ)', boxes.v),
+      h('label', { for: 'sbs-in-q', title: t('sbs.qTitle'), style: `color:${QKV.q}` }, 'Q (Lq × dₖ)', boxes.q),
+      h('label', { for: 'sbs-in-k', title: t('sbs.kTitle'), style: `color:${QKV.k}` }, 'K (Lk × dₖ)', boxes.k),
+      h('label', { for: 'sbs-in-v', title: t('sbs.vTitle'), style: `color:${QKV.v}` }, 'V (Lk × dᵥ)', boxes.v),
     ),
     h('div.controls', {}, scale.scale, clearBtn, resetBtn),
     advancedFold(store, fillCtl, scale.temp),

@@ -143,7 +143,8 @@ for (const lang of ['zh', 'en']) {
       // guess first: the answer is hidden until asked for, and the sliders confirm it (猫 + 1 → ratio × e)
       assert.equal(await page.isVisible('#simple-answer'), false);
       await page.click('#simple-reveal');
-      assert.match(await page.textContent('#simple-answer'), /2\.72/);
+      assert.match(await page.textContent('#simple-answer'), /2\.718/);
+      assert.ok(Math.abs(Number(await attr(page, '#simple-answer', 'data-value')) - Math.E) < 1e-4, 'computed: e');
       await page.fill('#simple-score-1', String(scores[1] + 1));
       const w2 = await weights();
       assert.ok(Math.abs(w2[1] / w2[5] / (w[1] / w[5]) - Math.E) < 1e-3, 'the ratio grows e times');
@@ -165,6 +166,34 @@ for (const lang of ['zh', 'en']) {
       assert.equal(Number(await attr(page, '#part-sbs .legend[data-mark]', 'data-mark')), 1 / 3);
       assert.ok(Number(await attr(page, '#part-mha .legend[data-mark]', 'data-mark')) > 0);
       await shot(page, 'simple', `simple-${lang}-guess`);
+    });
+  });
+
+  test(`${lang}: guess first in parts 2–4 (§3.2 CNN layers, q doubled, √dₖ spread): hidden, then computed`, async () => {
+    await withPage(`?lang=${lang}`, async (page) => {
+      /** @param {string} part */
+      const reveal = async (part) => {
+        assert.equal(await page.isVisible(`#${part}-answer`), false, `${part}: hidden first`);
+        await page.click(`#${part}-reveal`);
+        assert.equal(await page.isVisible(`#${part}-answer`), true);
+        return {
+          text: await page.textContent(`#${part}-answer`),
+          value: Number(await attr(page, `#${part}-answer`, 'data-value')),
+        };
+      };
+      const why = await reveal('why');
+      assert.equal(why.value, lang === 'zh' ? 7 : 5, '猫…叫 14 apart: 7 layers; cat…crying 9 apart: 5');
+      assert.match(why.text, lang === 'zh' ? /7 层/ : /5 layers/);
+      assert.deepEqual(
+        await page.$$eval('#why-table tr[data-cnn]', (r) => r.map((e) => Number(e.dataset.cnn))),
+        [4, 64, 256, 1024],
+      );
+      const before = Math.max(...JSON.parse(await attr(page, '#dot', 'data-weights')));
+      const dot = await reveal('dot');
+      assert.ok(dot.value > before + 0.01, `q doubled: ${before} → ${dot.value}`);
+      const dk = await reveal('dk');
+      assert.ok(Math.abs(dk.value - 4) < 0.4, `spread 16 → 256: ${dk.value}`);
+      await shot(page, 'why', `why-${lang}-guess`);
     });
   });
 

@@ -192,12 +192,12 @@ export default {
     'Softmax takes e^s of every score and divides by their sum, so every weight is positive and they add up to 1. It only sees differences: two words whose scores differ by Δ get weights in the ratio e^Δ. A gap of 1 is about 2.7 times the weight; a gap of 3 about 20 times. When the scores are close the weights are nearly equal: scores 0.2 and 0.1 give 0.525 and 0.475, flatter than sharing in proportion to the scores (0.667 and 0.333). So softmax “stretches the gaps” only when they are about 1 or more. The weights come from attnlab.',
   'simple.ratio':
     "The two largest weights now go to {a} and {b}: score gap Δ = {d}, e^Δ = {r}; their weights' ratio = {w}.",
-  'simple.guess': 'Guess first:',
+  'guess.title': 'Guess first:',
   'simple.guessQ':
     "raise the cat's score by 1 and leave the others alone: by how much does the ratio of the cat's weight to fed's weight grow?",
-  'simple.reveal': 'Show the answer',
+  'guess.reveal': 'Show the answer',
   'simple.guessAnswer':
-    "<b>About 2.72 times, that is e times.</b> Softmax only sees differences: the cat's lead over fed grows by 1, so the ratio of their weights is multiplied by e¹ ≈ 2.72, whatever the other scores are. Drag the cat's slider to check.",
+    "<b>About {r} times, that is e times.</b> Softmax only sees differences: the cat's lead over fed grows by 1, so the ratio of their weights is multiplied by e¹ ≈ 2.718, whatever the other scores are (attnlab computed this factor from the current scores and from the same scores with the cat's raised by 1). Drag the cat's slider to check.",
   'simple.step3': '③ Weighted sum: the new vector of 叫',
   'simple.mixNote':
     "Every word's vector has four features, written by hand (not learned) so that the mix can be read. The new vector of 叫 is the words' vectors added up, each times its weight: the larger a word's weight, the more of its features come in. With the tutorial's scores the cat has the largest weight, so the new vector's “animal” grows clearly. The last column is the plain average, for comparison.",
@@ -214,6 +214,10 @@ export default {
   'dk.note':
     'Random Q and K with N(0, 1) entries; averages over 32 query rows. Without the scale the largest weight climbs toward 1 and the entropy falls toward 0 as dₖ grows; with 1/√dₖ both stay level.',
   'dk.keys': 'Keys per row',
+  'dk.guessQ':
+    'Unscaled, dₖ goes from {a} to {b} ({x} times longer vectors): how many times wider does the spread (standard deviation) of random q · k scores get?',
+  'dk.guessAnswer':
+    '<b>About {r} times, that is √{x} = {s} times, not {x}.</b> A dot product is a sum of dₖ products of variance 1, so its variance is dₖ and its standard deviation √dₖ. Measured here by attnlab on {n} × {n} random pairs: {sa} at dₖ = {a}, {sb} at dₖ = {b}. Multiplying by 1/√dₖ brings it back to 1.',
   'dk.keysAria': 'number of keys',
   'dk.resample': 'New random Q, K',
   'dk.with': 'with 1/√dₖ',
@@ -234,6 +238,13 @@ export default {
     'The sentence of Section 2.3 of the tutorial, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
   'why.colRnnPath': 'RNN path, first → last',
   'why.colAttnPath': 'attention path',
+  'why.colCnn': 'CNN layers (window 3) until first and last share a receptive field',
+  'why.cnnNote':
+    'The CNN of Section 3.2 of the tutorial: one convolution of width 3 sees 3 neighbouring words; every layer stacked on it widens what one output sees (its receptive field) by 2 words, so ℓ layers see 1 + 2ℓ words. Two words d apart first fall into one receptive field after ⌈d/2⌉ layers, more for longer sentences; attention links them in one layer at any distance.',
+  'why.guessQ':
+    'With convolutions of width 3, how many layers until "{a}" and "{b}", {d} words apart, first fall into one receptive field? And how many attention layers?',
+  'why.guessAnswer':
+    '<b>{n} layers; attention needs 1.</b> Each convolution widens the receptive field by 2 words: {n} layers see 1 + 2 × {n} = {rf} words, enough for the {span} words from "{a}" to "{b}"; {n1} layers see only {rf1}.',
   'why.colRnnSeq': 'RNN steps that must wait for each other',
   'why.colScores': 'attention scores per head (L²)',
   'why.costNote':
@@ -244,6 +255,11 @@ export default {
   'dot.note':
     'Point q the same way as a key and its score and weight rise; turn it to a right angle and the score is 0; point it away and the score turns negative and the weight shrinks. A longer q makes the differences larger, and softmax sharper.',
   'dot.angle': 'angle',
+  'dot.guessQ': 'Make q twice as long, same direction. Does the largest weight grow, shrink or stay the same?',
+  'dot.guessUp':
+    "<b>It grows: k{j}'s weight goes from {a} to {b}.</b> Every score doubles, so every gap Δ doubles and each weight ratio e^Δ is squared: the large get larger, the small smaller. It is the same as dividing the scores by a smaller number, which is what the √dₖ of Section 4.4 of the tutorial controls. attnlab computed both sets of weights.",
+  'dot.guessSame':
+    '<b>It stays: the three scores are equal now, each weight is {a}.</b> Doubled they are still equal: Δ = 0 and e^0 = 1. Drag a key away and ask again.',
   'dot.weight': 'weight (attnlab)',
   'dot.book': 'book {j}: key k{j}',
   'dot.formula': "weightⱼ = softmax(q · kⱼ / √2); with V = the identity, attnlab's output row is exactly these shares.",

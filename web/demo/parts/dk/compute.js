@@ -52,6 +52,33 @@ export function dkLabData(attn, { keys = 16, queries = 32, seed = 1 } = {}) {
   return out;
 }
 
+/**
+ * "Guess first": the spread of unscaled scores. `n` random queries and keys of dₖ N(0, 1) entries each, their n × n
+ * dot products from attnlab (returnScores 'scaled' at scale 1) and the standard deviation of those scores: it grows
+ * like √dₖ (a sum of dₖ products of variance 1 has variance dₖ).
+ * @param {Attnlab} attn
+ * @param {number} dk
+ * @param {{ n?: number, seed?: number }} [options]
+ */
+export function scoreSpread(attn, dk, { n = 64, seed = 7 } = {}) {
+  const r = rng(seed);
+  const q = Float32Array.from({ length: n * dk }, r.normal);
+  const k = Float32Array.from({ length: n * dk }, r.normal);
+  const { scores } = attn.scaledDotProductAttention(
+    { data: q, shape: [n, dk] },
+    { data: k, shape: [n, dk] },
+    { data: new Float32Array(n), shape: [n, 1] },
+    { scale: 1, needWeights: false, returnScores: 'scaled' },
+  );
+  const s = scores.data;
+  const mean = s.reduce((a, x) => a + x, 0) / s.length;
+  const std = Math.sqrt(s.reduce((a, x) => a + (x - mean) ** 2, 0) / s.length);
+  return { dk, n, std, q, k };
+}
+
+/** The dₖ pair of the "guess first" question: 16 → 256, 16 times longer vectors, √16 = 4 times the spread. */
+export const GUESS_DKS = [16, 256];
+
 /** @param {number[]} xs sorted */
 const median = (xs) => (xs[(xs.length - 1) >> 1] + xs[xs.length >> 1]) / 2;
 

@@ -7,7 +7,9 @@ import { lineChart } from '../../widgets/charts.js';
 import { labelled } from '../../widgets/controls.js';
 import { createStore } from '../../store.js';
 import { t } from '../../i18n.js';
-import { DKS, dkLabData, gradData, keyCount } from './compute.js';
+import { DKS, GUESS_DKS, dkLabData, gradData, keyCount, scoreSpread } from './compute.js';
+import { guessCard } from '../../widgets/guess.js';
+import { fmt } from '../../shared/format.js';
 
 const X = DKS.map((v) => Math.log2(v));
 const X_LABELS = DKS.map((v, i) => (i % 2 === 0 ? String(v) : ''));
@@ -99,6 +101,24 @@ function charts(d, keys) {
 }
 
 /**
+ * "Guess first": how the unscaled scores' spread grows from dₖ 16 to 256, measured by attnlab when asked.
+ * @param {import('../../attnlab.js').Attnlab} attn
+ */
+function spreadGuess(attn) {
+  const [a, b] = GUESS_DKS;
+  const x = b / a;
+  return guessCard('dk', t('dk.guessQ', { a, b, x }), () => {
+    const [A, B] = GUESS_DKS.map((dk) => scoreSpread(attn, dk));
+    const [sa, sb, n] = [A.std, B.std, A.n];
+    const r = sb / sa;
+    return {
+      html: t('dk.guessAnswer', { a, b, x, r: fmt(r, 2), s: Math.sqrt(x), n, sa: fmt(sa, 2), sb: fmt(sb, 2) }),
+      value: r,
+    };
+  });
+}
+
+/**
  * @param {HTMLElement} root
  * @param {import('../../attnlab.js').Attnlab} attn
  */
@@ -120,6 +140,7 @@ export function mount(root, attn) {
   const box = h('div.charts', { id: 'dk-lab' });
   root.append(
     h('p.note', { text: t('dk.note') }),
+    spreadGuess(attn),
     h('div.controls', {}, labelled('dk-keys', t('dk.keys'), keysIn), resample),
     box,
   );

@@ -38,3 +38,16 @@ export function readout(attn, vec) {
   });
   return { rows, weights: w };
 }
+
+/**
+ * "Guess first": q twice as long, same direction. Every score doubles, so every gap Δ doubles and each weight ratio
+ * e^Δ is squared: the largest weight grows (it stays put only when all scores are equal). Both from attnlab.
+ * @param {Attnlab} attn
+ * @param {Vectors} vec
+ */
+export function doubledQuery(attn, vec) {
+  const before = Array.from(readout(attn, vec).weights);
+  const after = Array.from(readout(attn, { ...vec, q: vec.q.map((x) => 2 * x) }).weights);
+  const j = before.indexOf(Math.max(...before));
+  return { j, before: before[j], after: after[j], grows: after[j] > before[j] + 1e-6 };
+}

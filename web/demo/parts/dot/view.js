@@ -7,7 +7,8 @@ import { seqColor, QKV } from '../../widgets/colours.js';
 import { fmt } from '../../shared/format.js';
 import { createStore } from '../../store.js';
 import { t } from '../../i18n.js';
-import { R, START, clampToPlane, readout } from './compute.js';
+import { R, START, clampToPlane, readout, doubledQuery } from './compute.js';
+import { guessCard } from '../../widgets/guess.js';
 
 /** @typedef {import('./compute.js').Vectors} Vectors */
 
@@ -59,6 +60,17 @@ function planeChildren(vec, size, P) {
 }
 
 /**
+ * The answer to "q twice as long?": the largest weight before and after, from attnlab.
+ * @param {import('../../attnlab.js').Attnlab} attn
+ * @param {Vectors} vec
+ */
+function doubledAnswer(attn, vec) {
+  const d = doubledQuery(attn, vec);
+  const html = t(d.grows ? 'dot.guessUp' : 'dot.guessSame', { j: d.j, a: fmt(d.before, 3), b: fmt(d.after, 3) });
+  return { html, value: d.after };
+}
+
+/**
  * The table beside the plane.
  * @param {ReturnType<typeof readout>['rows']} rows
  */
@@ -107,7 +119,11 @@ export function mount(root, attn) {
     class: 'dot-plane',
   });
   const readoutEl = h('div', { id: 'dot-readout' });
-  root.append(h('div.dot-wrap', {}, plane, readoutEl), h('p.note', { text: t('dot.note') }));
+  root.append(
+    h('div.dot-wrap', {}, plane, readoutEl),
+    h('p.note', { text: t('dot.note') }),
+    guessCard('dot', t('dot.guessQ'), () => doubledAnswer(attn, store.get())),
+  );
 
   /** @param {Vectors} vec */
   function draw(vec) {

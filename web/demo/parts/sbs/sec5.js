@@ -40,7 +40,7 @@ export function sec5Box(attn) {
     { id: 'sbs-sec5' },
     h('h3', { text: t('sbs.sec5Title') }),
     h('p.note', { text: t('sbs.sec5Note') }),
-    h('p.guess', {}, h('b', { text: t('simple.guess') }), ' ', t('sbs.sec5Guess')),
+    h('p.guess', {}, h('b', { text: t('guess.title') }), ' ', t('sbs.sec5Guess')),
     h(
       'div.table-scroll',
       {},

@@ -79,5 +79,23 @@ export function softmaxVsProportional(a, b) {
   return { softmax: [ea / (ea + eb), eb / (ea + eb)], proportional: [a / (a + b), b / (a + b)] };
 }
 
+/**
+ * "Guess first": how many times the weight ratio of words a and b grows when a's score grows by `by`, the others
+ * unchanged: two attnlab calls (e^by, whatever the other scores are).
+ * @param {Attnlab} attn
+ * @param {number[]} scores
+ * @param {number} a
+ * @param {number} b
+ * @param {number} [by]
+ */
+export function ratioGain(attn, scores, a, b, by = 1) {
+  const w0 = mix(attn, scores).weights;
+  const w1 = mix(
+    attn,
+    scores.map((s, j) => (j === a ? s + by : s)),
+  ).weights;
+  return w1[a] / w1[b] / (w0[a] / w0[b]);
+}
+
 /** The index of the largest weight. @param {number[]} w */
 export const argmax = (w) => w.indexOf(Math.max(...w));

@@ -8,7 +8,8 @@ import { seqColor } from '../../widgets/colours.js';
 import { createStore } from '../../store.js';
 import { fmt } from '../../shared/format.js';
 import { t, LANG } from '../../i18n.js';
-import { WORDS, FEATURES, VECTORS, PRESETS, mix, weightRatio, argmax } from './compute.js';
+import { WORDS, FEATURES, VECTORS, PRESETS, mix, weightRatio, argmax, ratioGain } from './compute.js';
+import { guessCard } from '../../widgets/guess.js';
 
 /** @typedef {import('../../store.js').Store<{ scores: number[] }>} SimpleStore */
 
@@ -119,21 +120,17 @@ function mixTable(output) {
   );
 }
 
-/** "先猜再看": the question, and the answer behind a button. */
-function guessCard() {
-  const answer = h('p', { id: 'simple-answer', hidden: true, html: t('simple.guessAnswer') });
-  const btn = h('button', { type: 'button', id: 'simple-reveal', text: t('simple.reveal') });
-  btn.addEventListener('click', () => {
-    answer.hidden = false;
-    btn.hidden = true;
+/**
+ * "先猜再看": 猫 + 1, and the ratio of 猫's weight to 喂食's grows by the factor attnlab gives for the current scores.
+ * @param {import('../../attnlab.js').Attnlab} attn
+ * @param {SimpleStore} store
+ */
+function ratioGuess(attn, store) {
+  const [cat, fed] = ['猫', '喂食'].map((w) => WORDS.findIndex(([zh]) => zh === w));
+  return guessCard('simple', t('simple.guessQ'), () => {
+    const r = ratioGain(attn, store.get().scores, cat, fed);
+    return { html: t('simple.guessAnswer', { r: fmt(r, 3) }), value: r };
   });
-  return h(
-    'div.guess',
-    { id: 'simple-guess' },
-    h('p', {}, h('b', { text: t('simple.guess') }), ' ', t('simple.guessQ')),
-    btn,
-    answer,
-  );
 }
 
 /**
@@ -167,7 +164,7 @@ export function mount(root, attn) {
     h('h3', { text: t('simple.step2') }),
     h('p.note', { text: t('simple.softmaxNote') }),
     ratio,
-    guessCard(),
+    ratioGuess(attn, store),
     h('h3', { text: t('simple.step3') }),
     h('p.note', { text: t('simple.mixNote') }),
     mixBox,

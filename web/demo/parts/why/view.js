@@ -5,7 +5,8 @@
 
 import { h, svg } from '../../widgets/dom.js';
 import { t, LANG } from '../../i18n.js';
-import { SENTENCE, LENGTHS, pathRow } from './compute.js';
+import { SENTENCE, LENGTHS, LINKED, pathRow, cnnLayers, receptiveField } from './compute.js';
+import { guessCard } from '../../widgets/guess.js';
 
 /**
  * The two rows of nodes: the RNN's chain on top, attention's arcs from the last word below.
@@ -65,7 +66,14 @@ function picture(words, narrow) {
 
 /** The cost table: path lengths and scores for each L. */
 function costTable() {
-  const head = ['L', t('why.colRnnPath'), t('why.colAttnPath'), t('why.colRnnSeq'), t('why.colScores')];
+  const head = [
+    'L',
+    t('why.colRnnPath'),
+    t('why.colAttnPath'),
+    t('why.colCnn'),
+    t('why.colRnnSeq'),
+    t('why.colScores'),
+  ];
   return h(
     'table.answers',
     { id: 'why-table' },
@@ -77,15 +85,30 @@ function costTable() {
     LENGTHS.map(pathRow).map((r) =>
       h(
         'tr',
-        { 'data-l': r.L, 'data-scores': r.scores },
+        { 'data-l': r.L, 'data-scores': r.scores, 'data-cnn': r.cnnLayers },
         h('td', { text: String(r.L) }),
         h('td', { text: String(r.rnnPath) }),
         h('td', { text: String(r.attnPath) }),
+        h('td', { text: String(r.cnnLayers) }),
         h('td', { text: String(r.rnnSteps) }),
         h('td', { text: r.scores.toLocaleString('en') }),
       ),
     ),
   );
+}
+
+/**
+ * "Guess first" on §3.2: width-3 convolutions between the two words the tutorial links, against one attention layer.
+ * @param {string[]} words
+ * @param {[number, number]} at their positions
+ */
+function cnnGuess(words, [i, j]) {
+  const [a, b, d] = [words[i], words[j], j - i];
+  return guessCard('why', t('why.guessQ', { a, b, d }), () => {
+    const n = cnnLayers(d);
+    const vars = { a, b, n, rf: receptiveField(n), span: d + 1, n1: n - 1, rf1: receptiveField(n - 1) };
+    return { html: t('why.guessAnswer', vars), value: n };
+  });
 }
 
 /** @param {HTMLElement} root */
@@ -95,6 +118,8 @@ export function mount(root) {
   root.append(
     h('div.scroll-x', {}, picture(words, narrow)),
     h('p.note', { text: t('why.picNote', { n: words.length }) }),
+    cnnGuess(words, /** @type {[number, number]} */ (LINKED[LANG])),
+    h('p.note', { text: t('why.cnnNote') }),
     h('div.table-scroll', {}, costTable()),
     h('p.note', { text: t('why.costNote') }),
   );

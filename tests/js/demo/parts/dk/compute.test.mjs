@@ -2,7 +2,14 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dkLabData, gradData, keyCount, DKS } from '../../../../../web/demo/parts/dk/compute.js';
+import {
+  dkLabData,
+  gradData,
+  keyCount,
+  DKS,
+  GUESS_DKS,
+  scoreSpread,
+} from '../../../../../web/demo/parts/dk/compute.js';
 import { simd } from '../../helpers.mjs';
 
 test('at dₖ = 1024 the unscaled weights are near one-hot, the scaled ones are not; entropies follow', async () => {
@@ -51,4 +58,25 @@ test('the gradient over many draws: scaled ≈ 0.5 from dₖ 4 on; unscaled medi
     },
   ).gradQuery.data;
   for (let d = 0; d < dk; d++) assert.ok(Math.abs(got[d] - want[d]) < 1e-5);
+});
+
+test('guess first: unscaled scores spread like √dₖ: 16 → 256 is about 4 times, matching float64 on the same draws', async () => {
+  const attn = await simd();
+  const [a, b] = GUESS_DKS.map((dk) => scoreSpread(attn, dk));
+  for (const s of [a, b]) {
+    const n = 64;
+    const xs = [];
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let c = 0; c < s.dk; c++) dot += s.q[i * s.dk + c] * s.k[j * s.dk + c];
+        xs.push(dot);
+      }
+    const mean = xs.reduce((x, y) => x + y, 0) / xs.length;
+    const std = Math.sqrt(xs.reduce((x, y) => x + (y - mean) ** 2, 0) / xs.length);
+    assert.ok(Math.abs(s.std - std) < 1e-4 * std, `${s.dk}: ${s.std} vs ${std}`);
+    assert.ok(Math.abs(s.std / Math.sqrt(s.dk) - 1) < 0.15, `${s.dk}: ${s.std}`);
+  }
+  assert.deepEqual(GUESS_DKS, [16, 256]);
+  assert.ok(Math.abs(b.std / a.std - 4) < 0.4, `${b.std / a.std}`);
 });

@@ -60,3 +60,14 @@ test('Δ → e^Δ: +1 multiplies a ratio by e; the stated numbers (2.7×, 20×, 
   const after = S.mix(attn, s).weights;
   assert.ok(Math.abs(after[1] / after[5] / (before[1] / before[5]) - Math.E) < 1e-4);
 });
+
+test('guess first: 猫 + 1 multiplies the ratio of its weight to 喂食 by e, whatever the scores (attnlab)', async () => {
+  const attn = await simd();
+  const [cat, fed] = ['猫', '喂食'].map((w) => S.WORDS.findIndex(([zh]) => zh === w));
+  assert.deepEqual([cat, fed], [1, 5]);
+  for (const scores of [S.PRESETS.tutorial, S.PRESETS.equal, S.PRESETS.close, [2, -1, 0.3, 4, 0, -2, 1, 0.5, 0, 3]]) {
+    const r = S.ratioGain(attn, scores, cat, fed);
+    assert.ok(Math.abs(r - Math.E) < 1e-4, `${scores}: ${r}`);
+  }
+  assert.ok(Math.abs(S.ratioGain(attn, S.PRESETS.tutorial, cat, fed, 3) - Math.exp(3)) < 1e-3);
+});

@@ -169,7 +169,7 @@ for (const lang of ['zh', 'en']) {
     });
   });
 
-  test(`${lang}: guess first in parts 2–4 (§3.2 CNN layers, q doubled, √dₖ spread): hidden, then computed`, async () => {
+  test(`${lang}: guess first in parts 2–4 and 10 (§3.2 CNN layers, q doubled, √dₖ spread, §8.2 masking): hidden, then computed`, async () => {
     await withPage(`?lang=${lang}`, async (page) => {
       /** @param {string} part */
       const reveal = async (part) => {
@@ -193,6 +193,10 @@ for (const lang of ['zh', 'en']) {
       assert.ok(dot.value > before + 0.01, `q doubled: ${before} → ${dot.value}`);
       const dk = await reveal('dk');
       assert.ok(Math.abs(dk.value - 4) < 0.4, `spread 16 → 256: ${dk.value}`);
+      assert.equal(await page.isVisible('#myth-contrib'), false, '§8.2: the table waits for the answer');
+      const myths = await reveal('myths');
+      assert.equal(myths.value.toFixed(3), '0.359', 'masking k0 moves the output by 0.359');
+      assert.equal(await page.isVisible('#myth-contrib'), true);
       await shot(page, 'why', `why-${lang}-guess`);
     });
   });

@@ -314,7 +314,11 @@ export default {
   'myths.m1Caption': 'untrained layer, head 1',
   'myths.m2': '§8.2 · A large weight is not a large effect',
   'myths.m2Note':
-    'A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. Ranked by ‖α₀ⱼ·vⱼ‖, k{c} matters most; ranked by masking, k{m}. Importance depends on the intervention. A weight map is a view, not an explanation.',
+    '<b>Much more: masking k{a} moves the output by {k}; zeroing v{a} moves it by only {z}.</b> A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. Ranked by ‖α₀ⱼ·vⱼ‖, k{c} matters most; ranked by masking, k{m}. Importance depends on the intervention. A weight map is a view, not an explanation.',
+  'myths.m2Lead':
+    'A weight α₀ⱼ says in what proportion vⱼ is mixed into the output. Is the most-weighted key the one that matters most?',
+  'myths.m2Guess':
+    'k{a} has the largest weight (α₀{a} = {w}) but a short value (‖v{a}‖ = {n}). Zeroing v{a} moves the output by ‖α₀{a}·v{a}‖, a small number. What if key k{a} is masked instead: does the output move much more, about as much, or less?',
   'myths.colZeroV': 'zero vⱼ: output moves',
   'myths.colMaskKey': 'mask kⱼ: output moves',
   'myths.m3': '§8.3 · Q, K and V are not the input',

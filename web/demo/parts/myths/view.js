@@ -5,6 +5,7 @@ import { h } from '../../widgets/dom.js';
 import { matrixTable } from '../../widgets/matrix-table.js';
 import { seqColor, divColor, QKV } from '../../widgets/colours.js';
 import { fmt } from '../../shared/format.js';
+import { guessCard } from '../../widgets/guess.js';
 import { t } from '../../i18n.js';
 import { E, L, freshLayer, weightVsContribution, headCounts } from './compute.js';
 
@@ -74,9 +75,9 @@ function freshBoxes(f) {
   return { e81, e83, e84 };
 }
 
-/** 8.2. @param {ReturnType<typeof weightVsContribution>} c */
-function contributionBox(c) {
-  const tbl = h(
+/** 8.2's table: α, ‖v‖ and the two interventions per key. @param {ReturnType<typeof weightVsContribution>} c */
+function contributionTable(c) {
+  return h(
     'table.answers',
     { id: 'myth-contrib' },
     headRow(['', 'α₀ⱼ', '‖vⱼ‖', t('myths.colZeroV'), t('myths.colMaskKey')]),
@@ -92,8 +93,24 @@ function contributionBox(c) {
       ),
     ),
   );
-  const vars = { a: c.topWeight, c: c.topContribution, m: c.topMaskEffect, z: fmt(c.contrib[0], 3) };
-  const e82 = box('explanation', t('myths.m2'), t('myths.m2Note', { ...vars, k: fmt(c.maskEffect[0], 3) }), tbl);
+}
+
+/**
+ * 8.2, guess first: the most-weighted key has a short value; how far does masking it move the output? The table and
+ * the explanation (computed numbers) appear with the answer.
+ * @param {ReturnType<typeof weightVsContribution>} c
+ */
+function contributionBox(c) {
+  const tbl = contributionTable(c);
+  tbl.hidden = true;
+  const a = c.topWeight;
+  const vars = { a, c: c.topContribution, m: c.topMaskEffect, z: fmt(c.contrib[a], 3), k: fmt(c.maskEffect[a], 3) };
+  const question = t('myths.m2Guess', { a, w: fmt(c.weights[a], 3), n: fmt(c.norms[a], 3) });
+  const guess = guessCard('myths', question, () => {
+    tbl.hidden = false;
+    return { html: t('myths.m2Note', vars), value: c.maskEffect[a] };
+  });
+  const e82 = box('explanation', t('myths.m2'), t('myths.m2Lead'), guess, tbl);
   Object.assign(e82.dataset, { topWeight: c.topWeight, topContribution: c.topContribution, topMask: c.topMaskEffect });
   return e82;
 }

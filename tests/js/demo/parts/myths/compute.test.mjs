@@ -70,3 +70,11 @@ test('8.2: two interventions rank the keys differently; every number against a f
   assert.equal(c.topWeight, 0);
   assert.ok(c.maskEffect[0] > 10 * c.contrib[0], 'masking k0 moves the output far more than ‖α₀v₀‖ says');
 });
+
+test("8.2's guess: the most-weighted key's masking moves the output over 10× its ‖α·v‖ (the answer says 'much more')", async () => {
+  const c = My.weightVsContribution(await simd());
+  const a = c.topWeight;
+  assert.equal(a, 0);
+  assert.ok(c.maskEffect[a] > 10 * c.contrib[a], `${c.maskEffect[a]} vs ${c.contrib[a]}`);
+  assert.ok(c.norms[a] < Math.min(...c.norms.slice(1)), 'its value is the shortest');
+});

@@ -121,8 +121,8 @@ export function mount(root, attn) {
   const readoutEl = h('div', { id: 'dot-readout' });
   root.append(
     h('div.dot-wrap', {}, plane, readoutEl),
-    h('p.note', { text: t('dot.note') }),
     guessCard('dot', t('dot.guessQ'), () => doubledAnswer(attn, store.get())),
+    h('p.note', { text: t('dot.note') }),
   );
 
   /** @param {Vectors} vec */

@@ -169,7 +169,7 @@ for (const lang of ['zh', 'en']) {
     });
   });
 
-  test(`${lang}: guess first in parts 2–4 and 10 (§3.2 CNN layers, q doubled, √dₖ spread, §8.2 masking): hidden, then computed`, async () => {
+  test(`${lang}: guess first in parts 2–5 and 10 (§3.2 CNN layers, q doubled, √dₖ spread, §5, §8.2 masking): hidden, then computed`, async () => {
     await withPage(`?lang=${lang}`, async (page) => {
       /** @param {string} part */
       const reveal = async (part) => {
@@ -193,6 +193,11 @@ for (const lang of ['zh', 'en']) {
       assert.ok(dot.value > before + 0.01, `q doubled: ${before} → ${dot.value}`);
       const dk = await reveal('dk');
       assert.ok(Math.abs(dk.value - 4) < 0.4, `spread 16 → 256: ${dk.value}`);
+      assert.equal(await page.isVisible('#sbs-sec5-answer'), false, '§5: the table waits for the answer');
+      const sec5 = await reveal('sbs');
+      assert.equal(sec5.value.toFixed(5), '0.50648');
+      assert.match(sec5.text, /k0.*0\.50648.*k2.*0\.5873/s);
+      assert.equal(await page.isVisible('#sbs-sec5-answer'), true);
       assert.equal(await page.isVisible('#myth-contrib'), false, '§8.2: the table waits for the answer');
       const myths = await reveal('myths');
       assert.equal(myths.value.toFixed(3), '0.359', 'masking k0 moves the output by 0.359');

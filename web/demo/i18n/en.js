@@ -95,7 +95,9 @@ export default {
   'sbs.sec5Note':
     'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]], dₖ = 4, scale 1/√4. The first row of each pair is the output the tutorial gives; the second is what attnlab computes (softmax of each row of QKᵀ/2).',
   'sbs.sec5Guess':
-    "In row 0, q0·k0 = 2, q0·k1 = 0, q0·k2 = 1. Which key should get the largest weight? Think first, then check the tutorial's output in the table.",
+    "In row 0, q0·k0 = 2, q0·k1 = 0, q0·k2 = 1. Which key should get the largest weight? Think first, then see the tutorial's output in the table.",
+  'sbs.sec5Answer':
+    "<b>k{j}: the largest score gets the largest weight, {w} by attnlab.</b> Now the table: in the tutorial's row 0 the largest weight is k{p}'s ({pw}).",
   'sbs.printedRow': 'q{i} · the tutorial',
   'sbs.computedRow': 'q{i} · attnlab',
   'sbs.sec5Why':

@@ -94,7 +94,9 @@ export default {
   'sbs.sec5Note':
     'Q = K = V = [[1,0,1,0],[0,1,0,1],[1,1,0,0]]，dₖ = 4，缩放 1/√4。每组第一行是教程给出的运行结果，第二行是 attnlab 算出的权重（对 QKᵀ/2 的每一行做 softmax）。',
   'sbs.sec5Guess':
-    '第 0 行里，q0·k0 = 2，q0·k1 = 0，q0·k2 = 1。哪个键该得到最大的权重？先想一想，再对照下表里教程给出的结果。',
+    '第 0 行里，q0·k0 = 2，q0·k1 = 0，q0·k2 = 1。哪个键该得到最大的权重？先想一想，再看下表里教程给出的结果。',
+  'sbs.sec5Answer':
+    '<b>k{j}：分数最大，权重也最大，attnlab 算出 {w}。</b>再看下表：教程给出的第 0 行，权重最大的却是 k{p}（{pw}）。',
   'sbs.printedRow': 'q{i} · 教程给出',
   'sbs.computedRow': 'q{i} · attnlab 算出',
   'sbs.sec5Why':

@@ -4,6 +4,7 @@
 
 import { h } from '../../widgets/dom.js';
 import { t } from '../../i18n.js';
+import { guessCard } from '../../widgets/guess.js';
 import { PRINTED, sec5Weights } from './compute.js';
 
 /**
@@ -35,12 +36,38 @@ export function sec5Box(attn) {
       ),
     );
   }
+  const answer = sec5Answer(body);
   return h(
     'div.sec5',
     { id: 'sbs-sec5' },
     h('h3', { text: t('sbs.sec5Title') }),
     h('p.note', { text: t('sbs.sec5Note') }),
-    h('p.guess', {}, h('b', { text: t('guess.title') }), ' ', t('sbs.sec5Guess')),
+    guessCard('sbs', t('sbs.sec5Guess'), () => {
+      answer.hidden = false;
+      return { html: t('sbs.sec5Answer', row0(w)), value: w[0] };
+    }),
+    answer,
+  );
+}
+
+/**
+ * The answer's numbers: the key with the largest weight in row 0, by attnlab and as the tutorial prints it.
+ * @param {Float32Array} w
+ */
+function row0(w) {
+  const top = (/** @type {number[]} */ r) => r.indexOf(Math.max(...r));
+  const [j, p] = [top(Array.from(w.subarray(0, 3))), top(PRINTED[0])];
+  return { j, w: w[j].toFixed(5), p, pw: PRINTED[0][p].toFixed(4) };
+}
+
+/**
+ * The table (the tutorial's rows and attnlab's) and why the printed ones cannot be right: shown with the answer.
+ * @param {HTMLElement[]} body
+ */
+function sec5Answer(body) {
+  return h(
+    'div',
+    { id: 'sbs-sec5-answer', hidden: true },
     h(
       'div.table-scroll',
       {},

@@ -51,6 +51,11 @@ test('the default example: QKᵀ, × 1/√dₖ, weights summing to 1, and the §
   assert.equal(r.capped, null);
   const w = S.sec5Weights(attn);
   assert.ok(Math.abs(w[0] - S.PRINTED[0][0]) > 0.01);
+  // the §5 guess's answer: row 0's largest weight is k0's (0.50648) by attnlab, k2's (0.5873) as printed
+  const top = (/** @type {number[]} */ r) => r.indexOf(Math.max(...r));
+  assert.equal(top(Array.from(w.subarray(0, 3))), 0);
+  assert.equal(w[0].toFixed(5), '0.50648');
+  assert.equal(top(S.PRINTED[0]), 2);
 });
 
 test('a fully masked row: −1e9 gives uniform weights, −∞ zeros; lower-right causal; softcap adds its stage', async () => {

@@ -32,6 +32,19 @@ const headRow = (cols) =>
     cols.map((c) => h('th', { scope: 'col', text: c })),
   );
 
+/** 8.3's table: x₀ and its q₀, k₀, v₀ (labels in QKV's colours). @param {Float32Array} rows */
+function qkvTable(rows) {
+  const m = rows.reduce((acc, v) => Math.max(acc, Math.abs(v)), 0);
+  return matrixTable(rows, {
+    rows: 4,
+    cols: E,
+    digits: 2,
+    rowLabels: ['x₀', 'q₀ = x₀W_Qᵀ', 'k₀ = x₀W_Kᵀ', 'v₀ = x₀W_Vᵀ'],
+    rowAccent: (i) => [null, QKV.q, QKV.k, QKV.v][i],
+    color: (v) => divColor(v, m),
+  });
+}
+
 /** 8.1, 8.3, 8.4. @param {ReturnType<typeof freshLayer>} f */
 function freshBoxes(f) {
   const e81 = box(
@@ -41,24 +54,7 @@ function freshBoxes(f) {
     matrixTable(f.head0, { rows: L, cols: L, digits: 2, color: seqColor, caption: t('myths.m1Caption') }),
   );
   Object.assign(e81.dataset, { entropy: f.entropy, uniform: f.uniform });
-  const m = f.rows.reduce((acc, v) => Math.max(acc, Math.abs(v)), 0);
-  const e83 = box(
-    'qkv',
-    t('myths.m3'),
-    t('myths.m3Note'),
-    h(
-      'div.scroll',
-      {},
-      matrixTable(f.rows, {
-        rows: 4,
-        cols: E,
-        digits: 2,
-        rowLabels: ['x₀', 'q₀ = x₀W_Qᵀ', 'k₀ = x₀W_Kᵀ', 'v₀ = x₀W_Vᵀ'],
-        rowAccent: (i) => [null, QKV.q, QKV.k, QKV.v][i],
-        color: (v) => divColor(v, m),
-      }),
-    ),
-  );
+  const e83 = box('qkv', t('myths.m3'), t('myths.m3Note'), h('div.scroll', {}, qkvTable(f.rows)));
   const count = f.params.reduce((s, p) => s + p.size, 0);
   const e84 = box(
     'params',

@@ -240,7 +240,7 @@ export default {
     'The sentence of Section 2.3 of the tutorial, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
   'why.colRnnPath': 'RNN path, first → last',
   'why.colAttnPath': 'attention path',
-  'why.colCnn': 'CNN layers (window 3) until first and last share a receptive field',
+  'why.colCnn': 'CNN layers of width 3, first ↔ last',
   'why.cnnNote':
     'The CNN of Section 3.2 of the tutorial: one convolution of width 3 sees 3 neighbouring words; every layer stacked on it widens what one output sees (its receptive field) by 2 words, so ℓ layers see 1 + 2ℓ words. Two words d apart first fall into one receptive field after ⌈d/2⌉ layers, more for longer sentences; attention links them in one layer at any distance.',
   'why.guessQ':

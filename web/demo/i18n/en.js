@@ -320,7 +320,7 @@ export default {
   'myths.m2Lead':
     'A weight α₀ⱼ says in what proportion vⱼ is mixed into the output. Is the most-weighted key the one that matters most?',
   'myths.m2Guess':
-    'k{a} has the largest weight (α₀{a} = {w}) but a short value (‖v{a}‖ = {n}). Zeroing v{a} moves the output by ‖α₀{a}·v{a}‖, a small number. What if key k{a} is masked instead: does the output move much more, about as much, or less?',
+    'k{a} has the largest weight (α = {w}) but a short value (‖v{a}‖ = {n}). Zeroing v{a} moves the output by only α·‖v{a}‖, a small number. What if key k{a} is masked instead: does the output move much more, about as much, or less?',
   'myths.colZeroV': 'zero vⱼ: output moves',
   'myths.colMaskKey': 'mask kⱼ: output moves',
   'myths.m3': '§8.3 · Q, K and V are not the input',

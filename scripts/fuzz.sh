@@ -16,8 +16,9 @@
 #   scripts/fuzz.sh --replay FILE...   run the given inputs once each (prints the decoded case of a finding)
 #   scripts/fuzz.sh --build-only       build only
 #   scripts/fuzz.sh --build-only --with-tests
-#                                      also build the Catch2 suite (attnlab_tests) in the same configuration, in
-#                                      the same Ninja run: npm test's sanitizer suite, on the same library objects
+#                                      also build the Catch2 suite (attnlab_tests) and the poem trainer (whose
+#                                      --selftest is in ctest) in the same configuration, in the same Ninja run:
+#                                      npm test's sanitizer suite, on the same library objects
 #                                      as the fuzzer (the kernels compile once under the sanitizers)
 # Every finding (crash, sanitizer report, invariant violation, timeout, out-of-memory, leak) is copied into
 # tests/fuzz/regressions/ (commit it: tests/cpp/fuzz_regressions_test.cc replays it forever) and the script
@@ -43,7 +44,7 @@ while (($#)); do
     --strict) strict=1 ;;
     --lenient) strict=0 ;;
     --build-only) mode=build ;;
-    --with-tests) targets+=(attnlab_tests) ;;
+    --with-tests) targets+=(attnlab_tests attnlab_train_poems) ;;
     --runs)
       number "${2:-}"
       runs=$2
@@ -70,7 +71,7 @@ out=build/fuzz
 mkdir -p "$out/corpus" "$out/artifacts"
 # CMake builds the library, the fuzz target (tests/fuzz/*.cc, also linked by the Catch2 replay) and the driver
 # with the ATTNLAB_FUZZ flags, incrementally; FUZZ_CXX picks the compiler (libFuzzer needs clang). The folder is
-# configured with the Catch2 suite, which Ninja builds only when asked (--with-tests).
+# configured with the Catch2 suite and the poem trainer, which Ninja builds only when asked (--with-tests).
 cxx=${FUZZ_CXX:-clang++}
 if [ ! -f "$out/CMakeCache.txt" ] || [ "$(cat "$out/compiler" 2>/dev/null)" != "$cxx" ]; then
   rm -rf "$out/CMakeCache.txt" "$out/CMakeFiles"

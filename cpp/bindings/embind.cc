@@ -95,8 +95,8 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
   return Guard([&] { return MemoryNeedsToJs(TinyTransformerParameterMemoryNeeds(ConfigOf(a))); });
 }
 
-val TransformerMemory(const TransformerArgs& a) {
-  return Guard([&] { return MemoryNeedsToJs(TransformerParameterMemoryNeeds(ConfigOf(a))); });
+val TransformerMemory(const TransformerArgs& a, WeightStorage storage) {
+  return Guard([&] { return MemoryNeedsToJs(TransformerParameterMemoryNeeds(ConfigOf(a), storage)); });
 }
 
 std::string TargetName() { return ActiveTargetName(); }
@@ -260,9 +260,11 @@ class TransformerBinding : public ModelBinding<Transformer> {
 
   // Factory: the constructor validates the configuration before it allocates, so a throw leaks nothing.
   // initialise false skips the random initialisation (loadModel replaces every parameter).
-  static TransformerBinding* Make(const TransformerArgs& a, bool initialise) {
-    return Guard(
-        [&] { return new TransformerBinding(Transformer(ConfigOf(a), static_cast<uint64_t>(a.seed), initialise)); });
+  // storage: the weight matrices' (Float32, or F16 / BF16 for a checkpoint of that dtype, initialise false).
+  static TransformerBinding* Make(const TransformerArgs& a, bool initialise, WeightStorage storage) {
+    return Guard([&] {
+      return new TransformerBinding(Transformer(ConfigOf(a), static_cast<uint64_t>(a.seed), initialise, storage));
+    });
   }
 
   // [[name, Float32Array, shape], …] in ParameterShapes' order, made one tensor at a time: wasm memory never holds
@@ -303,6 +305,16 @@ class TransformerBinding : public ModelBinding<Transformer> {
       return 0;
     });
   }
+
+  // One tensor of F16 / BF16 bits (a uint16 array in wasm memory), kept 16-bit in a matrix of that storage.
+  void LoadTensor16(const std::string& name, const TensorArg& tensor, WeightStorage dtype) {
+    Guard([&] {
+      model_.LoadTensor16(name, reinterpret_cast<const uint16_t*>(tensor.ptr), ToShape(tensor.shape), dtype);
+      return 0;
+    });
+  }
+
+  WeightStorage Storage() const { return model_.storage(); }
 
   // A forward pass; `cache` (a _TransformerKVCache of this model) or null.
   val Forward(const TransformerForwardArgs& a, TransformerKVCache* cache) {
@@ -346,7 +358,8 @@ class TransformerBinding : public ModelBinding<Transformer> {
   // LossAndGradient (return_gradients true) or TrainStep on tokens of this shape.
   val TrainMemory(const TensorArg& tokens, bool return_gradients) const {
     return Guard([&] {
-      return MemoryNeedsToJs(TransformerTrainMemoryNeeds(model_.config(), ToShape(tokens.shape), return_gradients));
+      return MemoryNeedsToJs(
+          TransformerTrainMemoryNeeds(model_.config(), ToShape(tokens.shape), return_gradients, model_.storage()));
     });
   }
 
@@ -390,6 +403,10 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .value("Softcapped", ScoresStage::kSoftcapped)
       .value("Masked", ScoresStage::kMasked);
   emscripten::enum_<Arch>("_Arch").value("Gpt2", Arch::kGpt2).value("Llama", Arch::kLlama);
+  emscripten::enum_<WeightStorage>("_WeightStorage")
+      .value("Float32", WeightStorage::kFloat32)
+      .value("F16", WeightStorage::kF16)
+      .value("BF16", WeightStorage::kBF16);
   emscripten::enum_<AttentionBias>("_AttentionBias")
       .value("None", AttentionBias::kNone)
       .value("Qkv", AttentionBias::kQkv)
@@ -513,6 +530,8 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .function("config", &TransformerBinding::Config)
       .function("checkStateDict", &TransformerBinding::CheckStateDict)
       .function("loadTensor", &TransformerBinding::LoadTensor)
+      .function("loadTensor16", &TransformerBinding::LoadTensor16)
+      .function("storage", &TransformerBinding::Storage)
       .function("forward", &TransformerBinding::Forward, emscripten::allow_raw_pointers())
       .function("forwardMemory", &TransformerBinding::ForwardMemory)
       .function("kvCacheMemory", &TransformerBinding::KVCacheMemory)

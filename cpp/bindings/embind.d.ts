@@ -39,6 +39,12 @@ export interface RawArchs {
   readonly Gpt2: RawEnumValue;
   readonly Llama: RawEnumValue;
 }
+/** attnlab::WeightStorage: how a Transformer holds its weight matrices (16-bit: as the checkpoint's bits). */
+export interface RawWeightStorages {
+  readonly Float32: RawEnumValue;
+  readonly F16: RawEnumValue;
+  readonly BF16: RawEnumValue;
+}
 /** attnlab::AttentionBias: which attention projections carry a bias (Llama family). */
 export interface RawAttentionBiases {
   readonly None: RawEnumValue;
@@ -227,6 +233,10 @@ export interface RawTransformer extends RawModel {
   checkStateDict(entries: Array<[name: string, shape: number[]]>): void;
   /** Copies one float32 tensor in (a name checkStateDict accepts; ignored buffers are no-ops, even with ptr 0). */
   loadTensor(name: string, tensor: TensorArg): void;
+  /** Copies one tensor of F16 / BF16 bits (uint16 in wasm memory) in: kept 16-bit in a matrix of that storage. */
+  loadTensor16(name: string, tensor: TensorArg, dtype: RawEnumValue): void;
+  /** Float32 once any weight matrix is float32 (loadTensor and training widen), else the 16-bit storage. */
+  storage(): RawEnumValue;
   /** A forward pass; with a cache (made from this model) the tokens continue its sequences. */
   forward(args: TransformerForwardArgs, cache: RawKVCache | null): RawTransformerOutput;
   forwardMemory(args: TransformerForwardArgs, pastLength: number, withCache: boolean): RawMemoryNeeds;
@@ -270,10 +280,11 @@ export interface RawModule {
   _TinyTransformer: new (args: TinyTransformerArgs) => RawTinyTransformer;
   _Arch: RawArchs;
   _AttentionBias: RawAttentionBiases;
-  /** The parameters of a Transformer with this configuration (a bad field: RangeError naming it). */
-  _transformerMemory(args: TransformerArgs): RawMemoryNeeds;
-  /** initialise false: no random initialisation (every parameter is loaded next). */
-  _Transformer: new (args: TransformerArgs, initialise: boolean) => RawTransformer;
+  _WeightStorage: RawWeightStorages;
+  /** The parameters of a Transformer with this configuration and weight storage (a bad field: RangeError naming it). */
+  _transformerMemory(args: TransformerArgs, storage: RawEnumValue): RawMemoryNeeds;
+  /** initialise false: no random initialisation (every parameter is loaded next); 16-bit storage needs it false. */
+  _Transformer: new (args: TransformerArgs, initialise: boolean, storage: RawEnumValue) => RawTransformer;
   /** attnlab::TransformerKVCache (length, reset), made by CreateKVCache of `model`. */
   _TransformerKVCache: new (model: RawTransformer, batchSize: number, maxLength: number) => RawKVCache;
 }

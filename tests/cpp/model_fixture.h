@@ -31,6 +31,7 @@ struct CheckpointTensor {
   std::string dtype;
   attnlab::Shape shape;
   std::vector<float> values;
+  std::vector<uint16_t> bits;  // F16 / BF16: the file's 16-bit values
   bool is_float() const { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
   attnlab::TensorView View() const { return attnlab::TensorView{is_float() ? values.data() : nullptr, shape}; }
 };
@@ -77,6 +78,7 @@ inline std::map<std::string, CheckpointTensor> ReadSafetensors(const std::string
       } else {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
+        t.bits.push_back(h);
         if (t.dtype == "F16") {
           t.values[i] = HalfToFloat(h);
         } else {

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "attnlab/memory_needs.h"
 #include "attnlab/threads.h"
 #include "attnlab/transformer.h"
 #include "hwy_targets.h"
@@ -122,6 +124,107 @@ TEST_CASE("transformer: Hugging Face checkpoints give PyTorch's logits, attentio
       CHECK(Greedy(model, f.greedy_prompt, f.greedy_new_tokens) == f.greedy_tokens);
     });
   }
+}
+
+// The fixture's checkpoint loaded tensor by tensor as its 16-bit bits (LoadTensor16) into a model of that storage.
+Transformer LoadedSixteen(const ModelFixture& f, attnlab::WeightStorage storage) {
+  Transformer model(f.config, /*seed=*/0, /*initialise=*/false, storage);
+  std::vector<std::pair<std::string, attnlab::Shape>> shapes;
+  for (const auto& [name, tensor] : f.checkpoint) shapes.emplace_back(name, tensor.shape);
+  model.CheckStateDict(shapes);
+  for (const auto& [name, tensor] : f.checkpoint) {
+    if (tensor.bits.empty()) {
+      model.LoadTensor(name, tensor.View());  // (buffers: ignored)
+    } else {
+      model.LoadTensor16(name, tensor.bits.data(), tensor.shape, storage);
+    }
+  }
+  return model;
+}
+
+// Forward with everything returned, on the fixture's first and last forward case.
+std::vector<std::vector<float>> Everything(Transformer& model, const ModelFixture& f) {
+  std::vector<std::vector<float>> out;
+  for (const ModelForwardCase* c : {&f.forward.front(), &f.forward.back()}) {
+    TransformerForwardOptions options;
+    options.output_attentions = AllLayers(model);
+    options.output_hidden_states = true;
+    const attnlab::TransformerOutput o = model.Forward(TokensOf(c->input_ids), options);
+    out.push_back(o.logits.data);
+    for (const attnlab::Tensor& t : o.attentions) out.push_back(t.data);
+    for (const attnlab::Tensor& t : o.hidden_states) out.push_back(t.data);
+  }
+  return out;
+}
+
+TEST_CASE(
+    "transformer: F16 and BF16 checkpoints kept in 16 bits give float32 storage's results bit for bit, on every "
+    "target",
+    "[model]") {
+  int sixteen_bit_fixtures = 0;
+  for (const std::string& dir : ModelFixtureDirs(kModelFixtureDir)) {
+    const ModelFixture f = LoadModelFixture(dir);
+    std::set<std::string> dtypes;
+    for (const auto& [name, tensor] : f.checkpoint) {
+      if (tensor.is_float()) dtypes.insert(tensor.dtype);
+    }
+    const std::string dtype = *dtypes.begin();
+    if (dtypes.size() != 1 || (dtype != "F16" && dtype != "BF16")) continue;
+    ++sixteen_bit_fixtures;
+    const attnlab::WeightStorage storage =
+        dtype == "F16" ? attnlab::WeightStorage::kF16 : attnlab::WeightStorage::kBF16;
+    INFO("fixture " << f.name << " (" << dtype << ")");
+    ForEachTarget([&](const std::string&) {
+      Transformer sixteen = LoadedSixteen(f, storage);
+      Transformer wide = LoadedModel(f);
+      CHECK(sixteen.storage() == storage);
+      CHECK(wide.storage() == attnlab::WeightStorage::kFloat32);
+      CHECK(Everything(sixteen, f) == Everything(wide, f));
+      for (const ModelForwardCase& c : f.forward) CheckForwardCase(sixteen, c, f.tol);
+      CheckDecoding(sixteen, f);
+      CHECK(Greedy(sixteen, f.greedy_prompt, f.greedy_new_tokens) == f.greedy_tokens);
+      for (const auto& [name, shape] : wide.ParameterShapes())
+        CHECK(sixteen.Parameter(name).data == wide.Parameter(name).data);
+    });
+    // Training widens every matrix exactly first: the same step as the float32 model's.
+    Transformer sixteen = LoadedSixteen(f, storage);
+    Transformer wide = LoadedModel(f);
+    const attnlab::TokensView tokens = TokensOf(f.forward.front().input_ids);
+    const Transformer::AdamWOptions adamw{1e-3f};
+    const Transformer::StepResult a = sixteen.TrainStep(tokens, tokens, adamw);
+    const Transformer::StepResult b = wide.TrainStep(tokens, tokens, adamw);
+    CHECK(a.loss == b.loss);
+    CHECK(a.grad_norm == b.grad_norm);
+    CHECK(sixteen.storage() == attnlab::WeightStorage::kFloat32);
+    CHECK(Everything(sixteen, f) == Everything(wide, f));
+    // A float32 tensor loaded into a 16-bit model widens its matrix only, exactly.
+    Transformer mixed = LoadedSixteen(f, storage), reference = LoadedModel(f);
+    const std::string matrix = mixed.ParameterShapes()[2].first;  // (a block's first matrix or norm)
+    const attnlab::Tensor w = reference.Parameter(matrix);
+    mixed.LoadTensor(matrix, attnlab::TensorView{w.data.data(), w.shape});
+    CHECK(Everything(mixed, f) == Everything(reference, f));
+  }
+  CHECK(sixteen_bit_fixtures >= 3);
+}
+
+TEST_CASE("transformer: 16-bit storage halves the matrices' memory; its misuse is named", "[model]") {
+  const ModelFixture f = LoadModelFixture(ModelFixtureDirs(kModelFixtureDir).front());
+  double wide = 0, sixteen = 0;
+  for (const auto& part : attnlab::TransformerParameterMemoryNeeds(f.config)) wide += part.bytes;
+  for (const auto& part : attnlab::TransformerParameterMemoryNeeds(f.config, attnlab::WeightStorage::kF16)) {
+    sixteen += part.bytes;
+  }
+  CHECK(sixteen < 0.75 * wide);
+  CHECK_THROWS_WITH(Transformer(f.config, 0, /*initialise=*/true, attnlab::WeightStorage::kF16),
+                    Catch::Contains("storage"));
+  Transformer model(f.config, 0, /*initialise=*/false, attnlab::WeightStorage::kF16);
+  const auto [name, shape] = model.ParameterShapes().front();
+  const std::vector<uint16_t> bits(static_cast<size_t>(shape[0] * shape[1]));
+  CHECK_THROWS_WITH(model.LoadTensor16(name, bits.data(), {shape[0], shape[1] + 1}, attnlab::WeightStorage::kF16),
+                    Catch::Contains(name) && Catch::Contains("shape"));
+  CHECK_THROWS_WITH(model.LoadTensor16(name, bits.data(), shape, attnlab::WeightStorage::kFloat32),
+                    Catch::Contains("dtype"));
+  CHECK_THROWS_WITH(model.LoadTensor16(name, nullptr, shape, attnlab::WeightStorage::kF16), Catch::Contains(name));
 }
 
 TEST_CASE("transformer: last_logits_only gives each item's last row of the full logits", "[model]") {

@@ -57,6 +57,65 @@ function edited(tensors, name, edit) {
   return out;
 }
 
+let ownInstances = 0;
+
+/** readSafetensors' tensors without their 16-bit `bits` (loaded as float32 values). */
+function withoutBits(tensors) {
+  return Object.fromEntries(Object.entries(tensors).map(([n, v]) => [n, v?.bits ? { ...v, bits: undefined } : v]));
+}
+
+/** GPT-2's parameter names and shapes (docs/api.md, "Transformer models") for `config`. */
+function gpt2Shapes({ vocabSize: V, contextLength: P, embedDim: E, numLayers }) {
+  const out = [
+    ['wte.weight', [V, E]],
+    ['wpe.weight', [P, E]],
+    ['ln_f.weight', [E]],
+    ['ln_f.bias', [E]],
+  ];
+  for (let l = 0; l < numLayers; ++l) {
+    for (const [name, shape] of [
+      ['ln_1.weight', [E]],
+      ['ln_1.bias', [E]],
+      ['attn.c_attn.weight', [E, 3 * E]],
+      ['attn.c_attn.bias', [3 * E]],
+      ['attn.c_proj.weight', [E, E]],
+      ['attn.c_proj.bias', [E]],
+      ['ln_2.weight', [E]],
+      ['ln_2.bias', [E]],
+      ['mlp.c_fc.weight', [E, 4 * E]],
+      ['mlp.c_fc.bias', [4 * E]],
+      ['mlp.c_proj.weight', [4 * E, E]],
+      ['mlp.c_proj.bias', [E]],
+    ]) {
+      out.push([`h.${l}.${name}`, shape]);
+    }
+  }
+  return out;
+}
+
+/** A safetensors file of a GPT-2 `config`'s parameters, random F16 values. */
+function randomF16Checkpoint(config) {
+  const header = {};
+  let offset = 0;
+  for (const [name, shape] of gpt2Shapes(config)) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 2;
+    header[name] = { dtype: 'F16', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const out = new Uint8Array(8 + json.length + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+  out.set(new TextEncoder().encode(json), 8);
+  const bits = new Uint16Array(out.buffer, 8 + json.length, offset / 2);
+  let state = 12345;
+  for (let i = 0; i < bits.length; ++i) {
+    state = (state * 1103515245 + 12345) >>> 0;
+    bits[i] = 0x1c00 + ((state >>> 8) & 0x7ff) + ((state >>> 20) & 1) * 0x8000; // |x| in [2^-8, 2^-6)
+  }
+  return out;
+}
+
 /** Disposes what a test made, when it ends (Node 20 has no `using`): `const model = own(attn.createModel(…))`. */
 function scope(t) {
   const items = [];
@@ -320,6 +379,66 @@ for (const variant of VARIANTS) {
       model.dispose();
       assertThrows(() => cache.length, Error, /disposed.*Transformer.*model\.createKVCache/);
       model.dispose(); // idempotent
+    });
+
+    describe('16-bit checkpoints stay 16-bit in wasm memory', () => {
+      const sixteen = fixtures.filter((c) => Object.values(c.tensors).some((v) => v.bits));
+      test('the F16 and BF16 fixtures are among the cases', () => assert.ok(sixteen.length >= 3));
+
+      for (const c of sixteen) {
+        test(`${c.name}: bit for bit the results of float32 storage, and training widens exactly`, (t) => {
+          const own = scope(t);
+          const narrow = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+          const wide = own(attn.loadModel({ config: c.config, tensors: withoutBits(c.tensors) }));
+          const f = c.expected.forward[0];
+          const everything = (m) => {
+            const r = m.forward(tokensOf(f.input_ids), { outputAttentions: true, outputHiddenStates: true });
+            return [r.logits, ...r.attentions, ...r.hiddenStates].map((x) => Array.from(x.data));
+          };
+          assert.deepEqual(everything(narrow), everything(wide));
+          const ids = tokensOf(f.input_ids);
+          const a = narrow.trainStep(ids, ids, { lr: 1e-3 });
+          const b = wide.trainStep(ids, ids, { lr: 1e-3 });
+          assert.deepEqual(a, b);
+          assert.deepEqual(everything(narrow), everything(wide));
+        });
+      }
+
+      test('a tensor whose data changed after readSafetensors loads that data, not its stale bits', (t) => {
+        const own = scope(t);
+        const c = sixteen[0];
+        // (a matrix of the first block: every logit depends on it)
+        const name = Object.keys(c.tensors).find((n) => /\b0\./.test(n) && c.tensors[n].shape.length === 2);
+        const data = Float32Array.from(c.tensors[name].data, (x, i) => (i === 0 ? x + 0.5 : x));
+        const changed = edited(c.tensors, name, (v) => ({ ...v, data }));
+        const a = own(attn.loadModel({ config: c.config, tensors: changed }));
+        const b = own(attn.loadModel({ config: c.config, tensors: withoutBits(changed) }));
+        const ids = tokensOf(c.expected.forward[0].input_ids);
+        const logits = (m) => Array.from(m.forward(ids).logits.data);
+        assert.deepEqual(logits(a), logits(b));
+        assert.notDeepEqual(logits(a), logits(own(attn.loadModel({ config: c.config, tensors: c.tensors }))));
+      });
+
+      test('an F16 checkpoint takes about half the wasm memory of its float32 values', async () => {
+        const config = { arch: 'gpt2', vocabSize: 16384, contextLength: 64, embedDim: 256, numLayers: 4, numHeads: 4 };
+        const tensors = readSafetensors(randomF16Checkpoint(config));
+        const bytesAfterLoad = async (ts) => {
+          // (an instance of its own: wasm memory only grows; memoised init needs a different wasm URL for one)
+          const url = new URL(`../../dist/attnlab-${variant}.wasm`, import.meta.url).href;
+          const fresh = await init({
+            variant,
+            wasmPaths: { [`attnlab-${variant}.wasm`]: `${url}?own=${++ownInstances}` },
+          });
+          const model = fresh.loadModel({ config, tensors: ts });
+          const bytes = fresh.memoryBytes();
+          model.dispose();
+          return bytes;
+        };
+        const narrow = await bytesAfterLoad(tensors);
+        const wide = await bytesAfterLoad(withoutBits(tensors));
+        // 7.3 M parameters: 29 MB in float32, 15 MB in 16 bits
+        assert.ok(narrow < wide - 8e6, `wasm memory after loading: ${narrow} bytes in 16 bits, ${wide} in float32`);
+      });
     });
 
     describe('bad input: each its own error', () => {

@@ -563,7 +563,7 @@ export interface HuggingFaceConfig {
 
 /** A checkpoint tensor: {@link readSafetensors}' (a non-float dtype has `data: null`) or any float32 tensor. */
 export type CheckpointTensor =
-  TensorInput | { data: Float32Array | null; shape: number[]; dtype?: string; bytes?: Uint8Array };
+  TensorInput | { data: Float32Array | null; shape: number[]; dtype?: string; bytes?: Uint8Array; bits?: Uint16Array };
 
 /** Options of {@link Attnlab.loadModel}. */
 export interface LoadModelOptions {

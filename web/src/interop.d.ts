@@ -7,6 +7,11 @@ export interface SafetensorsFloatTensor {
   data: Float32Array;
   shape: number[];
   dtype: 'F32' | 'F16' | 'BF16';
+  /**
+   * F16 and BF16: the file's 16-bit values (a view of `bytes` where aligned), which `loadModel` keeps 16-bit in wasm
+   * memory while they still equal `data`.
+   */
+  bits?: Uint16Array;
 }
 
 /** A tensor of any other dtype (e.g. `I64` `position_ids`): its raw little-endian bytes, not converted. */

@@ -1,12 +1,31 @@
 // @ts-check
 // readSafetensors: a .safetensors file (8-byte little-endian header length N, N bytes of JSON header, then the
-// tensors' bytes) → { name: { data: Float32Array, shape, dtype } }. F32, F16 and BF16 become float32 exactly;
-// other valid dtypes come as { data: null, bytes, shape, dtype }. Every offset and size is checked against the
+// tensors' bytes) → { name: { data: Float32Array, shape, dtype } }. F32, F16 and BF16 become float32 exactly (F16
+// and BF16 also keep their 16-bit values as `bits`, which loadModel keeps 16-bit in wasm memory); other valid dtypes
+// come as { data: null, bytes, shape, dtype }. Every offset and size is checked against the
 // buffer before anything is read or allocated: a lying header is a RangeError, never a read out of bounds.
 
 import { describe, typedArrayName } from './validate.mjs';
 
 const ctx = 'readSafetensors';
+
+const kLittleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * The `count` little-endian 16-bit values at byte `begin`: a view of the file's bytes where it can be (aligned, on
+ * a little-endian host), else a copy.
+ * @param {Uint8Array} u8
+ * @param {DataView} view
+ * @param {number} begin
+ * @param {number} count
+ */
+function bitsOf(u8, view, begin, count) {
+  if (kLittleEndian && (u8.byteOffset + begin) % 2 === 0)
+    return new Uint16Array(u8.buffer, u8.byteOffset + begin, count);
+  const out = new Uint16Array(count);
+  for (let i = 0; i < count; ++i) out[i] = view.getUint16(begin + 2 * i, true);
+  return out;
+}
 
 /** Bytes per element of every dtype the format defines. */
 const kDtypeBytes = {
@@ -175,10 +194,12 @@ export function readSafetensors(bytes) {
   }
   const out = {};
   for (const { name, dtype, shape, begin, end, count } of entries) {
+    /** @type {Record<string, unknown>} */
     const value =
       dtype === 'F32' || dtype === 'F16' || dtype === 'BF16'
         ? { data: toFloat32(view, dtype, dataStart + begin, count), shape, dtype }
         : { data: null, bytes: u8.slice(dataStart + begin, dataStart + end), shape, dtype };
+    if (dtype === 'F16' || dtype === 'BF16') value.bits = bitsOf(u8, view, dataStart + begin, count);
     // defineProperty: a tensor named "__proto__" stays an ordinary entry.
     Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
   }

@@ -1091,8 +1091,11 @@ class Transformer extends Model {
    */
   #load(ctx, tensors, what) {
     const core = this[kCore];
-    /** @type {Array<{ name: string, buffer: any, dtype: string | null }>} */
+    /** @type {Array<{ name: string, buffer: any, dtype: string | null, bits?: any }>} */
     const entries = [];
+    const M = core.Module;
+    const storage = this[kUsable](ctx).storage();
+    const sixteen = storage === M._WeightStorage.Float32 ? null : storage === M._WeightStorage.F16 ? 'F16' : 'BF16';
     for (const name of Object.keys(tensors)) {
       const label = `${what}[${JSON.stringify(name)}]`;
       const value = /** @type {any} */ (tensors[name]);
@@ -1102,7 +1105,12 @@ class Transformer extends Model {
         entries.push({ name, buffer: readShape(ctx, value.shape, `${label}.shape`), dtype });
         continue;
       }
-      entries.push({ name, buffer: readParameter(ctx, value, label, this.#shapes.get(name)), dtype: null });
+      const buffer = readParameter(ctx, value, label, this.#shapes.get(name));
+      entries.push({ name, buffer, dtype: null, bits: sixteen ? bitsBuffer(value, buffer, sixteen) : null });
+    }
+    if (sixteen && entries.some((e) => e.dtype === null && !e.bits)) {
+      // (a float32 tensor widens its matrix: room for every matrix in float32 beside the 16-bit ones, at most)
+      core.checkFits(ctx, what, [], () => M._transformerMemory(this[kUsable](ctx).config(), M._WeightStorage.Float32));
     }
     const handle = () => this[kUsable](ctx);
     core.call(ctx, () => handle().checkStateDict(entries.map((e) => [e.name, e.buffer.shape])));
@@ -1123,11 +1131,12 @@ class Transformer extends Model {
     // A tied lm_head.weight last: C++ compares it with the embedding loaded before it.
     const floats = entries.filter((e) => e.dtype === null);
     floats.sort((a, b) => Number(a.name === 'lm_head.weight') - Number(b.name === 'lm_head.weight'));
-    for (const { name, buffer } of floats) {
+    for (const { name, buffer, bits } of floats) {
       const arg = core.tensorArg(buffer);
-      core.withHeap(ctx, buffer.name, [buffer], (p) => {
+      core.withHeap(ctx, buffer.name, [bits ?? buffer], (p) => {
         arg.ptr = p[0];
-        handle().loadTensor(name, arg);
+        if (bits) handle().loadTensor16(name, arg, storage);
+        else handle().loadTensor(name, arg);
       });
     }
   }
@@ -1168,6 +1177,78 @@ class Transformer extends Model {
   }
 }
 
+/** float32 values of every 16-bit pattern, per dtype (for bitsBuffer's check). */
+const kSixteenBitValues = new Map();
+
+/**
+ * The 16-bit values of a readSafetensors tensor of dtype `dtype` ('F16' / 'BF16') as a withHeap buffer, when it has
+ * them (`bits`) and they are still its float32 `data` (checked element by element: data changed after reading is
+ * loaded as data), else null.
+ * @param {any} value
+ * @param {{ data: Float32Array, shape: number[], size: number, name: string }} buffer readParameter's
+ * @param {string} dtype
+ */
+function bitsBuffer(value, buffer, dtype) {
+  const bits = value?.bits;
+  if (value?.dtype !== dtype || !(bits instanceof Uint16Array) || bits.length !== buffer.size) return null;
+  if (!kSixteenBitValues.has(dtype)) kSixteenBitValues.set(dtype, sixteenBitValues(dtype));
+  const table = kSixteenBitValues.get(dtype);
+  const data = buffer.data;
+  for (let i = 0; i < bits.length; ++i) {
+    const x = table[bits[i]];
+    if (x !== data[i] && !(Number.isNaN(x) && Number.isNaN(data[i]))) return null;
+  }
+  const bytes = new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength);
+  return {
+    data: bytes,
+    tag: 'Uint8Array',
+    shape: buffer.shape,
+    size: bytes.length,
+    bytes: bytes.length,
+    name: buffer.name,
+  };
+}
+
+/**
+ * The float32 value of each of the 65536 patterns of `dtype` (readSafetensors' conversion of a one-element file).
+ * @param {string} dtype
+ */
+function sixteenBitValues(dtype) {
+  const out = new Float32Array(65536);
+  const u32 = new Uint32Array(out.buffer);
+  for (let h = 0; h < 65536; ++h) {
+    if (dtype === 'BF16') {
+      u32[h] = h << 16;
+      continue;
+    }
+    const sign = h & 0x8000 ? -1 : 1;
+    const exp = (h >> 10) & 0x1f;
+    const mant = h & 0x3ff;
+    out[h] =
+      exp === 31 ? (mant ? NaN : sign * Infinity) : sign * (exp ? (mant + 1024) * 2 ** (exp - 25) : mant * 2 ** -24);
+  }
+  return out;
+}
+
+/**
+ * The weight storage loadModel gives a checkpoint: 16-bit when every float tensor is F16 (or every one BF16) with
+ * its readSafetensors `bits`, else float32.
+ * @param {any} M
+ * @param {Record<string, unknown>} tensors
+ */
+function storageOf(M, tensors) {
+  const dtypes = new Set();
+  for (const value of Object.values(tensors)) {
+    const v = /** @type {any} */ (value);
+    if (v === null || typeof v !== 'object' || typedArrayName(v)) return M._WeightStorage.Float32;
+    if (v.data === null) continue; // (a non-float buffer)
+    dtypes.add(v.bits instanceof Uint16Array ? v.dtype : 'F32');
+  }
+  if (dtypes.size !== 1) return M._WeightStorage.Float32;
+  const [dtype] = dtypes;
+  return dtype === 'F16' ? M._WeightStorage.F16 : dtype === 'BF16' ? M._WeightStorage.BF16 : M._WeightStorage.Float32;
+}
+
 /**
  * generate's eosTokenId: an id or a list of ids after which generation stops (the id is returned); none by default.
  * @param {string} ctx
@@ -1195,13 +1276,14 @@ function readEos(ctx, value, V) {
  * @param {string} ctx
  * @param {TransformerArgs} args
  * @param {boolean} initialise false when every parameter is loaded next (loadModel)
+ * @param {any} [storage] the weight matrices' (_WeightStorage; 16-bit only with initialise false)
  */
-function construct(core, ctx, args, initialise) {
-  core.checkFits(ctx, 'the configuration', [], () => core.Module._transformerMemory(args));
+function construct(core, ctx, args, initialise, storage = core.Module._WeightStorage.Float32) {
+  core.checkFits(ctx, 'the configuration', [], () => core.Module._transformerMemory(args, storage));
   return wrapModel(
     core,
     ctx,
-    () => new core.Module._Transformer(args, initialise),
+    () => new core.Module._Transformer(args, initialise, storage),
     (handle) => new Transformer(kToken, core, handle),
   );
 }
@@ -1241,7 +1323,8 @@ export function loadModel(core, options) {
     );
   }
   const normalised = 'arch' in config && !('model_type' in config) ? config : fromHuggingFaceConfig(ctx, config);
-  const model = construct(core, ctx, readModelConfig(core, ctx, normalised, false), false);
+  const storage = storageOf(core.Module, /** @type {Record<string, unknown>} */ (tensors));
+  const model = construct(core, ctx, readModelConfig(core, ctx, normalised, false), false, storage);
   try {
     loadTensors(model, ctx, /** @type {Record<string, unknown>} */ (tensors), 'tensors');
   } catch (e) {

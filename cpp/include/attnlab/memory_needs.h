@@ -54,7 +54,9 @@ MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, 
 
 // The parameters of a Transformer with this configuration (normalised first: a bad field throws
 // std::invalid_argument naming it), and the one checkpoint tensor that initialising or loading holds beside them.
-MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config);
+// `storage`: how the weight matrices are held (2 bytes an element in 16-bit storage).
+MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config,
+                                            WeightStorage storage = WeightStorage::kFloat32);
 
 // Transformer::Forward on tokens (B, T) after `past` cached positions: logits ((B, 1, V) with last_logits_only), the
 // attentions of the layers listed (repeats counted once), hidden states when asked for, the keys and values of one
@@ -66,8 +68,10 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
 // Transformer::LossAndGradient (return_gradients true: with the copies of every gradient it returns) or TrainStep
 // on tokens (B, T): the training state the first of them makes and the model keeps (gradients and AdamW's moments,
 // each the parameters' size), the activations saved per block (attention weights (B, H, T, T) included), the
-// logits and their gradient, and the backward's scratch.
-MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients);
+// logits and their gradient, and the backward's scratch; with a model's 16-bit `storage`, also the float32 matrices
+// that training widens them to.
+MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients,
+                                        WeightStorage storage = WeightStorage::kFloat32);
 
 // Transformer::CreateKVCache: keys and values of every layer, (batch_size, num_kv_heads, max_length, head_dim).
 MemoryNeeds TransformerKVCacheMemoryNeeds(const TransformerConfig& config, int64_t batch_size, int64_t max_length);

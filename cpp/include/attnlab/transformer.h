@@ -26,6 +26,11 @@ namespace attnlab {
 
 enum class Arch { kGpt2, kLlama };
 
+// How the weight matrices (embedding, projections, MLP, LM head) are held in memory: float32, or the 16 bits of an
+// F16 / BF16 checkpoint, converted exactly to float32 inside the GEMM as they are read (half the memory, the same
+// results as float32 storage of the converted values). Vectors (norms, biases, GPT-2's positions) are float32.
+enum class WeightStorage { kFloat32, kF16, kBF16 };
+
 // Which attention projections carry a bias (Llama-family only; GPT-2's always do).
 enum class AttentionBias {
   kNone,  // Llama, Mistral
@@ -105,7 +110,9 @@ class Transformer {
   // fit in memory before allocating; initialises like GPT-2 / Llama (normal(0, 0.02) matrices and embeddings,
   // norms 1, biases 0) from a generator seeded with `seed`. initialise false skips the random draws (norms 1, all
   // else 0): for a model whose every parameter is about to be loaded.
-  explicit Transformer(const TransformerConfig& config, uint64_t seed = 0, bool initialise = true);
+  // `storage` other than kFloat32 needs initialise false (a checkpoint is loaded next, by LoadTensor16).
+  explicit Transformer(const TransformerConfig& config, uint64_t seed = 0, bool initialise = true,
+                       WeightStorage storage = WeightStorage::kFloat32);
   ~Transformer();
   Transformer(Transformer&&) noexcept;
   Transformer& operator=(Transformer&&) noexcept;
@@ -126,6 +133,12 @@ class Transformer {
   void CheckStateDict(const std::vector<std::pair<std::string, Shape>>& names_and_shapes) const;
   // Copies one tensor in (its name as CheckStateDict accepts it; ignored names are no-ops).
   void LoadTensor(const std::string& name, const TensorView& tensor);
+  // Copies one tensor of F16 or BF16 bits (`dtype` kF16 / kBF16) in: kept as they are in a weight matrix held in
+  // that storage, else converted exactly to float32 (LoadTensor's checks and errors).
+  void LoadTensor16(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype);
+  // kFloat32 once any matrix is float32 (every LoadTensor of a matrix, and training, widen it exactly), else the
+  // 16-bit storage that every matrix still has.
+  WeightStorage storage() const;
   // CheckStateDict, then LoadTensor for each, then the tied lm_head's equality check.
   void LoadStateDict(const std::map<std::string, TensorView>& state_dict);
   std::map<std::string, Tensor> StateDict() const;
@@ -146,6 +159,7 @@ class Transformer {
     float loss = 0.0f;
     std::map<std::string, Tensor> grad_params;
   };
+  // On a model with 16-bit storage both first widen every matrix to float32 (exactly; the storage stays float32).
   LossAndGrad LossAndGradient(const TokensView& tokens, const TokensView& targets);
 
   // One torch.optim.AdamW step on this batch: gradients clipped first when clip_grad_norm > 0 (as

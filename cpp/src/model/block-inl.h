@@ -51,25 +51,35 @@ inline float* Sized(std::vector<float>& buffer, size_t n) {
 // Output columns per piece when a projection has too few rows to split by rows (decoding).
 constexpr size_t kGemvColumns = 8 * kPanel;
 
-// C (m, n) = A (m, k) · B (+ bias), or += when accumulate, B packed; A's element (i, p) at a[i·lda + p·a_col_stride].
-// Split over row blocks of C: each element's arithmetic does not depend on the split.
+// C (m, n) = A (m, k) · B (+ bias), or += when accumulate, B packed (PackedB, or PackedB16 converted as it is read);
+// A's element (i, p) at a[i·lda + p·a_col_stride]. Split over row blocks of C: each element's arithmetic does not
+// depend on the split.
+template <class PackedMatrixB>
 HWY_INLINE void GemmRows(size_t m, size_t n, size_t k, const float* a, size_t lda, size_t a_col_stride,
-                         const PackedB& b, float* c, size_t ldc, const float* bias, bool accumulate) {
+                         const PackedMatrixB& b, float* c, size_t ldc, const float* bias, bool accumulate) {
   ParallelFor(RowBlocks(m), 2.0 * kRowBlock * n * k, [&](size_t i) {
     const size_t r0 = i * kRowBlock, rows = std::min(kRowBlock, m - r0);
     Gemm(rows, n, k, a + r0 * lda, lda, a_col_stride, b, c + r0 * ldc, ldc, bias, accumulate);
   });
 }
 
-// y (rows, w.out) with row stride ldy = x (rows, w.in) with row stride ldx · W + bias. Many rows: row blocks of
-// Gemm; a few (decoding): matrix-vector products over column slices, which stream the weights once.
-HWY_INLINE void Linear(size_t rows, const float* x, size_t ldx, const LinearArgs& w, float* y, size_t ldy) {
-  if (rows > kGemvMaxRows) return GemmRows(rows, w.out, w.in, x, ldx, 1, w.w, y, ldy, w.bias, false);
+// y (rows, w.out) with row stride ldy = x (rows, w.in) with row stride ldx · W + bias, W float32 or 16-bit. Many
+// rows: row blocks of Gemm; a few (decoding): matrix-vector products over column slices, which stream the weights
+// once.
+template <class PackedMatrixB>
+HWY_INLINE void LinearOf(size_t rows, const float* x, size_t ldx, const LinearArgs& w, const PackedMatrixB& b, float* y,
+                         size_t ldy) {
+  if (rows > kGemvMaxRows) return GemmRows(rows, w.out, w.in, x, ldx, 1, b, y, ldy, w.bias, false);
   const size_t pieces = (w.out + kGemvColumns - 1) / kGemvColumns;
   ParallelFor(pieces, 2.0 * rows * w.in * kGemvColumns, [&](size_t i) {
     const size_t j0 = i * kGemvColumns, cols = std::min(kGemvColumns, w.out - j0);
-    GemvPacked(rows, cols, w.in, x, ldx, w.w.At(0, j0), y + j0, ldy, w.bias ? w.bias + j0 : nullptr);
+    GemvPacked(rows, cols, w.in, x, ldx, b.At(0, j0), y + j0, ldy, w.bias ? w.bias + j0 : nullptr);
   });
+}
+
+HWY_INLINE void Linear(size_t rows, const float* x, size_t ldx, const LinearArgs& w, float* y, size_t ldy) {
+  if (w.w16.data) return LinearOf(rows, x, ldx, w, w.w16, y, ldy);
+  LinearOf(rows, x, ldx, w, w.w, y, ldy);
 }
 
 // x (n) += y (n).
@@ -93,9 +103,13 @@ HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const 
 HWY_INLINE void Embed(const ModelArgs& a, float* x) {
   for (size_t r = 0; r < a.batch * a.tokens; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
-    const float* column = a.embed.data + (id / kPanel) * a.embed.panel_stride + id % kPanel;
     float* row = x + r * a.e;
-    for (size_t c = 0; c < a.e; ++c) row[c] = column[c * kPanel];
+    if (a.embed16.data) {
+      for (size_t c = 0; c < a.e; ++c) row[c] = a.embed16.Get(c, id);
+    } else {
+      const float* column = a.embed.data + (id / kPanel) * a.embed.panel_stride + id % kPanel;
+      for (size_t c = 0; c < a.e; ++c) row[c] = column[c * kPanel];
+    }
     if (a.positions) AddRows(row, a.positions + (a.past + r % a.tokens) * a.e, a.e);
   }
 }

@@ -10,9 +10,11 @@
 
 namespace attnlab {
 
-// y (rows, out) = x (rows, in) · W + bias, W packed (in, out); bias (out) or null.
+// y (rows, out) = x (rows, in) · W + bias, W packed (in, out): float32 `w`, or 16-bit `w16` when its data is
+// non-null; bias (out) or null.
 struct LinearArgs {
   PackedB w;
+  PackedB16 w16;
   const float* bias = nullptr;
   size_t in = 0, out = 0;
 };
@@ -89,6 +91,7 @@ struct ModelArgs {
   float norm_eps = 1e-5f;
   const int32_t* ids = nullptr;      // (B, T), each in [0, vocab)
   PackedB embed;                     // the token embedding, packed as its transpose (E, V): it is the tied head
+  PackedB16 embed16;                 // the same in 16-bit storage (data non-null), else unused
   const float* positions = nullptr;  // GPT-2: wpe (contextLength, E)
   const float* rope_cos = nullptr;   // Llama: (T, hd / 2) at positions P … P + T − 1
   const float* rope_sin = nullptr;

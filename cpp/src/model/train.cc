@@ -98,6 +98,7 @@ void AdamWUpdate(std::vector<float>& param, const std::vector<float>& grad, std:
 }  // namespace
 
 double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets) {
+  impl_->params.Widen();  // (training updates float32 weights)
   const TransformerConfig& c = impl_->config;
   const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
   CheckTargets(targets, tokens.shape, c.vocab_size);

@@ -29,9 +29,18 @@ int64_t TransformerKVCache::BatchSize() const { return static_cast<int64_t>(impl
 int64_t TransformerKVCache::MaxLength() const { return static_cast<int64_t>(impl_->max_length); }
 void TransformerKVCache::Reset() { impl_->length = 0; }
 
-Transformer::Transformer(const TransformerConfig& config, uint64_t seed, bool initialise)
-    : impl_(std::make_unique<Impl>(config)) {
+Transformer::Transformer(const TransformerConfig& config, uint64_t seed, bool initialise, WeightStorage storage)
+    : impl_(std::make_unique<Impl>(config, storage)) {
+  if (initialise && storage != WeightStorage::kFloat32) {
+    Fail("storage", "kFloat32 for a randomly initialised model (16-bit storage holds a loaded checkpoint)",
+         "16-bit storage with initialise true");
+  }
   if (initialise) impl_->Initialise(seed);
+}
+
+WeightStorage Transformer::storage() const {
+  if (!impl_->params.Any16()) return WeightStorage::kFloat32;
+  return impl_->params.embed.dtype == Dtype16::kBF16 ? WeightStorage::kBF16 : WeightStorage::kF16;
 }
 Transformer::~Transformer() = default;
 Transformer::Transformer(Transformer&&) noexcept = default;
@@ -73,6 +82,22 @@ void Transformer::CheckStateDict(const std::vector<std::pair<std::string, Shape>
   for (const ParamSpec& s : impl_->specs) {
     if (!seen.count(s.name)) Fail(s.name, "present in the state dict", "missing");
   }
+}
+
+void Transformer::LoadTensor16(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype) {
+  if (dtype == WeightStorage::kFloat32) Fail("dtype", "kF16 or kBF16", "kFloat32");
+  const std::string canonical = CanonicalName(impl_->config, name);
+  if (canonical.empty()) return;
+  const bool tied_head = impl_->IsTiedHead(canonical);
+  const ParamSpec* spec = tied_head ? &impl_->specs.front() : impl_->Find(canonical);
+  if (!spec || shape != spec->shape || !bits) return LoadTensor(name, TensorView{nullptr, shape});  // (its errors)
+  if (tied_head) {  // (compared with the embedding as float32 values)
+    std::vector<float> values(CheckedNumel(name, shape));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = Bits16ToFloat(bits[i], Impl::Dtype16Of(dtype));
+    return LoadTensor(name, TensorView{values.data(), shape});
+  }
+  impl_->train.reset();  // (new parameters: AdamW starts again)
+  impl_->params.Load16(*spec, bits, Impl::Dtype16Of(dtype));
 }
 
 void Transformer::LoadTensor(const std::string& name, const TensorView& tensor) {
@@ -189,6 +214,7 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   a.norm_eps = static_cast<float>(c.norm_eps);
   a.ids = tokens.data;
   a.embed = w.embed.View();
+  a.embed16 = w.embed.View16();
   a.positions = w.positions.empty() ? nullptr : w.positions.data();
   if (a.llama) RopeTables(c, past, a.tokens, call.rope_cos, call.rope_sin);
   a.rope_cos = call.rope_cos.data();
@@ -199,7 +225,7 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   a.num_blocks = call.blocks.size();
   a.norm_f = NormArgs{w.norm_f_weight.data(), w.norm_f_bias.empty() ? nullptr : w.norm_f_bias.data()};
   const PackedMatrix& head = c.tie_embeddings ? w.embed : w.head;
-  a.head = LinearArgs{head.View(), nullptr, head.in, head.out};
+  a.head = LinearArgs{head.View(), head.View16(), nullptr, head.in, head.out};
 }
 
 namespace {

@@ -43,8 +43,15 @@ struct Transformer::Impl {
   Weights params;
   std::unique_ptr<TrainState> train;
 
-  explicit Impl(const TransformerConfig& c)
-      : config(NormalisedConfig(c)), z(SizesOf(config)), specs(CheckedSpecs(config)), params(config, true) {}
+  Impl(const TransformerConfig& c, WeightStorage storage)
+      : config(NormalisedConfig(c)),
+        z(SizesOf(config)),
+        specs(CheckedSpecs(config)),
+        params(config, true, storage != WeightStorage::kFloat32, Dtype16Of(storage)) {}
+
+  static Dtype16 Dtype16Of(WeightStorage storage) {
+    return storage == WeightStorage::kBF16 ? Dtype16::kBF16 : Dtype16::kF16;
+  }
 
   // The parameter table, after refusing a model whose parameters cannot be addressed (before any allocation).
   static std::vector<ParamSpec> CheckedSpecs(const TransformerConfig& config) {

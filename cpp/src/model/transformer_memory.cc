@@ -28,23 +28,24 @@ double Numel(const Shape& shape) {
   return n;
 }
 
-// The parameter storage's parts (weights.h's Weights: packed matrices, vectors), in floats; gradients and AdamW's
-// moments have the same layout.
-MemoryNeeds ParameterParts(const TransformerConfig& c) {
+// The parameter storage's parts (weights.h's Weights: packed matrices, vectors), in elements; gradients and
+// AdamW's moments have the same layout. The matrices' count is scaled by matrix_scale (16-bit storage: 0.5).
+MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) {
   const ModelSizes z = SizesOf(c);
   const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab);
   const bool gpt2 = c.arch == Arch::kGpt2;
-  double block = Packed(e, static_cast<double>(z.qkv_out)) + Packed(static_cast<double>(z.heads * z.head_dim), e) +
-                 Packed(e, static_cast<double>(z.up_out)) + Packed(static_cast<double>(z.down_in), e);
+  double block =
+      matrix_scale * (Packed(e, static_cast<double>(z.qkv_out)) + Packed(static_cast<double>(z.heads * z.head_dim), e) +
+                      Packed(e, static_cast<double>(z.up_out)) + Packed(static_cast<double>(z.down_in), e));
   block += (gpt2 ? 4 : 2) * e;  // norm weights (and GPT-2's biases)
   if (c.attention_bias != AttentionBias::kNone) block += static_cast<double>(z.qkv_out);
   if (c.attention_bias == AttentionBias::kAll) block += e;
   if (gpt2) block += static_cast<double>(z.up_out) + e;  // the MLP's biases
   MemoryNeeds parts;
-  parts.push_back({"token embedding (vocabSize, embedDim)", Packed(e, v)});
-  if (!c.tie_embeddings) parts.push_back({"LM head (vocabSize, embedDim)", Packed(e, v)});
+  parts.push_back({"token embedding (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
+  if (!c.tie_embeddings) parts.push_back({"LM head (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
   if (gpt2) parts.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e});
-  parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block)) + " floats)",
+  parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block * 4)) + " bytes)",
                    static_cast<double>(c.num_layers) * block});
   parts.push_back({"final norm", (gpt2 ? 2 : 1) * e});
   return parts;
@@ -52,9 +53,9 @@ MemoryNeeds ParameterParts(const TransformerConfig& c) {
 
 }  // namespace
 
-MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config) {
+MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config, WeightStorage storage) {
   const TransformerConfig c = NormalisedConfig(config);
-  MemoryNeeds needs = ParameterParts(c);
+  MemoryNeeds needs = ParameterParts(c, storage == WeightStorage::kFloat32 ? 1.0 : 0.5);
   for (MemoryPart& part : needs) part.bytes *= kF32;
   // Initialising or loading holds one checkpoint tensor beside its packed copy: the embedding is the largest (a
   // tied lm_head is compared with a copy of it).
@@ -99,9 +100,15 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
   return needs;
 }
 
-MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients) {
+MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients,
+                                        WeightStorage storage) {
   MemoryNeeds needs;
   if (tokens.size() != 2) return needs;
+  if (storage != WeightStorage::kFloat32) {  // (float32 beside the 16 bits, matrix by matrix: at most this much)
+    double parameters = 0;
+    for (const MemoryPart& part : ParameterParts(NormalisedConfig(config))) parameters += part.bytes;
+    needs.push_back({"the 16-bit weights widened to float32 for training", parameters * kF32});
+  }
   const TransformerConfig c = NormalisedConfig(config);
   const ModelSizes z = SizesOf(c);
   const double b = static_cast<double>(tokens[0]), t = static_cast<double>(tokens[1]), rows = b * t;

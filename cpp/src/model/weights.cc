@@ -61,6 +61,17 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
   }
 }
 
+// fn(packed index, checkpoint index) for every element of the matrix tensor s (row-major (rows, cols); (out, in)
+// when transposed: element (r, c) is W[c, offset + r], else W[r, offset + c]).
+template <typename Fn>
+void ForEachElement(const PackedMatrix& m, const ParamSpec& s, const Fn& fn) {
+  const size_t rows = static_cast<size_t>(s.shape[0]), cols = static_cast<size_t>(s.shape[1]);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c)
+      fn(s.transposed ? m.Index(c, s.offset + r) : m.Index(r, s.offset + c), r * cols + c);
+  }
+}
+
 // Copies between a checkpoint tensor and its place (kSave: out of it).
 template <bool kSave>
 void Transfer(Weights& w, const ParamSpec& s, std::conditional_t<kSave, float*, const float*> data) {
@@ -75,37 +86,47 @@ void Transfer(Weights& w, const ParamSpec& s, std::conditional_t<kSave, float*, 
     return;
   }
   PackedMatrix& m = *MatrixOf(w, s);
-  const size_t rows = static_cast<size_t>(s.shape[0]), cols = static_cast<size_t>(s.shape[1]);
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) {
-      // (out, in) when transposed: element (r, c) is W[c, offset + r]; else W[r, offset + c].
-      float& x = s.transposed ? m.At(c, s.offset + r) : m.At(r, s.offset + c);
-      if constexpr (kSave) {
-        data[r * cols + c] = x;
-      } else {
-        x = data[r * cols + c];
-      }
+  if constexpr (!kSave) m.Widen();
+  ForEachElement(m, s, [&](size_t index, size_t i) {
+    if constexpr (kSave) {
+      data[i] = m.Is16() ? Bits16ToFloat(m.bits[index], m.dtype) : m.data[index];
+    } else {
+      m.data[index] = data[i];
     }
-  }
+  });
 }
 
 }  // namespace
 
-Weights::Weights(const TransformerConfig& config, bool ones) {
+void PackedMatrix::Widen() {
+  if (!Is16()) return;
+  data.resize(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) data[i] = Bits16ToFloat(bits[i], dtype);
+  std::vector<uint16_t>().swap(bits);
+}
+
+Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype16 dtype) {
   const ModelSizes z = SizesOf(config);
   const bool gpt2 = config.arch == Arch::kGpt2;
   const float one = ones ? 1.0f : 0.0f;
-  embed.Resize(z.e, z.vocab);
-  if (!config.tie_embeddings) head.Resize(z.e, z.vocab);
+  const auto resize = [&](PackedMatrix& m, size_t in, size_t out) {
+    if (sixteen) {
+      m.Resize16(in, out, dtype);
+    } else {
+      m.Resize(in, out);
+    }
+  };
+  resize(embed, z.e, z.vocab);
+  if (!config.tie_embeddings) resize(head, z.e, z.vocab);
   if (gpt2) positions.assign(static_cast<size_t>(config.context_length) * z.e, 0.0f);
   norm_f_weight.assign(z.e, one);
   if (gpt2) norm_f_bias.assign(z.e, 0.0f);
   blocks.resize(static_cast<size_t>(config.num_layers));
   for (BlockWeights& b : blocks) {
-    b.qkv.Resize(z.e, z.qkv_out);
-    b.o.Resize(z.heads * z.head_dim, z.e);
-    b.up.Resize(z.e, z.up_out);
-    b.down.Resize(z.down_in, z.e);
+    resize(b.qkv, z.e, z.qkv_out);
+    resize(b.o, z.heads * z.head_dim, z.e);
+    resize(b.up, z.e, z.up_out);
+    resize(b.down, z.down_in, z.e);
     b.norm1_weight.assign(z.e, one);
     b.norm2_weight.assign(z.e, one);
     if (gpt2) {
@@ -121,6 +142,33 @@ Weights::Weights(const TransformerConfig& config, bool ones) {
 
 void Weights::Load(const ParamSpec& s, const float* data) { Transfer<false>(*this, s, data); }
 void Weights::Save(const ParamSpec& s, float* data) { Transfer<true>(*this, s, data); }
+
+void Weights::Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype) {
+  PackedMatrix* m = s.is_matrix() ? MatrixOf(*this, s) : nullptr;
+  if (m && m->Is16() && m->dtype == dtype) {
+    ForEachElement(*m, s, [&](size_t index, size_t i) { m->bits[index] = bits[i]; });
+    return;
+  }
+  size_t n = 1;
+  for (int64_t d : s.shape) n *= static_cast<size_t>(d);
+  std::vector<float> values(n);
+  for (size_t i = 0; i < n; ++i) values[i] = Bits16ToFloat(bits[i], dtype);
+  Load(s, values.data());
+}
+
+void Weights::Widen() {
+  embed.Widen();
+  head.Widen();
+  for (BlockWeights& b : blocks) {
+    for (PackedMatrix* m : {&b.qkv, &b.o, &b.up, &b.down}) m->Widen();
+  }
+}
+
+bool Weights::Any16() const {
+  bool any = embed.Is16() || head.Is16();
+  for (const BlockWeights& b : blocks) any = any || b.qkv.Is16() || b.o.Is16() || b.up.Is16() || b.down.Is16();
+  return any;
+}
 
 void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool matrix)>& fn) {
   fn(embed.data, true);
@@ -143,10 +191,10 @@ BlockArgs Weights::ArgsOf(size_t block) const {
   BlockArgs a;
   a.norm1 = NormArgs{b.norm1_weight.data(), OrNull(b.norm1_bias)};
   a.norm2 = NormArgs{b.norm2_weight.data(), OrNull(b.norm2_bias)};
-  a.qkv = LinearArgs{b.qkv.View(), OrNull(b.qkv_bias), b.qkv.in, b.qkv.out};
-  a.o = LinearArgs{b.o.View(), OrNull(b.o_bias), b.o.in, b.o.out};
-  a.up = LinearArgs{b.up.View(), OrNull(b.up_bias), b.up.in, b.up.out};
-  a.down = LinearArgs{b.down.View(), OrNull(b.down_bias), b.down.in, b.down.out};
+  a.qkv = LinearArgs{b.qkv.View(), b.qkv.View16(), OrNull(b.qkv_bias), b.qkv.in, b.qkv.out};
+  a.o = LinearArgs{b.o.View(), b.o.View16(), OrNull(b.o_bias), b.o.in, b.o.out};
+  a.up = LinearArgs{b.up.View(), b.up.View16(), OrNull(b.up_bias), b.up.in, b.up.out};
+  a.down = LinearArgs{b.down.View(), b.down.View16(), OrNull(b.down_bias), b.down.in, b.down.out};
   return a;
 }
 

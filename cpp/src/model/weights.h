@@ -14,9 +14,11 @@
 
 namespace attnlab {
 
-// A weight matrix W (in, out), packed.
+// A weight matrix W (in, out), packed: float32 in `data`, or 16-bit in `bits` (F16 or BF16: `dtype`), never both.
 struct PackedMatrix {
   std::vector<float> data;
+  std::vector<uint16_t> bits;
+  Dtype16 dtype = Dtype16::kF16;
   size_t in = 0, out = 0;
 
   void Resize(size_t rows, size_t cols) {
@@ -24,8 +26,21 @@ struct PackedMatrix {
     out = cols;
     data.assign(PackedSize(in, out), 0.0f);
   }
+  // Zeros in 16-bit storage.
+  void Resize16(size_t rows, size_t cols, Dtype16 type) {
+    in = rows;
+    out = cols;
+    dtype = type;
+    bits.assign(PackedSize(in, out), 0);
+  }
+  bool Is16() const { return !bits.empty(); }
+  // 16-bit storage to float32, exactly (nothing when float32 already).
+  void Widen();
   PackedB View() const { return PackedB{data.data(), kPanel * in}; }
-  float& At(size_t p, size_t j) { return data[(j / kPanel) * kPanel * in + p * kPanel + j % kPanel]; }
+  PackedB16 View16() const { return PackedB16{bits.empty() ? nullptr : bits.data(), kPanel * in, dtype}; }
+  size_t Index(size_t p, size_t j) const { return PackedIndex(kPanel * in, p, j); }
+  float& At(size_t p, size_t j) { return data[Index(p, j)]; }
+  float Get(size_t p, size_t j) const { return Is16() ? Bits16ToFloat(bits[Index(p, j)], dtype) : data[Index(p, j)]; }
 };
 
 struct BlockWeights {
@@ -38,18 +53,24 @@ struct Weights {
   std::vector<float> positions, norm_f_weight, norm_f_bias;
   std::vector<BlockWeights> blocks;
 
-  // Sized for the (normalised) config; norm weights 1 when `ones`, everything else 0.
-  Weights(const TransformerConfig& config, bool ones);
+  // Sized for the (normalised) config; norm weights 1 when `ones`, everything else 0; the matrices in 16-bit storage
+  // of `dtype` when `sixteen`.
+  Weights(const TransformerConfig& config, bool ones, bool sixteen = false, Dtype16 dtype = Dtype16::kF16);
 
-  // Copies a checkpoint tensor (s.shape, row-major) into its place, or out of it.
+  // Copies a checkpoint tensor (s.shape, row-major) into its place, or out of it. Load widens a 16-bit matrix first.
   void Load(const ParamSpec& s, const float* data);
   void Save(const ParamSpec& s, float* data);
+  // Copies a tensor of 16-bit values in: its bits into a matrix of that 16-bit storage, else converted to float32.
+  void Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype);
+  // Every matrix to float32 storage.
+  void Widen();
+  bool Any16() const;
 
   // Every buffer, with whether it is a ≥ 2-D tensor (AdamW's weight decay applies); the padding of packed matrices
   // is zero in parameters and gradients alike.
   void ForEachBuffer(const std::function<void(std::vector<float>&, bool matrix)>& fn);
 
-  BlockArgs ArgsOf(size_t block) const;  // the kernels' view of a block's parameters
+  BlockArgs ArgsOf(size_t block) const;  // the kernels' view of a block's parameters (float32 or 16-bit matrices)
   BlockGrads GradsOf(size_t block);      // the kernels' view as a gradient
 };
 

@@ -87,9 +87,20 @@ if [ "$mode" = --site ]; then
   rm -rf build/site/README.md build/site/tsconfig.json build/site/types
   find build/site -name '*.d.ts' -delete
   cp dist/* build/site/attnlab/
-  # Every URL of the demo is relative; the package is the one exception: its two seams, attnlab.js and
-  # attnlab-viz.js, import the repository's ../../dist/, which the site has in ./attnlab/.
-  sed -i "s#'\.\./\.\./dist/#'./attnlab/#" build/site/attnlab.js build/site/attnlab-viz.js
+  # Every URL of the demo is relative; the package is the one exception: its three seams, attnlab.js,
+  # attnlab-viz.js and attnlab-worker.js, import the repository's ../../dist/, which the site has in ./attnlab/.
+  sed -i "s#'\.\./\.\./dist/#'./attnlab/#" build/site/attnlab.js build/site/attnlab-viz.js build/site/attnlab-worker.js
+  # The page's one third-party module, @huggingface/tokenizers (Apache-2.0; "Your model" reads tokenizer.json with
+  # it), ships beside the page with its licence: tokenizers.js points at ./vendor/tokenizers/, not node_modules/.
+  tok=node_modules/@huggingface/tokenizers
+  [ -f $tok/dist/tokenizers.mjs ] || { echo "build/site: $tok is missing; run npm ci" >&2; exit 1; }
+  mkdir -p build/site/vendor/tokenizers
+  cp $tok/dist/tokenizers.mjs $tok/LICENSE $tok/package.json build/site/vendor/tokenizers/
+  sed -i "s#'\.\./\.\./node_modules/@huggingface/tokenizers/dist/#'./vendor/tokenizers/#" build/site/tokenizers.js
+  if grep -rn "node_modules/" build/site --include='*.js'; then
+    echo "build/site: the lines above reach for the repository's node_modules/; ship the module in vendor/" >&2
+    exit 1
+  fi
   if grep -rn "\.\./dist/" build/site --include='*.js'; then
     echo "build/site: the lines above reach for the repository's dist/; import the package from attnlab.js" >&2
     exit 1

@@ -74,10 +74,15 @@ test('every part is parts/<id>/ with compute.js, view.js and a node test of its 
   }
 });
 
-test('the page imports the package only through attnlab.js and attnlab-viz.js', () => {
+test('the page imports the package only through attnlab.js, attnlab-viz.js and attnlab-worker.js', () => {
   const reach = modules()
-    .filter((m) => !/^attnlab(-viz)?\.js$/.test(m.file))
+    .filter((m) => !/^(attnlab(-viz|-worker)?|tokenizers)\.js$/.test(m.file))
     .filter((m) => /from '[^']*dist\/|import\('[^']*dist\/|web\/src/.test(m.text))
     .map((m) => m.file);
   assert.deepEqual(reach, []);
+  // the one third-party module, @huggingface/tokenizers, only through tokenizers.js (the site build ships it)
+  const vendor = modules()
+    .filter((m) => m.file !== 'tokenizers.js' && /node_modules\/|from '@/.test(m.text))
+    .map((m) => m.file);
+  assert.deepEqual(vendor, []);
 });

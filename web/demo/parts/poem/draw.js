@@ -62,19 +62,21 @@ export function drawRows(canvas, rows, keys, width) {
 }
 
 /**
- * The layers × heads grid: a button per head with its measured name and a thumbnail of its map on the poem.
+ * The layers × heads grid: a button per head with a thumbnail of its map on the text and, when `names` are given,
+ * its measured name (the poem's; "Your model" has none). Thumbnails shrink for long texts.
  * @param {HTMLElement} box
- * @param {{ maps: Float32Array[], T: number, names: { pattern: string }[][], pick: { l: number, h: number } }} o
+ * @param {{ maps: Float32Array[], T: number, names?: { pattern: string }[][] | null, pick: { l: number, h: number } }} o
  * @param {(l: number, h: number) => void} onPick
  */
-export function headGrid(box, { maps, T, names, pick }, onPick) {
+export function headGrid(box, { maps, T, names = null, pick }, onPick) {
   const H = maps[0].length / (T * T);
+  const cell = Math.max(1, Math.min(12, Math.floor(96 / T)));
   const rows = maps.map((m, l) =>
     h(
       'div.poem-grid-row',
       {},
       h('span.poem-grid-layer', { text: t('poem.layer', { l: l + 1 }) }),
-      ...Array.from({ length: H }, (_, hh) => headCell(m, T, { l, h: hh }, names[l][hh], pick, onPick)),
+      ...Array.from({ length: H }, (_, hh) => headCell(m, { T, cell }, { l, h: hh }, names?.[l][hh], pick, onPick)),
     ),
   );
   box.replaceChildren(...rows);
@@ -82,62 +84,70 @@ export function headGrid(box, { maps, T, names, pick }, onPick) {
 
 /**
  * @param {Float32Array} m  the layer's (H, T, T)
- * @param {number} T
+ * @param {{ T: number, cell: number }} size
  * @param {{ l: number, h: number }} at
- * @param {{ pattern: string }} name  nameHeads' ('' for none)
+ * @param {{ pattern: string } | undefined} name  nameHeads' ('' for none); undefined: no name shown
  * @param {{ l: number, h: number }} pick
  * @param {(l: number, h: number) => void} onPick
  */
-function headCell(m, T, at, name, pick, onPick) {
+function headCell(m, { T, cell }, at, name, pick, onPick) {
   const canvas = h('canvas.poem-thumb');
   drawHeatmap(canvas, m.subarray(at.h * T * T, (at.h + 1) * T * T), {
     rows: T,
     cols: T,
     rowLabels: [],
     colLabels: [],
-    cell: 3,
+    cell,
     title: layerHead(at.l, at.h),
   });
-  const label = name.pattern ? t(`poem.pattern.${name.pattern}`) : t('poem.noRole');
   const on = pick.l === at.l && pick.h === at.h;
   const btn = h(
     `button.poem-head${on ? '.on' : ''}`,
-    { type: 'button', 'data-layer': at.l, 'data-head': at.h, 'data-name': name.pattern, 'aria-pressed': String(on) },
+    {
+      type: 'button',
+      'data-layer': at.l,
+      'data-head': at.h,
+      'data-name': name?.pattern ?? '',
+      'aria-pressed': String(on),
+    },
     canvas,
     h('span.poem-head-id', { text: t('poem.headN', { h: at.h + 1 }) }),
-    h('span.poem-head-name', { text: label }),
   );
+  if (name) {
+    const label = name.pattern ? t(`poem.pattern.${name.pattern}`) : t('poem.noRole');
+    btn.append(h('span.poem-head-name', { text: label }));
+  }
   btn.addEventListener('click', () => onPick(at.l, at.h));
   return btn;
 }
 
 /**
- * One head's map over the poem and its token links (attnlab/viz).
+ * One head's map over the text and token links (attnlab/viz): by default the head's every query; `o.links` draws
+ * others instead, e.g. one token's rows in every head of the layer, (H, 1, S) over the first S labels.
  * @param {{ map: HTMLCanvasElement, links: HTMLElement }} els
  * @param {Float32Array} m  the head's (T, T)
  * @param {string[]} labels
  * @param {string} title
  * @param {number} width
+ * @param {{ links?: { data: Float32Array, shape: number[] }, query?: string[], aria?: string }} [o]
  */
-export function drawHead(els, m, labels, title, width) {
+export function drawHead(els, m, labels, title, width, o = {}) {
   const T = labels.length;
   drawHeatmap(els.map, m, { rows: T, cols: T, rowLabels: labels, colLabels: labels, target: width, title });
   els.links.replaceChildren();
-  const links = tokenLinks(
-    els.links,
-    { data: m, shape: [1, T, T] },
-    {
-      queryTokens: labels,
-      legend: false,
-      threshold: 0.05,
-      rowHeight: 18,
-      text: {
-        cell: (c, q, k, v) => t('poem.linkTip', { q, k, v }),
-        query: (tok, best) => t('poem.linkQuery', { tok, best }),
-      },
+  const w = o.links ?? { data: m, shape: [1, T, T] };
+  const links = tokenLinks(els.links, w, {
+    queryTokens: o.query ?? labels,
+    keyTokens: labels.slice(0, w.shape[2]),
+    legend: false,
+    threshold: 0.05,
+    rowHeight: 18,
+    text: {
+      cell: (c, q, k, v) => t('poem.linkTip', { q, k, v }),
+      query: (tok, best) => t('poem.linkQuery', { tok, best }),
     },
-  );
-  links.element.querySelector('canvas')?.setAttribute('aria-label', t('poem.linksAria'));
+  });
+  links.element.querySelector('canvas')?.setAttribute('aria-label', o.aria ?? t('poem.linksAria'));
 }
 
 /**

@@ -274,3 +274,134 @@ test('a file dropped on the zone loads like a picked one', async () => {
     assert.equal((await shown(page)).maps, 5);
   });
 });
+
+// ---- the whole checkpoint (#25 item 4) ---------------------------------------------------------------------------
+const POEM_DIR = path.join(ROOT, 'web', 'demo', 'models', 'tang-song-quatrains-char-llama');
+const POEM_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'].map((f) =>
+  path.join(POEM_DIR, f),
+);
+const GPT2_FILES = [
+  path.join(ROOT, 'tests/fixtures/models/gpt2_f32/config.json'),
+  path.join(ROOT, 'tests/fixtures/models/gpt2_f32/model.safetensors'),
+  path.join(ROOT, 'tests/fixtures/demo-gpt2/tokenizer.json'),
+  path.join(ROOT, 'tests/fixtures/demo-gpt2/tokenizer_config.json'),
+];
+const CKPT = {
+  en: {
+    poem: /Loaded the poem model \(tang-song-quatrains-char-llama\): llama, 4 layers × 4 heads/,
+    missing: /lacks model\.safetensors/,
+  },
+  zh: {
+    poem: /已加载诗歌模型（tang-song-quatrains-char-llama）：llama，4 层 × 每层 4 个头/,
+    missing: /缺少 model\.safetensors/,
+  },
+};
+const ckpt = (page) => page.$eval('#model-ckpt', (el) => ({ ...el.dataset }));
+
+/** Waits until the whole-model panel has finished one more load than before `act`. */
+async function ckptLoad(page, act) {
+  const before = Number((await ckpt(page)).loads ?? 0);
+  await act();
+  await page.waitForFunction((n) => Number(document.getElementById('model-ckpt').dataset.loads ?? 0) > n, before, {
+    timeout: 60000,
+  });
+  return ckpt(page);
+}
+
+/** Types a prompt, generates with the given settings and waits for the grid; returns the panel's data. */
+async function generate(page, { prompt, max, temp = '0.8', seed = '3', eos = true }) {
+  await page.fill('#model-prompt', prompt);
+  await page.fill('#model-max', String(max));
+  await page.fill('#model-temp', temp);
+  await page.fill('#model-gen-seed', seed);
+  await page.setChecked('#model-eos', eos);
+  await page.click('#model-generate');
+  await page.waitForFunction(
+    () => ['done', 'error'].includes(document.getElementById('model-ckpt').dataset.state),
+    null,
+    {
+      timeout: 60000,
+    },
+  );
+  return ckpt(page);
+}
+
+for (const lang of ['zh', 'en']) {
+  test(`${lang}: the poem model by one click writes token by token; a stop; the grid, a head's map, a token's links`, async () => {
+    await withPage(`?lang=${lang}`, async (page) => {
+      const loaded = await ckptLoad(page, () => page.click('#model-poem'));
+      assert.equal(loaded.state, 'ready', await page.textContent('#model-ckpt-msg'));
+      assert.match(await page.textContent('#model-ckpt-msg'), CKPT[lang].poem);
+      const d = await generate(page, { prompt: '春风', max: 6 });
+      assert.equal(d.state, 'done', await page.textContent('#model-ckpt-msg'));
+      const ids = JSON.parse(d.ids);
+      assert.equal(d.promptLen, '3', '[BOS] 春 风');
+      assert.ok(ids.length > 3 && ids.length <= 9, d.ids);
+      assert.equal(d.stopped, '0');
+      assert.equal(await page.$$eval('#model-out .model-tok.gen', (b) => b.length), ids.length - 3);
+      assert.equal(await page.$$eval('#model-grid .poem-head', (b) => b.length), 16, '4 layers × 4 heads');
+      assert.equal(
+        await page.textContent('#model-grid .poem-head[data-layer="0"][data-head="0"] .poem-head-id'),
+        lang === 'zh' ? '头 1' : 'head 1',
+      );
+      await page.click('#model-grid .poem-head[data-layer="2"][data-head="1"]');
+      assert.equal(await attr(page, '#model-head-map', 'data-layer'), '2');
+      assert.equal(await attr(page, '#model-head-map', 'data-head'), '1');
+      for (const c of await canvasInk(page, '#model-head-map')) assert.ok(c.ink > 0.05, JSON.stringify(c));
+      await page.click('#model-out .model-tok[data-i="3"]');
+      assert.equal(await attr(page, '#model-head-map', 'data-token'), '3');
+      assert.ok(Number(await attr(page, '#model-head-links .attnlab-token-links', 'data-links')) > 0, 'links drawn');
+      // a longer generation (past the end-of-text token) stopped after its first tokens
+      await page.evaluate(() => {
+        const out = document.getElementById('model-out');
+        const obs = new MutationObserver(() => {
+          if (out.querySelector('.model-tok.gen')) {
+            obs.disconnect();
+            document.getElementById('model-stop').click();
+          }
+        });
+        obs.observe(out, { childList: true });
+      });
+      const s = await generate(page, { prompt: '', max: 79, eos: false });
+      assert.equal(s.state, 'done');
+      assert.equal(s.stopped, '1', 'stopped');
+      const n = JSON.parse(s.ids).length - 1;
+      assert.ok(n >= 1 && n < 79, `${n} new tokens`);
+      assert.match(
+        await page.textContent('#model-progress-text'),
+        lang === 'zh' ? /生成了 \d+ 个新词元后停止/ : /Stopped after \d+ new tokens/,
+      );
+      assert.ok((await overflow(page)) <= 0, 'no horizontal scrolling');
+      await shot(page, 'model', `model-whole-${lang}-1280`);
+    });
+  });
+
+  test(`${lang}: the folder's four files on the file input give the one-click model's text; errors; GPT-2; one layer still`, async () => {
+    await withPage(`?lang=${lang}`, async (page) => {
+      await ckptLoad(page, () => page.click('#model-poem'));
+      const a = await generate(page, { prompt: '明月', max: 5, seed: '11' });
+      const b0 = await ckptLoad(page, () => page.setInputFiles('#model-file', POEM_FILES));
+      assert.equal(b0.state, 'ready');
+      const b = await generate(page, { prompt: '明月', max: 5, seed: '11' });
+      assert.equal(b.ids, a.ids, 'the same model through the same path');
+      assert.equal(b.text, a.text);
+      // a folder without its weights: named, and the part goes on
+      const bad = await ckptLoad(page, () => page.setInputFiles('#model-file', [POEM_FILES[0], POEM_FILES[2]]));
+      assert.equal(bad.state, 'error');
+      assert.match(await page.textContent('#model-ckpt-msg .error-box'), CKPT[lang].missing);
+      const g = await ckptLoad(page, () => page.setInputFiles('#model-file', GPT2_FILES));
+      assert.equal(g.state, 'ready', await page.textContent('#model-ckpt-msg'));
+      const d = await generate(page, { prompt: 'The cat sat', max: 4, eos: false });
+      assert.equal(d.state, 'done');
+      assert.deepEqual(JSON.parse(d.ids).slice(0, 4), [50, 58, 63, 65]);
+      assert.equal(JSON.parse(d.ids).length, 8);
+      assert.equal(await page.$$eval('#model-grid .poem-head', (x) => x.length), 8, '2 layers × 4 heads');
+      // the one-layer path beside it
+      const before = await loads(page);
+      await page.click('#model-sample');
+      await loaded(page, before);
+      assert.equal((await shown(page)).maps, 5);
+      assert.equal((await ckpt(page)).state, 'done', 'the whole model is untouched');
+    });
+  });
+}

@@ -1,18 +1,19 @@
 // @ts-check
-// English strings of the "Your model" part (yourmodel.js, yourmodel-load.js). Same keys as zh-model.js.
+// English strings of the "Your model" part (parts/model/). Same keys as zh-model.js.
 
 export default {
   'model.cellTip': '{caption}: query {q} → key {k}: {v}',
   'part.model.toc': 'Your model',
-  'part.model.title': 'Your model: one layer of a checkpoint, on made-up inputs',
+  'part.model.title': 'Your model: a whole checkpoint that writes, or one layer on made-up inputs',
   'part.model.intro':
-    "Bring a layer of your own: a <code>.safetensors</code> checkpoint with Hugging Face names (BERT, GPT-2 or ViT) or the JSON state dict of the “multi-head on a sentence” part. attnlab reads it (<code>readSafetensors</code>, <code>fromHuggingFace</code>), runs that layer's attention exactly as PyTorch would, and draws each head with <code>attnlab/viz</code>. Note: only the layer you pick runs, on made-up word vectors, random vectors or hidden states you paste, not on the outputs of the model's earlier layers. So unless you paste real hidden states, the maps are not the model's attention on your text. Nothing leaves your browser.",
+    "Two ways to bring your own weights. <b>A whole model</b>: the files of a Hugging Face model folder, GPT-2 or Llama-family (Llama, Mistral, Qwen2): <code>config.json</code>, <code>model.safetensors</code>, <code>tokenizer.json</code>, <code>tokenizer_config.json</code>. attnlab runs the real network (<code>loadModel</code>) in a background thread on your prompt, writes token by token, and shows every layer's and head's attention on the text it actually read. <b>One layer</b>: a lone <code>.safetensors</code> file (BERT, GPT-2 or ViT names) or the JSON state dict of the “multi-head on a sentence” part; only that layer runs (<code>fromHuggingFace</code>), on made-up word vectors, random vectors or hidden states you paste, so its maps are not the model's attention on your text. Nothing leaves your browser.",
 
-  'model.drop': 'Drop a .safetensors file or a JSON state dict here.',
-  'model.pick': 'Choose a file…',
-  'model.fileAria': 'Your model file (.safetensors or JSON state dict)',
+  'model.drop':
+    "Drop a model folder's files (config.json, model.safetensors, tokenizer.json, tokenizer_config.json) for the whole model, or one .safetensors file or JSON state dict for one layer.",
+  'model.pick': 'Choose files…',
+  'model.fileAria': "Your model files: a model folder's four files, or one .safetensors file or JSON state dict",
   'model.sample': 'Try the sample (a small BERT, 2 layers)',
-  'model.noFile': 'No file yet: drop one, pick one, or try the sample.',
+  'model.noFile': 'No layer file yet: drop one, pick one, or try the sample.',
   'model.sampleFailed': 'Could not load the sample file: {err}',
   'model.readFailed': 'Could not read {f}: {err}',
   'model.badSafetensors': '{f} is not a usable .safetensors file: {err}',
@@ -72,4 +73,56 @@ export default {
   'model.summaryCausal': ', causal',
   'model.mapsTitle': 'Per-head attention',
   'model.linksTitle': 'Token links (one colour a head)',
+
+  'model.pickFolder': 'Choose a folder…',
+  'model.folderAria': 'A Hugging Face model folder',
+  'model.whole.title': 'A whole model: your prompt, its continuation, every head',
+  'model.whole.note':
+    "Pick or drop the folder's files, or try the page's poem model (a small Llama trained on Tang and Song quatrains, the one of the poem chapter). Type a prompt and generate: each token appears as <code>generate</code> produces it, and Stop ends it. Then one <code>forward</code> with <code>outputAttentions</code> gives every layer's attention on the whole text: click a head in the grid for its map, and a token for its links.",
+  'model.one.title': 'One attention layer, on made-up inputs',
+  'model.one.note':
+    "A lone <code>.safetensors</code> file or JSON state dict: the layer you pick runs by itself, on inputs made up here, not on the outputs of the model's earlier layers.",
+  'model.ckpt.none': "No model yet: pick or drop a model folder's files, or try the poem model.",
+  'model.ckpt.poem': "Try it with the page's poem model",
+  'model.ckpt.poemName': 'the poem model (tang-song-quatrains-char-llama)',
+  'model.ckpt.poemFailed': 'Could not fetch the poem model: {err}',
+  'model.ckpt.yourFiles': 'your files',
+  'model.ckpt.loading': 'Loading {f} in a background thread…',
+  'model.ckpt.loaded': 'Loaded {f}: {arch}, {L} layers × {H} heads, E = {E}, vocabulary {V}.',
+  'model.ckpt.facts':
+    'Context up to {ctx} tokens. The model runs in a background thread (<code>attnlab/worker</code>, build {variant}), so the page stays responsive.',
+  'model.ckpt.missing':
+    'The model folder lacks {list} (it needs config.json, model.safetensors, tokenizer.json and, if it has one, tokenizer_config.json).',
+  'model.ckpt.badJson': '{f} is not valid JSON: {err}',
+  'model.ckpt.modelType': 'config.json says model_type "{type}"; attnlab runs {list}.',
+  'model.ckpt.badTokenizer': 'tokenizer.json cannot be used: {err}',
+  'model.ckpt.loadFailed': 'attnlab cannot load this checkpoint: {err}',
+  'model.gen.prompt': 'prompt',
+  'model.gen.promptAria': 'The prompt the model continues',
+  'model.gen.max': 'new tokens',
+  'model.gen.temp': 'temperature (0 = greedy)',
+  'model.gen.seed': 'seed',
+  'model.gen.topK': 'top-k (0 = off)',
+  'model.gen.topP': 'top-p',
+  'model.gen.eos': 'stop at the end-of-text token',
+  'model.gen.go': 'Generate',
+  'model.gen.stop': 'Stop',
+  'model.gen.empty': 'The prompt gives no tokens, and this tokenizer has no start token: type something.',
+  'model.gen.noRoom': "The prompt is {n} tokens long, and the model's context holds {ctx}: no room to generate.",
+  'model.gen.badMax': 'New tokens: a whole number from 1 to {max}.',
+  'model.gen.badTemp': 'The temperature must be a number of at least 0.',
+  'model.gen.badSeed': 'The seed must be a whole number of at least 0.',
+  'model.gen.badTopK': 'Top-k must be a whole number of at least 0 (0 = off).',
+  'model.gen.badTopP': 'Top-p must be a number above 0 and at most 1.',
+  'model.gen.failed': 'Generation failed: {err}',
+  'model.gen.progress': '{n} of {max} tokens…',
+  'model.gen.done': '{n} new tokens.',
+  'model.gen.stopped': 'Stopped after {n} new tokens.',
+  'model.gen.tokTip': 'token {i} (id {id}): click for its attention',
+  'model.gen.gridTitle': 'Every layer and head on this text',
+  'model.gen.gridNote':
+    '{L} layers × {H} heads, each map {T} × {T} (rows = queries, causal). Click a head for its map; click a token above for its links.',
+  'model.gen.headCaption': '{lh}; links of token {n} “{tok}” in every head of this layer',
+  'model.gen.linksAria':
+    "The chosen token's links: on the left the token, on the right the earlier tokens it attends to, one colour a head. Use the arrow keys to move.",
 };

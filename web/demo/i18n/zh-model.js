@@ -1,18 +1,19 @@
 // @ts-check
-// “你的模型”一节的中文文案（yourmodel.js、yourmodel-load.js），键与 en-model.js 相同。
+// “你的模型”一节的中文文案（parts/model/），键与 en-model.js 相同。
 
 export default {
   'model.cellTip': '{caption}：查询 {q} → 键 {k}：{v}',
   'part.model.toc': '你的模型',
-  'part.model.title': '你的模型：检查点里的一层，作用在虚构的输入上',
+  'part.model.title': '你的模型：能写字的整个检查点，或作用在虚构输入上的一层',
   'part.model.intro':
-    '换上你自己的一层：一个采用 Hugging Face 命名的 <code>.safetensors</code> 检查点（BERT、GPT-2 或 ViT），或“句子上的多头注意力”部分用的 JSON 状态字典。attnlab 读取文件（<code>readSafetensors</code>、<code>fromHuggingFace</code>），按 PyTorch 的算法精确运行这一层的注意力，再用 <code>attnlab/viz</code> 画出每个头。注意：这里只运行你选的那一层，输入是虚构的词向量、随机向量或你粘贴的隐藏状态，而不是模型前面各层的真实输出。所以除非你粘贴真实的隐藏状态，这些热力图都不是模型读这段文字时的注意力。文件不会离开你的浏览器。',
+    '带上你自己的权重，有两种方式。<b>整个模型</b>：Hugging Face 模型文件夹里的文件，GPT-2 或 Llama 系列（Llama、Mistral、Qwen2）：<code>config.json</code>、<code>model.safetensors</code>、<code>tokenizer.json</code>、<code>tokenizer_config.json</code>。attnlab 在后台线程里运行真正的网络（<code>loadModel</code>），读你的提示，一个词元一个词元地往下写，再画出每一层、每个头在它实际读到的文字上的注意力。<b>单独一层</b>：一个 <code>.safetensors</code> 文件（BERT、GPT-2 或 ViT 的命名）或“句子上的多头注意力”部分用的 JSON 状态字典；只运行这一层（<code>fromHuggingFace</code>），输入是虚构的词向量、随机向量或你粘贴的隐藏状态，所以这些热力图不是模型读你的文字时的注意力。文件不会离开你的浏览器。',
 
-  'model.drop': '把 .safetensors 文件或 JSON 状态字典拖到这里。',
+  'model.drop':
+    '整个模型：把模型文件夹里的文件（config.json、model.safetensors、tokenizer.json、tokenizer_config.json）拖到这里；单独一层：拖入一个 .safetensors 文件或 JSON 状态字典。',
   'model.pick': '选择文件…',
-  'model.fileAria': '你的模型文件（.safetensors 或 JSON 状态字典）',
+  'model.fileAria': '你的模型文件：模型文件夹里的四个文件，或一个 .safetensors 文件或 JSON 状态字典',
   'model.sample': '试试示例（一个 2 层的小 BERT）',
-  'model.noFile': '还没有文件：拖入、选择一个，或试试示例。',
+  'model.noFile': '还没有单层文件：拖入、选择一个，或试试示例。',
   'model.sampleFailed': '示例文件加载失败：{err}',
   'model.readFailed': '无法读取 {f}：{err}',
   'model.badSafetensors': '{f} 不是可用的 .safetensors 文件：{err}',
@@ -71,4 +72,55 @@ export default {
   'model.summaryCausal': '，因果',
   'model.mapsTitle': '各头的注意力',
   'model.linksTitle': '词元连线（每个头一种颜色）',
+
+  'model.pickFolder': '选择文件夹…',
+  'model.folderAria': '一个 Hugging Face 模型文件夹',
+  'model.whole.title': '整个模型：你的提示、它的续写、每一个头',
+  'model.whole.note':
+    '选择或拖入文件夹里的文件，或者试试本页的诗歌模型（在唐宋绝句上训练的小 Llama，就是诗歌一章用的那个）。输入提示后生成：<code>generate</code> 每产生一个词元就显示一个，“停止”随时结束。之后用一次带 <code>outputAttentions</code> 的 <code>forward</code> 取得每一层在整段文字上的注意力：点网格里的一个头看它的热力图，点一个词元看它的连线。',
+  'model.one.title': '单独一层注意力，作用在虚构的输入上',
+  'model.one.note':
+    '单个 <code>.safetensors</code> 文件或 JSON 状态字典：你选的那一层单独运行，输入是这里编出来的，而不是模型前面各层的输出。',
+  'model.ckpt.none': '还没有模型：选择或拖入模型文件夹里的文件，或者试试诗歌模型。',
+  'model.ckpt.poem': '用本页的诗歌模型试试',
+  'model.ckpt.poemName': '诗歌模型（tang-song-quatrains-char-llama）',
+  'model.ckpt.poemFailed': '诗歌模型下载失败：{err}',
+  'model.ckpt.yourFiles': '你的文件',
+  'model.ckpt.loading': '正在后台线程里加载{f}…',
+  'model.ckpt.loaded': '已加载{f}：{arch}，{L} 层 × 每层 {H} 个头，E = {E}，词表 {V}。',
+  'model.ckpt.facts':
+    '上下文最多 {ctx} 个词元。模型在后台线程（<code>attnlab/worker</code>，{variant} 版本）里运行，页面不会卡住。',
+  'model.ckpt.missing':
+    '模型文件夹缺少 {list}（需要 config.json、model.safetensors、tokenizer.json，有 tokenizer_config.json 的话也一起）。',
+  'model.ckpt.badJson': '{f} 不是有效的 JSON：{err}',
+  'model.ckpt.modelType': 'config.json 里的 model_type 是“{type}”；attnlab 能运行的是 {list}。',
+  'model.ckpt.badTokenizer': 'tokenizer.json 无法使用：{err}',
+  'model.ckpt.loadFailed': 'attnlab 无法加载这个检查点：{err}',
+  'model.gen.prompt': '提示',
+  'model.gen.promptAria': '模型要续写的提示',
+  'model.gen.max': '新词元数',
+  'model.gen.temp': '温度（0 = 贪心）',
+  'model.gen.seed': '种子',
+  'model.gen.topK': 'top-k（0 = 不用）',
+  'model.gen.topP': 'top-p',
+  'model.gen.eos': '遇到结束词元就停',
+  'model.gen.go': '生成',
+  'model.gen.stop': '停止',
+  'model.gen.empty': '这段提示切不出任何词元，而这个分词器没有起始词元：请输入一些文字。',
+  'model.gen.noRoom': '提示有 {n} 个词元，模型的上下文只能容纳 {ctx} 个：没有空间再生成。',
+  'model.gen.badMax': '新词元数：1 到 {max} 之间的整数。',
+  'model.gen.badTemp': '温度必须是不小于 0 的数。',
+  'model.gen.badSeed': '种子必须是不小于 0 的整数。',
+  'model.gen.badTopK': 'top-k 必须是不小于 0 的整数（0 = 不用）。',
+  'model.gen.badTopP': 'top-p 必须大于 0 且不超过 1。',
+  'model.gen.failed': '生成失败：{err}',
+  'model.gen.progress': '已生成 {n} / {max} 个词元…',
+  'model.gen.done': '新生成 {n} 个词元。',
+  'model.gen.stopped': '生成了 {n} 个新词元后停止。',
+  'model.gen.tokTip': '第 {i} 个词元（id {id}）：点击查看它的注意力',
+  'model.gen.gridTitle': '这段文字上的每一层、每一个头',
+  'model.gen.gridNote':
+    '{L} 层 × 每层 {H} 个头，每张图 {T} × {T}（行 = 查询，因果）。点一个头看它的热力图；点上面的一个词元看它的连线。',
+  'model.gen.headCaption': '{lh}；第 {n} 个词元“{tok}”在这一层每个头里的连线',
+  'model.gen.linksAria': '所选词元的连线：左边是这个词元，右边是它关注的前面的词元，每个头一种颜色。用方向键移动。',
 };

@@ -4,6 +4,7 @@
 // (words, pasted vectors or seeded random hidden states). Every failure is an Error with a localised message.
 
 import { readSafetensors, fromHuggingFace } from '../../attnlab.js';
+export * from './checkpoint.js';
 import { parseLayerFile, expectedShapes } from '../../shared/statedict.js';
 import { tokenize, pseudoEmbed, causalMask } from '../../shared/inputs.js';
 import { rng } from '../../shared/random.js';

@@ -1,7 +1,9 @@
 // @ts-check
-// Part "Your model" (issue #18): drop a .safetensors checkpoint (BERT, GPT-2 or ViT names) or the JSON state dict of
-// part 7, pick the layer, feed it words, pasted hidden states or seeded random ones, and see that layer's per-head
-// attention drawn by attnlab/viz (the package's own views). Reading and building: compute.js. One
+// Part "Your model": two paths from one file picker and drop zone. A model folder (files that include config.json)
+// goes to the whole checkpoint (#25: whole.js, in a worker: generation, every layer's attention); a lone
+// .safetensors checkpoint (BERT, GPT-2 or ViT names) or the JSON state dict of part 7 goes to one layer (#18): pick
+// the layer, feed it words, pasted hidden states or seeded random ones, and see that layer's per-head attention
+// drawn by attnlab/viz (the package's own views). Reading and building: compute.js (+ checkpoint.js). One
 // MultiHeadAttention lives at a time: it is disposed when the file, architecture, layer or head count changes.
 
 import { headMaps, tokenLinks } from '../../attnlab-viz.js';
@@ -20,7 +22,9 @@ import {
   buildLayer,
   readInput,
   layerWeights,
+  isFolder,
 } from './compute.js';
+import { CheckpointPanel } from './whole.js';
 
 /** @typedef {import('./compute.js').ModelFile} ModelFile */
 /** @typedef {import('./compute.js').Arch} Arch */
@@ -29,31 +33,72 @@ import {
 const SAMPLE = '../../models/sample-bert.safetensors';
 
 /**
+ * A labelled button over a hidden file input (the browser would word its own input in its language, not the
+ * page's); its files go to onFiles.
+ * @param {string} id
+ * @param {string} caption
+ * @param {Record<string, any>} attrs
+ * @param {(files: File[]) => void} onFiles
+ */
+function fileButton(id, caption, attrs, onFiles) {
+  const input = h('input.visually-hidden', { type: 'file', id, multiple: true, ...attrs });
+  input.addEventListener('change', () => {
+    if (input.files.length) onFiles([...input.files]);
+    input.value = '';
+  });
+  return h('label.file-btn', { for: id }, caption, input);
+}
+
+/**
+ * The drop zone and its buttons: files, a folder, the page's poem model (whole checkpoint), the sample BERT (layer).
+ * @param {{ files: (files: File[]) => void, sample: () => void, poem: () => void }} on
+ */
+function dropUi(on) {
+  const accept = '.safetensors,.json,application/json';
+  return h(
+    'div#model-drop',
+    { style: 'border: 2px dashed #9aa; border-radius: 6px; padding: 12px; margin: 8px 0' },
+    h('p', { text: t('model.drop'), style: 'margin: 0 0 6px' }),
+    h(
+      'div.controls',
+      {},
+      fileButton('model-file', t('model.pick'), { accept, 'aria-label': t('model.fileAria') }, on.files),
+      fileButton(
+        'model-folder',
+        t('model.pickFolder'),
+        { webkitdirectory: true, 'aria-label': t('model.folderAria') },
+        on.files,
+      ),
+      h('button#model-poem', { type: 'button', text: t('model.ckpt.poem'), onclick: on.poem }),
+      h('button#model-sample', { type: 'button', text: t('model.sample'), onclick: on.sample }),
+    ),
+  );
+}
+
+/**
+ * A section of the part: heading and note.
+ * @param {string} id
+ * @param {string} key  model.<key>.title / .note
+ */
+const section = (id, key) =>
+  h(
+    `section.model-path#${id}`,
+    {},
+    h('h3', { text: t(`model.${key}.title`) }),
+    h('p.note', { html: t(`model.${key}.note`) }),
+  );
+
+/**
  * Every control and output element, built once and appended to root; returns them by name.
  * @param {HTMLElement} root
  * @param {import('../../store.js').Store<ModelState>} store
- * @param {{ file: (blob: Blob, name: string) => void, sample: () => void, mode: (mode: ModelState['mode']) => void }} on
+ * @param {{ files: (files: File[]) => void, sample: () => void, poem: () => void, mode: (mode: ModelState['mode']) => void }} on
  */
 function buildUi(root, store, on) {
-  // A labelled button over a hidden file input: the browser would word its own input in its language, not the page's.
-  const fileIn = h('input.visually-hidden', {
-    type: 'file',
-    id: 'model-file',
-    accept: '.safetensors,.json,application/json',
-    'aria-label': t('model.fileAria'),
-  });
-  fileIn.addEventListener('change', () => {
-    if (fileIn.files[0]) on.file(fileIn.files[0], fileIn.files[0].name);
-    fileIn.value = '';
-  });
-  const sampleBtn = h('button', { type: 'button', id: 'model-sample', text: t('model.sample'), onclick: on.sample });
   const ui = {
-    drop: h(
-      'div#model-drop',
-      { style: 'border: 2px dashed #9aa; border-radius: 6px; padding: 12px; margin: 8px 0' },
-      h('p', { text: t('model.drop'), style: 'margin: 0 0 6px' }),
-      h('div.controls', {}, h('label.file-btn', { for: 'model-file' }, t('model.pick'), fileIn), sampleBtn),
-    ),
+    drop: dropUi(on),
+    ckpt: section('model-ckpt', 'whole'),
+    layerBox: section('model-layer-path', 'one'),
     fileMsg: h('div.note', { id: 'model-file-msg', 'aria-live': 'polite', text: t('model.noFile') }),
     archSel: h(
       'select',
@@ -111,8 +156,8 @@ function buildUi(root, store, on) {
     h('h3', { text: t('model.linksTitle') }),
     ui.links,
   );
-  root.append(
-    ui.drop,
+  root.append(ui.drop, ui.ckpt, ui.layerBox);
+  ui.layerBox.append(
     ui.fileMsg,
     h(
       'div.controls',
@@ -135,11 +180,11 @@ function buildUi(root, store, on) {
 }
 
 /**
- * Dropping a file anywhere on the zone; dragover must be cancelled for drop to fire.
+ * Dropping files anywhere on the zone; dragover must be cancelled for drop to fire.
  * @param {HTMLElement} drop
- * @param {(blob: Blob, name: string) => void} onFile
+ * @param {(files: File[]) => void} onFiles
  */
-function dropZone(drop, onFile) {
+function dropZone(drop, onFiles) {
   drop.addEventListener('dragover', (e) => {
     e.preventDefault();
     drop.style.borderColor = '#1f77b4';
@@ -150,8 +195,8 @@ function dropZone(drop, onFile) {
   drop.addEventListener('drop', (e) => {
     e.preventDefault();
     drop.style.borderColor = '#9aa';
-    const f = e.dataTransfer?.files?.[0];
-    if (f) onFile(f, f.name);
+    const files = [...(e.dataTransfer?.files ?? [])];
+    if (files.length) onFiles(files);
   });
 }
 
@@ -173,23 +218,25 @@ class ModelPart {
     this.store = createStore(
       /** @type {ModelState} */ ({ mode: 'words', text: { words: SENTENCES[LANG], vectors: '' } }),
     );
-    /** @param {Blob} blob @param {string} name */
-    const loadBlob = (blob, name) => this.loadBlob(blob, name);
+    /** @param {File[]} files */
+    const loadFiles = (files) => this.loadFiles(files);
     this.ui = buildUi(root, this.store, {
-      file: loadBlob,
+      files: loadFiles,
       sample: () => this.loadSample(),
+      poem: () => this.ckpt.loadPoem(),
       mode: (mode) => this.store.set({ text: this.savedText(), mode }),
     });
-    this.wire(loadBlob);
+    this.ckpt = new CheckpointPanel(this.ui.ckpt, attn);
+    this.wire(loadFiles);
     this.syncInput();
     this.render();
   }
 
-  /** @param {(blob: Blob, name: string) => void} loadBlob */
-  wire(loadBlob) {
+  /** @param {(files: File[]) => void} loadFiles */
+  wire(loadFiles) {
     const { ui } = this;
     const render = () => this.render();
-    dropZone(ui.drop, loadBlob);
+    dropZone(ui.drop, loadFiles);
     ui.archSel.addEventListener('change', () => {
       ui.causalIn.checked = ui.archSel.value === 'gpt2';
       this.fillLayer();
@@ -224,6 +271,20 @@ class ModelPart {
     } catch (e) {
       this.fileError(t('model.sampleFailed', { err: errText(e) }));
     }
+  }
+
+  /**
+   * Picked or dropped files: a model folder (with config.json) to the whole checkpoint, else the first file to the
+   * one-layer path.
+   * @param {File[]} files
+   */
+  async loadFiles(files) {
+    if (!isFolder(files)) return this.loadBlob(files[0], files[0].name);
+    const named = await Promise.all(
+      files.map(async (f) => ({ name: f.webkitRelativePath || f.name, bytes: new Uint8Array(await f.arrayBuffer()) })),
+    );
+    const folder = files[0].webkitRelativePath.split('/')[0];
+    await this.ckpt.load(named, folder || t('model.ckpt.yourFiles'));
   }
 
   /** @param {Blob} blob @param {string} name */

@@ -215,6 +215,23 @@ def mha_load(shapes, *, variant=0, victim=0, extra=(), seed=3):
     return out + list(extra[2:])
 
 
+def model_seed(a, b, d=0, *, how=0, mistake=0, t=0, ids=()):
+    """A whole-model session (model_session.cc): configuration bytes a, b (and d for Llama), storage/mistake bytes,
+    one modest F16/BF16 value byte per parameter element (k & 7 != 7), then the tokens byte t and the ids."""
+    llama = a & 1
+    V, ctx, H, hd, L = 1 + (a >> 1) % 16, 1 + (a >> 5) % 8, 1 + b % 3, 2 * (1 + (b >> 2) % 2), 1 + (b >> 3) % 2
+    E = H * hd
+    if llama:
+        kv, hidden, tied, bias = (1 if b & 32 else H), 1 + (b >> 6) % 4, d & 1, (d >> 1) % 3
+        block = 2 * E + E * H * hd + 2 * E * kv * hd + H * hd * E + 3 * E * hidden
+        block += ((H + 2 * kv) * hd if bias else 0) + (E if bias == 2 else 0)
+        n = V * E + L * block + E + (0 if tied else V * E)
+    else:
+        n = V * E + ctx * E + L * (4 * E + 3 * E * E + 3 * E + E * E + E + 8 * E * E + 4 * E + E) + 2 * E
+    head = [0, 21, a, b] + ([d] if llama else []) + [how, mistake]
+    return bytes(head + [(i * 37) % 256 & ~7 | 1 for i in range(n)] + [t] + list(ids))
+
+
 def main():
     os.makedirs(CORPUS, exist_ok=True)
     for f in os.listdir(CORPUS):
@@ -332,6 +349,12 @@ def main():
         mha_header(2, 1, add_bias_kv=True, kv_heads=1) + mha_cache(2, items=1, max_length=4, lens=[1]))
     seeds['mha_invalid_num_kv_heads'] = bytes(mha_header(4, 1, kv_heads=224) + mha_forward(4, 4, 1, 1, 1))
     seeds['mha_invalid_num_kv_heads_not_divisor'] = bytes(mha_header(4, 1, kv_heads=226) + mha_forward(4, 4, 1, 1, 1))
+    # whole models: GPT-2 in F16, Llama with GQA, biases, a window and an untied head in BF16, a wrong shape, an id = V
+    seeds['model_gpt2_f16_forward'] = model_seed(0b01000110, 0b00001001, t=0b011, ids=[1, 2, 3])
+    seeds['model_llama_gqa_bf16_forward'] = model_seed(0b01100111, 0b01101010, 0b00010100, how=1, t=0b101,
+                                                       ids=[0, 1, 2, 3, 4, 5])
+    seeds['model_bad_state_dict_shape'] = model_seed(0b00100010, 0b00000000, mistake=1)
+    seeds['model_token_id_out_of_range'] = model_seed(0b00100010, 0b00000000, t=0b00111010, ids=[0, 0, 0])
     for name, data in seeds.items():
         with open(os.path.join(CORPUS, name + '.bin'), 'wb') as f:
             f.write(data)

@@ -1,4 +1,4 @@
-// The fuzz target's driver: target choice, dispatch to the SDPA or MHA session, the finding's text.
+// The fuzz target's driver: target choice, dispatch to the SDPA, MHA or whole-model session, the finding's text.
 #include "tests/fuzz/session.h"
 
 #include <cstdlib>
@@ -29,7 +29,9 @@ std::string Session::Run() {
   target_name_ = attnlab::ActiveTargetName();
   const uint8_t kind = r_.U8();
   try {
-    if (kind % 2 == 0) {
+    if (kind % 32 == 21) {
+      RunModel();
+    } else if (kind % 2 == 0) {
       RunSdpa();
     } else {
       RunMha(/*ext=*/kind % 8 == 7);

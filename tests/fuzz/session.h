@@ -1,6 +1,6 @@
 // The fuzz target's session (fuzz_target.h): decodes one input into calls of the library, runs them and checks the
 // invariants listed in fuzz_target.h. Its methods are defined in session.cc (driver, classification of
-// exceptions), sdpa_session.cc, sdpa_backward_session.cc, mha_session.cc and mha_check.cc.
+// exceptions), sdpa_session.cc, sdpa_backward_session.cc, mha_session.cc, mha_check.cc and model_session.cc.
 #ifndef ATTNLAB_TESTS_FUZZ_SESSION_H_
 #define ATTNLAB_TESTS_FUZZ_SESSION_H_
 
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "attnlab/transformer.h"
 #include "tests/fuzz/fuzz_target.h"
 #include "tests/fuzz/input.h"
 #include "tests/fuzz/sdpa_options.h"
@@ -98,6 +99,11 @@ class Session {
                     const TensorBuf& q, const TensorBuf& k, const TensorBuf& v, const MaskBuf& kpm, const MaskBuf& am,
                     const attnlab::MhaForwardOptions& o, const attnlab::AttentionResult& res, int64_t N_, int64_t L_,
                     int64_t S_, bool batched);
+
+  // Whole models (model_session.cc): a configuration, its checkpoint in 16 bits and in float32, one forward.
+  void RunModel();
+  bool ModelLoad(attnlab::Transformer& narrow, attnlab::Transformer& wide, bool bf16);
+  void ModelForward(attnlab::Transformer& narrow, attnlab::Transformer& wide);
 
   // Rejections a valid call may still meet: options whose kernels have not landed (sdpa_options.h,
   // PendingSdpaOptions), each rejected by name.

@@ -167,25 +167,38 @@ void FillMaskOffsets(Prepared& prep) {
   b.row_bias_offsets = prep.mask_offsets.data();
 }
 
-// Validates the arguments and fills in everything of SdpaArgs but out, weights and scores.
-void PrepareSdpa(const TensorView& query, const TensorView& key, const TensorView& value, const SdpaOptions& o,
-                 Prepared& out) {
+// The sizes that query, key and value agree on (checked by CheckSdpaShapes).
+struct SdpaDims {
+  Shape kv_batch;
+  int64_t lq = 0, dk = 0, lk = 0, dv = 0;
+};
+
+// query (*batch, Lq, dk), key (*kv_batch, Lk, dk), value (*kv_batch, Lk, dv).
+SdpaDims CheckSdpaShapes(const TensorView& query, const TensorView& key, const TensorView& value, bool enable_gqa) {
   const size_t rank = query.shape.size();
   if (rank < 2) {
     Fail("query", "a tensor of rank >= 2 (*batch, Lq, dk)", "rank " + std::to_string(rank));
   }
   CheckTensor("query", query);
-  const Shape kv_batch = CheckKeyValue(query, key, value, o.enable_gqa);
-  const int64_t lq = query.shape[rank - 2], dk = query.shape[rank - 1];
-  const int64_t lk = key.shape[rank - 2], dv = value.shape[rank - 1];
-  if (key.shape[rank - 1] != dk) {
-    Fail("key", "last dimension dk = " + std::to_string(dk) + " (that of query)",
+  SdpaDims d;
+  d.kv_batch = CheckKeyValue(query, key, value, enable_gqa);
+  d.lq = query.shape[rank - 2];
+  d.dk = query.shape[rank - 1];
+  d.lk = key.shape[rank - 2];
+  d.dv = value.shape[rank - 1];
+  if (key.shape[rank - 1] != d.dk) {
+    Fail("key", "last dimension dk = " + std::to_string(d.dk) + " (that of query)",
          std::to_string(key.shape[rank - 1]) + " in shape " + ShapeString(key.shape));
   }
-  if (value.shape[rank - 2] != lk) {
-    Fail("value", "Lk = " + std::to_string(lk) + " rows (those of key)",
+  if (value.shape[rank - 2] != d.lk) {
+    Fail("value", "Lk = " + std::to_string(d.lk) + " rows (those of key)",
          std::to_string(value.shape[rank - 2]) + " in shape " + ShapeString(value.shape));
   }
+  return d;
+}
+
+// scale, causal_align, the window, softcap and return_scores, each in its range.
+void CheckSdpaOptions(const SdpaOptions& o) {
   if (o.has_scale && !std::isfinite(o.scale)) Fail("scale", "a finite number", std::to_string(o.scale));
   if (o.causal_align != CausalAlign::kUpperLeft && o.causal_align != CausalAlign::kLowerRight) {
     Fail("causal_align", "kUpperLeft or kLowerRight", std::to_string(static_cast<int>(o.causal_align)));
@@ -201,40 +214,45 @@ void PrepareSdpa(const TensorView& query, const TensorView& key, const TensorVie
   if (stage < 0 || stage > static_cast<int>(ScoresStage::kMasked)) {
     Fail("return_scores", "kNone, kScaled, kSoftcapped or kMasked", std::to_string(stage));
   }
-  out.has_past = HasPast(o);
-  if (out.has_past) CheckPast(o, key, value);
-  const int64_t lpast = out.has_past ? o.past_key.shape.end()[-2] : 0;
-  const int64_t lk_total = lk + lpast;
-  const Shape batch_dims = BatchDims(query.shape);
-  const size_t batch = CheckedNumel("query", batch_dims), kv_problems = CheckedNumel("key", kv_batch);
-  if (o.kv_lengths || o.num_kv_lengths) {
-    const size_t items = batch_dims.empty() ? 1 : static_cast<size_t>(batch_dims[0]);
-    if (!o.kv_lengths || o.num_kv_lengths != items) {
-      Fail("kv_lengths", std::to_string(items) + " lengths (one per item of the first batch dimension)",
-           o.kv_lengths ? std::to_string(o.num_kv_lengths) : "a null pointer");
-    }
-    for (size_t i = 0; i < items; ++i) {
-      if (o.kv_lengths[i] < 0 || o.kv_lengths[i] > lk_total) {
-        Fail("kv_lengths", "lengths in 0 .. Lk = " + std::to_string(lk_total),
-             std::to_string(o.kv_lengths[i]) + " at index " + std::to_string(i));
-      }
+}
+
+// kv_lengths: one length in 0 … Lk (past included) per item of the first batch dimension, or none.
+void CheckKvLengths(const SdpaOptions& o, const Shape& batch_dims, int64_t lk_total) {
+  if (!o.kv_lengths && !o.num_kv_lengths) return;
+  const size_t items = batch_dims.empty() ? 1 : static_cast<size_t>(batch_dims[0]);
+  if (!o.kv_lengths || o.num_kv_lengths != items) {
+    Fail("kv_lengths", std::to_string(items) + " lengths (one per item of the first batch dimension)",
+         o.kv_lengths ? std::to_string(o.num_kv_lengths) : "a null pointer");
+  }
+  for (size_t i = 0; i < items; ++i) {
+    if (o.kv_lengths[i] < 0 || o.kv_lengths[i] > lk_total) {
+      Fail("kv_lengths", "lengths in 0 .. Lk = " + std::to_string(lk_total),
+           std::to_string(o.kv_lengths[i]) + " at index " + std::to_string(i));
     }
   }
+}
 
+// The kernels' sizes and options (checked), the broadcast mask, and the keys and values: past ‖ new when there is a
+// past (present_key / present_value), else the caller's.
+void FillSdpaArgs(const TensorView& query, const TensorView& key, const TensorView& value, const SdpaOptions& o,
+                  const SdpaDims& d, Prepared& out) {
+  const int64_t lpast = out.has_past ? o.past_key.shape.end()[-2] : 0, lk_total = d.lk + lpast;
+  const Shape batch_dims = BatchDims(query.shape);
+  const size_t batch = CheckedNumel("query", batch_dims), kv_problems = CheckedNumel("key", d.kv_batch);
   SdpaArgs& args = out.args;
   out.batch_dims = batch_dims;
-  out.lq = lq;
+  out.lq = d.lq;
   out.lk_total = lk_total;
-  out.dv = dv;
+  out.dv = d.dv;
   args.q = query.data;
   args.batch = batch;
   args.kv_group = batch > 0 && kv_problems > 0 ? batch / kv_problems : 1;  // no query head: no group
-  args.lq = static_cast<size_t>(lq);
+  args.lq = static_cast<size_t>(d.lq);
   args.lk = static_cast<size_t>(lk_total);
-  args.dk = static_cast<size_t>(dk);
-  args.dv = static_cast<size_t>(dv);
+  args.dk = static_cast<size_t>(d.dk);
+  args.dv = static_cast<size_t>(d.dv);
   // dk = 0 makes every logit 0; 1/sqrt(0) would turn them into NaN.
-  args.scale = o.has_scale ? o.scale : dk > 0 ? 1.0f / std::sqrt(static_cast<float>(dk)) : 1.0f;
+  args.scale = o.has_scale ? o.scale : d.dk > 0 ? 1.0f / std::sqrt(static_cast<float>(d.dk)) : 1.0f;
   args.causal = o.is_causal;
   args.lower_right = o.causal_align == CausalAlign::kLowerRight;
   args.past = static_cast<size_t>(lpast);
@@ -243,11 +261,11 @@ void PrepareSdpa(const TensorView& query, const TensorView& key, const TensorVie
     args.kv_lengths_group = batch_dims.empty() || batch_dims[0] == 0 ? 1 : batch / static_cast<size_t>(batch_dims[0]);
   }
   // |key - position| never exceeds lq + lk: larger windows are unbounded in effect (and cannot overflow).
-  args.window_left = std::min(o.window_left, lq + lk_total);
-  args.window_right = std::min(o.window_right, lq + lk_total);
+  args.window_left = std::min(o.window_left, d.lq + lk_total);
+  args.window_right = std::min(o.window_right, d.lq + lk_total);
   args.softcap = o.softcap;
-  args.scores_stage = stage;
-  BroadcastMask(o.attn_mask, batch_dims, lq, lk_total, out);
+  args.scores_stage = static_cast<int>(o.return_scores);
+  BroadcastMask(o.attn_mask, batch_dims, d.lq, lk_total, out);
   if (out.has_past) {
     out.present_key = Concat(o.past_key, key, kv_problems, "present_key");
     out.present_value = Concat(o.past_value, value, kv_problems, "present_value");
@@ -257,6 +275,21 @@ void PrepareSdpa(const TensorView& query, const TensorView& key, const TensorVie
     args.k = key.data;
     args.v = value.data;
   }
+}
+
+// Validates the arguments (shapes, options, past, kv_lengths: in this order, as the messages promise) and fills
+// in everything of SdpaArgs but out, weights and scores.
+void PrepareSdpa(const TensorView& query, const TensorView& key, const TensorView& value, const SdpaOptions& o,
+                 Prepared& out) {
+  const SdpaDims d = CheckSdpaShapes(query, key, value, o.enable_gqa);
+  CheckSdpaOptions(o);
+  out.has_past = HasPast(o);
+  if (out.has_past) CheckPast(o, key, value);
+  const int64_t lk_total = d.lk + (out.has_past ? o.past_key.shape.end()[-2] : 0);
+  CheckedNumel("query", BatchDims(query.shape));
+  CheckedNumel("key", d.kv_batch);
+  CheckKvLengths(o, BatchDims(query.shape), lk_total);
+  FillSdpaArgs(query, key, value, o, d, out);
 }
 
 }  // namespace

@@ -169,6 +169,54 @@ for (const lang of ['zh', 'en']) {
     });
   });
 
+  test(`${lang}: the guided path (#28): 2–3 cards in every part but model, stepped by button and arrow key; links to the poem chapter`, async () => {
+    await withPage(`?lang=${lang}`, async (page) => {
+      const guides = await page.$$eval('section.guide', (els) => els.map((e) => [e.id, Number(e.dataset.steps)]));
+      assert.deepEqual(
+        guides.map(([id]) => id),
+        PARTS.filter((p) => p !== 'model').map((p) => `${p}-guide`),
+      );
+      for (const [id, n] of guides) assert.ok(n >= 2 && n <= 3, `${id}: ${n} cards`);
+      const shown = () => page.$$eval('#simple-guide li', (li) => li.filter((x) => !x.hidden).map((x) => x.value));
+      assert.deepEqual(await shown(), [1]);
+      assert.equal(await page.isDisabled('#simple-guide-prev'), true);
+      assert.match(
+        await page.textContent('#simple-guide .guide-count'),
+        lang === 'zh' ? /第 1 步，共 3 步/ : /step 1 of 3/,
+      );
+      // card 1: equal scores → every weight 0.1, as the card says
+      assert.match(await page.textContent('#simple-guide li[value="1"]'), /0\.1/);
+      await page.click('#simple-preset-equal');
+      const w = JSON.parse(await attr(page, '#simple', 'data-weights'));
+      assert.ok(
+        w.every((v) => Math.abs(v - 0.1) < 1e-6),
+        `${w}`,
+      );
+      await page.click('#simple-preset-tutorial');
+      // card 2 (button): 猫 from 3 to 4 → the ratio to 喂食 goes from 4.48 to 12.18
+      await page.click('#simple-guide-next');
+      assert.deepEqual(await shown(), [2]);
+      assert.match(await page.textContent('#simple-guide li[value="2"]'), /4\.48.*12\.18/);
+      await page.fill('#simple-score-1', '4');
+      const w2 = JSON.parse(await attr(page, '#simple', 'data-weights'));
+      assert.equal((w2[1] / w2[5]).toFixed(2), '12.18');
+      // card 3 by the keyboard (focus in the box, →), then back with ←; the last card disables "next"
+      await page.focus('#simple-guide-prev');
+      await page.keyboard.press('ArrowRight');
+      assert.deepEqual(await shown(), [3]);
+      assert.equal(await attr(page, '#simple-guide', 'data-step'), '3');
+      assert.equal(await page.isDisabled('#simple-guide-next'), true);
+      await page.keyboard.press('ArrowLeft');
+      assert.deepEqual(await shown(), [2]);
+      // the untrained maps (part 8, §8.1's box) point to the poem chapter; the link goes there
+      for (const sel of ['#mha-source-desc a.part-link', '#part-myths a.part-link', '#mha-guide a[href="#part-poem"]'])
+        assert.equal(await attr(page, sel, 'href'), '#part-poem', sel);
+      await page.click('#part-myths a.part-link');
+      await page.waitForFunction(() => location.hash === '#part-poem');
+      await shot(page, 'simple', `simple-${lang}-guide`);
+    });
+  });
+
   test(`${lang}: guess first in parts 2–5 and 10 (§3.2 CNN layers, q doubled, √dₖ spread, §5, §8.2 masking): hidden, then computed`, async () => {
     await withPage(`?lang=${lang}`, async (page) => {
       /** @param {string} part */

@@ -1,6 +1,7 @@
 // The poem chapter (#26 item 4), in 中文 and English: the shipped model loads through the page's public path, writes
 // a quatrain that keeps the form with attention rows that sum to 1, the layers × heads grid and a head's map, the
-// random initialisation, a head switched off (the held-out loss and the poem change), and 50 steps of training from
+// random initialisation, the "guess first" card of the ablation table (answered from heads.json), a head switched
+// off (the held-out loss and the poem change), and 50 steps of training from
 // scratch in the worker (each head's entropy starts near the uniform level); no console error, no failed request
 // (heads.json, written by scripts/poems/heads.mjs, is part of the model folder: the trained heads' names are its).
 
@@ -45,8 +46,19 @@ for (const lang of ['zh', 'en']) {
           assert.equal(r.length, 11);
           assert.ok(Math.abs(r.reduce((a, b) => a + b, 0) - 1) < 1e-3);
         }
-        // the grid: 16 heads, a click draws that head
+        // guess first (§8.2): the ablation table waits behind the question; the answer is heads.json's costliest head
+        await page.waitForSelector('#poem-reveal');
+        assert.equal(await page.isVisible('#poem-table'), false);
+        await page.click('#poem-reveal');
         await page.waitForSelector('#poem-table');
+        const flat = HEADS.ablation.delta.flat();
+        const top = flat.indexOf(Math.max(...flat));
+        assert.equal(await attr(page, '#poem-answer', 'data-value'), `${Math.floor(top / 4)},${top % 4}`);
+        const first = await page.$eval('#poem-table tbody tr', (r) => `${r.dataset.layer},${r.dataset.head}`);
+        assert.equal(first, await attr(page, '#poem-answer', 'data-value'), 'the table opens on the answer');
+        assert.match(await page.textContent('#poem-answer'), lang === 'zh' ? /第 1 层 · 头 1/ : /layer 1 · head 1/);
+        // the grid: 16 heads, a click draws that head
+
         assert.equal(await page.$$eval('#poem-grid .poem-head', (b) => b.length), 16);
         await page.click('#poem-grid .poem-head[data-layer="2"][data-head="1"]');
         assert.equal(await attr(page, '#poem-head-map', 'data-layer'), '2');

@@ -6,6 +6,7 @@
 // small (used by the end-to-end test); ?trainseed=N is the training part's seed; ?layer=URL loads a state dict.
 
 import { h } from './widgets/dom.js';
+import { guidePath } from './widgets/guide.js';
 import { errText } from './shared/format.js';
 import { LANG, t } from './i18n.js';
 
@@ -84,6 +85,7 @@ function buildSections() {
           h('span.sec', { title: t('page.secTitle'), text: p.sec }),
         ),
         h('p.intro', { html: t(`part.${p.id}.intro`) }),
+        guidePath(p.id),
         h(`div#${p.id}`),
       ),
     );

@@ -83,6 +83,10 @@ export default {
   'poem.mask.sec': '§8.2',
   'poem.mask.note':
     'A head switched off has its attention weights multiplied by 0 (<code>headMask</code>). Its loss on held-out poems and a poem sampled with the same random numbers show what it did. The table compares how sharp each head’s attention is (how far its entropy is below the uniform level) with what removing it costs: attention weights alone do not tell which heads matter.',
+  'poem.guessQ':
+    'The table below switches the {n} heads off one at a time and measures how much the held-out loss rises. Which head, switched off, raises the loss most? The one whose attention is sharpest?',
+  'poem.guessAnswer':
+    '<b>{top}: without it the loss rises by {d} nats, the most of the {n} heads.</b> Yet its attention is almost flat: entropy {e} against {u} for uniform, number {rank} by sharpness. The sharpest head, {sharp} (entropy {se}), costs only {sd} when switched off: attention weights alone do not tell which head matters (Section 8.2 of the tutorial).',
   'poem.maskReset': 'All heads on',
   'poem.maskLoss': 'Held-out loss ({n} poems): {a} with every head, {b} with these off: {off} (change {d} nats).',
   'poem.maskIntact': 'every head:',

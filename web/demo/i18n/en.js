@@ -6,12 +6,14 @@ import training from './en-train.js';
 import model from './en-model.js';
 import modern from './en-modern.js';
 import poem from './en-poem.js';
+import guide from './en-guide.js';
 
 export default {
   ...training,
   ...model,
   ...modern,
   ...poem,
+  ...guide,
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',
   'page.lede':
@@ -263,7 +265,7 @@ export default {
   'dot.guessSame':
     '<b>It stays: the three scores are equal now, each weight is {a}.</b> Doubled they are still equal: Δ = 0 and e^0 = 1. Drag a key away and ask again.',
   'dot.weight': 'weight (attnlab)',
-  'dot.book': 'book {j}: key k{j}',
+  'dot.book': 'book {n}: key k{j}',
   'dot.formula': "weightⱼ = softmax(q · kⱼ / √2); with V = the identity, attnlab's output row is exactly these shares.",
 
   'cross.mode': 'Attention type',

@@ -6,12 +6,14 @@ import training from './zh-train.js';
 import model from './zh-model.js';
 import modern from './zh-modern.js';
 import poem from './zh-poem.js';
+import guide from './zh-guide.js';
 
 export default {
   ...training,
   ...model,
   ...modern,
   ...poem,
+  ...guide,
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
   'page.lede':
@@ -257,7 +259,7 @@ export default {
   'dot.guessSame':
     '<b>不变：现在三个分数相等，权重都是 {a}。</b>分数都乘以 2 之后仍然相等，差 Δ = 0，e^0 = 1。把某个键拖开再试一次。',
   'dot.weight': '权重（attnlab）',
-  'dot.book': '第 {j} 本书：键 k{j}',
+  'dot.book': '第 {n} 本书：键 k{j}',
   'dot.formula': '权重ⱼ = softmax(q · kⱼ / √2)；这里 V 取单位矩阵，所以 attnlab 的输出正好等于这三个权重。',
 
   'cross.mode': '注意力类型',

@@ -23,11 +23,58 @@ const weightsTable = (w, rows, cols, rl, cl, id) =>
   matrixTable(w, { rows, cols, rowLabels: rl, colLabels: cl, id, color: (v) => seqColor(v), digits: 2 });
 
 /**
+ * The self- or cross-attention weights with their shapes and note.
+ * @param {HTMLElement} root
+ * @param {HTMLElement} out
+ * @param {import('../../attnlab.js').Attnlab} attn
+ * @param {'self' | 'cross'} mode
+ */
+function drawMode(root, out, attn, mode) {
+  const r = attend(attn, mode, SEQS[LANG]);
+  out.replaceChildren(
+    h('p.mono.small', {
+      id: 'cross-shapes',
+      text: `Q (${r.Lq}, ${D}) · K (${r.Lk}, ${D})ᵀ → ${t('cross.weights')} (${r.Lq}, ${r.Lk}) · V (${r.Lk}, ${D}) → ${t('cross.output')} (${r.Lq}, ${D})`,
+    }),
+    h('div.table-scroll', {}, weightsTable(r.weights.data, r.Lq, r.Lk, r.qTok, r.kTok, 'cross-weights')),
+    h('p.note', { text: t(mode === 'self' ? 'cross.selfNote' : 'cross.crossNote') }),
+  );
+  root.dataset.mode = mode;
+  root.dataset.weightsShape = JSON.stringify(r.weights.shape);
+}
+
+/**
+ * The batch in one call: each item's weights (items numbered from 1 for the reader) and the check.
+ * @param {HTMLElement} batch
+ * @param {import('../../attnlab.js').Attnlab} attn
+ */
+function drawBatch(batch, attn) {
+  const { B, L, dk } = BATCH;
+  const { items, diff } = batchCheck(attn);
+  const tables = items.map((wb, b) => {
+    const labels = Array.from({ length: L }, (_, i) => `${b}:${i}`);
+    return h(
+      'div',
+      {},
+      h('div.small.strong', { text: t('cross.item', { b: b + 1 }) }),
+      weightsTable(wb, L, L, labels, labels, `cross-batch-${b}`),
+    );
+  });
+  batch.dataset.diff = String(diff);
+  batch.replaceChildren(
+    h('p.mono.small', {
+      text: `x (${B}, ${L}, ${dk}) → scores, ${t('cross.weights')} (${B}, ${L}, ${L}) → ${t('cross.output')} (${B}, ${L}, ${dk})`,
+    }),
+    h('div.inputs-row', {}, tables),
+    h('p.note', { id: 'cross-batch-check', text: t('cross.batchNote', { d: diff === 0 ? '0' : fmt(diff, 2) }) }),
+  );
+}
+
+/**
  * @param {HTMLElement} root
  * @param {import('../../attnlab.js').Attnlab} attn
  */
 export function mount(root, attn) {
-  const seqs = SEQS[LANG];
   const store = createStore({ mode: /** @type {'self' | 'cross'} */ ('cross') });
   const modeRadios = radios({
     name: 'cross-mode',
@@ -47,44 +94,7 @@ export function mount(root, attn) {
     h('h3', { text: t('cross.batchTitle') }),
     batch,
   );
-
-  /** @param {{ mode: 'self' | 'cross' }} s */
-  function draw({ mode }) {
-    const r = attend(attn, mode, seqs);
-    out.replaceChildren(
-      h('p.mono.small', {
-        id: 'cross-shapes',
-        text: `Q (${r.Lq}, ${D}) · K (${r.Lk}, ${D})ᵀ → ${t('cross.weights')} (${r.Lq}, ${r.Lk}) · V (${r.Lk}, ${D}) → ${t('cross.output')} (${r.Lq}, ${D})`,
-      }),
-      h('div.table-scroll', {}, weightsTable(r.weights.data, r.Lq, r.Lk, r.qTok, r.kTok, 'cross-weights')),
-      h('p.note', { text: t(mode === 'self' ? 'cross.selfNote' : 'cross.crossNote') }),
-    );
-    root.dataset.mode = mode;
-    root.dataset.weightsShape = JSON.stringify(r.weights.shape);
-  }
-
-  function drawBatch() {
-    const { B, L, dk } = BATCH;
-    const { items, diff } = batchCheck(attn);
-    const tables = items.map((wb, b) => {
-      const labels = Array.from({ length: L }, (_, i) => `${b}:${i}`);
-      return h(
-        'div',
-        {},
-        h('div.small.strong', { text: t('cross.item', { b }) }),
-        weightsTable(wb, L, L, labels, labels, `cross-batch-${b}`),
-      );
-    });
-    batch.dataset.diff = String(diff);
-    batch.replaceChildren(
-      h('p.mono.small', {
-        text: `x (${B}, ${L}, ${dk}) → scores, ${t('cross.weights')} (${B}, ${L}, ${L}) → ${t('cross.output')} (${B}, ${L}, ${dk})`,
-      }),
-      h('div.inputs-row', {}, tables),
-      h('p.note', { id: 'cross-batch-check', text: t('cross.batchNote', { d: diff === 0 ? '0' : fmt(diff, 2) }) }),
-    );
-  }
-  store.subscribe(draw);
-  draw(store.get());
-  drawBatch();
+  store.subscribe(({ mode }) => drawMode(root, out, attn, mode));
+  drawMode(root, out, attn, store.get().mode);
+  drawBatch(batch, attn);
 }

@@ -87,7 +87,7 @@ function table(rows) {
       h(
         'tr',
         { 'data-j': r.j },
-        h('th', { scope: 'row', style: `color:${QKV.k}`, text: t('dot.book', { j: r.j }) }),
+        h('th', { scope: 'row', style: `color:${QKV.k}`, text: t('dot.book', { n: r.j + 1, j: r.j }) }),
         h('td', { text: fmt(r.dot, 3) }),
         h('td', { text: `${r.angle.toFixed(0)}°` }),
         h('td', {

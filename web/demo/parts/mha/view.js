@@ -6,6 +6,7 @@
 import { h } from '../../widgets/dom.js';
 import { radioInput } from '../../widgets/controls.js';
 import { hideTip } from '../../widgets/tooltip.js';
+import { partLink } from '../../widgets/guide.js';
 import { errText } from '../../shared/format.js';
 import { rng } from '../../shared/random.js';
 import { SENTENCES } from '../../shared/inputs.js';
@@ -86,6 +87,8 @@ function description(st, toy, user) {
       h('strong', { text: t('mha.noise') }),
       ' ',
       t('mha.noiseWhy'),
+      ' ',
+      partLink('poem', 'guide.toPoem'),
     );
   }
   return h('div', { text: user ? t('mha.userDesc', { f: user.fileName }) : t('mha.userNone') });

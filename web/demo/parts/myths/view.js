@@ -6,6 +6,7 @@ import { matrixTable } from '../../widgets/matrix-table.js';
 import { seqColor, divColor, QKV } from '../../widgets/colours.js';
 import { fmt } from '../../shared/format.js';
 import { guessCard } from '../../widgets/guess.js';
+import { partLink } from '../../widgets/guide.js';
 import { t } from '../../i18n.js';
 import { E, L, freshLayer, weightVsContribution, headCounts } from './compute.js';
 
@@ -54,6 +55,7 @@ function freshBoxes(f) {
     matrixTable(f.head0, { rows: L, cols: L, digits: 2, color: seqColor, caption: t('myths.m1Caption') }),
   );
   Object.assign(e81.dataset, { entropy: f.entropy, uniform: f.uniform });
+  e81.querySelector('.why').append(' ', partLink('poem', 'guide.toPoem')); // §8.1's trained counterpart
   const e83 = box('qkv', t('myths.m3'), t('myths.m3Note'), h('div.scroll', {}, qkvTable(f.rows)));
   const count = f.params.reduce((s, p) => s + p.size, 0);
   const e84 = box(

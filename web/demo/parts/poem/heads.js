@@ -334,6 +334,22 @@ export function headAblation(model, poems) {
 }
 
 /**
+ * "Guess first" on §8.2 (#28): the head whose removal raises the held-out loss most, from heads.json's ablation, with
+ * its attention entropy and where it ranks by sharpness (1 = the lowest entropy), and the sharpest head's effect for
+ * contrast. Indices from 0.
+ * @param {{ entropy: { mean: number[][], uniform: number }, ablation: { delta: number[][] } }} heads
+ */
+export function ablationAnswer({ entropy, ablation }) {
+  const rows = ablation.delta.flatMap((r, l) =>
+    r.map((delta, h) => ({ layer: l, head: h, delta, entropy: entropy.mean[l][h] })),
+  );
+  const top = rows.reduce((a, b) => (b.delta > a.delta ? b : a));
+  const sharpest = rows.reduce((a, b) => (b.entropy < a.entropy ? b : a));
+  const rank = 1 + rows.filter((r) => r.entropy < top.entropy).length;
+  return { top, sharpest, rank, heads: rows.length, uniform: entropy.uniform };
+}
+
+/**
  * @typedef {object} HeadsJson  heads.json, as scripts/poems/heads.mjs writes it
  * @property {string} model
  * @property {Record<string, number>} poems  poems per split (test, neighbour)

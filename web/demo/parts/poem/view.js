@@ -14,6 +14,7 @@ import { t } from '../../i18n.js';
 import { charTokenizer } from '../../shared/char-tokenizer.js';
 import * as C from './compute.js';
 import {
+  ablationAnswer,
   NAME_MIN_LIFT,
   NAME_MIN_SCORE,
   headScores,
@@ -24,6 +25,7 @@ import {
 } from './heads.js';
 import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead } from './draw.js';
 import { ScratchTrainer } from './scratch.js';
+import { guessCard } from '../../widgets/guess.js';
 
 /** Held-out poems the random model's heads are measured on here (pattern scores, entropy, names). */
 const LIVE_POEMS = 24;
@@ -398,17 +400,41 @@ class PoemPart {
     box.textContent = [...parts, t('poem.compare.lnV', { v: fmt(Math.log(V), 2), V, n: MASK_POEMS })].join(' ');
   }
 
-  /** The table "sharpness vs effect": heads.json's entropy and ablation (each head removed on its test poems). */
+  /** The table "sharpness vs effect" (heads.json's entropy and ablation), built once, shown with the guess's answer. */
   table() {
+    const box = this.root.querySelector('#poem-table-box');
+    if (box.querySelector('#poem-table')) return;
     const { entropy, ablation, names, poems } = this.headsJson;
     const table = C.sharpnessTable(entropy.mean, entropy.uniform, ablation.delta, names);
     const src = t('poem.src.json', { n: poems.test });
-    this.root.querySelector('#poem-table-box').replaceChildren(
+    const shown = h(
+      'div',
+      { hidden: true },
       sharpnessTable(table, entropy.uniform),
       h('p.note#poem-table-note', {
         text: t('poem.tableNote', { rho: fmt(table.rho, 2), base: fmt(ablation.base, 3), src }),
       }),
     );
+    box.replaceChildren(
+      this.ablationGuess(() => (shown.hidden = false)),
+      shown,
+    );
+  }
+
+  /**
+   * "Guess first" (§8.2): which head, switched off, raises the loss most? Answered from heads.json (ablationAnswer).
+   * @param {() => void} onReveal
+   */
+  ablationGuess(onReveal) {
+    const a = ablationAnswer(this.headsJson);
+    const at = (/** @type {{ layer: number, head: number }} */ r) => layerHead(r.layer, r.head);
+    return guessCard('poem', t('poem.guessQ', { n: a.heads }), () => {
+      onReveal();
+      const vars = { top: at(a.top), d: fmt(a.top.delta, 3), n: a.heads, e: fmt(a.top.entropy, 2), rank: a.rank };
+      const contrast = { sharp: at(a.sharpest), se: fmt(a.sharpest.entropy, 2), sd: fmt(a.sharpest.delta, 3) };
+      const html = t('poem.guessAnswer', { ...vars, ...contrast, u: fmt(a.uniform, 2) });
+      return { html, value: `${a.top.layer},${a.top.head}` };
+    });
   }
 
   /** Unaided: how many of 100 poems keep the form, sampled in slices so that the page stays responsive. */

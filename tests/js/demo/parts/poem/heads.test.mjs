@@ -1,11 +1,14 @@
 // Mirrors web/demo/parts/poem/heads.js: where each character of a quatrain sits, the patterns' keys, and the head
 // scores, entropies and names of synthetic attention whose answer is known (a head that always looks one back scores
 // 1 on 'previous'; a uniform causal head scores the uniform baseline); the loss of known logits; heads.json's reader
-// on a fixture of scripts/poems/heads.mjs's format.
+// on a fixture of scripts/poems/heads.mjs's format; the "guess first" answer of the ablation table, from heads.json.
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import fs from 'node:fs';
+import path from 'node:path';
 
 import {
+  ablationAnswer,
   NAME_MIN_LIFT,
   NAME_MIN_SCORE,
   PATTERNS,
@@ -19,6 +22,7 @@ import {
   sequenceLoss,
 } from '../../../../../web/demo/parts/poem/heads.js';
 import { charTokenizer } from '../../../../../web/demo/shared/char-tokenizer.js';
+import { DEMO } from '../../helpers.mjs';
 
 // 床前明月光，疑是地上霜。举头望明月，低头思故乡。 with BOS and EOS
 const POEM = ['[BOS]', ...'床前明月光，疑是地上霜。举头望明月，低头思故乡。', '[EOS]'];
@@ -172,4 +176,44 @@ test('poemFromText: [BOS] text [EOS], tokens as strings, tone labels by characte
   assert.deepEqual(poem.chars, ['[BOS]', ...'床前明月光，疑是地上霜。', '[EOS]']);
   assert.deepEqual(poem.strains, [...'平平平仄平，平仄仄仄平。']);
   assert.equal(poemFromText(tokenizer, '床前', ['平平平']).strains, undefined); // misaligned labels are dropped
+});
+
+test('ablationAnswer: the head whose removal costs most, its sharpness rank and the sharpest head (synthetic)', () => {
+  const heads = {
+    entropy: {
+      mean: [
+        [2.0, 0.5],
+        [1.0, 1.5],
+      ],
+      uniform: 2.2,
+    },
+    ablation: {
+      delta: [
+        [0.9, 0.01],
+        [0.2, 0.3],
+      ],
+    },
+  };
+  const a = ablationAnswer(heads);
+  assert.deepEqual(a.top, { layer: 0, head: 0, delta: 0.9, entropy: 2.0 });
+  assert.deepEqual(a.sharpest, { layer: 0, head: 1, delta: 0.01, entropy: 0.5 });
+  assert.equal(a.rank, 4, 'the flattest of four heads');
+  assert.equal(a.heads, 4);
+  assert.equal(a.uniform, 2.2);
+});
+
+test("ablationAnswer on the shipped heads.json: the answer is the ablation table's largest delta", () => {
+  const file = path.join(DEMO, 'models/tang-song-quatrains-char-llama/heads.json');
+  const json = readHeadsJson(JSON.parse(fs.readFileSync(file, 'utf8')), { numLayers: 4, numHeads: 4 });
+  const a = ablationAnswer(json);
+  const flat = json.ablation.delta.flat();
+  const k = flat.indexOf(Math.max(...flat));
+  assert.deepEqual([a.top.layer, a.top.head], [Math.floor(k / 4), k % 4]);
+  assert.equal(a.top.delta, Math.max(...flat));
+  assert.equal(a.top.entropy, json.entropy.mean[a.top.layer][a.top.head]);
+  const ents = json.entropy.mean.flat();
+  assert.equal(a.sharpest.entropy, Math.min(...ents));
+  assert.equal(a.rank, 1 + ents.filter((e) => e < a.top.entropy).length);
+  // what the answer says: the costliest head is not the sharpest, and the sharpest costs far less
+  assert.ok(a.rank > 1 && a.sharpest.delta < a.top.delta / 10, JSON.stringify(a));
 });

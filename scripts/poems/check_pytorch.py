@@ -18,7 +18,8 @@
 
 With --model DIR it also reads a shipped folder (config.json via reference.normalise_config, model.safetensors in
 F16) and compares PyTorch's loss on the first 200 test poems with attnlab's (attnlab_train_poems --eval).
-Exit status 1 when the curves disagree by more than --tolerance (default 0.01 nats).
+Exit status 1 when attnlab's curve is further from the float64 PyTorch run than PyTorch's own float32 run is (the
+noise of float32 over these steps), or than --tolerance (default 0.01 nats) when that is larger.
 """
 
 import argparse
@@ -258,8 +259,15 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             f.write(text + "\n")
-    ok = summary["max_abs_loss_diff"] <= args.tolerance and math.isfinite(summary["max_abs_loss_diff"])
-    print("agree" if ok else "DISAGREE: max |loss difference| above %g" % args.tolerance)
+    # Within noise: attnlab's curve no further from the float64 run than PyTorch's own float32 run is (the float32
+    # noise of 300 chaotic steps), or within --tolerance (without the float64 run, the only bound).
+    f64 = summary.get("attnlab_vs_pytorch_float64")
+    noise = summary.get("pytorch_float32_vs_float64", {}).get("max_abs_loss_diff", 0.0)
+    diff = f64["max_abs_loss_diff"] if f64 else summary["max_abs_loss_diff"]
+    bound = max(args.tolerance, noise)
+    ok = math.isfinite(diff) and diff <= bound
+    print(("agree: " if ok else "DISAGREE: ") + "max |attnlab - PyTorch %s| = %.4g against %.4g (max of --tolerance and "
+          "PyTorch float32's own distance from float64)" % ("float64" if f64 else "float32", diff, bound))
     return 0 if ok else 1
 
 

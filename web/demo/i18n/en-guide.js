@@ -98,6 +98,12 @@ export default {
   'guide.poem.3':
     'Answer the “Guess first” of “Switch heads off”, then untick the head of the answer: see how much the held-out loss rises, and what the poem written with the same random draws becomes.',
 
+  'guide.model.1':
+    "Click “Try it with the page's poem model”: it loads in a background thread, and the line under the buttons then gives its shape: 4 layers × 4 heads, E = 128. You can also choose a folder of your own: a GPT-2 or Llama-family model with config.json, model.safetensors and tokenizer.json.",
+  'guide.model.2':
+    'Type the start of a text and click “Generate”: each token appears as the model writes it. Click “Stop” at any time: the tokens written so far stay.',
+  'guide.model.3':
+    'When it is done, the grid shows every layer and head on the text. Click a head for its attention map, then a token above it for its links in every head of that layer: the earlier tokens it drew on.',
   'guide.speed.1':
     'Click “Run speed test”: it runs in a Web Worker, and the counter on the page keeps ticking, so the main thread is never blocked. When the results are in, the “simd vs plain JS” column says how many times faster attnlab is.',
   'guide.speed.2':

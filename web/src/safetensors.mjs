@@ -27,6 +27,25 @@ function bitsOf(u8, view, begin, count) {
   return out;
 }
 
+/** @type {Map<string, Float32Array>} */
+const kSixteenBitTables = new Map();
+
+/**
+ * The float32 value of each of the 65536 patterns of 'F16' or 'BF16', as readSafetensors converts them (built once
+ * per dtype): loadModel's check that a tensor's `bits` are still its `data`.
+ * @param {string} dtype
+ */
+export function sixteenBitValues(dtype) {
+  let table = kSixteenBitTables.get(dtype);
+  if (!table) {
+    const view = new DataView(new ArrayBuffer(2 * 65536));
+    for (let h = 0; h < 65536; ++h) view.setUint16(2 * h, h, true);
+    table = toFloat32(view, dtype, 0, 65536);
+    kSixteenBitTables.set(dtype, table);
+  }
+  return table;
+}
+
 /** Bytes per element of every dtype the format defines. */
 const kDtypeBytes = {
   F64: 8,

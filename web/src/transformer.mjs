@@ -7,6 +7,7 @@
 import { kToken, toTensor, toTensorRecord } from './core.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
 import { Model, createModel as wrapModel, kCore, kParameterNames, kUsable } from './model.mjs';
+import { sixteenBitValues } from './safetensors.mjs';
 import {
   describe,
   readBool,
@@ -1177,9 +1178,6 @@ class Transformer extends Model {
   }
 }
 
-/** float32 values of every 16-bit pattern, per dtype (for bitsBuffer's check). */
-const kSixteenBitValues = new Map();
-
 /**
  * The 16-bit values of a readSafetensors tensor of dtype `dtype` ('F16' / 'BF16') as a withHeap buffer, when it has
  * them (`bits`) and they are still its float32 `data` (checked element by element: data changed after reading is
@@ -1191,8 +1189,7 @@ const kSixteenBitValues = new Map();
 function bitsBuffer(value, buffer, dtype) {
   const bits = value?.bits;
   if (value?.dtype !== dtype || !(bits instanceof Uint16Array) || bits.length !== buffer.size) return null;
-  if (!kSixteenBitValues.has(dtype)) kSixteenBitValues.set(dtype, sixteenBitValues(dtype));
-  const table = kSixteenBitValues.get(dtype);
+  const table = sixteenBitValues(dtype);
   const data = buffer.data;
   for (let i = 0; i < bits.length; ++i) {
     const x = table[bits[i]];
@@ -1207,27 +1204,6 @@ function bitsBuffer(value, buffer, dtype) {
     bytes: bytes.length,
     name: buffer.name,
   };
-}
-
-/**
- * The float32 value of each of the 65536 patterns of `dtype` (readSafetensors' conversion of a one-element file).
- * @param {string} dtype
- */
-function sixteenBitValues(dtype) {
-  const out = new Float32Array(65536);
-  const u32 = new Uint32Array(out.buffer);
-  for (let h = 0; h < 65536; ++h) {
-    if (dtype === 'BF16') {
-      u32[h] = h << 16;
-      continue;
-    }
-    const sign = h & 0x8000 ? -1 : 1;
-    const exp = (h >> 10) & 0x1f;
-    const mant = h & 0x3ff;
-    out[h] =
-      exp === 31 ? (mant ? NaN : sign * Infinity) : sign * (exp ? (mant + 1024) * 2 ** (exp - 25) : mant * 2 ** -24);
-  }
-  return out;
 }
 
 /**

@@ -29,12 +29,21 @@ int64_t TransformerKVCache::BatchSize() const { return static_cast<int64_t>(impl
 int64_t TransformerKVCache::MaxLength() const { return static_cast<int64_t>(impl_->max_length); }
 void TransformerKVCache::Reset() { impl_->length = 0; }
 
-Transformer::Transformer(const TransformerConfig& config, uint64_t seed, bool initialise, WeightStorage storage)
-    : impl_(std::make_unique<Impl>(config, storage)) {
+namespace {
+
+// 16-bit storage holds a loaded checkpoint only: refused with initialise before anything is allocated.
+WeightStorage CheckedStorage(WeightStorage storage, bool initialise) {
   if (initialise && storage != WeightStorage::kFloat32) {
     Fail("storage", "kFloat32 for a randomly initialised model (16-bit storage holds a loaded checkpoint)",
          "16-bit storage with initialise true");
   }
+  return storage;
+}
+
+}  // namespace
+
+Transformer::Transformer(const TransformerConfig& config, uint64_t seed, bool initialise, WeightStorage storage)
+    : impl_(std::make_unique<Impl>(config, CheckedStorage(storage, initialise))) {
   if (initialise) impl_->Initialise(seed);
 }
 

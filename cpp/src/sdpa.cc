@@ -33,7 +33,8 @@ struct Prepared {
   int64_t lq = 0, lk_total = 0, dv = 0;
   std::vector<float> mask_storage;   // a bool mask's additive form, or a mask expanded along Lk
   std::vector<size_t> mask_strides;  // per batch dimension of query; 0 where the mask broadcasts
-  std::vector<size_t> mask_offsets;  // per problem (FillMaskOffsets)
+  std::vector<size_t> mask_offsets;  // per problem (FinishMask)
+  size_t mask_rows_to_expand = 0;    // rows of a mask broadcast over Lk, expanded by FinishMask
   bool has_past = false;
   Tensor present_key, present_value;
 };
@@ -125,22 +126,18 @@ void BroadcastMask(const Mask& mask, const Shape& batch_dims, int64_t lq, int64_
     Fail("attn_mask", "a shape that broadcasts to (*batch, Lq, Lk) = " + ShapeString(full), ShapeString(mask.shape));
   }
   m.insert(m.begin(), full.size() - m.size(), 1);  // right-aligned, rank of full
-  const float* bias = AdditiveMask(mask, numel, /*masked_when=*/false, out.mask_storage);  // true = may attend
-  if (m.back() != lk) {  // (…, 1) broadcast over the keys: expand each row to lk columns
-    std::vector<float> expanded(numel * static_cast<size_t>(lk));
-    for (size_t r = 0; r < numel; ++r) std::fill_n(expanded.begin() + r * lk, lk, bias[r]);
-    out.mask_storage = std::move(expanded);
-    bias = out.mask_storage.data();
+  BiasArgs& b = out.args.bias;
+  b.row_bias = AdditiveMask(mask, numel, /*masked_when=*/false, out.mask_storage);  // true = may attend
+  if (m.back() != lk) {  // (…, 1) broadcast over the keys: FinishMask expands each row to lk columns
+    out.mask_rows_to_expand = numel;
     m.back() = lk;
   }
-  BiasArgs& b = out.args.bias;
-  b.row_bias = bias;
   b.mask_cols = static_cast<size_t>(lk);
   b.row_stride_zero = m.end()[-2] != lq || lq == 1;
   // Offsets of each (flattened) batch problem: strides of the mask's own layout, 0 where it broadcasts.
   const size_t rank = batch_dims.size();
   std::vector<size_t> stride(rank);
-  size_t s = static_cast<size_t>(m.end()[-2] * lk);
+  size_t s = static_cast<size_t>(m.end()[-2]) * static_cast<size_t>(lk);  // wraps only when no kernel will run
   for (size_t d = rank; d-- > 0;) {
     stride[d] = m[d] == 1 ? 0 : s;
     s *= static_cast<size_t>(m[d]);
@@ -148,11 +145,21 @@ void BroadcastMask(const Mask& mask, const Shape& batch_dims, int64_t lq, int64_
   out.mask_strides = std::move(stride);
 }
 
-// The per-problem offsets of a broadcast mask (BroadcastMask's strides), filled in only right before a kernel
-// runs: an empty call with a huge batch (nothing to compute) must not allocate one offset per problem.
-void FillMaskOffsets(Prepared& prep) {
+// A broadcast mask's rows expanded along Lk and its per-problem offsets (BroadcastMask's strides), made only right
+// before a kernel runs: an empty call with huge sizes (nothing to compute; Lq = 0 with Lk = 2^61) must not allocate
+// Lk columns per row or one offset per problem.
+void FinishMask(Prepared& prep) {
   BiasArgs& b = prep.args.bias;
   if (!b.row_bias) return;
+  if (prep.mask_rows_to_expand > 0) {
+    const size_t rows = prep.mask_rows_to_expand, lk = b.mask_cols;
+    std::vector<float> expanded(
+        CheckedNumel("attn_mask", {static_cast<int64_t>(rows), static_cast<int64_t>(lk)}));  // (rows, Lk)
+    for (size_t r = 0; r < rows; ++r) std::fill_n(expanded.begin() + r * lk, lk, b.row_bias[r]);
+    prep.mask_storage = std::move(expanded);
+    b.row_bias = prep.mask_storage.data();
+    prep.mask_rows_to_expand = 0;
+  }
   const size_t batch = prep.args.batch, rank = prep.batch_dims.size();
   prep.mask_offsets.assign(batch, 0);
   for (size_t p = 0; p < batch; ++p) {
@@ -321,7 +328,7 @@ AttentionResult ScaledDotProductAttention(const TensorView& query, const TensorV
     result.present_value = std::move(prep.present_value);
   }
   if (out_numel == 0 && w_numel == 0 && s_numel == 0) return result;  // nothing to compute
-  FillMaskOffsets(prep);
+  FinishMask(prep);
   SdpaForward(args);
   return result;
 }
@@ -352,7 +359,7 @@ SdpaGradients ScaledDotProductAttentionBackward(const TensorView& query, const T
     backward.grad_q = grads.grad_query.data.data();
     backward.grad_k = grad_k.data.data();
     backward.grad_v = grad_v.data.data();
-    FillMaskOffsets(prep);
+    FinishMask(prep);
     SdpaBackward(backward);
   }
   if (!prep.has_past) {

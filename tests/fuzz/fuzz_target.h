@@ -55,6 +55,9 @@ struct Options {
   bool strict_nan = true;     // also check the strict NaN policy (see above)
   int64_t forced_target = 0;  // a Highway target to force (0: the one input byte 0 selects)
   bool use_target_byte = true;
+  // Choose only among targets that every x86-64 CI machine has (AVX2 and below; ATTNLAB_FUZZ_PORTABLE=1): the fixed
+  // run of scripts/fuzz.sh --runs then executes the same code, so it takes the same path, on AVX2 and AVX-512 hosts.
+  bool portable_targets = false;
   bool verbose = false;  // print every decoded case to stderr (ATTNLAB_FUZZ_VERBOSE=1)
   // SDPA: an attended row's output lies within the range of the value rows it attends (ATTNLAB_FUZZ_RANGE=1). Off by
   // default while the online path (need_weights false) returns 0 for rows with logits around 1e10 and more
@@ -62,7 +65,8 @@ struct Options {
   bool check_range = false;
 };
 
-// Options from the environment: ATTNLAB_FUZZ_STRICT=0 (lenient), ATTNLAB_FUZZ_VERBOSE=1, ATTNLAB_FUZZ_RANGE=1.
+// Options from the environment: ATTNLAB_FUZZ_STRICT=0 (lenient), ATTNLAB_FUZZ_VERBOSE=1, ATTNLAB_FUZZ_RANGE=1,
+// ATTNLAB_FUZZ_PORTABLE=1.
 Options OptionsFromEnv();
 
 // Decodes and runs one input; "" when every invariant held, else the first finding with the decoded case.

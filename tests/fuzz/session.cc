@@ -15,14 +15,32 @@ Options OptionsFromEnv() {
   o.verbose = v != nullptr && v[0] == '1';
   const char* range = std::getenv("ATTNLAB_FUZZ_RANGE");
   o.check_range = range != nullptr && range[0] == '1';
+  const char* portable = std::getenv("ATTNLAB_FUZZ_PORTABLE");
+  o.portable_targets = portable != nullptr && portable[0] == '1';
   return o;
 }
+
+namespace {
+
+// The targets the target byte chooses from: every supported one, or (portable) those no better than AVX2. Highway
+// orders targets by bit, the best lowest; non-x86 targets are kept as they are.
+std::vector<int64_t> CandidateTargets(bool portable) {
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  if (!portable) return targets;
+  std::vector<int64_t> kept;
+  for (int64_t t : targets) {
+    if (!(t & (HWY_AVX3 | HWY_AVX3_DL))) kept.push_back(t);
+  }
+  return kept;
+}
+
+}  // namespace
 
 std::string RunOne(const uint8_t* data, size_t size, const Options& opts) { return Session(data, size, opts).Run(); }
 
 std::string Session::Run() {
   const uint8_t target_byte = r_.U8();
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = CandidateTargets(opts_.portable_targets);
   int64_t target = opts_.forced_target;
   if (target == 0 && opts_.use_target_byte && targets.size() > 1) target = targets[target_byte % targets.size()];
   if (target != 0 && targets.size() > 1) hwy::SetSupportedTargetsForTest(target);

@@ -385,11 +385,18 @@ void TransformerCacheReset(TransformerKVCache& cache) { cache.Reset(); }
 }  // namespace
 }  // namespace attnlab
 
-EMSCRIPTEN_BINDINGS(attnlab) {
+// The registrations, one block per area. Argument structs come from args.h's tables: one .field(JS name, member)
+// per row.
+#define ATTNLAB_ARG_FIELD(type, member, js, init, doc) .field(js, &Struct::member)
+#define ATTNLAB_VALUE_OBJECT(name, table)                               \
+  {                                                                     \
+    using Struct = name;                                                \
+    emscripten::value_object<name>("_" #name) table(ATTNLAB_ARG_FIELD); \
+  }
+
+EMSCRIPTEN_BINDINGS(attnlab_arguments) {
   using namespace attnlab;
   using namespace attnlab::marshal;
-  using emscripten::value_object;
-
   emscripten::enum_<Mask::Kind>("_MaskKind")
       .value("None", Mask::Kind::kNone)
       .value("Bool", Mask::Kind::kBool)
@@ -411,98 +418,24 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .value("None", AttentionBias::kNone)
       .value("Qkv", AttentionBias::kQkv)
       .value("All", AttentionBias::kAll);
-  value_object<TensorArg>("_TensorArg").field("ptr", &TensorArg::ptr).field("shape", &TensorArg::shape);
-  value_object<MaskArg>("_MaskArg")
-      .field("ptr", &MaskArg::ptr)
-      .field("shape", &MaskArg::shape)
-      .field("kind", &MaskArg::kind);
-  value_object<SdpaCallArgs>("_SdpaCallArgs")
-      .field("query", &SdpaCallArgs::query)
-      .field("key", &SdpaCallArgs::key)
-      .field("value", &SdpaCallArgs::value)
-      .field("attnMask", &SdpaCallArgs::attn_mask)
-      .field("isCausal", &SdpaCallArgs::is_causal)
-      .field("causalAlign", &SdpaCallArgs::causal_align)
-      .field("hasScale", &SdpaCallArgs::has_scale)
-      .field("scale", &SdpaCallArgs::scale)
-      .field("needWeights", &SdpaCallArgs::need_weights)
-      .field("enableGQA", &SdpaCallArgs::enable_gqa)
-      .field("kvLengths", &SdpaCallArgs::kv_lengths)
-      .field("windowLeft", &SdpaCallArgs::window_left)
-      .field("windowRight", &SdpaCallArgs::window_right)
-      .field("softcap", &SdpaCallArgs::softcap)
-      .field("returnScores", &SdpaCallArgs::return_scores)
-      .field("pastKey", &SdpaCallArgs::past_key)
-      .field("pastValue", &SdpaCallArgs::past_value);
-  value_object<MhaConfigArgs>("_MhaConfigArgs")
-      .field("embedDim", &MhaConfigArgs::embed_dim)
-      .field("numHeads", &MhaConfigArgs::num_heads)
-      .field("bias", &MhaConfigArgs::bias)
-      .field("addBiasKV", &MhaConfigArgs::add_bias_kv)
-      .field("addZeroAttn", &MhaConfigArgs::add_zero_attn)
-      .field("kdim", &MhaConfigArgs::kdim)
-      .field("vdim", &MhaConfigArgs::vdim)
-      .field("batchFirst", &MhaConfigArgs::batch_first)
-      .field("seed", &MhaConfigArgs::seed)
-      .field("numKVHeads", &MhaConfigArgs::num_kv_heads);
-  value_object<MhaForwardArgs>("_MhaForwardArgs")
-      .field("query", &MhaForwardArgs::query)
-      .field("key", &MhaForwardArgs::key)
-      .field("value", &MhaForwardArgs::value)
-      .field("keyPaddingMask", &MhaForwardArgs::key_padding_mask)
-      .field("attnMask", &MhaForwardArgs::attn_mask)
-      .field("needWeights", &MhaForwardArgs::need_weights)
-      .field("averageAttnWeights", &MhaForwardArgs::average_attn_weights)
-      .field("requiresGrad", &MhaForwardArgs::requires_grad);
-  value_object<TinyTransformerArgs>("_TinyTransformerArgs")
-      .field("vocabSize", &TinyTransformerArgs::vocab_size)
-      .field("embedDim", &TinyTransformerArgs::embed_dim)
-      .field("numHeads", &TinyTransformerArgs::num_heads)
-      .field("causal", &TinyTransformerArgs::causal)
-      .field("seed", &TinyTransformerArgs::seed);
-  value_object<TransformerArgs>("_TransformerArgs")
-      .field("arch", &TransformerArgs::arch)
-      .field("vocabSize", &TransformerArgs::vocab_size)
-      .field("contextLength", &TransformerArgs::context_length)
-      .field("embedDim", &TransformerArgs::embed_dim)
-      .field("numLayers", &TransformerArgs::num_layers)
-      .field("numHeads", &TransformerArgs::num_heads)
-      .field("numKVHeads", &TransformerArgs::num_kv_heads)
-      .field("headDim", &TransformerArgs::head_dim)
-      .field("hiddenDim", &TransformerArgs::hidden_dim)
-      .field("normEps", &TransformerArgs::norm_eps)
-      .field("ropeTheta", &TransformerArgs::rope_theta)
-      .field("tieEmbeddings", &TransformerArgs::tie_embeddings)
-      .field("attentionBias", &TransformerArgs::attention_bias)
-      .field("slidingWindow", &TransformerArgs::sliding_window)
-      .field("seed", &TransformerArgs::seed);
-  value_object<TransformerForwardArgs>("_TransformerForwardArgs")
-      .field("tokens", &TransformerForwardArgs::tokens)
-      .field("attentionMask", &TransformerForwardArgs::attention_mask)
-      .field("headMask", &TransformerForwardArgs::head_mask)
-      .field("outputAttentions", &TransformerForwardArgs::output_attentions)
-      .field("outputHiddenStates", &TransformerForwardArgs::output_hidden_states)
-      .field("lastLogitsOnly", &TransformerForwardArgs::last_logits_only);
-  value_object<AdamWArgs>("_AdamWArgs")
-      .field("lr", &AdamWArgs::lr)
-      .field("weightDecay", &AdamWArgs::weight_decay)
-      .field("beta1", &AdamWArgs::beta1)
-      .field("beta2", &AdamWArgs::beta2)
-      .field("eps", &AdamWArgs::eps)
-      .field("clipGradNorm", &AdamWArgs::clip_grad_norm);
+  ATTNLAB_ARG_STRUCTS(ATTNLAB_VALUE_OBJECT)
+}
 
+EMSCRIPTEN_BINDINGS(attnlab_module) {
+  using namespace attnlab;
   emscripten::function("_targetName", &TargetName);
   emscripten::function("_maxMemoryBytes", &MaxMemoryBytes);
   emscripten::function("_setThreads", &SetThreads);
   emscripten::function("_threads", &Threads);
+}
+
+EMSCRIPTEN_BINDINGS(attnlab_attention) {
+  using namespace attnlab;
   emscripten::function("_sdpa", &Sdpa);
   emscripten::function("_sdpaMemory", &SdpaMemory);
   emscripten::function("_sdpaBackward", &SdpaBackward);
   emscripten::function("_sdpaBackwardMemory", &SdpaBackwardMemory);
   emscripten::function("_multiHeadAttentionMemory", &MhaMemory);
-  emscripten::function("_tinyTransformerMemory", &TinyTransformerMemory);
-  emscripten::function("_transformerMemory", &TransformerMemory);
-
   BindModel<MhaBinding, ModelBinding<MultiHeadAttention>>("_MultiHeadAttention")
       .constructor(&MhaBinding::Make, emscripten::allow_raw_pointers())
       .function("forward", &MhaBinding::Forward)
@@ -515,6 +448,13 @@ EMSCRIPTEN_BINDINGS(attnlab) {
       .constructor(&MhaBinding::MakeCache, emscripten::allow_raw_pointers())
       .function("length", &CacheLength)
       .function("reset", &CacheReset);
+}
+
+EMSCRIPTEN_BINDINGS(attnlab_models) {
+  using namespace attnlab;
+  using emscripten::val;
+  emscripten::function("_tinyTransformerMemory", &TinyTransformerMemory);
+  emscripten::function("_transformerMemory", &TransformerMemory);
   BindModel<TinyTransformerBinding, ModelBinding<TinyTransformer>>("_TinyTransformer")
       .constructor(&TinyTransformerBinding::Make, emscripten::allow_raw_pointers())
       .function("forward", &TinyTransformerBinding::Forward)

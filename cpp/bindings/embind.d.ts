@@ -13,6 +13,19 @@ export type RawTensorList = Array<[name: string, data: Float32Array, shape: numb
 /** `[[what, bytes], …]`: what a call will allocate besides its inputs (attnlab/memory_needs.h). */
 export type RawMemoryNeeds = Array<[what: string, bytes: number]>;
 
+// The argument structs (TensorArg, SdpaCallArgs, …) are generated from cpp/bindings/args.h.
+import type {
+  AdamWArgs,
+  MhaConfigArgs,
+  MhaForwardArgs,
+  SdpaCallArgs,
+  TensorArg,
+  TinyTransformerArgs,
+  TransformerArgs,
+  TransformerForwardArgs,
+} from './embind-args';
+export * from './embind-args';
+
 export interface RawEnumValue {
   readonly value: number;
 }
@@ -50,118 +63,6 @@ export interface RawAttentionBiases {
   readonly None: RawEnumValue;
   readonly Qkv: RawEnumValue;
   readonly All: RawEnumValue;
-}
-
-/** A tensor in wasm memory: float32, or int32 for tokens. */
-export interface TensorArg {
-  ptr: number;
-  shape: number[];
-}
-export interface MaskArg extends TensorArg {
-  kind: RawEnumValue;
-}
-
-export interface SdpaCallArgs {
-  query: TensorArg;
-  key: TensorArg;
-  value: TensorArg;
-  attnMask: MaskArg;
-  isCausal: boolean;
-  /** Aligns isCausal and the window (attnlab::SdpaOptions::causal_align). */
-  causalAlign: RawEnumValue;
-  /** When false, scale = 1/√dk and `scale` is ignored. */
-  hasScale: boolean;
-  scale: number;
-  needWeights: boolean;
-  enableGQA: boolean;
-  /** An Int32Array in wasm memory, shape [count]; ptr 0 and shape [] when absent. */
-  kvLengths: TensorArg;
-  /** -1 = unbounded. */
-  windowLeft: number;
-  windowRight: number;
-  /** 0 = none. */
-  softcap: number;
-  returnScores: RawEnumValue;
-  /** ptr 0 and shape [] when absent (both or neither). */
-  pastKey: TensorArg;
-  pastValue: TensorArg;
-}
-
-export interface MhaConfigArgs {
-  embedDim: number;
-  numHeads: number;
-  bias: boolean;
-  addBiasKV: boolean;
-  addZeroAttn: boolean;
-  kdim: number;
-  vdim: number;
-  batchFirst: boolean;
-  seed: number;
-  /** -1: numHeads. */
-  numKVHeads: number;
-}
-
-export interface MhaForwardArgs {
-  query: TensorArg;
-  key: TensorArg;
-  value: TensorArg;
-  keyPaddingMask: MaskArg;
-  attnMask: MaskArg;
-  needWeights: boolean;
-  averageAttnWeights: boolean;
-  requiresGrad: boolean;
-}
-
-export interface TinyTransformerArgs {
-  vocabSize: number;
-  embedDim: number;
-  numHeads: number;
-  causal: boolean;
-  seed: number;
-}
-
-/** attnlab::TransformerConfig and the initialisation seed; 0 = derived (numKVHeads, headDim, hiddenDim) or none
- * (slidingWindow). `config()` returns the normalised configuration in this form (seed 0). */
-export interface TransformerArgs {
-  arch: RawEnumValue;
-  vocabSize: number;
-  contextLength: number;
-  embedDim: number;
-  numLayers: number;
-  numHeads: number;
-  numKVHeads: number;
-  headDim: number;
-  hiddenDim: number;
-  normEps: number;
-  ropeTheta: number;
-  tieEmbeddings: boolean;
-  attentionBias: RawEnumValue;
-  slidingWindow: number;
-  seed: number;
-}
-
-export interface TransformerForwardArgs {
-  /** Int32Array (B, T). */
-  tokens: TensorArg;
-  /** Uint8Array (B, P + T), 1 = token; ptr 0 and shape [] when absent. */
-  attentionMask: TensorArg;
-  /** Float32Array (L, H); ptr 0 and shape [] when absent. */
-  headMask: TensorArg;
-  /** Layers whose attention weights are returned. */
-  outputAttentions: number[];
-  outputHiddenStates: boolean;
-  /** Logits (B, 1, V) of each sequence's last position only (generation). */
-  lastLogitsOnly: boolean;
-}
-
-/** Transformer::AdamWOptions: one torch.optim.AdamW step (clipGradNorm 0: no clipping). Values become float32. */
-export interface AdamWArgs {
-  lr: number;
-  weightDecay: number;
-  beta1: number;
-  beta2: number;
-  eps: number;
-  clipGradNorm: number;
 }
 
 export interface RawTransformerOutput {

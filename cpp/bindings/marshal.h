@@ -1,5 +1,5 @@
-// Marshalling of the Embind layer (embind.cc): the value-object argument structs as JS hands them over, and their
-// conversion to the C++ API's views, options and configurations and back to JS-owned copies. No math.
+// Marshalling of the Embind layer (embind.cc): the value-object argument structs of args.h as JS hands them over,
+// converted to the C++ API's views, options and configurations, and results back to JS-owned copies. No math.
 #ifndef ATTNLAB_BINDINGS_MARSHAL_H_
 #define ATTNLAB_BINDINGS_MARSHAL_H_
 
@@ -16,91 +16,12 @@
 #include "attnlab/memory_needs.h"
 #include "attnlab/tiny_transformer.h"
 #include "attnlab/transformer.h"
+#include "cpp/bindings/args.h"
 
 namespace attnlab {
 namespace marshal {
 
 using emscripten::val;
-
-// ---------------------------------------------------------------------------------------------------------------
-// Argument structs (value_object): the JS spelling of each field is in EMSCRIPTEN_BINDINGS below.
-
-// A float32 (or, for tokens, int32) tensor the JS layer copied into wasm memory; ptr 0 for a size query.
-struct TensorArg {
-  uintptr_t ptr = 0;
-  val shape = val::array();
-};
-
-// A mask in wasm memory; kind kNone ignores ptr and shape.
-struct MaskArg {
-  uintptr_t ptr = 0;
-  val shape = val::array();
-  Mask::Kind kind = Mask::Kind::kNone;
-};
-
-struct SdpaCallArgs {
-  TensorArg query, key, value;
-  MaskArg attn_mask;
-  bool is_causal = false;
-  CausalAlign causal_align = CausalAlign::kUpperLeft;
-  bool has_scale = false;
-  float scale = 0;
-  bool need_weights = true;
-  bool enable_gqa = false;
-  TensorArg kv_lengths;  // int32, shape [count]; ptr 0 and shape [] when absent
-  int window_left = -1, window_right = -1;
-  float softcap = 0;
-  ScoresStage return_scores = ScoresStage::kNone;
-  TensorArg past_key, past_value;  // ptr 0 and shape [] when absent
-};
-
-struct MhaConfigArgs {
-  int embed_dim = 0, num_heads = 0;
-  bool bias = true, add_bias_kv = false, add_zero_attn = false;
-  int kdim = 0, vdim = 0;
-  bool batch_first = false;
-  double seed = 0;
-  int num_kv_heads = -1;
-};
-
-struct MhaForwardArgs {
-  TensorArg query, key, value;
-  MaskArg key_padding_mask, attn_mask;
-  bool need_weights = true, average_attn_weights = true, requires_grad = false;
-};
-
-struct TinyTransformerArgs {
-  int vocab_size = 0, embed_dim = 0, num_heads = 0;
-  bool causal = false;
-  double seed = 0;
-};
-
-// The Transformer's configuration (attnlab::TransformerConfig) and seed; 0 = derived for numKVHeads, headDim,
-// hiddenDim and slidingWindow (none).
-struct TransformerArgs {
-  Arch arch = Arch::kGpt2;
-  double vocab_size = 0, context_length = 0, embed_dim = 0, num_layers = 0, num_heads = 0, num_kv_heads = 0,
-         head_dim = 0, hidden_dim = 0;
-  double norm_eps = 1e-5, rope_theta = 10000;
-  bool tie_embeddings = true;
-  AttentionBias attention_bias = AttentionBias::kNone;
-  double sliding_window = 0;
-  double seed = 0;
-};
-
-struct TransformerForwardArgs {
-  TensorArg tokens;                      // int32 (B, T)
-  TensorArg attention_mask;              // uint8 (B, P + T); ptr 0 and shape [] when absent
-  TensorArg head_mask;                   // float32 (L, H); ptr 0 and shape [] when absent
-  val output_attentions = val::array();  // layer indices
-  bool output_hidden_states = false;
-  bool last_logits_only = false;  // logits (B, 1, V): each sequence's last position only
-};
-
-// Transformer::AdamWOptions, field for field (clip_grad_norm 0: no clipping).
-struct AdamWArgs {
-  float lr = 0, weight_decay = 0.01f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, clip_grad_norm = 0;
-};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Conversions.

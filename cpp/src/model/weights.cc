@@ -156,18 +156,21 @@ void Weights::Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype) {
   Load(s, values.data());
 }
 
-void Weights::Widen() {
-  embed.Widen();
-  head.Widen();
+std::vector<PackedMatrix*> Weights::Matrices() {
+  std::vector<PackedMatrix*> all{&embed, &head};
   for (BlockWeights& b : blocks) {
-    for (PackedMatrix* m : {&b.qkv, &b.o, &b.up, &b.down}) m->Widen();
+    for (PackedMatrix* m : b.Matrices()) all.push_back(m);
   }
+  return all;
 }
 
-bool Weights::Any16() const {
-  bool any = embed.Is16() || head.Is16();
-  for (const BlockWeights& b : blocks) any = any || b.qkv.Is16() || b.o.Is16() || b.up.Is16() || b.down.Is16();
-  return any;
+void Weights::Widen() {
+  for (PackedMatrix* m : Matrices()) m->Widen();
+}
+
+bool Weights::Any16() {
+  const std::vector<PackedMatrix*> all = Matrices();
+  return std::any_of(all.begin(), all.end(), [](const PackedMatrix* m) { return m->Is16(); });
 }
 
 void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool matrix)>& fn) {
@@ -178,7 +181,7 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
     if (!v->empty()) fn(*v, false);
   }
   for (BlockWeights& b : blocks) {
-    for (PackedMatrix* m : {&b.qkv, &b.o, &b.up, &b.down}) fn(m->data, true);
+    for (PackedMatrix* m : b.Matrices()) fn(m->data, true);
     for (std::vector<float>* v : {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias,
                                   &b.o_bias, &b.up_bias, &b.down_bias}) {
       if (!v->empty()) fn(*v, false);

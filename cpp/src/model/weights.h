@@ -4,6 +4,7 @@
 #ifndef ATTNLAB_SRC_MODEL_WEIGHTS_H_
 #define ATTNLAB_SRC_MODEL_WEIGHTS_H_
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -46,6 +47,8 @@ struct PackedMatrix {
 struct BlockWeights {
   std::vector<float> norm1_weight, norm1_bias, norm2_weight, norm2_bias, qkv_bias, o_bias, up_bias, down_bias;
   PackedMatrix qkv, o, up, down;
+
+  std::array<PackedMatrix*, 4> Matrices() { return {&qkv, &o, &up, &down}; }  // the one list of a block's matrices
 };
 
 struct Weights {
@@ -62,9 +65,11 @@ struct Weights {
   void Save(const ParamSpec& s, float* data);
   // Copies a tensor of 16-bit values in: its bits into a matrix of that 16-bit storage, else converted to float32.
   void Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype);
+  // Every packed matrix: the embedding, the head (empty when tied), each block's.
+  std::vector<PackedMatrix*> Matrices();
   // Every matrix to float32 storage.
   void Widen();
-  bool Any16() const;
+  bool Any16();
 
   // Every buffer, with whether it is a ≥ 2-D tensor (AdamW's weight decay applies); the padding of packed matrices
   // is zero in parameters and gradients alike.

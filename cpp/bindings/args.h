@@ -1,16 +1,20 @@
-// The argument structs that cross Embind, each described once: a table of X(C++ type, C++ member, JS name, default,
-// doc) rows. From it come the structs (below), their value_object registrations (embind.cc: ATTNLAB_ARG_STRUCTS)
-// and their TypeScript interfaces (cpp/bindings/embind-args.d.ts, written by `node scripts/gen-bindings.mjs`,
-// which tests/package/bindings_contract.test.mjs runs with --check). A JS-facing struct has a name of its own, never
-// that of a struct of the C++ API. Doc texts become the interfaces' comments.
+// The argument structs that cross Embind, each described once, and their conversion to the C++ API (results go
+// back to JS in marshal.h). A struct is a table of X(C++ type, C++ member, JS name, default, doc) rows: from it come
+// the struct (below), its value_object registration (embind.cc: ATTNLAB_ARG_STRUCTS) and its TypeScript interface
+// (cpp/bindings/embind-args.d.ts, written by `node scripts/gen-bindings.mjs`; tests/package/bindings_contract.test.mjs
+// checks it). A JS-facing struct has a name of its own, never that of a struct of the C++ API. Doc texts become the
+// interfaces' comments.
 #ifndef ATTNLAB_BINDINGS_ARGS_H_
 #define ATTNLAB_BINDINGS_ARGS_H_
 
 #include <emscripten/val.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "attnlab/attention.h"
+#include "attnlab/tiny_transformer.h"
 #include "attnlab/transformer.h"
 
 namespace attnlab {
@@ -142,6 +146,140 @@ using emscripten::val;
 ATTNLAB_ARG_STRUCTS(ATTNLAB_ARG_STRUCT)
 #undef ATTNLAB_ARG_STRUCT
 #undef ATTNLAB_ARG_MEMBER
+
+// ---------------------------------------------------------------------------------------------------------------
+// The structs as the C++ API's views, options and configurations.
+
+inline Shape ToShape(const val& array) {
+  const size_t rank = array["length"].as<size_t>();
+  Shape shape(rank);
+  for (size_t i = 0; i < rank; ++i) shape[i] = static_cast<int64_t>(array[i].as<double>());
+  return shape;
+}
+
+inline TensorView ViewOf(const TensorArg& t) {
+  return TensorView{reinterpret_cast<const float*>(t.ptr), ToShape(t.shape)};
+}
+
+inline TokensView TokensOf(const TensorArg& t) {
+  return TokensView{reinterpret_cast<const int32_t*>(t.ptr), ToShape(t.shape)};
+}
+
+inline Mask MaskOf(const MaskArg& m) {
+  switch (m.kind) {
+    case Mask::Kind::kBool:
+      return Mask::Bool(reinterpret_cast<const uint8_t*>(m.ptr), ToShape(m.shape));
+    case Mask::Kind::kFloat:
+      return Mask::Float(reinterpret_cast<const float*>(m.ptr), ToShape(m.shape));
+    case Mask::Kind::kNone:
+      break;
+  }
+  return Mask::None();
+}
+
+// The C++ API's options and configurations, field for field (in their declaration order).
+inline SdpaOptions OptionsOf(const SdpaCallArgs& a) {
+  const Shape lengths = ToShape(a.kv_lengths.shape);
+  return SdpaOptions{MaskOf(a.attn_mask),
+                     a.is_causal,
+                     a.causal_align,
+                     a.has_scale,
+                     a.scale,
+                     a.need_weights,
+                     a.enable_gqa,
+                     reinterpret_cast<const int32_t*>(a.kv_lengths.ptr),
+                     lengths.empty() ? 0 : static_cast<size_t>(lengths[0]),
+                     a.window_left,
+                     a.window_right,
+                     a.softcap,
+                     a.return_scores,
+                     ViewOf(a.past_key),
+                     ViewOf(a.past_value)};
+}
+
+inline MhaForwardOptions OptionsOf(const MhaForwardArgs& a) {
+  return MhaForwardOptions{MaskOf(a.key_padding_mask), a.need_weights, MaskOf(a.attn_mask), a.average_attn_weights,
+                           a.requires_grad};
+}
+
+inline MhaConfig ConfigOf(const MhaConfigArgs& a) {
+  return MhaConfig{a.embed_dim, a.num_heads, a.bias,        a.add_bias_kv, a.add_zero_attn,
+                   a.kdim,      a.vdim,      a.batch_first, a.num_kv_heads};
+}
+
+inline TinyTransformerConfig ConfigOf(const TinyTransformerArgs& a) {
+  return TinyTransformerConfig{a.vocab_size, a.embed_dim, a.num_heads, a.causal};
+}
+
+inline TransformerConfig ConfigOf(const TransformerArgs& a) {
+  TransformerConfig c;
+  c.arch = a.arch;
+  c.vocab_size = static_cast<int64_t>(a.vocab_size);
+  c.context_length = static_cast<int64_t>(a.context_length);
+  c.embed_dim = static_cast<int64_t>(a.embed_dim);
+  c.num_layers = static_cast<int64_t>(a.num_layers);
+  c.num_heads = static_cast<int64_t>(a.num_heads);
+  c.num_kv_heads = static_cast<int64_t>(a.num_kv_heads);
+  c.head_dim = static_cast<int64_t>(a.head_dim);
+  c.hidden_dim = static_cast<int64_t>(a.hidden_dim);
+  c.norm_eps = a.norm_eps;
+  c.rope_theta = a.rope_theta;
+  c.tie_embeddings = a.tie_embeddings;
+  c.attention_bias = a.attention_bias;
+  c.sliding_window = static_cast<int64_t>(a.sliding_window);
+  return c;
+}
+
+// The normalised configuration back as the argument struct (seed 0).
+inline TransformerArgs ArgsOf(const TransformerConfig& c) {
+  TransformerArgs a;
+  a.arch = c.arch;
+  a.vocab_size = static_cast<double>(c.vocab_size);
+  a.context_length = static_cast<double>(c.context_length);
+  a.embed_dim = static_cast<double>(c.embed_dim);
+  a.num_layers = static_cast<double>(c.num_layers);
+  a.num_heads = static_cast<double>(c.num_heads);
+  a.num_kv_heads = static_cast<double>(c.num_kv_heads);
+  a.head_dim = static_cast<double>(c.head_dim);
+  a.hidden_dim = static_cast<double>(c.hidden_dim);
+  a.norm_eps = c.norm_eps;
+  a.rope_theta = c.rope_theta;
+  a.tie_embeddings = c.tie_embeddings;
+  a.attention_bias = c.attention_bias;
+  a.sliding_window = static_cast<double>(c.sliding_window);
+  return a;
+}
+
+inline std::vector<int64_t> LayersOf(const val& array) {
+  const size_t n = array["length"].as<size_t>();
+  std::vector<int64_t> layers(n);
+  for (size_t i = 0; i < n; ++i) layers[i] = static_cast<int64_t>(array[i].as<double>());
+  return layers;
+}
+
+// The Forward options of the struct (the cache is passed beside it).
+inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
+  TransformerForwardOptions o;
+  o.attention_mask = reinterpret_cast<const uint8_t*>(a.attention_mask.ptr);
+  o.attention_mask_shape = ToShape(a.attention_mask.shape);
+  o.head_mask = reinterpret_cast<const float*>(a.head_mask.ptr);
+  o.head_mask_shape = ToShape(a.head_mask.shape);
+  o.output_attentions = LayersOf(a.output_attentions);
+  o.output_hidden_states = a.output_hidden_states;
+  o.last_logits_only = a.last_logits_only;
+  return o;
+}
+
+inline Transformer::AdamWOptions OptionsOf(const AdamWArgs& a) {
+  Transformer::AdamWOptions o;
+  o.lr = a.lr;
+  o.weight_decay = a.weight_decay;
+  o.beta1 = a.beta1;
+  o.beta2 = a.beta2;
+  o.eps = a.eps;
+  o.clip_grad_norm = a.clip_grad_norm;
+  return o;
+}
 
 }  // namespace marshal
 }  // namespace attnlab

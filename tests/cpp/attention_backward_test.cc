@@ -1,4 +1,4 @@
-// Mirrors cpp/src/attention_backward-inl.h (SDPA and MHA backward): every PyTorch gradient fixture, and
+// Mirrors cpp/src/attention/attention_backward-inl.h (SDPA and MHA backward): every PyTorch gradient fixture, and
 // finite differences of the double-precision reference on random shapes and options, on every target.
 #include <catch2/catch.hpp>
 

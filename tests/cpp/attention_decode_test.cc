@@ -1,10 +1,10 @@
-// The few-query decoding kernel (cpp/src/attention_decode-inl.h: the heads of a key/value group attend over the
-// KV cache in place) and the matrix-vector projections (GemvPacked, cpp/src/gemm-inl.h) that MultiHeadAttention's
-// KV-cache path takes for steps of up to 4 tokens: each step's output and weights against the float64 reference of
-// one causal forward over the whole sequence, on every Highway target. Head dims with and without a tail past the
-// SIMD tiles, groups of 1 to 8 query heads, steps of 1-4 tokens (this kernel) between steps of 5 (the general
-// path), per-head and averaged weights, a padding mask, and a NaN token that is padded (reaches nothing) or not.
-// Steps are bit-identical at every thread count, with and without the key/value groups split over threads.
+// The few-query decoding kernel (cpp/src/attention/attention_decode-inl.h: the heads of a key/value group attend over
+// the KV cache in place) and the matrix-vector projections (GemvPacked, cpp/src/ops/gemm-inl.h) that
+// MultiHeadAttention's KV-cache path takes for steps of up to 4 tokens: each step's output and weights against the
+// float64 reference of one causal forward over the whole sequence, on every Highway target. Head dims with and without
+// a tail past the SIMD tiles, groups of 1 to 8 query heads, steps of 1-4 tokens (this kernel) between steps of 5 (the
+// general path), per-head and averaged weights, a padding mask, and a NaN token that is padded (reaches nothing) or
+// not. Steps are bit-identical at every thread count, with and without the key/value groups split over threads.
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Tests of cpp/src/gemm-inl.h and packing-inl.h below the public API, on every compiled target: Gemm /
+// Tests of cpp/src/ops/gemm-inl.h and packing-inl.h below the public API, on every compiled target: Gemm /
 // GemmUnpacked for m, n, k across every tile remainder (n 0…2 tile widths + 1, partial 4-row tiles, several k
 // blocks, the packed-A path), A and B transposed or not, padded strides and misaligned pointers, against a float64
 // reference; nothing outside C's (m, n) block may change. PackA against its documented layout. GemvPacked (the
@@ -18,8 +18,8 @@
 #include <limits>
 #include <vector>
 
-#include "cpp/src/gemm-inl.h"
-#include "cpp/src/packing-inl.h"
+#include "cpp/src/ops/gemm-inl.h"
+#include "cpp/src/ops/packing-inl.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
 #include "test_util.h"

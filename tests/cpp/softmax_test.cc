@@ -1,4 +1,4 @@
-// Tests of cpp/src/softmax-inl.h below the public API, on every compiled target, against float64 references:
+// Tests of cpp/src/ops/softmax-inl.h below the public API, on every compiled target, against float64 references:
 // MaskedSoftmaxRow over row lengths 0…2N+1, misaligned rows and biases, causal cut-offs and -inf masks (and the NaN
 // rules: a NaN or +inf logit a row attends makes the row NaN, a masked one reaches nothing); ExpNonPositive via
 // ExpSubtractSum over [-100, 0]; OnlineSoftmaxColumns folding tiles of several sizes into the exact softmax.
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <vector>
 
-#include "cpp/src/softmax-inl.h"
+#include "cpp/src/ops/softmax-inl.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
 #include "test_util.h"

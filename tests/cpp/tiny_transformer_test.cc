@@ -1,4 +1,4 @@
-// Mirrors cpp/src/tiny_transformer.cc: the PyTorch train_step fixtures (logits, loss, gradients, parameters
+// Mirrors cpp/src/model/tiny_transformer.cc: the PyTorch train_step fixtures (logits, loss, gradients, parameters
 // after 1 and 5 Adam steps) on every target, and learning the reversal task from a fixed seed.
 #include <catch2/catch.hpp>
 

@@ -58,13 +58,13 @@ test('the structs and their value_object registrations come from the tables, not
   }
 });
 
-test('every member reaches the C++ API: each conversion of marshal.h reads each member of its struct', () => {
-  const marshal = read('cpp/bindings/marshal.h');
+test('every member reaches the C++ API: each conversion of args.h reads each member of its struct', () => {
+  const args = read('cpp/bindings/args.h');
   // Members the bindings pass beside the options (the tensors of a call, the seed of a constructor).
   const besides = new Set(['query', 'key', 'value', 'tokens', 'seed']);
   for (const s of structs.filter((x) => !['TensorArg', 'MaskArg'].includes(x.name))) {
-    const fn = marshal.match(new RegExp(`inline \\w+(?:::\\w+)? \\w+Of\\(const ${s.name}& a\\) \\{[\\s\\S]*?\\n\\}`));
-    assert.ok(fn, `marshal.h: no conversion of ${s.name}`);
+    const fn = args.match(new RegExp(`inline \\w+(?:::\\w+)? \\w+Of\\(const ${s.name}& a\\) \\{[\\s\\S]*?\\n\\}`));
+    assert.ok(fn, `args.h: no conversion of ${s.name}`);
     for (const m of s.members.filter((x) => !besides.has(x.member))) {
       assert.match(fn[0], new RegExp(`\\ba\\.${m.member}\\b`), `${s.name}'s conversion drops ${m.member}`);
     }
@@ -75,7 +75,7 @@ test('the JS-facing argument structs do not share a name with a struct of the C+
   const api = ['attention.h', 'transformer.h', 'tiny_transformer.h', 'memory_needs.h']
     .map((f) => read(`cpp/include/attnlab/${f}`))
     .join('\n');
-  const kernels = read('cpp/src/kernels.h');
+  const kernels = read('cpp/src/attention/kernels.h');
   const clashes = structs
     .map((s) => s.name)
     .filter((name) => new RegExp(`\\b(struct|class) ${name}\\b`).test(api + kernels));

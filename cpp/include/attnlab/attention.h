@@ -156,7 +156,7 @@ class KVCache {
   int64_t max_length() const;
   void Reset();  // length 0 (keeps the memory)
 
-  struct State;  // (internal: cpp/src/multi_head_attention_impl.h)
+  struct State;  // (internal: cpp/src/attention/multi_head_attention_impl.h)
 
  private:
   friend class MultiHeadAttention;
@@ -218,7 +218,7 @@ class MultiHeadAttention {
   // (2 * batch_size * num_kv_heads * max_length * head_dim floats) is allocated here, once.
   KVCache CreateKVCache(int64_t batch_size, int64_t max_length) const;
 
-  struct Impl;  // (internal: cpp/src/multi_head_attention_impl.h)
+  struct Impl;  // (internal: cpp/src/attention/multi_head_attention_impl.h)
 
  private:
   AttentionResult ForwardWithCache(const TensorView& query, const TensorView& key, const TensorView& value,

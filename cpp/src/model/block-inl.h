@@ -16,15 +16,15 @@
 #include <cstddef>
 #include <vector>
 
-#include "cpp/src/attention-inl.h"
-#include "cpp/src/gemm-inl.h"
-#include "cpp/src/kernels-inl.h"
+#include "cpp/src/attention/attention-inl.h"
+#include "cpp/src/attention/kernels-inl.h"
 #include "cpp/src/model/model_kernels.h"
 #include "cpp/src/ops/activation-inl.h"
+#include "cpp/src/ops/gemm-inl.h"
 #include "cpp/src/ops/norm-inl.h"
 #include "cpp/src/ops/rope-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "cpp/src/parallel.h"
-#include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -12,10 +12,10 @@
 #include <cstddef>
 #include <vector>
 
-#include "cpp/src/attention_backward-inl.h"
+#include "cpp/src/attention/attention_backward-inl.h"
 #include "cpp/src/model/block-inl.h"
 #include "cpp/src/model/model_kernels.h"
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

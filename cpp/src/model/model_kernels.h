@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing.h"
 
 namespace attnlab {
 

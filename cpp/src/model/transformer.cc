@@ -15,7 +15,7 @@
 #include "cpp/src/model/model_kernels.h"
 #include "cpp/src/model/transformer_impl.h"
 #include "cpp/src/model/weights.h"
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing.h"
 #include "cpp/src/rng.h"
 
 namespace attnlab {

@@ -9,7 +9,7 @@
 #include "attnlab/memory_needs.h"
 #include "attnlab/transformer.h"
 #include "cpp/src/model/architectures.h"
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing.h"
 
 namespace attnlab {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "cpp/src/model/architectures.h"
 #include "cpp/src/model/model_kernels.h"
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing.h"
 
 namespace attnlab {
 

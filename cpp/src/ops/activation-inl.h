@@ -14,7 +14,7 @@
 
 #include <cstddef>
 
-#include "cpp/src/vector_ops-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 

@@ -15,7 +15,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "cpp/src/vector_ops-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

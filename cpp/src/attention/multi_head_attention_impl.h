@@ -1,16 +1,16 @@
 // Internals of MultiHeadAttention shared by its source files: the parameters, the module's state (Impl), the KV
 // cache's state and the validation of Forward's arguments (multi_head_attention.cc: construction, state dict,
 // Forward, Backward; mha_prepare.cc: PrepareMha; kv_cache.cc: KVCache and the decoding Forward).
-#ifndef ATTNLAB_SRC_MULTI_HEAD_ATTENTION_IMPL_H_
-#define ATTNLAB_SRC_MULTI_HEAD_ATTENTION_IMPL_H_
+#ifndef ATTNLAB_SRC_ATTENTION_MULTI_HEAD_ATTENTION_IMPL_H_
+#define ATTNLAB_SRC_ATTENTION_MULTI_HEAD_ATTENTION_IMPL_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "attnlab/attention.h"
-#include "cpp/src/kernels.h"
-#include "cpp/src/packing.h"
+#include "cpp/src/attention/kernels.h"
+#include "cpp/src/ops/packing.h"
 
 namespace attnlab {
 
@@ -85,6 +85,10 @@ MhaArgs PrepareMha(const MhaConfig& c, const TensorView& query, const TensorView
                    const MhaForwardOptions& options, std::vector<float>& kpm_storage, std::vector<float>& mask_storage,
                    Shape& weights_shape, int64_t cache_past = -1);
 
+// Forward's result: output (query's shape) and, with need_weights, weights (weights_shape), both set in args.
+AttentionResult AllocateMhaResult(const Shape& query_shape, const Shape& weights_shape, bool need_weights,
+                                  MhaArgs& args);
+
 }  // namespace attnlab
 
-#endif  // ATTNLAB_SRC_MULTI_HEAD_ATTENTION_IMPL_H_
+#endif  // ATTNLAB_SRC_ATTENTION_MULTI_HEAD_ATTENTION_IMPL_H_

@@ -4,19 +4,19 @@
 // Masked keys and fully masked rows have W = 0, so they pass no gradient (zeros, never NaN).
 // Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
-#if defined(ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_
-#undef ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_
+#if defined(ATTNLAB_SRC_ATTENTION_ATTENTION_BACKWARD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_ATTENTION_ATTENTION_BACKWARD_INL_H_
+#undef ATTNLAB_SRC_ATTENTION_ATTENTION_BACKWARD_INL_H_
 #else
-#define ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_
+#define ATTNLAB_SRC_ATTENTION_ATTENTION_BACKWARD_INL_H_
 #endif
 
 #include <cstddef>
 #include <vector>
 
-#include "cpp/src/attention-inl.h"
-#include "cpp/src/gemm-inl.h"
-#include "cpp/src/vector_ops-inl.h"
+#include "cpp/src/attention/attention-inl.h"
+#include "cpp/src/ops/gemm-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -89,4 +89,4 @@ void AttendHeadBackward(const HeadGradProblem& p, std::vector<float>& pack_buffe
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_ATTENTION_BACKWARD_INL_H_ toggle
+#endif  // ATTNLAB_SRC_ATTENTION_ATTENTION_BACKWARD_INL_H_ toggle

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "cpp/src/attention/kernels.h"
 #include "cpp/src/checks.h"
-#include "cpp/src/kernels.h"
 
 namespace attnlab {
 namespace {

@@ -1,12 +1,12 @@
-// Arguments of the dispatched kernels (cpp/src/kernels_*.cc). Only pointers and sizes cross the dispatch; the
+// Arguments of the dispatched kernels (cpp/src/attention/kernels_*.cc). Only pointers and sizes cross the dispatch; the
 // callers (sdpa.cc, multi_head_attention.cc) have validated every size before they fill these in.
-#ifndef ATTNLAB_SRC_KERNELS_H_
-#define ATTNLAB_SRC_KERNELS_H_
+#ifndef ATTNLAB_SRC_ATTENTION_KERNELS_H_
+#define ATTNLAB_SRC_ATTENTION_KERNELS_H_
 
 #include <cstddef>
 #include <cstdint>
 
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing.h"
 
 namespace attnlab {
 
@@ -150,4 +150,4 @@ const char* ChosenTargetName();
 
 }  // namespace attnlab
 
-#endif  // ATTNLAB_SRC_KERNELS_H_
+#endif  // ATTNLAB_SRC_ATTENTION_KERNELS_H_

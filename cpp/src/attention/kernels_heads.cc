@@ -4,17 +4,17 @@
 // each whole GEMM would compile once per call site (about twenty per target), most of the kernels' build time.
 // Nothing here is exported: dispatch stays at the public entry points of the other two units.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpp/src/kernels_heads.cc"
+#define HWY_TARGET_INCLUDE "cpp/src/attention/kernels_heads.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
 #include <cstddef>
 #include <vector>
 
-#include "cpp/src/attention-inl.h"
-#include "cpp/src/attention_backward-inl.h"
-#include "cpp/src/gemm-inl.h"
-#include "cpp/src/softmax-inl.h"
+#include "cpp/src/attention/attention-inl.h"
+#include "cpp/src/attention/attention_backward-inl.h"
+#include "cpp/src/ops/gemm-inl.h"
+#include "cpp/src/ops/softmax-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -1,4 +1,5 @@
-// PrepareMha: validation of MultiHeadAttention::Forward's arguments (multi_head_attention_impl.h).
+// PrepareMha and AllocateMhaResult: validation of MultiHeadAttention::Forward's arguments and its result buffers
+// (multi_head_attention_impl.h).
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -7,9 +8,9 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "cpp/src/attention/kernels.h"
+#include "cpp/src/attention/multi_head_attention_impl.h"
 #include "cpp/src/checks.h"
-#include "cpp/src/kernels.h"
-#include "cpp/src/multi_head_attention_impl.h"
 
 namespace attnlab {
 
@@ -138,6 +139,20 @@ MhaArgs PrepareMha(const MhaConfig& c, const TensorView& query, const TensorView
   args.add_zero_attn = c.add_zero_attn;
   args.average_weights = options.average_attn_weights;
   return args;
+}
+
+AttentionResult AllocateMhaResult(const Shape& query_shape, const Shape& weights_shape, bool need_weights,
+                                  MhaArgs& args) {
+  AttentionResult result;
+  result.output.shape = query_shape;
+  result.output.data.resize(CheckedNumel("output", query_shape));
+  if (need_weights) {
+    result.weights.data.resize(CheckedNumel("weights", weights_shape));
+    result.weights.shape = weights_shape;
+    args.weights = result.weights.data.data();
+  }
+  args.out = result.output.data.data();
+  return result;
 }
 
 }  // namespace attnlab

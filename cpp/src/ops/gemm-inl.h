@@ -5,11 +5,11 @@
 // the result of the float32 B holding the same values.
 // Per-target code: include after hwy/highway.h, inside the foreach_target translation unit.
 
-#if defined(ATTNLAB_SRC_GEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_GEMM_INL_H_
-#undef ATTNLAB_SRC_GEMM_INL_H_
+#if defined(ATTNLAB_SRC_OPS_GEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_OPS_GEMM_INL_H_
+#undef ATTNLAB_SRC_OPS_GEMM_INL_H_
 #else
-#define ATTNLAB_SRC_GEMM_INL_H_
+#define ATTNLAB_SRC_OPS_GEMM_INL_H_
 #endif
 
 #include <algorithm>
@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cpp/src/packing-inl.h"
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing-inl.h"
+#include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -241,6 +241,25 @@ HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTR
   GemmBlockTiles<kPackedA>(mc, n, kc, a, lda, a_col_stride, a_packed, b, c, ldc, bias, init);
 }
 
+// Gemm's calls without products: m or n is 0, or k is 0 (C keeps its start value, bias or 0; B is empty and its data
+// may be null). True when it handled the call.
+HWY_INLINE bool GemmWithoutProducts(size_t m, size_t n, size_t k, float* HWY_RESTRICT c, size_t ldc,
+                                    const float* HWY_RESTRICT bias, bool accumulate) {
+  if (m == 0 || n == 0) return true;
+  if (k != 0) return false;
+  if (accumulate) return true;
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
+  }
+  return true;
+}
+
+// Whether packing A pays off: B has enough column tiles (of two vectors) to reuse each packed row block.
+HWY_INLINE bool PackAPays(size_t n) {
+  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
+  return (n + width - 1) / width >= kPackAMinTiles;
+}
+
 // C (m, n) = A (m, k) · B (k, n) + (bias (n) if non-null), or C += A · B when accumulate (bias is then not read),
 // B packed (packing.h). k may be 0.
 // A's element (i, p) is a[i * lda + p * a_col_stride]: a_col_stride 1 for A, or lda 1 and a_col_stride = the
@@ -248,17 +267,9 @@ HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTR
 HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                      const PackedB& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                      bool accumulate) {
-  if (m == 0 || n == 0) return;
+  if (GemmWithoutProducts(m, n, k, c, ldc, bias, accumulate)) return;
   const int first_init = accumulate ? 2 : (bias ? 1 : 0);
-  if (k == 0) {  // no products: C keeps its start value (B is empty: its data may be null)
-    if (accumulate) return;
-    for (size_t i = 0; i < m; ++i) {
-      for (size_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
-    }
-    return;
-  }
-  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
-  const bool pack_a = (n + width - 1) / width >= kPackAMinTiles;
+  const bool pack_a = PackAPays(n);
   HWY_ALIGN float a_packed[kGemmMc * kGemmKc];
   for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
     const size_t kc = std::min(kGemmKc, k - p0);
@@ -284,17 +295,9 @@ template <Dtype16 kDtype>
 HWY_INLINE void GemmB16(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                         const PackedB16& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                         bool accumulate) {
-  if (m == 0 || n == 0) return;
+  if (GemmWithoutProducts(m, n, k, c, ldc, bias, accumulate)) return;
   const int first_init = accumulate ? 2 : (bias ? 1 : 0);
-  if (k == 0) {  // no products: C keeps its start value (B is empty: its data may be null)
-    if (accumulate) return;
-    for (size_t i = 0; i < m; ++i) {
-      for (size_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
-    }
-    return;
-  }
-  const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
-  const bool pack_a = (n + width - 1) / width >= kPackAMinTiles;
+  const bool pack_a = PackAPays(n);
   HWY_ALIGN float a_packed[kGemmMc * kGemmKc];
   HWY_ALIGN float b_block[kGemmKc * kPanel];  // one panel's kc rows, as float32
   for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
@@ -450,4 +453,4 @@ HWY_INLINE void GemmUnpacked(size_t m, size_t n, size_t k, const float* HWY_REST
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_GEMM_INL_H_ toggle
+#endif  // ATTNLAB_SRC_OPS_GEMM_INL_H_ toggle

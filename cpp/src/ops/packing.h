@@ -6,8 +6,8 @@
 // (2 vectors: 32 floats on AVX-512, 8 on WASM SIMD128). The left operand's packing (PackA, per target) is in
 // packing-inl.h. Weights stored in 16 bits (F16 or BF16) keep them in the same layout (PackedB16, PackB16,
 // PackB16Into); the GEMM converts them to float32 exactly as it reads them.
-#ifndef ATTNLAB_SRC_PACKING_H_
-#define ATTNLAB_SRC_PACKING_H_
+#ifndef ATTNLAB_SRC_OPS_PACKING_H_
+#define ATTNLAB_SRC_OPS_PACKING_H_
 
 #include <algorithm>
 #include <cstddef>
@@ -143,4 +143,4 @@ inline PackedB16 PackB16(const uint16_t* b, size_t ldb, size_t k, size_t n, bool
 
 }  // namespace attnlab
 
-#endif  // ATTNLAB_SRC_PACKING_H_
+#endif  // ATTNLAB_SRC_OPS_PACKING_H_

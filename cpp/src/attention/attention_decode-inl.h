@@ -13,11 +13,11 @@
 // a fully masked row 0. Every row's arithmetic depends only on that row: any split over threads gives the same
 // bits. Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
-#if defined(ATTNLAB_SRC_ATTENTION_DECODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_ATTENTION_DECODE_INL_H_
-#undef ATTNLAB_SRC_ATTENTION_DECODE_INL_H_
+#if defined(ATTNLAB_SRC_ATTENTION_ATTENTION_DECODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_ATTENTION_ATTENTION_DECODE_INL_H_
+#undef ATTNLAB_SRC_ATTENTION_ATTENTION_DECODE_INL_H_
 #else
-#define ATTNLAB_SRC_ATTENTION_DECODE_INL_H_
+#define ATTNLAB_SRC_ATTENTION_ATTENTION_DECODE_INL_H_
 #endif
 
 #include <algorithm>
@@ -25,8 +25,8 @@
 #include <limits>
 #include <vector>
 
-#include "cpp/src/softmax-inl.h"
-#include "cpp/src/vector_ops-inl.h"
+#include "cpp/src/ops/softmax-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -262,4 +262,4 @@ HWY_INLINE void AttendDecodeGroup(const DecodeGroup& g, std::vector<float>& logi
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_ATTENTION_DECODE_INL_H_ toggle
+#endif  // ATTNLAB_SRC_ATTENTION_ATTENTION_DECODE_INL_H_ toggle

@@ -1,19 +1,19 @@
-// Per-target helpers that both kernel units (cpp/src/kernels_sdpa.cc, cpp/src/kernels_mha.cc) use: the
-// thread's forward scratch and the flop count that ParallelFor weighs.
-// Per-target code: include after hwy/highway.h, inside the foreach_target unit.
+// Per-target helpers that both kernel units (cpp/src/attention/kernels_sdpa.cc, cpp/src/attention/kernels_mha.cc) use:
+// the thread's forward scratch and the flop count that ParallelFor weighs. Per-target code: include after
+// hwy/highway.h, inside the foreach_target unit.
 
-#if defined(ATTNLAB_SRC_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_KERNELS_INL_H_
-#undef ATTNLAB_SRC_KERNELS_INL_H_
+#if defined(ATTNLAB_SRC_ATTENTION_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_ATTENTION_KERNELS_INL_H_
+#undef ATTNLAB_SRC_ATTENTION_KERNELS_INL_H_
 #else
-#define ATTNLAB_SRC_KERNELS_INL_H_
+#define ATTNLAB_SRC_ATTENTION_KERNELS_INL_H_
 #endif
 
 #include <cstddef>
 #include <vector>
 
-#include "cpp/src/attention-inl.h"
-#include "cpp/src/gemm-inl.h"
+#include "cpp/src/attention/attention-inl.h"
+#include "cpp/src/ops/gemm-inl.h"
 #include "cpp/src/parallel.h"
 #include "hwy/highway.h"
 
@@ -45,4 +45,4 @@ inline double HeadFlops(size_t lq, size_t lk, size_t dk, size_t dv) {
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_KERNELS_INL_H_ toggle
+#endif  // ATTNLAB_SRC_ATTENTION_KERNELS_INL_H_ toggle

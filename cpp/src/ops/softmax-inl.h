@@ -2,11 +2,11 @@
 // tiled attention path, over logit tiles stored transposed (one query per column). Per-target code: include after
 // hwy/highway.h, inside the foreach_target unit.
 
-#if defined(ATTNLAB_SRC_SOFTMAX_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_SOFTMAX_INL_H_
-#undef ATTNLAB_SRC_SOFTMAX_INL_H_
+#if defined(ATTNLAB_SRC_OPS_SOFTMAX_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_OPS_SOFTMAX_INL_H_
+#undef ATTNLAB_SRC_OPS_SOFTMAX_INL_H_
 #else
-#define ATTNLAB_SRC_SOFTMAX_INL_H_
+#define ATTNLAB_SRC_OPS_SOFTMAX_INL_H_
 #endif
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "cpp/src/vector_ops-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -278,4 +278,4 @@ HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scal
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_SOFTMAX_INL_H_ toggle
+#endif  // ATTNLAB_SRC_OPS_SOFTMAX_INL_H_ toggle

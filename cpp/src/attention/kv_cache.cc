@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "cpp/src/attention/kernels.h"
+#include "cpp/src/attention/multi_head_attention_impl.h"
 #include "cpp/src/checks.h"
-#include "cpp/src/kernels.h"
-#include "cpp/src/multi_head_attention_impl.h"
 
 namespace attnlab {
 
@@ -87,15 +87,7 @@ AttentionResult MultiHeadAttention::ForwardWithCache(const TensorView& query, co
   args.cache_past = static_cast<size_t>(past);
   args.cache_max = static_cast<size_t>(st->max_length);
 
-  AttentionResult result;
-  result.output.shape = query.shape;
-  result.output.data.resize(CheckedNumel("output", query.shape));
-  if (options.need_weights) {
-    result.weights.data.resize(CheckedNumel("weights", w_shape));
-    result.weights.shape = w_shape;
-    args.weights = result.weights.data.data();
-  }
-  args.out = result.output.data.data();
+  AttentionResult result = AllocateMhaResult(query.shape, w_shape, options.need_weights, args);
   MhaForward(args);
   st->length = past + static_cast<int64_t>(args.s);
   st->params_version = m.params_version;

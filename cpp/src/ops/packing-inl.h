@@ -2,17 +2,17 @@
 // right operand's panel layout and PackB, plain C++ used at load time too, are in packing.h).
 // Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
-#if defined(ATTNLAB_SRC_PACKING_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_PACKING_INL_H_
-#undef ATTNLAB_SRC_PACKING_INL_H_
+#if defined(ATTNLAB_SRC_OPS_PACKING_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_OPS_PACKING_INL_H_
+#undef ATTNLAB_SRC_OPS_PACKING_INL_H_
 #else
-#define ATTNLAB_SRC_PACKING_INL_H_
+#define ATTNLAB_SRC_OPS_PACKING_INL_H_
 #endif
 
 #include <cstddef>
 #include <cstdint>
 
-#include "cpp/src/packing.h"
+#include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -63,4 +63,4 @@ HWY_INLINE void PackA(size_t rows, size_t kc, const float* HWY_RESTRICT a, size_
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_PACKING_INL_H_ toggle
+#endif  // ATTNLAB_SRC_OPS_PACKING_INL_H_ toggle

@@ -1,16 +1,16 @@
 // The SDPA kernels (forward, backward) and the chosen target's name, compiled once per Highway target
 // (foreach_target). The MHA kernels are a unit of their own (kernels_mha.cc), so that the two compile side by side.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpp/src/kernels_sdpa.cc"
+#define HWY_TARGET_INCLUDE "cpp/src/attention/kernels_sdpa.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <cstddef>
 #include <vector>
 
-#include "cpp/src/attention-inl.h"
-#include "cpp/src/attention_backward-inl.h"
-#include "cpp/src/kernels-inl.h"
-#include "cpp/src/kernels.h"
+#include "cpp/src/attention/attention-inl.h"
+#include "cpp/src/attention/attention_backward-inl.h"
+#include "cpp/src/attention/kernels-inl.h"
+#include "cpp/src/attention/kernels.h"
 #include "cpp/src/parallel.h"
 #include "hwy/highway.h"
 

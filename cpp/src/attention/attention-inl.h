@@ -6,11 +6,11 @@
 //           down columns (no horizontal reductions) and Sᵀ is already the packed left operand of P · V.
 // Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
-#if defined(ATTNLAB_SRC_ATTENTION_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_ATTENTION_INL_H_
-#undef ATTNLAB_SRC_ATTENTION_INL_H_
+#if defined(ATTNLAB_SRC_ATTENTION_ATTENTION_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_ATTENTION_ATTENTION_INL_H_
+#undef ATTNLAB_SRC_ATTENTION_ATTENTION_INL_H_
 #else
-#define ATTNLAB_SRC_ATTENTION_INL_H_
+#define ATTNLAB_SRC_ATTENTION_ATTENTION_INL_H_
 #endif
 
 #include <algorithm>
@@ -20,11 +20,11 @@
 #include <limits>
 #include <vector>
 
-#include "cpp/src/gemm-inl.h"
-#include "cpp/src/kernels.h"
-#include "cpp/src/packing-inl.h"
-#include "cpp/src/softmax-inl.h"
-#include "cpp/src/vector_ops-inl.h"
+#include "cpp/src/attention/kernels.h"
+#include "cpp/src/ops/gemm-inl.h"
+#include "cpp/src/ops/packing-inl.h"
+#include "cpp/src/ops/softmax-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -412,4 +412,4 @@ HWY_INLINE void AttendHead(HeadProblem p, const float* HWY_RESTRICT k, size_t k_
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_ATTENTION_INL_H_ toggle
+#endif  // ATTNLAB_SRC_ATTENTION_ATTENTION_INL_H_ toggle

@@ -1,11 +1,11 @@
 // General per-lane helpers of the kernels: a whole-vectors-then-single-lanes loop, row scaling and zeroing, the
 // largest lane, a finiteness scan. Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
-#if defined(ATTNLAB_SRC_VECTOR_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef ATTNLAB_SRC_VECTOR_OPS_INL_H_
-#undef ATTNLAB_SRC_VECTOR_OPS_INL_H_
+#if defined(ATTNLAB_SRC_OPS_VECTOR_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef ATTNLAB_SRC_OPS_VECTOR_OPS_INL_H_
+#undef ATTNLAB_SRC_OPS_VECTOR_OPS_INL_H_
 #else
-#define ATTNLAB_SRC_VECTOR_OPS_INL_H_
+#define ATTNLAB_SRC_OPS_VECTOR_OPS_INL_H_
 #endif
 
 #include <algorithm>
@@ -75,4 +75,4 @@ HWY_INLINE bool AllFinite(const float* HWY_RESTRICT x, size_t n) {
 }  // namespace attnlab
 HWY_AFTER_NAMESPACE();
 
-#endif  // ATTNLAB_SRC_VECTOR_OPS_INL_H_ toggle
+#endif  // ATTNLAB_SRC_OPS_VECTOR_OPS_INL_H_ toggle

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "attnlab/attention.h"
+#include "cpp/src/attention/kernels.h"
+#include "cpp/src/attention/multi_head_attention_impl.h"
 #include "cpp/src/checks.h"
-#include "cpp/src/kernels.h"
-#include "cpp/src/multi_head_attention_impl.h"
 #include "cpp/src/rng.h"
 
 namespace attnlab {
@@ -190,15 +190,7 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
   Shape w_shape;
   MhaArgs args = PrepareMha(m.config, query, key, value, options, kpm_storage, mask_storage, w_shape);
   m.SetParameters(args);
-  AttentionResult result;
-  result.output.shape = query.shape;
-  result.output.data.resize(CheckedNumel("output", query.shape));
-  if (options.need_weights) {
-    result.weights.data.resize(CheckedNumel("weights", w_shape));
-    result.weights.shape = w_shape;
-    args.weights = result.weights.data.data();
-  }
-  args.out = result.output.data.data();
+  AttentionResult result = AllocateMhaResult(query.shape, w_shape, options.need_weights, args);
   if (!options.requires_grad) {
     MhaForward(args);
     return result;

@@ -2,7 +2,7 @@
 // kernels are a unit of their own (kernels_sdpa.cc), so that the two compile side by side; one head's GEMMs are in
 // kernels_heads.cc.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "cpp/src/kernels_mha.cc"
+#define HWY_TARGET_INCLUDE "cpp/src/attention/kernels_mha.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>
@@ -11,14 +11,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "cpp/src/attention-inl.h"
-#include "cpp/src/attention_backward-inl.h"
-#include "cpp/src/attention_decode-inl.h"
-#include "cpp/src/gemm-inl.h"
-#include "cpp/src/kernels-inl.h"
-#include "cpp/src/kernels.h"
+#include "cpp/src/attention/attention-inl.h"
+#include "cpp/src/attention/attention_backward-inl.h"
+#include "cpp/src/attention/attention_decode-inl.h"
+#include "cpp/src/attention/kernels-inl.h"
+#include "cpp/src/attention/kernels.h"
+#include "cpp/src/ops/gemm-inl.h"
+#include "cpp/src/ops/vector_ops-inl.h"
 #include "cpp/src/parallel.h"
-#include "cpp/src/vector_ops-inl.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();

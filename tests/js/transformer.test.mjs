@@ -4,35 +4,15 @@
 // greedy generation), the state-dict round trip, seeded sampling, generate's options and attention rows, each bad
 // input as its own error, memory refused up front, and the same API in attnlab/worker.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-
-import { chromium } from 'playwright-core';
+import { describe, test } from 'node:test';
 
 import { init, readSafetensors } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
-import { serve } from '../../scripts/serve.mjs';
-import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32, root } from './helpers.mjs';
+import { openBlankPage, setUpChromium } from './browser-harness.mjs';
+import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
+import { MODEL_CASES, kGpt2, kLlama, loadModelCase, scope } from './model-helpers.mjs';
 
-const modelDir = join(root, 'tests', 'fixtures', 'models');
-const CASES = readdirSync(modelDir, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .map((d) => d.name)
-  .sort();
-
-/** One fixture folder: the Hugging Face config, the checkpoint's tensors and the expected results. */
-function loadCase(name) {
-  const dir = join(modelDir, name);
-  return {
-    name,
-    config: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')),
-    tensors: readSafetensors(readFileSync(join(dir, 'model.safetensors'))),
-    expected: JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')),
-  };
-}
-
-const fixtures = CASES.map(loadCase);
+const fixtures = MODEL_CASES.map(loadModelCase);
 const byName = (name) => fixtures.find((c) => c.name === name);
 
 function tensorOf(t) {
@@ -115,28 +95,6 @@ function randomF16Checkpoint(config) {
   }
   return out;
 }
-
-/** Disposes what a test made, when it ends (Node 20 has no `using`): `const model = own(attn.createModel(…))`. */
-function scope(t) {
-  const items = [];
-  t.after(() => {
-    for (const x of items.reverse()) x.dispose();
-  });
-  return (x) => (items.push(x), x);
-}
-
-/** A small GPT-2 and a small Llama for the tests that need no fixture. */
-const kGpt2 = { arch: 'gpt2', vocabSize: 50, contextLength: 24, embedDim: 16, numLayers: 2, numHeads: 2 };
-const kLlama = {
-  arch: 'llama',
-  vocabSize: 40,
-  contextLength: 20,
-  embedDim: 16,
-  numLayers: 2,
-  numHeads: 4,
-  numKVHeads: 2,
-  hiddenDim: 24,
-};
 
 for (const variant of VARIANTS) {
   describe(`whole models, ${variant} build`, async () => {
@@ -707,37 +665,13 @@ for (const variant of VARIANTS) {
 }
 
 describe('whole models in attnlab/worker in Chromium (a module Web Worker)', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await serve(root, { isolation: true });
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const harness = setUpChromium();
 
   test('generate: onToken per token from the worker, the ids of the page, abort while running', async () => {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    const blank = `${server.url}/transformer-worker-test.html`;
-    await page.route(blank, (r) =>
-      r.fulfill({ contentType: 'text/html', body: '<!doctype html><title>model</title>' }),
-    );
-    await page.goto(blank);
+    const { page, errors } = await openBlankPage(harness, 'transformer-worker-test.html', 'model');
     const r = await page.evaluate(async (config) => {
-      const { init } = await import('/dist/index.mjs');
-      const { initWorker } = await import('/dist/worker.mjs');
-      const attn = await init({ variant: 'simd' });
-      const w = await initWorker({ variant: 'simd' });
-      const local = attn.createModel(config);
-      const remote = await w.createModel(config);
+      const { pageAndWorkerModels } = await import('/tests/js/worker-page.mjs');
+      const { w, local, remote } = await pageAndWorkerModels(config);
       const prompt = Int32Array.of(3, 4);
       const seen = [];
       const ids = await remote.generate(prompt, {

@@ -6,37 +6,23 @@
 // greedy tokens, and a long prompt at GPT-2's vocabulary without T · V floats of logits); and the same in
 // attnlab/worker (onStep per step from the worker, stop and abort between steps), in Node and in Chromium.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { chromium } from 'playwright-core';
-
-import { init, readSafetensors } from '../../dist/index.mjs';
+import { init } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
-import { serve } from '../../scripts/serve.mjs';
-import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32, root } from './helpers.mjs';
+import { openBlankPage, setUpChromium } from './browser-harness.mjs';
+import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
+import { MODEL_CASES, kGpt2, kLlama, loadModelCase, modelDir, scope } from './model-helpers.mjs';
 
-const modelDir = join(root, 'tests', 'fixtures', 'models');
-const ALL_CASES = readdirSync(modelDir, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .map((d) => d.name)
-  .sort();
-
-/** A fixture folder: the Hugging Face config, its tensors, expected.json and (when present) train.json. */
+/** A fixture folder as loadModelCase reads it, with its train.json when it has one (else null). */
 function loadCase(name) {
-  const dir = join(modelDir, name);
-  const trainFile = join(dir, 'train.json');
-  return {
-    name,
-    config: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')),
-    tensors: readSafetensors(readFileSync(join(dir, 'model.safetensors'))),
-    expected: JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')),
-    train: existsSync(trainFile) ? JSON.parse(readFileSync(trainFile, 'utf8')) : null,
-  };
+  const trainFile = join(modelDir, name, 'train.json');
+  return { ...loadModelCase(name), train: existsSync(trainFile) ? JSON.parse(readFileSync(trainFile, 'utf8')) : null };
 }
 
-const fixtures = ALL_CASES.map(loadCase);
+const fixtures = MODEL_CASES.map(loadCase);
 const trained = fixtures.filter((c) => c.train);
 const byName = (name) => fixtures.find((c) => c.name === name);
 
@@ -48,15 +34,6 @@ function adamwOf(run) {
   const o = { lr: run.lr, weightDecay: run.weight_decay, betas: run.betas, eps: run.eps };
   if (run.clip_grad_norm !== null) o.clipGradNorm = run.clip_grad_norm;
   return o;
-}
-
-/** Disposes what a test made, when it ends: `const model = own(attn.createModel(…))`. */
-function scope(t) {
-  const items = [];
-  t.after(() => {
-    for (const x of items.reverse()) x.dispose();
-  });
-  return (x) => (items.push(x), x);
 }
 
 /** |a − e| ≤ rtol·|e| (train.json's rule for each step's loss and gradient norm). */
@@ -86,19 +63,6 @@ function assertParamsAfter(name, actual, expected, rule, maxAbs) {
   assert.ok(median <= 1, `${name}: median ratio ${median} > 1 (worst |a - e| ${worst})`);
   assert.ok(worst <= maxAbs, `${name}: worst |a - e| ${worst} > ${maxAbs}`);
 }
-
-/** A small GPT-2 and a small Llama for the tests that need no fixture. */
-const kGpt2 = { arch: 'gpt2', vocabSize: 50, contextLength: 24, embedDim: 16, numLayers: 2, numHeads: 2 };
-const kLlama = {
-  arch: 'llama',
-  vocabSize: 40,
-  contextLength: 20,
-  embedDim: 16,
-  numLayers: 2,
-  numHeads: 4,
-  numKVHeads: 2,
-  hiddenDim: 24,
-};
 
 /** A seeded (B, T) batch of ids in [0, V) and its targets (the next ids; the first target of each row −100). */
 function batchOf(V, B, T, seed) {
@@ -649,37 +613,13 @@ for (const variant of VARIANTS) {
 }
 
 describe('training in attnlab/worker in Chromium (a module Web Worker)', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await serve(root, { isolation: true });
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const harness = setUpChromium();
 
   test('train: onStep per step from the worker, the results of the page, abort while running', async () => {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    const blank = `${server.url}/transformer-train-test.html`;
-    await page.route(blank, (r) =>
-      r.fulfill({ contentType: 'text/html', body: '<!doctype html><title>train</title>' }),
-    );
-    await page.goto(blank);
+    const { page, errors } = await openBlankPage(harness, 'transformer-train-test.html', 'train');
     const r = await page.evaluate(async (config) => {
-      const { init } = await import('/dist/index.mjs');
-      const { initWorker } = await import('/dist/worker.mjs');
-      const attn = await init({ variant: 'simd' });
-      const w = await initWorker({ variant: 'simd' });
-      const local = attn.createModel(config);
-      const remote = await w.createModel(config);
+      const { pageAndWorkerModels } = await import('/tests/js/worker-page.mjs');
+      const { w, local, remote } = await pageAndWorkerModels(config);
       const sampler = { ids: Int32Array.from({ length: 90 }, (_, i) => (i * 13) % 50), batchSize: 2, blockLength: 9 };
       const options = { lr: 1e-2, steps: 5, weightDecay: 0.1, betas: [0.9, 0.95] };
       const seen = [];

@@ -4,12 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { chromium } from 'playwright-core';
-
 import { init } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
-import { serve } from '../../scripts/serve.mjs';
-import { VARIANTS, kTiny, randomStateDict, root, tensor } from './helpers.mjs';
+import { openBlankPage, setUpChromium } from './browser-harness.mjs';
+import { VARIANTS, kTiny, randomStateDict, tensor } from './helpers.mjs';
 
 /** The error a call throws (or undefined). */
 function thrown(fn) {
@@ -183,30 +181,10 @@ test("attnlab/worker in Node: a failed init rejects with the synchronous API's e
 });
 
 describe('attnlab/worker in Chromium (a module Web Worker)', () => {
-  let server;
-  let browser;
-  before(async () => {
-    server = await serve(root, { isolation: true });
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu'],
-    });
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  const harness = setUpChromium();
 
   test('same results and errors as the synchronous API in the page; abort and terminate', async () => {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    const blank = `${server.url}/worker-test.html`;
-    await page.route(blank, (r) =>
-      r.fulfill({ contentType: 'text/html', body: '<!doctype html><title>worker</title>' }),
-    );
-    await page.goto(blank);
+    const { page, errors } = await openBlankPage(harness, 'worker-test.html', 'worker');
     const r = await page.evaluate(async () => {
       const { init } = await import('/dist/index.mjs');
       const { initWorker } = await import('/dist/worker.mjs');

@@ -52,6 +52,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures", "models"))
 
+import gen_models  # noqa: E402  (tests/fixtures/models/gen_models.py: the GPT-2 config)
 import reference  # noqa: E402  (tests/fixtures/models/reference.py)
 
 SEED = 20251202
@@ -63,32 +64,9 @@ def log(*a):
 
 
 def hf_config(V, P, E, L, H):
-    return {
-        "activation_function": "gelu_new",
-        "architectures": ["GPT2LMHeadModel"],
-        "attn_pdrop": 0.1,
-        "bos_token_id": 50256,
-        "embd_pdrop": 0.1,
-        "eos_token_id": 50256,
-        "initializer_range": 0.02,
-        "layer_norm_epsilon": 1e-05,
-        "model_type": "gpt2",
-        "n_ctx": P,
-        "n_embd": E,
-        "n_head": H,
-        "n_inner": None,
-        "n_layer": L,
-        "n_positions": P,
-        "reorder_and_upcast_attn": False,
-        "resid_pdrop": 0.1,
-        "scale_attn_by_inverse_layer_idx": False,
-        "scale_attn_weights": True,
-        "torch_dtype": "float32",
-        "transformers_version": "4.44.2",
-        "use_cache": True,
-        "vocab_size": V,
-        "_attnlab_bench": {"seed": SEED, "init": "GPT-2 (_init_weights)", "weights": "random"},
-    }
+    config = gen_models.gpt2_config(V, P, E, L, H, "float32", ["GPT2LMHeadModel"], summary=False)
+    config["_attnlab_bench"] = {"seed": SEED, "init": "GPT-2 (_init_weights)", "weights": "random"}
+    return config
 
 
 def init_gpt2_(model, num_layers):

@@ -54,14 +54,62 @@ struct GemmCase {
   size_t misalign;
 };
 
+// The GEMM sweeps' shapes. Every tile remainder: m across 4-row tiles, n across two column tiles, short k.
+std::vector<GemmShape> TileRemainderShapes(size_t lanes) {
+  const size_t width = 2 * lanes;  // a column tile
+  std::vector<GemmShape> shapes;
+  for (size_t m = 0; m <= 9; ++m) {
+    for (size_t n = 0; n <= 2 * width + 1; ++n) {
+      for (const size_t k : {size_t{0}, size_t{1}, size_t{3}, lanes + 1}) shapes.push_back({m, n, k});
+    }
+  }
+  return shapes;
+}
+
+// Cache blocks: several row and k blocks, the packed-A path (>= kPackAMinTiles column tiles).
+std::vector<GemmShape> CacheBlockShapes(size_t lanes) {
+  const size_t width = 2 * lanes;
+  const size_t wide = kPackAMinTiles * width;
+  return {{kGemmMc + 5, wide + 3, kGemmKc + 7},
+          {2 * kGemmMc + 1, wide, 5},
+          {4, wide + width / 2 + 1, 2 * kGemmKc + 1},
+          {kGemmMc, 1, kGemmKc}};
+}
+
+// A (m, k) of a GemmCase at its misalignment, uniform in [-1, 1): row-major with row stride k + 3, or stored
+// transposed (k, m) with row stride m + 2.
+struct MatrixA {
+  MatrixA(const GemmCase& g, attnlab_test::Rng& rng)
+      : transposed(g.a_transposed), off(g.misalign), lda(g.k + 3), ldt(g.m + 2) {
+    data.resize(off + std::max<size_t>(1, transposed ? g.k * ldt : g.m * lda));
+    for (float& x : data) x = rng.Uniform(-1.0f, 1.0f);
+  }
+  float At(size_t i, size_t p) const { return transposed ? data[off + p * ldt + i] : data[off + i * lda + p]; }
+  const float* Ptr() const { return data.data() + off; }
+  size_t RowStride() const { return transposed ? 1 : lda; }
+  size_t ColStride() const { return transposed ? ldt : 1; }
+
+  bool transposed;
+  size_t off, lda, ldt;
+  std::vector<float> data;
+};
+
+// C at offset off, m + 1 rows of ldc: the (m, n) block uniform in [-1, 1), the padding columns and row kSentinel.
+std::vector<float> RandomC(size_t m, size_t n, size_t ldc, size_t off, attnlab_test::Rng& rng) {
+  std::vector<float> c(off + (m + 1) * ldc, kSentinel);
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t j = 0; j < n; ++j) c[off + i * ldc + j] = rng.Uniform(-1.0f, 1.0f);
+  }
+  return c;
+}
+
+// The tolerance of a float32 dot product of length k against float64: bound is |start| + Σ |products|.
+double DotTolerance(size_t k, double bound) { return 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30; }
+
 // One GemmUnpacked call against a float64 reference; C has two padding columns and a padding row of sentinels.
 void CheckGemm(const GemmCase& g, attnlab_test::Rng& rng, SweepResult& result) {
   const size_t m = g.m, n = g.n, k = g.k, off = g.misalign;
-  // A (m, k) with row stride lda, or stored transposed (k, m) with row stride ldt.
-  const size_t lda = k + 3, ldt = m + 2;
-  std::vector<float> a(off + std::max<size_t>(1, g.a_transposed ? k * ldt : m * lda));
-  for (float& x : a) x = rng.Uniform(-1.0f, 1.0f);
-  auto a_at = [&](size_t i, size_t p) { return g.a_transposed ? a[off + p * ldt + i] : a[off + i * lda + p]; };
+  const MatrixA a(g, rng);
   // B (k, n) with row stride ldb, or stored transposed (n, k).
   const size_t ldb = g.b_transposed ? k + 1 : n + 5;
   std::vector<float> b(off + std::max<size_t>(1, (g.b_transposed ? n : k) * ldb));
@@ -70,15 +118,12 @@ void CheckGemm(const GemmCase& g, attnlab_test::Rng& rng, SweepResult& result) {
   std::vector<float> bias(off + std::max<size_t>(1, n));
   for (float& x : bias) x = rng.Uniform(-1.0f, 1.0f);
   const size_t ldc = n + 2;
-  std::vector<float> c(off + (m + 1) * ldc, kSentinel);
-  for (size_t i = 0; i < m; ++i) {
-    for (size_t j = 0; j < n; ++j) c[off + i * ldc + j] = rng.Uniform(-1.0f, 1.0f);
-  }
+  std::vector<float> c = RandomC(m, n, ldc, off, rng);
   const std::vector<float> c0 = c;
 
   std::vector<float> pack;
-  GemmUnpacked(m, n, k, a.data() + off, g.a_transposed ? 1 : lda, g.a_transposed ? ldt : 1, b.data() + off, ldb,
-               g.b_transposed, c.data() + off, ldc, g.bias ? bias.data() + off : nullptr, g.accumulate, pack);
+  GemmUnpacked(m, n, k, a.Ptr(), a.RowStride(), a.ColStride(), b.data() + off, ldb, g.b_transposed, c.data() + off, ldc,
+               g.bias ? bias.data() + off : nullptr, g.accumulate, pack);
   ++result.cases;
 
   for (size_t i = 0; i <= m; ++i) {
@@ -94,11 +139,11 @@ void CheckGemm(const GemmCase& g, attnlab_test::Rng& rng, SweepResult& result) {
       const double start = g.accumulate ? c0[at] : g.bias ? bias[off + j] : 0.0;
       double ref = start, bound = std::fabs(start);
       for (size_t p = 0; p < k; ++p) {
-        const double prod = static_cast<double>(a_at(i, p)) * b_at(p, j);
+        const double prod = static_cast<double>(a.At(i, p)) * b_at(p, j);
         ref += prod;
         bound += std::fabs(prod);
       }
-      const double tol = 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30;
+      const double tol = DotTolerance(k, bound);
       if (!(std::fabs(c[at] - ref) <= tol)) {
         return result.Fail("m ", m, " n ", n, " k ", k, " a_transposed ", g.a_transposed, " b_transposed ",
                            g.b_transposed, " bias ", g.bias, " accumulate ", g.accumulate, " misalign ", g.misalign,
@@ -110,28 +155,17 @@ void CheckGemm(const GemmCase& g, attnlab_test::Rng& rng, SweepResult& result) {
 
 SweepResult GemmSweep() {
   const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
-  const size_t width = 2 * lanes;  // a column tile
   const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
   attnlab_test::Rng rng(17);
   SweepResult result;
-  // Every tile remainder: m across 4-row tiles, n across two column tiles, short k; flags and misalignment cycle.
+  // Flags and misalignment cycle over the tile remainders; the cache blocks take every flag.
   size_t v = 0;
-  for (size_t m = 0; m <= 9; ++m) {
-    for (size_t n = 0; n <= 2 * width + 1; ++n) {
-      for (const size_t k : {size_t{0}, size_t{1}, size_t{3}, lanes + 1}) {
-        ++v;
-        CheckGemm(GemmCase({m, n, k}, v % 16, misalign[v % misalign.size()]), rng, result);
-        if (result.Failed()) return result;
-      }
-    }
+  for (const GemmShape& shape : TileRemainderShapes(lanes)) {
+    ++v;
+    CheckGemm(GemmCase(shape, v % 16, misalign[v % misalign.size()]), rng, result);
+    if (result.Failed()) return result;
   }
-  // Cache blocks: several row and k blocks, the packed-A path (>= kPackAMinTiles column tiles); every flag.
-  const size_t wide = kPackAMinTiles * width;
-  const GemmShape big[] = {{kGemmMc + 5, wide + 3, kGemmKc + 7},
-                           {2 * kGemmMc + 1, wide, 5},
-                           {4, wide + width / 2 + 1, 2 * kGemmKc + 1},
-                           {kGemmMc, 1, kGemmKc}};
-  for (const GemmShape& shape : big) {
+  for (const GemmShape& shape : CacheBlockShapes(lanes)) {
     for (size_t flags = 0; flags < 16; ++flags) {
       CheckGemm(GemmCase(shape, flags, misalign[flags % misalign.size()]), rng, result);
       if (result.Failed()) return result;
@@ -180,7 +214,7 @@ SweepResult GemvSweep() {
               ref += prod;
               bound += std::fabs(prod);
             }
-            const double tol = 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30;
+            const double tol = DotTolerance(k, bound);
             if (!(std::fabs(got - ref) <= tol)) {
               result.Fail("GemvPacked m ", m, " n ", n, " k ", k, " bias ", bias_on, " transposed ", transposed, ": C(",
                           i, ", ", j, ") = ", got, ", reference ", ref, " (tolerance ", tol, ")");
@@ -283,7 +317,7 @@ bool CheckAgainstFloat64(const char* what, size_t m, size_t n, size_t k, const f
       double value = 0.0, bound = 0.0;
       ref(i, j, value, bound);
       const float got = c[i * ldc + j];
-      const double tol = 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30;
+      const double tol = DotTolerance(k, bound);
       const bool ok = std::isnan(value)   ? std::isnan(got)
                       : std::isinf(value) ? static_cast<double>(got) == value
                                           : std::fabs(got - value) <= tol;
@@ -337,10 +371,7 @@ SweepResult Convert16Sweep() {
 // NaN for NaN: SameResult) and vs float64.
 void CheckGemm16(const GemmCase& g, Dtype16 dtype, bool special, attnlab_test::Rng& rng, SweepResult& result) {
   const size_t m = g.m, n = g.n, k = g.k, off = g.misalign;
-  const size_t lda = k + 3, ldt = m + 2;
-  std::vector<float> a(off + std::max<size_t>(1, g.a_transposed ? k * ldt : m * lda));
-  for (float& x : a) x = rng.Uniform(-1.0f, 1.0f);
-  auto a_at = [&](size_t i, size_t p) { return g.a_transposed ? a[off + p * ldt + i] : a[off + i * lda + p]; };
+  const MatrixA a(g, rng);
   const size_t ldb = g.b_transposed ? k + 1 : n + 5;
   std::vector<uint16_t> b16(off + std::max<size_t>(1, (g.b_transposed ? n : k) * ldb));
   for (uint16_t& x : b16) x = Random16(rng, dtype, special);
@@ -350,19 +381,15 @@ void CheckGemm16(const GemmCase& g, Dtype16 dtype, bool special, attnlab_test::R
   std::vector<float> bias(off + std::max<size_t>(1, n));
   for (float& x : bias) x = rng.Uniform(-1.0f, 1.0f);
   const size_t ldc = n + 2;
-  std::vector<float> c0(off + (m + 1) * ldc, kSentinel);
-  for (size_t i = 0; i < m; ++i) {
-    for (size_t j = 0; j < n; ++j) c0[off + i * ldc + j] = rng.Uniform(-1.0f, 1.0f);
-  }
+  const std::vector<float> c0 = RandomC(m, n, ldc, off, rng);
   std::vector<uint16_t> pack16;
   std::vector<float> pack32;
   const PackedB16 packed16 = PackB16(b16.data() + off, ldb, k, n, g.b_transposed, dtype, pack16);
   const PackedB packed32 = PackB(b32.data() + off, ldb, k, n, g.b_transposed, pack32);
   std::vector<float> c16 = c0, c32 = c0;
-  const size_t a_row = g.a_transposed ? 1 : lda, a_col = g.a_transposed ? ldt : 1;
   const float* bias_ptr = g.bias ? bias.data() + off : nullptr;
-  Gemm(m, n, k, a.data() + off, a_row, a_col, packed16, c16.data() + off, ldc, bias_ptr, g.accumulate);
-  Gemm(m, n, k, a.data() + off, a_row, a_col, packed32, c32.data() + off, ldc, bias_ptr, g.accumulate);
+  Gemm(m, n, k, a.Ptr(), a.RowStride(), a.ColStride(), packed16, c16.data() + off, ldc, bias_ptr, g.accumulate);
+  Gemm(m, n, k, a.Ptr(), a.RowStride(), a.ColStride(), packed32, c32.data() + off, ldc, bias_ptr, g.accumulate);
   ++result.cases;
   for (size_t t = 0; t < c0.size(); ++t) {
     const bool outside = t < off || (t - off) / ldc == m || (t - off) % ldc >= n;
@@ -379,7 +406,7 @@ void CheckGemm16(const GemmCase& g, Dtype16 dtype, bool special, attnlab_test::R
         value = g.accumulate ? c0[off + i * ldc + j] : g.bias ? bias[off + j] : 0.0;
         bound = std::fabs(value);
         for (size_t p = 0; p < k; ++p) {
-          const double prod = static_cast<double>(a_at(i, p)) * b_at(p, j);
+          const double prod = static_cast<double>(a.At(i, p)) * b_at(p, j);
           value += prod;
           bound += std::fabs(prod);
         }
@@ -390,7 +417,6 @@ void CheckGemm16(const GemmCase& g, Dtype16 dtype, bool special, attnlab_test::R
 // The shapes of GemmSweep, each with F16 and BF16 in turn; every third call with ±inf and NaNs in B.
 SweepResult Gemm16Sweep() {
   const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
-  const size_t width = 2 * lanes;
   const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
   attnlab_test::Rng rng(31);
   SweepResult result;
@@ -400,20 +426,12 @@ SweepResult Gemm16Sweep() {
     const Dtype16 dtype = v % 2 ? Dtype16::kF16 : Dtype16::kBF16;
     CheckGemm16(GemmCase(shape, flags, misalign[v % misalign.size()]), dtype, v % 3 == 0, rng, result);
   };
-  for (size_t m = 0; m <= 9; ++m) {
-    for (size_t n = 0; n <= 2 * width + 1; ++n) {
-      for (const size_t k : {size_t{0}, size_t{1}, size_t{3}, lanes + 1}) {
-        check({m, n, k}, v % 16);
-        if (result.Failed()) return result;
-      }
-    }
+  for (const GemmShape& shape : TileRemainderShapes(lanes)) {
+    check(shape, v % 16);
+    if (result.Failed()) return result;
   }
-  const size_t wide = kPackAMinTiles * width;
-  const GemmShape big[] = {{kGemmMc + 5, wide + 3, kGemmKc + 7},
-                           {2 * kGemmMc + 1, wide, 5},
-                           {4, wide + width / 2 + 1, 2 * kGemmKc + 1},
-                           {kGemmMc, 1, kGemmKc},
-                           {kGemmMc + 1, 3 * kPanel + 5, kGemmKc + 1}};
+  std::vector<GemmShape> big = CacheBlockShapes(lanes);
+  big.push_back({kGemmMc + 1, 3 * kPanel + 5, kGemmKc + 1});
   for (const GemmShape& shape : big) {
     for (size_t flags = 0; flags < 16; ++flags) {
       for (int twice = 0; twice < 2; ++twice) {  // both dtypes for every flag

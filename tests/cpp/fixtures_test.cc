@@ -43,17 +43,6 @@ OwnedMask SdpaMaskFromFixture(const FixtureTensor& t) {
   return m;
 }
 
-// MHA masks: the fixtures and attnlab both read bool true = masked out.
-OwnedMask MhaMaskFromFixture(const FixtureTensor* t) {
-  OwnedMask m;
-  if (t == nullptr) return m;
-  m.shape = t->shape;
-  m.kind = t->is_bool ? attnlab::Mask::Kind::kBool : attnlab::Mask::Kind::kFloat;
-  m.bools = t->bools;
-  m.floats = t->values;
-  return m;
-}
-
 // PyTorch writes NaN for fully masked rows; attnlab defines them: element i becomes replacement(i).
 template <class Replacement>
 std::vector<float> ReplaceNaN(const std::vector<float>& expected, Replacement replacement) {
@@ -131,8 +120,9 @@ bool RunMhaFixture(const Fixture& f) {
   for (const auto& p : f.params) state_dict[p.first] = p.second.View();
   mha.LoadStateDict(state_dict);
 
-  const OwnedMask key_padding_mask = MhaMaskFromFixture(f.FindInput("key_padding_mask"));
-  const OwnedMask attn_mask = MhaMaskFromFixture(f.FindInput("attn_mask"));
+  // MHA masks: the fixtures and attnlab both read bool true = masked out.
+  const OwnedMask key_padding_mask = MaskAsStored(f.FindInput("key_padding_mask"));
+  const OwnedMask attn_mask = MaskAsStored(f.FindInput("attn_mask"));
   attnlab::MhaForwardOptions options;
   options.key_padding_mask = key_padding_mask.View();
   options.attn_mask = attn_mask.View();

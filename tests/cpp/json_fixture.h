@@ -21,6 +21,7 @@
 
 #include "attnlab/attention.h"
 #include "hwy_targets.h"
+#include "test_util.h"
 
 namespace attnlab_test {
 
@@ -51,6 +52,18 @@ struct Fixture {
     return it == inputs.end() ? nullptr : &it->second;
   }
 };
+
+// A fixture mask (nullptr: none) as an OwnedMask, bools as stored: for readers whose bool convention is the file's
+// (MHA and the torch fixtures: true = masked out; SDPA and the ONNX fixtures: true = may attend).
+inline OwnedMask MaskAsStored(const FixtureTensor* t) {
+  OwnedMask m;
+  if (t == nullptr) return m;
+  m.shape = t->shape;
+  m.kind = t->is_bool ? attnlab::Mask::Kind::kBool : attnlab::Mask::Kind::kFloat;
+  m.bools = t->bools;
+  m.floats = t->values;
+  return m;
+}
 
 // A float element: a JSON number, or one of the strings "NaN", "Infinity", "-Infinity".
 inline float ParseFixtureFloat(const nlohmann::json& element) {

@@ -23,6 +23,20 @@ double PartBytes(const MemoryNeeds& needs, const std::string& what) {
 
 double Bytes(const attnlab::Tensor& t) { return 4.0 * static_cast<double>(t.data.size()); }
 
+// What a module really holds: the bytes of its state dict's tensors.
+template <class StateDict>
+double StateDictBytes(const StateDict& state_dict) {
+  double bytes = 0;
+  for (const auto& [name, tensor] : state_dict) bytes += Bytes(tensor);
+  return bytes;
+}
+
+double TotalBytes(const MemoryNeeds& needs) {
+  double bytes = 0;
+  for (const auto& part : needs) bytes += part.bytes;
+  return bytes;
+}
+
 }  // namespace
 
 TEST_CASE("SDPA memory needs equal the sizes of its results", "[memory_needs]") {
@@ -61,10 +75,8 @@ TEST_CASE("MHA memory needs cover its parameters, output and weights", "[memory_
   config.add_bias_kv = true;
   config.batch_first = true;
   attnlab::MultiHeadAttention mha(config, 1);
-  double parameter_bytes = 0;
-  for (const auto& [name, tensor] : mha.StateDict()) parameter_bytes += Bytes(tensor);
-  double reported = 0;
-  for (const auto& part : attnlab::MhaParameterMemoryNeeds(config)) reported += part.bytes;
+  const double parameter_bytes = StateDictBytes(mha.StateDict());
+  const double reported = TotalBytes(attnlab::MhaParameterMemoryNeeds(config));
   CHECK(reported >= parameter_bytes);
 
   attnlab_test::Rng rng(3);
@@ -87,10 +99,8 @@ TEST_CASE("GQA MHA and KV cache memory needs: parameters, a decoding step's weig
   config.num_kv_heads = 2;  // Ekv = 4
   config.batch_first = true;
   attnlab::MultiHeadAttention mha(config, 1);
-  double parameter_bytes = 0;
-  for (const auto& [name, tensor] : mha.StateDict()) parameter_bytes += Bytes(tensor);
-  double reported = 0;
-  for (const auto& part : attnlab::MhaParameterMemoryNeeds(config)) reported += part.bytes;
+  const double parameter_bytes = StateDictBytes(mha.StateDict());
+  const double reported = TotalBytes(attnlab::MhaParameterMemoryNeeds(config));
   // 16·16 + 2·4·16 + 16·16 weights, 16 + 2·4 + 16 biases, and room for bias_k/bias_v (1, 1, 4) (not in this config).
   CHECK(reported == parameter_bytes + 2 * 4 * 4.0);
 
@@ -124,10 +134,8 @@ TEST_CASE("TinyTransformer memory needs cover its logits and weights", "[memory_
   CHECK(PartBytes(needs, "weights (B, H, T, T)") == Bytes(out.weights));
   const MemoryNeeds with_grad = attnlab::TinyTransformerStepMemoryNeeds(config, {2, 3}, true);
   CHECK(PartBytes(with_grad, "logits (B, T, vocabSize)") == 2 * Bytes(out.logits));
-  double parameter_bytes = 0;
-  for (const auto& [name, tensor] : model.StateDict()) parameter_bytes += Bytes(tensor);
-  double reported = 0;
-  for (const auto& part : attnlab::TinyTransformerParameterMemoryNeeds(config)) reported += part.bytes;
+  const double parameter_bytes = StateDictBytes(model.StateDict());
+  const double reported = TotalBytes(attnlab::TinyTransformerParameterMemoryNeeds(config));
   CHECK(reported == parameter_bytes);
 }
 

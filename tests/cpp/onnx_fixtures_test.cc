@@ -23,17 +23,6 @@ namespace {
 
 constexpr size_t kMinOnnxCases = 41;
 
-// The ONNX fixtures store bool masks as true = may attend, attnlab SDPA's convention.
-OwnedMask MaskFromFixture(const FixtureTensor* t) {
-  OwnedMask m;
-  if (t == nullptr) return m;
-  m.shape = t->shape;
-  m.kind = t->is_bool ? attnlab::Mask::Kind::kBool : attnlab::Mask::Kind::kFloat;
-  m.bools = t->bools;
-  m.floats = t->values;
-  return m;
-}
-
 attnlab::ScoresStage StageOf(const nlohmann::json& c) {
   if (c.at("return_scores").is_null()) return attnlab::ScoresStage::kNone;
   const std::string s = c.at("return_scores").get<std::string>();
@@ -53,7 +42,8 @@ bool CheckTensor(const Fixture& f, const std::string& name, const attnlab::Tenso
 bool RunOnnxFixture(const Fixture& f) {
   const nlohmann::json& c = f.config;
   attnlab::SdpaOptions options;
-  const OwnedMask mask = MaskFromFixture(f.FindInput("attn_mask"));
+  // The ONNX fixtures store bool masks as true = may attend, attnlab SDPA's convention.
+  const OwnedMask mask = MaskAsStored(f.FindInput("attn_mask"));
   options.attn_mask = mask.View();
   if (c.at("is_causal").is_string()) {
     options.is_causal = true;

@@ -6,6 +6,15 @@ import { D, E, H } from './config.mjs';
 import { decodeGoals, renderDecode } from './report-decode.mjs';
 import { MiB, fmtMiB, fmtMs, pairedRatio, setOrtWebRatios } from './stats.mjs';
 
+// The (op, L) pairs whose goals compare one variant with another.
+const kSizes = [
+  ['MHA', 128],
+  ['MHA', 512],
+  ['MHA', 2048],
+  ['SDPA', 512],
+  ['SDPA', 2048],
+];
+
 function find(results, impl, op, L) {
   return results.find((e) => e.impl === impl && e.op === op && e.L === L && e.medianMs);
 }
@@ -37,13 +46,7 @@ export function computeGoals(results, decode = null) {
   addRatio('SDPA L=2048: attnlab-simd vs onnxruntime-web', 'attnlab-simd', 'SDPA', 2048, 'onnxruntime-web', 2.0);
   const g = find(results, 'attnlab-simd', 'SDPA', 2048);
   add('SDPA L=2048: attnlab-simd wasm heap growth', g ? g.memGrowth / MiB : null, 16, 'MiB');
-  for (const [op, L] of [
-    ['MHA', 128],
-    ['MHA', 512],
-    ['MHA', 2048],
-    ['SDPA', 512],
-    ['SDPA', 2048],
-  ]) {
+  for (const [op, L] of kSizes) {
     addRatio(`${op} L=${L}: attnlab-simd vs attnlab-scalar`, 'attnlab-simd', op, L, 'attnlab-scalar', 4.0);
   }
   // issue 14: the threaded variant at 2 threads vs one thread and vs onnxruntime-web at 2 threads
@@ -56,13 +59,7 @@ export function computeGoals(results, decode = null) {
     addRatio(`${op} L=${L}: ${thr} vs attnlab-simd (1 thread)`, thr, op, L, 'attnlab-simd', 1.8);
   }
   addRatio(`MHA L=128: ${thr} vs attnlab-simd (not slower)`, thr, 'MHA', 128, 'attnlab-simd', 1.0);
-  for (const [op, L] of [
-    ['MHA', 128],
-    ['MHA', 512],
-    ['MHA', 2048],
-    ['SDPA', 512],
-    ['SDPA', 2048],
-  ]) {
+  for (const [op, L] of kSizes) {
     const target = (op === 'MHA' && L === 512) || (op === 'SDPA' && L === 2048) ? 1.3 : 1.0;
     addRatio(`${op} L=${L}: ${thr} vs onnxruntime-web@2 (equal threads)`, thr, op, L, 'onnxruntime-web@2', target);
   }

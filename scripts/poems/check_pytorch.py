@@ -45,33 +45,32 @@ SMALL = {"embed": 64, "layers": 2, "heads": 4, "hidden": 192, "batch": 16, "poem
          "seed": 7}
 
 
-def read_safetensors(path):
+def safetensors_entries(path):
+    """(name, header entry, raw bytes) of each tensor of a safetensors file."""
     with open(path, "rb") as f:
         data = f.read()
     n = struct.unpack("<Q", data[:8])[0]
     header = json.loads(data[8:8 + n])
-    out = {}
     for name, d in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = d["data_offsets"]
+        if name != "__metadata__":
+            a, b = d["data_offsets"]
+            yield name, d, data[8 + n + a:8 + n + b]
+
+
+def read_safetensors(path):
+    out = {}
+    for name, d, raw in safetensors_entries(path):
         dtype = {"F32": "<f4", "F16": "<f2"}[d["dtype"]]
-        out[name] = np.frombuffer(data[8 + n + a:8 + n + b], dtype=dtype).astype(np.float32).reshape(d["shape"])
+        out[name] = np.frombuffer(raw, dtype=dtype).astype(np.float32).reshape(d["shape"])
     return out
 
 
 def read_raw_f16(path):
     """{name: the F16 bits as uint16} of a safetensors file."""
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
     out = {}
-    for name, d in header.items():
-        if name != "__metadata__":
-            assert d["dtype"] == "F16", (name, d["dtype"])
-            a, b = d["data_offsets"]
-            out[name] = np.frombuffer(data[8 + n + a:8 + n + b], dtype="<u2").reshape(d["shape"])
+    for name, d, raw in safetensors_entries(path):
+        assert d["dtype"] == "F16", (name, d["dtype"])
+        out[name] = np.frombuffer(raw, dtype="<u2").reshape(d["shape"])
     return out
 
 

@@ -1,4 +1,5 @@
-// Embind layer: marshalling (argument structs and conversions: marshal.h) and error conversion only, no math.
+// Embind layer: marshalling (argument structs and their conversions: args.h; results: marshal.h) and error conversion
+// only, no math.
 //
 // The raw module's contract is cpp/bindings/embind.d.ts; web/src/ wraps it (and is type-checked against it), and
 // nothing else should call it. Every raw name starts with '_' so that it cannot be confused with the public JS

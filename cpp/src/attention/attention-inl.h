@@ -240,6 +240,10 @@ HWY_INLINE void AttendHeadExact(const HeadProblem& p) {
 // then the last lk % 4 keys as contiguous rows. A group may reach past cols: those rows are computed, not used.
 HWY_INLINE void TransposedLogits(const HeadProblem& p, size_t j0, size_t cols, const PackedB& qt, size_t n,
                                  float* HWY_RESTRICT st) {
+  if (p.dk == 0) {  // no products: every logit is 0 (qt is empty, its data may be null: no tile may offset it)
+    for (size_t j = 0; j < cols; ++j) std::fill_n(st + j * kOnlineQueries, n, 0.0f);
+    return;
+  }
   const size_t width = 2 * hn::Lanes(hn::ScalableTag<float>());
   const size_t grouped_end = p.lk / 4 * 4;
   for (size_t j = 0; j < cols;) {

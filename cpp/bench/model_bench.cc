@@ -184,7 +184,7 @@ std::map<std::string, std::pair<attnlab::Shape, std::vector<float>>> ReadSafeten
 
 attnlab::TransformerConfig Gpt2Config(int64_t V, int64_t P, int64_t E, int64_t L, int64_t H) {
   attnlab::TransformerConfig c;
-  c.arch = attnlab::Arch::kGpt2;
+  c.arch = "gpt2";
   c.vocab_size = V;
   c.context_length = P;
   c.embed_dim = E;
@@ -390,25 +390,6 @@ struct Bench {
 };
 
 // --- training --------------------------------------------------------------------------------------------------------
-// A Llama-family Hugging Face config.json → the engine's config (the fields the poem model's has).
-attnlab::TransformerConfig LlamaConfig(const nlohmann::json& hf) {
-  if (hf.value("model_type", "") != "llama") throw std::runtime_error("--train: model_type must be llama");
-  attnlab::TransformerConfig c;
-  c.arch = attnlab::Arch::kLlama;
-  c.vocab_size = hf.at("vocab_size");
-  c.context_length = hf.at("max_position_embeddings");
-  c.embed_dim = hf.at("hidden_size");
-  c.num_layers = hf.at("num_hidden_layers");
-  c.num_heads = hf.at("num_attention_heads");
-  c.num_kv_heads = hf.value("num_key_value_heads", c.num_heads);
-  c.head_dim = hf.value("head_dim", c.embed_dim / c.num_heads);
-  c.hidden_dim = hf.at("intermediate_size");
-  c.norm_eps = hf.value("rms_norm_eps", 1e-6);
-  c.rope_theta = hf.value("rope_theta", 10000.0);
-  c.tie_embeddings = hf.value("tie_word_embeddings", false);
-  return c;
-}
-
 struct TrainBench {
   std::unique_ptr<attnlab::Transformer> model;
   std::vector<int32_t> ids;
@@ -507,9 +488,8 @@ void PrintReady(const attnlab::Transformer& model, double load_s) {
 // --model DIR: the inference mode on export_gpt2.py's checkpoint.
 void RunInference(const std::string& dir, const std::string& tokens, bool serve) {
   Bench b;
-  const nlohmann::json hf = nlohmann::json::parse(ReadFile(dir + "/config.json"));
-  b.cfg = Gpt2Config(hf["vocab_size"], hf["n_positions"], hf["n_embd"], hf["n_layer"], hf["n_head"]);
-  b.cfg.norm_eps = hf["layer_norm_epsilon"];
+  const std::vector<unsigned char> config = ReadFile(dir + "/config.json");
+  b.cfg = attnlab::ConfigFromHuggingFace(std::string(config.begin(), config.end()));
   const double t0 = Now();
   b.model = std::make_unique<attnlab::Transformer>(b.cfg, 0, false);
   {
@@ -530,7 +510,9 @@ void RunInference(const std::string& dir, const std::string& tokens, bool serve)
 void RunTraining(const std::string& config, const std::string& tokens, bool serve) {
   TrainBench b;
   const double t0 = Now();
-  b.model = std::make_unique<attnlab::Transformer>(LlamaConfig(nlohmann::json::parse(ReadFile(config))), 1);
+  const std::vector<unsigned char> text = ReadFile(config);
+  b.model =
+      std::make_unique<attnlab::Transformer>(attnlab::ConfigFromHuggingFace(std::string(text.begin(), text.end())), 1);
   b.ids = ReadIds(tokens);
   PrintReady(*b.model, Now() - t0);
   Serve([&](const std::string& line) { return b.Command(line); }, serve,

@@ -87,25 +87,6 @@ using emscripten::val;
   X(bool, causal, "causal", false, "")   \
   X(double, seed, "seed", 0, "")
 
-// attnlab::TransformerConfig and the initialisation seed; 0 = derived (numKVHeads, headDim, hiddenDim) or none
-// (slidingWindow). `config()` returns the normalised configuration in this form (seed 0).
-#define ATTNLAB_TRANSFORMER_ARGS(X)                                           \
-  X(Arch, arch, "arch", Arch::kGpt2, "")                                      \
-  X(double, vocab_size, "vocabSize", 0, "")                                   \
-  X(double, context_length, "contextLength", 0, "")                           \
-  X(double, embed_dim, "embedDim", 0, "")                                     \
-  X(double, num_layers, "numLayers", 0, "")                                   \
-  X(double, num_heads, "numHeads", 0, "")                                     \
-  X(double, num_kv_heads, "numKVHeads", 0, "")                                \
-  X(double, head_dim, "headDim", 0, "")                                       \
-  X(double, hidden_dim, "hiddenDim", 0, "")                                   \
-  X(double, norm_eps, "normEps", 1e-5, "")                                    \
-  X(double, rope_theta, "ropeTheta", 10000, "")                               \
-  X(bool, tie_embeddings, "tieEmbeddings", true, "")                          \
-  X(AttentionBias, attention_bias, "attentionBias", AttentionBias::kNone, "") \
-  X(double, sliding_window, "slidingWindow", 0, "")                           \
-  X(double, seed, "seed", 0, "")
-
 // One Transformer forward (attnlab::TransformerForwardOptions and the tokens).
 #define ATTNLAB_TRANSFORMER_FORWARD_ARGS(X)                                                                   \
   X(TensorArg, tokens, "tokens", {}, "Int32Array (B, T).")                                                    \
@@ -134,7 +115,6 @@ using emscripten::val;
   S(MhaConfigArgs, ATTNLAB_MHA_CONFIG_ARGS)                   \
   S(MhaForwardArgs, ATTNLAB_MHA_FORWARD_ARGS)                 \
   S(TinyTransformerArgs, ATTNLAB_TINY_TRANSFORMER_ARGS)       \
-  S(TransformerArgs, ATTNLAB_TRANSFORMER_ARGS)                \
   S(TransformerForwardArgs, ATTNLAB_TRANSFORMER_FORWARD_ARGS) \
   S(AdamWArgs, ATTNLAB_ADAMW_ARGS)
 
@@ -209,45 +189,6 @@ inline MhaConfig ConfigOf(const MhaConfigArgs& a) {
 
 inline TinyTransformerConfig ConfigOf(const TinyTransformerArgs& a) {
   return TinyTransformerConfig{a.vocab_size, a.embed_dim, a.num_heads, a.causal};
-}
-
-inline TransformerConfig ConfigOf(const TransformerArgs& a) {
-  TransformerConfig c;
-  c.arch = a.arch;
-  c.vocab_size = static_cast<int64_t>(a.vocab_size);
-  c.context_length = static_cast<int64_t>(a.context_length);
-  c.embed_dim = static_cast<int64_t>(a.embed_dim);
-  c.num_layers = static_cast<int64_t>(a.num_layers);
-  c.num_heads = static_cast<int64_t>(a.num_heads);
-  c.num_kv_heads = static_cast<int64_t>(a.num_kv_heads);
-  c.head_dim = static_cast<int64_t>(a.head_dim);
-  c.hidden_dim = static_cast<int64_t>(a.hidden_dim);
-  c.norm_eps = a.norm_eps;
-  c.rope_theta = a.rope_theta;
-  c.tie_embeddings = a.tie_embeddings;
-  c.attention_bias = a.attention_bias;
-  c.sliding_window = static_cast<int64_t>(a.sliding_window);
-  return c;
-}
-
-// The normalised configuration back as the argument struct (seed 0).
-inline TransformerArgs ArgsOf(const TransformerConfig& c) {
-  TransformerArgs a;
-  a.arch = c.arch;
-  a.vocab_size = static_cast<double>(c.vocab_size);
-  a.context_length = static_cast<double>(c.context_length);
-  a.embed_dim = static_cast<double>(c.embed_dim);
-  a.num_layers = static_cast<double>(c.num_layers);
-  a.num_heads = static_cast<double>(c.num_heads);
-  a.num_kv_heads = static_cast<double>(c.num_kv_heads);
-  a.head_dim = static_cast<double>(c.head_dim);
-  a.hidden_dim = static_cast<double>(c.hidden_dim);
-  a.norm_eps = c.norm_eps;
-  a.rope_theta = c.rope_theta;
-  a.tie_embeddings = c.tie_embeddings;
-  a.attention_bias = c.attention_bias;
-  a.sliding_window = static_cast<double>(c.sliding_window);
-  return a;
 }
 
 inline std::vector<int64_t> LayersOf(const val& array) {

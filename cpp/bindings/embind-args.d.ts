@@ -79,25 +79,6 @@ export interface TinyTransformerArgs {
   seed: number;
 }
 
-/** attnlab::TransformerConfig and the initialisation seed; 0 = derived (numKVHeads, headDim, hiddenDim) or none (slidingWindow). `config()` returns the normalised configuration in this form (seed 0). */
-export interface TransformerArgs {
-  arch: RawEnumValue;
-  vocabSize: number;
-  contextLength: number;
-  embedDim: number;
-  numLayers: number;
-  numHeads: number;
-  numKVHeads: number;
-  headDim: number;
-  hiddenDim: number;
-  normEps: number;
-  ropeTheta: number;
-  tieEmbeddings: boolean;
-  attentionBias: RawEnumValue;
-  slidingWindow: number;
-  seed: number;
-}
-
 /** One Transformer forward (attnlab::TransformerForwardOptions and the tokens). */
 export interface TransformerForwardArgs {
   /** Int32Array (B, T). */

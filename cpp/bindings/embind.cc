@@ -7,8 +7,9 @@
 // struct (an Embind value_object: a plain JS object with every field present) instead of positional arguments.
 // Pointers are byte offsets into wasm memory; shapes are arrays of non-negative integers (checked in JS).
 // Returned arrays are JS-owned copies. C++ exceptions come back as JS errors carrying the message:
-// std::invalid_argument and std::bad_alloc → RangeError, anything else → Error. Messages use the C++
-// (snake_case) argument names; the JS layer rewrites them.
+// ConfigTypeError (a configuration value of the wrong JSON type) → TypeError, std::invalid_argument and
+// std::bad_alloc → RangeError, anything else → Error. Attention's messages use the C++ (snake_case) argument names,
+// which the JS layer rewrites; the model's use JS names already (config.json's own keys for a config.json).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -40,6 +41,8 @@ auto Guard(F&& f) -> decltype(f()) {
   {
     try {
       return f();
+    } catch (const ConfigTypeError& e) {
+      error = val::global("TypeError").new_(std::string(e.what()));
     } catch (const std::invalid_argument& e) {
       error = val::global("RangeError").new_(std::string(e.what()));
     } catch (const std::bad_alloc&) {
@@ -96,8 +99,16 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
   return Guard([&] { return MemoryNeedsToJs(TinyTransformerParameterMemoryNeeds(ConfigOf(a))); });
 }
 
-val TransformerMemory(const TransformerArgs& a, WeightStorage storage) {
-  return Guard([&] { return MemoryNeedsToJs(TransformerParameterMemoryNeeds(ConfigOf(a), storage)); });
+// A model configuration crosses as JSON text: createModel's options (JS names, `arch`) or, with `huggingFace`, a
+// config.json; C++ reads, checks and normalises it (transformer.h's ConfigFromOptions / ConfigFromHuggingFace).
+TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
+  return hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
+}
+
+val TransformerMemory(const std::string& config_json, bool hugging_face, WeightStorage storage) {
+  return Guard([&] {
+    return MemoryNeedsToJs(TransformerParameterMemoryNeeds(ConfigOfJson(config_json, hugging_face), storage));
+  });
 }
 
 std::string TargetName() { return ActiveTargetName(); }
@@ -262,9 +273,11 @@ class TransformerBinding : public ModelBinding<Transformer> {
   // Factory: the constructor validates the configuration before it allocates, so a throw leaks nothing.
   // initialise false skips the random initialisation (loadModel replaces every parameter).
   // storage: the weight matrices' (Float32, or F16 / BF16 for a checkpoint of that dtype, initialise false).
-  static TransformerBinding* Make(const TransformerArgs& a, bool initialise, WeightStorage storage) {
+  static TransformerBinding* Make(const std::string& config_json, bool hugging_face, double seed, bool initialise,
+                                  WeightStorage storage) {
     return Guard([&] {
-      return new TransformerBinding(Transformer(ConfigOf(a), static_cast<uint64_t>(a.seed), initialise, storage));
+      return new TransformerBinding(
+          Transformer(ConfigOfJson(config_json, hugging_face), static_cast<uint64_t>(seed), initialise, storage));
     });
   }
 
@@ -286,7 +299,8 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
-  TransformerArgs Config() const { return ArgsOf(model_.config()); }
+  // model.config: the normalised configuration as JSON text (JS names).
+  std::string Config() const { return OptionsJson(model_.config()); }
 
   // [[name, shape], …] of a whole checkpoint, checked before any tensor is loaded.
   void CheckStateDict(val entries) const {
@@ -316,6 +330,12 @@ class TransformerBinding : public ModelBinding<Transformer> {
   }
 
   WeightStorage Storage() const { return model_.storage(); }
+  std::string CanonicalName(const std::string& name) const {
+    return Guard([&] { return model_.CanonicalName(name); });
+  }
+  std::string TiedTo(const std::string& name) const {
+    return Guard([&] { return model_.TiedTo(name); });
+  }
 
   // A forward pass; `cache` (a _TransformerKVCache of this model) or null.
   val Forward(const TransformerForwardArgs& a, TransformerKVCache* cache) {
@@ -410,15 +430,10 @@ EMSCRIPTEN_BINDINGS(attnlab_arguments) {
       .value("Scaled", ScoresStage::kScaled)
       .value("Softcapped", ScoresStage::kSoftcapped)
       .value("Masked", ScoresStage::kMasked);
-  emscripten::enum_<Arch>("_Arch").value("Gpt2", Arch::kGpt2).value("Llama", Arch::kLlama);
   emscripten::enum_<WeightStorage>("_WeightStorage")
       .value("Float32", WeightStorage::kFloat32)
       .value("F16", WeightStorage::kF16)
       .value("BF16", WeightStorage::kBF16);
-  emscripten::enum_<AttentionBias>("_AttentionBias")
-      .value("None", AttentionBias::kNone)
-      .value("Qkv", AttentionBias::kQkv)
-      .value("All", AttentionBias::kAll);
   ATTNLAB_ARG_STRUCTS(ATTNLAB_VALUE_OBJECT)
 }
 
@@ -469,6 +484,8 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
       .function("loadStateDict", static_cast<void (TransformerBinding::*)(val)>(&TransformerModel::LoadStateDict))
       .function("stateDict", &TransformerBinding::StateDict)
       .function("config", &TransformerBinding::Config)
+      .function("canonicalName", &TransformerBinding::CanonicalName)
+      .function("tiedTo", &TransformerBinding::TiedTo)
       .function("checkStateDict", &TransformerBinding::CheckStateDict)
       .function("loadTensor", &TransformerBinding::LoadTensor)
       .function("loadTensor16", &TransformerBinding::LoadTensor16)

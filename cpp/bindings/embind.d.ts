@@ -21,7 +21,6 @@ import type {
   SdpaCallArgs,
   TensorArg,
   TinyTransformerArgs,
-  TransformerArgs,
   TransformerForwardArgs,
 } from './embind-args';
 export * from './embind-args';
@@ -47,22 +46,11 @@ export interface RawScoresStages {
   readonly Masked: RawEnumValue;
 }
 
-/** attnlab::Arch. */
-export interface RawArchs {
-  readonly Gpt2: RawEnumValue;
-  readonly Llama: RawEnumValue;
-}
 /** attnlab::WeightStorage: how a Transformer holds its weight matrices (16-bit: as the checkpoint's bits). */
 export interface RawWeightStorages {
   readonly Float32: RawEnumValue;
   readonly F16: RawEnumValue;
   readonly BF16: RawEnumValue;
-}
-/** attnlab::AttentionBias: which attention projections carry a bias (Llama family). */
-export interface RawAttentionBiases {
-  readonly None: RawEnumValue;
-  readonly Qkv: RawEnumValue;
-  readonly All: RawEnumValue;
 }
 
 export interface RawTransformerOutput {
@@ -128,8 +116,12 @@ export interface RawTinyTransformer extends RawModel {
 
 /** attnlab::Transformer: a whole GPT-2 or Llama-family model. stateDict() copies one tensor at a time. */
 export interface RawTransformer extends RawModel {
-  /** The normalised configuration (defaults filled in; seed 0). */
-  config(): TransformerArgs;
+  /** The normalised configuration as JSON text (JS names, `arch`, defaults filled in). */
+  config(): string;
+  /** A checkpoint name without its model type's prefix, or '' for a buffer that loading ignores. */
+  canonicalName(name: string): string;
+  /** The parameter that checkpoint tensor `name` must equal (a tied lm_head: the embedding), or ''. */
+  tiedTo(name: string): string;
   /** Names and shapes of a whole checkpoint (prefixes and known buffers allowed), checked before anything loads. */
   checkStateDict(entries: Array<[name: string, shape: number[]]>): void;
   /** Copies one float32 tensor in (a name checkStateDict accepts; ignored buffers are no-ops, even with ptr 0). */
@@ -179,13 +171,21 @@ export interface RawModule {
   _MultiHeadAttention: new (args: MhaConfigArgs) => RawMultiHeadAttention;
   _KVCache: new (mha: RawMultiHeadAttention, batchSize: number, maxLength: number) => RawKVCache;
   _TinyTransformer: new (args: TinyTransformerArgs) => RawTinyTransformer;
-  _Arch: RawArchs;
-  _AttentionBias: RawAttentionBiases;
   _WeightStorage: RawWeightStorages;
-  /** The parameters of a Transformer with this configuration and weight storage (a bad field: RangeError naming it). */
-  _transformerMemory(args: TransformerArgs, storage: RawEnumValue): RawMemoryNeeds;
+  /**
+   * The parameters of a Transformer with this configuration and weight storage. A configuration is JSON text:
+   * createModel's options (JS names, `arch`), or with huggingFace true a config.json. A bad field: RangeError naming
+   * it; a field of the wrong JSON type: TypeError.
+   */
+  _transformerMemory(configJson: string, huggingFace: boolean, storage: RawEnumValue): RawMemoryNeeds;
   /** initialise false: no random initialisation (every parameter is loaded next); 16-bit storage needs it false. */
-  _Transformer: new (args: TransformerArgs, initialise: boolean, storage: RawEnumValue) => RawTransformer;
+  _Transformer: new (
+    configJson: string,
+    huggingFace: boolean,
+    seed: number,
+    initialise: boolean,
+    storage: RawEnumValue,
+  ) => RawTransformer;
   /** attnlab::TransformerKVCache (length, reset), made by CreateKVCache of `model`. */
   _TransformerKVCache: new (model: RawTransformer, batchSize: number, maxLength: number) => RawKVCache;
 }

@@ -572,7 +572,7 @@ std::map<std::string, Tensor> Rounded16(const std::map<std::string, Tensor>& ten
 
 TransformerConfig MakeConfig(const Options& o, const Data& d) {
   TransformerConfig c;
-  c.arch = o.arch == "gpt2" ? attnlab::Arch::kGpt2 : attnlab::Arch::kLlama;
+  c.arch = o.arch;
   if (o.arch != "gpt2" && o.arch != "llama") Die("--arch: llama or gpt2");
   c.vocab_size = d.vocab;
   c.context_length = o.context ? o.context : d.context;
@@ -580,7 +580,7 @@ TransformerConfig MakeConfig(const Options& o, const Data& d) {
   c.num_layers = o.layers;
   c.num_heads = o.heads;
   c.norm_eps = o.norm_eps;
-  if (c.arch == attnlab::Arch::kLlama) {
+  if (c.arch == "llama") {
     c.num_kv_heads = o.kv_heads ? o.kv_heads : o.heads;
     c.hidden_dim = o.hidden ? o.hidden : (8 * o.embed / 3 + 31) / 32 * 32;
     c.rope_theta = o.rope_theta;
@@ -598,7 +598,7 @@ std::string Fmt(double x, int digits = 6) {
 std::string HfConfigJson(const TransformerConfig& c, const Data& d) {
   std::ostringstream s;
   s << "{\n";
-  if (c.arch == attnlab::Arch::kLlama) {
+  if (c.arch == "llama") {
     s << "  \"architectures\": [\"LlamaForCausalLM\"],\n"
       << "  \"model_type\": \"llama\",\n"
       << "  \"vocab_size\": " << c.vocab_size << ",\n"

@@ -115,27 +115,9 @@ struct ModelFixture {
   int64_t greedy_new_tokens = 0;
 };
 
+// The fixture's normalised config (model.config's form), read by the library's own reader of createModel's options.
 inline attnlab::TransformerConfig ModelConfigFromJson(const nlohmann::json& j) {
-  attnlab::TransformerConfig c;
-  c.arch = j.at("arch").get<std::string>() == "gpt2" ? attnlab::Arch::kGpt2 : attnlab::Arch::kLlama;
-  c.vocab_size = j.at("vocabSize").get<int64_t>();
-  c.context_length = j.at("contextLength").get<int64_t>();
-  c.embed_dim = j.at("embedDim").get<int64_t>();
-  c.num_layers = j.at("numLayers").get<int64_t>();
-  c.num_heads = j.at("numHeads").get<int64_t>();
-  c.norm_eps = j.value("normEps", 1e-5);
-  if (c.arch == attnlab::Arch::kGpt2) return c;
-  c.num_kv_heads = j.at("numKVHeads").get<int64_t>();
-  c.head_dim = j.at("headDim").get<int64_t>();
-  c.hidden_dim = j.at("hiddenDim").get<int64_t>();
-  c.rope_theta = j.at("ropeTheta").get<double>();
-  c.tie_embeddings = j.at("tieEmbeddings").get<bool>();
-  const std::string bias = j.at("attentionBias").get<std::string>();
-  c.attention_bias = bias == "qkv"   ? attnlab::AttentionBias::kQkv
-                     : bias == "all" ? attnlab::AttentionBias::kAll
-                                     : attnlab::AttentionBias::kNone;
-  c.sliding_window = j.at("slidingWindow").is_null() ? 0 : j.at("slidingWindow").get<int64_t>();
-  return c;
+  return attnlab::ConfigFromOptions(j.dump());
 }
 
 inline std::vector<FixtureTensor> ParseTensorList(const nlohmann::json& j) {

@@ -18,7 +18,7 @@ using attnlab::TransformerConfig;
 
 TransformerConfig SmallLlama() {
   TransformerConfig c;
-  c.arch = attnlab::Arch::kLlama;
+  c.arch = "llama";
   c.vocab_size = 11;
   c.context_length = 8;
   c.embed_dim = 8;

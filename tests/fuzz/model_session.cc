@@ -36,14 +36,14 @@ float FromBits(uint16_t h, bool bf16) {
 attnlab::TransformerConfig SmallConfig(Reader& r) {
   attnlab::TransformerConfig c;
   const uint8_t a = r.U8(), b = r.U8();
-  c.arch = (a & 1) ? attnlab::Arch::kLlama : attnlab::Arch::kGpt2;
+  c.arch = (a & 1) ? "llama" : "gpt2";
   c.vocab_size = 1 + (a >> 1) % 16;
   c.context_length = 1 + (a >> 5) % 8;
   c.num_heads = 1 + b % 3;
   c.head_dim = 2 * (1 + (b >> 2) % 2);
   c.embed_dim = c.num_heads * c.head_dim;
   c.num_layers = 1 + (b >> 3) % 2;
-  if (c.arch == attnlab::Arch::kGpt2) {
+  if (c.arch == "gpt2") {
     c.head_dim = 0;
     return c;
   }
@@ -53,6 +53,7 @@ attnlab::TransformerConfig SmallConfig(Reader& r) {
   c.tie_embeddings = d & 1;
   c.attention_bias = static_cast<attnlab::AttentionBias>((d >> 1) % 3);
   c.sliding_window = (d >> 3) % 4;
+  if ((d & 32) && c.attention_bias != attnlab::AttentionBias::kQkv && c.sliding_window == 0) c.arch = "qwen3";
   return c;
 }
 
@@ -63,9 +64,9 @@ void Session::RunModel() {
   const uint8_t how = r_.U8();
   const bool bf16 = how & 1, bad_config = (how & 14) == 14;
   if (bad_config) config.num_heads = config.embed_dim + 1;  // does not divide embedDim
-  case_ = "model: " + std::string(config.arch == attnlab::Arch::kGpt2 ? "gpt2" : "llama") + " V " +
-          std::to_string(config.vocab_size) + ", E " + std::to_string(config.embed_dim) + ", H " +
-          std::to_string(config.num_heads) + ", L " + std::to_string(config.num_layers) + (bf16 ? ", BF16" : ", F16") +
+  case_ = "model: " + config.arch + " V " + std::to_string(config.vocab_size) + ", E " +
+          std::to_string(config.embed_dim) + ", H " + std::to_string(config.num_heads) + ", L " +
+          std::to_string(config.num_layers) + (bf16 ? ", BF16" : ", F16") +
           (bad_config ? ", numHeads not dividing embedDim" : "");
   const attnlab::WeightStorage storage = bf16 ? attnlab::WeightStorage::kBF16 : attnlab::WeightStorage::kF16;
   std::vector<Transformer> models;

@@ -24,7 +24,6 @@ test("args.h describes every argument struct, each JS name once and in the API's
       'MhaConfigArgs',
       'MhaForwardArgs',
       'TinyTransformerArgs',
-      'TransformerArgs',
       'TransformerForwardArgs',
       'AdamWArgs',
     ],

@@ -542,8 +542,20 @@ export interface LlamaConfig {
   slidingWindow: number | null;
 }
 
+/**
+ * The normalised configuration of a Qwen3 model: the Llama family's fields but `slidingWindow`, and an RMSNorm of
+ * each query and key head before RoPE (`q_norm`, `k_norm`).
+ */
+export interface Qwen3Config extends Omit<LlamaConfig, 'arch' | 'attentionBias' | 'slidingWindow' | 'headDim'> {
+  arch: 'qwen3';
+  /** Features per head, even. Default 128 (`Qwen3Config`'s). */
+  headDim: number;
+  /** Biases of q/k/v and o_proj (`'all'`, Qwen3's `attention_bias`). Default `'none'`. */
+  attentionBias: 'none' | 'all';
+}
+
 /** {@link Transformer.config}: what {@link Attnlab.createModel} takes back to build the same architecture. */
-export type ModelConfig = Gpt2Config | LlamaConfig;
+export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config;
 
 /** Options of {@link Attnlab.createModel}: a {@link ModelConfig} (fields with defaults optional) and a seed. */
 export type CreateModelOptions =
@@ -553,9 +565,13 @@ export type CreateModelOptions =
       Partial<Omit<LlamaConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
         /** Seed of the initialisation (normal(0, 0.02) matrices and embeddings, norms 1, biases 0). Default 0. */
         seed?: number;
+      })
+  | (Pick<Qwen3Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
+      Partial<Omit<Qwen3Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
+        seed?: number;
       });
 
-/** A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'` or `'qwen2'`). */
+/** A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'`, `'qwen2'` or `'qwen3'`). */
 export interface HuggingFaceConfig {
   model_type: string;
   [field: string]: unknown;
@@ -701,7 +717,7 @@ export interface TrainResult {
 }
 
 /**
- * A whole GPT-2 or Llama-family model in eval mode, owning wasm memory. Create with {@link Attnlab.createModel} or
+ * A whole decoder-only model (GPT-2, the Llama family, Qwen3) in eval mode, owning wasm memory. Create with {@link Attnlab.createModel} or
  * {@link Attnlab.loadModel}; **call {@link Transformer.dispose}** (or use `using`) when done.
  */
 export interface Transformer {
@@ -822,7 +838,7 @@ export interface Attnlab {
    */
   createTinyTransformer(options: TinyTransformerOptions): TinyTransformer;
   /**
-   * A whole GPT-2 (`arch: 'gpt2'`) or Llama-family (`arch: 'llama'`) model, initialised from `seed`.
+   * A whole model of an `arch` ({@link ModelConfig}: GPT-2, the Llama family, Qwen3), initialised from `seed`.
    * @throws TypeError for a wrong option type or an option of another arch; RangeError for a bad value, or weights
    *   that cannot fit in wasm memory (before anything is allocated).
    */

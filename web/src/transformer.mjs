@@ -6,6 +6,7 @@
 
 import { kToken, toTensor, toTensorRecord } from './core.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
+import { readCreateOptions, readLoadConfig } from './model_config.mjs';
 import { Model, createModel as wrapModel, kCore, kParameterNames, kUsable } from './model.mjs';
 import { sixteenBitValues } from './safetensors.mjs';
 import {
@@ -25,43 +26,18 @@ import {
 
 /** @typedef {import('./core.mjs').Core} Core */
 /** @typedef {import('../../cpp/bindings/embind').RawTransformer} RawTransformer */
-/** @typedef {import('../../cpp/bindings/embind').TransformerArgs} TransformerArgs */
 /** @typedef {import('../../cpp/bindings/embind').TransformerForwardArgs} TransformerForwardArgs */
 /** @typedef {import('../../cpp/bindings/embind').AdamWArgs} AdamWArgs */
 /** @typedef {import('../../cpp/bindings/embind').TensorArg} TensorArg */
 /**
- * The normalised configuration (docs/api.md, "Transformer models"), as model.config gives it.
- * @typedef {{ arch: 'gpt2' | 'llama', vocabSize: number, contextLength: number, embedDim: number,
+ * The normalised configuration (docs/api.md, "Transformer models"), as model.config gives it (C++ makes it:
+ * cpp/src/model/types/).
+ * @typedef {{ arch: 'gpt2' | 'llama' | 'qwen3', vocabSize: number, contextLength: number, embedDim: number,
  *   numLayers: number, numHeads: number, normEps: number, numKVHeads?: number, headDim?: number,
  *   hiddenDim?: number, ropeTheta?: number, tieEmbeddings?: boolean, attentionBias?: 'none' | 'qkv' | 'all',
  *   slidingWindow?: number | null }} ModelConfig
  */
 
-/** The fields of each architecture's normalised config, in model.config's order. */
-const kConfigFields = {
-  gpt2: ['vocabSize', 'contextLength', 'embedDim', 'numLayers', 'numHeads', 'normEps'],
-  llama: [
-    'vocabSize',
-    'contextLength',
-    'embedDim',
-    'numLayers',
-    'numHeads',
-    'numKVHeads',
-    'headDim',
-    'hiddenDim',
-    'normEps',
-    'ropeTheta',
-    'tieEmbeddings',
-    'attentionBias',
-    'slidingWindow',
-  ],
-};
-/** Defaults of createModel, as Hugging Face's GPT2Config and LlamaConfig have them. */
-const kDefaults = {
-  gpt2: { normEps: 1e-5 },
-  llama: { normEps: 1e-6, ropeTheta: 10000, tieEmbeddings: false, attentionBias: 'none', slidingWindow: null },
-};
-const kAttentionBiases = ['none', 'qkv', 'all'];
 const kForwardOptions = [
   'outputAttentions',
   'outputHiddenStates',
@@ -86,154 +62,6 @@ const kGenerateOptions = [
   'eosTokenId',
   'signal',
 ];
-
-// ---------------------------------------------------------------------------------------------------------------
-// Configurations.
-
-/**
- * createModel's options (or model.config): `{ arch, ...fields, seed }` → the raw struct and the seed.
- * @param {Core} core
- * @param {string} ctx
- * @param {unknown} options
- * @param {boolean} withSeed whether `seed` is allowed
- */
-function readModelConfig(core, ctx, options, withSeed) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw new TypeError(`${ctx}: options { arch, vocabSize, … } must be an object, got ${describe(options)}`);
-  }
-  // Every field is read once (readOptions), then those of the other architecture are refused.
-  const o = readOptions(ctx, options, 'options', ['arch', ...kConfigFields.llama, ...(withSeed ? ['seed'] : [])]);
-  const arch = readArch(ctx, o.arch, 'arch');
-  const fields = kConfigFields[arch];
-  for (const name of kConfigFields.llama) {
-    if (!fields.includes(name) && o[name] !== undefined) {
-      throw new TypeError(
-        `${ctx}: unknown option ${JSON.stringify(name)} for arch '${arch}'; expected one of ${fields.join(', ')}`,
-      );
-    }
-  }
-  const defaults = /** @type {Record<string, any>} */ (kDefaults[arch]);
-  const get = (/** @type {string} */ name) => (o[name] === undefined ? defaults[name] : o[name]);
-  const M = core.Module;
-  /** @type {TransformerArgs} */
-  const args = {
-    arch: arch === 'gpt2' ? M._Arch.Gpt2 : M._Arch.Llama,
-    vocabSize: readDim(ctx, o.vocabSize, 'vocabSize'),
-    contextLength: readDim(ctx, o.contextLength, 'contextLength'),
-    embedDim: readDim(ctx, o.embedDim, 'embedDim'),
-    numLayers: readDim(ctx, o.numLayers, 'numLayers'),
-    numHeads: readDim(ctx, o.numHeads, 'numHeads'),
-    numKVHeads: readDim(ctx, o.numKVHeads, 'numKVHeads', { defaultValue: 0 }),
-    headDim: readDim(ctx, o.headDim, 'headDim', { defaultValue: 0 }),
-    hiddenDim: readDim(ctx, o.hiddenDim, 'hiddenDim', { defaultValue: 0 }),
-    normEps: readFiniteNumber(ctx, get('normEps'), 'normEps') ?? 1e-5,
-    ropeTheta: readFiniteNumber(ctx, get('ropeTheta'), 'ropeTheta') ?? 10000,
-    tieEmbeddings: readBool(ctx, get('tieEmbeddings'), 'tieEmbeddings', true),
-    attentionBias: M._AttentionBias.None,
-    slidingWindow: 0,
-    seed: withSeed ? readSafeInteger(ctx, o.seed, 'seed', 0) : 0,
-  };
-  if (arch === 'llama') {
-    const bias = get('attentionBias');
-    if (typeof bias !== 'string') {
-      throw new TypeError(`${ctx}: attentionBias must be 'none', 'qkv' or 'all', got ${describe(bias)}`);
-    }
-    if (!kAttentionBiases.includes(bias)) {
-      throw new RangeError(`${ctx}: attentionBias must be 'none', 'qkv' or 'all', got ${JSON.stringify(bias)}`);
-    }
-    args.attentionBias = { none: M._AttentionBias.None, qkv: M._AttentionBias.Qkv, all: M._AttentionBias.All }[bias];
-    const window = get('slidingWindow');
-    args.slidingWindow = window === null ? 0 : readDim(ctx, window, 'slidingWindow');
-  }
-  return args;
-}
-
-/**
- * @param {string} ctx
- * @param {unknown} arch
- * @param {string} name
- * @returns {'gpt2' | 'llama'}
- */
-function readArch(ctx, arch, name) {
-  if (typeof arch !== 'string') throw new TypeError(`${ctx}: ${name} must be 'gpt2' or 'llama', got ${describe(arch)}`);
-  if (arch !== 'gpt2' && arch !== 'llama') {
-    throw new RangeError(`${ctx}: ${name} must be 'gpt2' or 'llama', got ${JSON.stringify(arch)}`);
-  }
-  return arch;
-}
-
-/** Hugging Face's model types and the architecture each maps to. */
-const kModelTypes = { gpt2: 'gpt2', llama: 'llama', mistral: 'llama', qwen2: 'llama' };
-
-/**
- * A Hugging Face config.json object → createModel's options (docs/api.md lists the fields). What attnlab does
- * not compute (RoPE scaling, MLP biases, Qwen2's per-layer windows, another activation) is a RangeError naming
- * the field, so that no checkpoint runs with a silently different architecture.
- * @param {string} ctx
- * @param {Record<string, any>} hf
- */
-export function fromHuggingFaceConfig(ctx, hf) {
-  const type = hf.model_type;
-  if (typeof type !== 'string' || !Object.hasOwn(kModelTypes, type)) {
-    throw new RangeError(
-      `${ctx}: config.model_type must be one of ${Object.keys(kModelTypes).join(', ')}, got ${describe(type)}`,
-    );
-  }
-  /** A field that must be present (TypeError when absent; its value is checked by createModel's rules). */
-  const need = (/** @type {string} */ key) => {
-    if (hf[key] === undefined || hf[key] === null) throw new TypeError(`${ctx}: config.${key} is required`);
-    return hf[key];
-  };
-  const opt = (/** @type {string} */ key, /** @type {any} */ fallback) =>
-    hf[key] === undefined || hf[key] === null ? fallback : hf[key];
-  /** Fields whose other values attnlab does not compute. */
-  const only = (/** @type {string} */ key, /** @type {any[]} */ allowed, /** @type {string} */ why) => {
-    if (hf[key] !== undefined && !allowed.includes(hf[key])) {
-      throw new RangeError(`${ctx}: config.${key} must be ${why}, got ${JSON.stringify(hf[key])}`);
-    }
-  };
-  if (type === 'gpt2') {
-    only('activation_function', ['gelu_new', 'gelu_pytorch_tanh'], "'gelu_new' (GELU, tanh approximation)");
-    only('n_inner', [null, 4 * hf.n_embd], 'null or 4 * n_embd (the MLP width)');
-    only('tie_word_embeddings', [true], 'true (GPT-2 ties its LM head to wte)');
-    only('scale_attn_weights', [true], 'true (scores scaled by 1 / sqrt(head size))');
-    only('scale_attn_by_inverse_layer_idx', [false], 'false (not supported)');
-    only('add_cross_attention', [false], 'false (a decoder-only model)');
-    return {
-      arch: 'gpt2',
-      vocabSize: need('vocab_size'),
-      contextLength: need('n_positions'),
-      embedDim: need('n_embd'),
-      numLayers: need('n_layer'),
-      numHeads: need('n_head'),
-      normEps: opt('layer_norm_epsilon', 1e-5),
-    };
-  }
-  only('hidden_act', ['silu', 'swish'], "'silu' (SwiGLU MLP)");
-  only('rope_scaling', [null], 'null (RoPE scaling is not supported yet)');
-  only('mlp_bias', [false], 'false (MLP biases are not supported yet)');
-  if (type === 'qwen2') only('use_sliding_window', [false], 'false (per-layer sliding windows are not supported yet)');
-  const heads = need('num_attention_heads');
-  let attentionBias = 'none';
-  if (type === 'qwen2') attentionBias = 'qkv';
-  else if (type === 'llama' && hf.attention_bias === true) attentionBias = 'all';
-  return {
-    arch: 'llama',
-    vocabSize: need('vocab_size'),
-    contextLength: need('max_position_embeddings'),
-    embedDim: need('hidden_size'),
-    numLayers: need('num_hidden_layers'),
-    numHeads: heads,
-    numKVHeads: opt('num_key_value_heads', heads),
-    headDim: opt('head_dim', undefined),
-    hiddenDim: need('intermediate_size'),
-    normEps: opt('rms_norm_eps', 1e-6),
-    ropeTheta: opt('rope_theta', 10000),
-    tieEmbeddings: opt('tie_word_embeddings', false),
-    attentionBias,
-    slidingWindow: type === 'mistral' ? opt('sliding_window', null) : null,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sampling.
@@ -543,21 +371,7 @@ class Transformer extends Model {
    */
   constructor(token, core, handle) {
     super(token, core, handle, { className: 'Transformer', factory: 'createModel', prefix: 'model' });
-    const raw = core.call('createModel', () => handle.config());
-    const arch = raw.arch === core.Module._Arch.Gpt2 ? 'gpt2' : 'llama';
-    /** @type {Record<string, any>} */
-    const config = { arch };
-    for (const name of kConfigFields[arch]) config[name] = raw[name];
-    if (arch === 'llama') {
-      const M = core.Module;
-      config.attentionBias =
-        raw.attentionBias === M._AttentionBias.Qkv
-          ? 'qkv'
-          : raw.attentionBias === M._AttentionBias.All
-            ? 'all'
-            : 'none';
-      config.slidingWindow = raw.slidingWindow === 0 ? null : raw.slidingWindow;
-    }
+    const config = JSON.parse(core.call('createModel', () => handle.config()));
     this.#config = /** @type {ModelConfig} */ (Object.freeze(config));
     const list = core.call('createModel', () => handle.parameterShapes());
     this.#shapes = new Map(list.map(([name, shape]) => [name, Array.from(shape, Number)]));
@@ -1111,27 +925,23 @@ class Transformer extends Model {
     }
     if (sixteen && entries.some((e) => e.dtype === null && !e.bits)) {
       // (a float32 tensor widens its matrix: room for every matrix in float32 beside the 16-bit ones, at most)
-      core.checkFits(ctx, what, [], () => M._transformerMemory(this[kUsable](ctx).config(), M._WeightStorage.Float32));
+      const config = this[kUsable](ctx).config();
+      core.checkFits(ctx, what, [], () => M._transformerMemory(config, false, M._WeightStorage.Float32));
     }
     const handle = () => this[kUsable](ctx);
     core.call(ctx, () => handle().checkStateDict(entries.map((e) => [e.name, e.buffer.shape])));
     for (const e of entries) {
-      if (e.dtype === null) continue;
-      const h = handle();
-      try {
-        h.loadTensor(e.name, { ptr: 0, shape: e.buffer.shape }); // an ignored buffer: nothing happens
-      } catch (error) {
-        if (!(error instanceof RangeError)) throw core.translate(ctx, error);
-        throw new RangeError(
-          `${ctx}: ${what}[${JSON.stringify(e.name)}] is a parameter but has dtype ${e.dtype}; ` +
-            'parameters must be F32, F16 or BF16',
-        );
-      }
+      if (e.dtype === null || core.call(ctx, () => handle().canonicalName(e.name)) === '') continue;
+      throw new RangeError(
+        `${ctx}: ${what}[${JSON.stringify(e.name)}] is a parameter but has dtype ${e.dtype}; ` +
+          'parameters must be F32, F16 or BF16',
+      );
     }
     this.#checkTiedHead(ctx, entries, what);
     // A tied lm_head.weight last: C++ compares it with the embedding loaded before it.
     const floats = entries.filter((e) => e.dtype === null);
-    floats.sort((a, b) => Number(a.name === 'lm_head.weight') - Number(b.name === 'lm_head.weight'));
+    const tied = (/** @type {{ name: string }} */ e) => Number(handle().tiedTo(e.name) !== '');
+    floats.sort((a, b) => tied(a) - tied(b));
     for (const { name, buffer, bits } of floats) {
       const arg = core.tensorArg(buffer);
       core.withHeap(ctx, buffer.name, [bits ?? buffer], (p) => {
@@ -1149,22 +959,20 @@ class Transformer extends Model {
    * @param {string} what
    */
   #checkTiedHead(ctx, entries, what) {
-    const c = this.#config;
-    if (c.arch === 'llama' && !c.tieEmbeddings) return;
-    const head = entries.find((e) => e.name === 'lm_head.weight' && e.dtype === null);
+    const h = this[kUsable](ctx);
+    const floats = entries.filter((e) => e.dtype === null);
+    const head = floats.find((e) => h.tiedTo(e.name) !== '');
     if (!head) return;
-    const embedding =
-      c.arch === 'gpt2'
-        ? ['wte.weight', 'transformer.wte.weight']
-        : ['model.embed_tokens.weight', 'embed_tokens.weight'];
-    const source = entries.find((e) => embedding.includes(e.name) && e.dtype === null);
+    const tie = h.tiedTo(head.name);
+    const source = floats.find((e) => h.canonicalName(e.name) === tie);
     if (!source) return;
     const a = head.buffer.data;
     const b = source.buffer.data;
     for (let i = 0; i < a.length; ++i) {
       if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) {
         throw new RangeError(
-          `${ctx}: ${what}["lm_head.weight"] must equal ${what}[${JSON.stringify(source.name)}] (tied embeddings), ` +
+          `${ctx}: ${what}[${JSON.stringify(head.name)}] must equal ${what}[${JSON.stringify(source.name)}] ` +
+            '(tied embeddings), ' +
             `got a different matrix (first difference at element ${i}: ${a[i]} vs ${b[i]})`,
         );
       }
@@ -1247,19 +1055,21 @@ function readEos(ctx, value, V) {
 }
 
 /**
- * A new Transformer from the raw struct: memory checked before anything is allocated.
+ * A new Transformer from a configuration's JSON text (model_config.mjs): memory checked before anything is
+ * allocated.
  * @param {Core} core
  * @param {string} ctx
- * @param {TransformerArgs} args
+ * @param {{ json: string, huggingFace: boolean, seed: number }} config
  * @param {boolean} initialise false when every parameter is loaded next (loadModel)
  * @param {any} [storage] the weight matrices' (_WeightStorage; 16-bit only with initialise false)
  */
-function construct(core, ctx, args, initialise, storage = core.Module._WeightStorage.Float32) {
-  core.checkFits(ctx, 'the configuration', [], () => core.Module._transformerMemory(args, storage));
+function construct(core, ctx, config, initialise, storage = core.Module._WeightStorage.Float32) {
+  const { json, huggingFace, seed } = config;
+  core.checkFits(ctx, 'the configuration', [], () => core.Module._transformerMemory(json, huggingFace, storage));
   return wrapModel(
     core,
     ctx,
-    () => new core.Module._Transformer(args, initialise, storage),
+    () => new core.Module._Transformer(json, huggingFace, seed, initialise, storage),
     (handle) => new Transformer(kToken, core, handle),
   );
 }
@@ -1272,7 +1082,7 @@ function construct(core, ctx, args, initialise, storage = core.Module._WeightSto
 export function createModel(core, options) {
   const ctx = 'createModel';
   core.checkUsable(ctx);
-  return construct(core, ctx, readModelConfig(core, ctx, options, true), true);
+  return construct(core, ctx, readCreateOptions(ctx, options), true);
 }
 
 /**
@@ -1288,19 +1098,15 @@ export function loadModel(core, options) {
     throw new TypeError(`${ctx}: options { config, tensors } are required, got ${describe(options)}`);
   }
   const o = readOptions(ctx, options, 'options', ['config', 'tensors']);
-  const config = o.config;
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw new TypeError(`${ctx}: config must be a Hugging Face config.json object, got ${describe(config)}`);
-  }
+  const config = readLoadConfig(ctx, o.config);
   const tensors = o.tensors;
   if (tensors === null || typeof tensors !== 'object' || Array.isArray(tensors) || tensors instanceof Map) {
     throw new TypeError(
       `${ctx}: tensors must be an object { name: tensor } (readSafetensors' result), got ${describe(tensors)}`,
     );
   }
-  const normalised = 'arch' in config && !('model_type' in config) ? config : fromHuggingFaceConfig(ctx, config);
   const storage = storageOf(core.Module, /** @type {Record<string, unknown>} */ (tensors));
-  const model = construct(core, ctx, readModelConfig(core, ctx, normalised, false), false, storage);
+  const model = construct(core, ctx, config, false, storage);
   try {
     loadTensors(model, ctx, /** @type {Record<string, unknown>} */ (tensors), 'tensors');
   } catch (e) {

@@ -1,11 +1,14 @@
-// Whole decoder-only Transformers (GPT-2 and the Llama family: Llama, Mistral, Qwen2) in eval mode, on the same
-// GEMM, softmax and attention kernels as the attention API. Parameters use Hugging Face's names (ParameterShapes);
-// results match PyTorch's forward to float32 accuracy. One Highway dispatch per Forward.
+// Whole decoder-only Transformers in eval mode, on the same GEMM, softmax and attention kernels as the attention
+// API. Parameters use Hugging Face's names (ParameterShapes); results match PyTorch's forward to float32 accuracy.
+// One Highway dispatch per Forward. Which Hugging Face model types exist, and how each reads its config.json, is
+// data: one file per type in cpp/src/model/types/ (docs/architecture.md, "Adding a model type").
 //
-// GPT-2 (Arch::kGpt2):   x = wte[ids] + wpe[pos]; per block: x += attn(LN₁(x)); x += W₂ gelu_tanh(W₁ LN₂(x));
-//                         logits = LN_f(x) wteᵀ.
-// Llama (Arch::kLlama):  x = embed[ids]; per block: x += o(attn(rope(q), rope(k), v) of RMS₁(x));
-//                         x += down(silu(gate(RMS₂(x))) ⊙ up(RMS₂(x))); logits = RMS_f(x) lm_headᵀ.
+// A block is made of features (TransformerConfig's `norm`, `positions`, `mlp`, `qk_norm`, biases, window):
+//   x = embed[ids] (+ wpe[pos] with learned positions); per block:
+//   x += o(attn(pos(qknorm(q)), pos(qknorm(k)), v) of norm₁(x)); x += mlp(norm₂(x)); logits = norm_f(x) headᵀ,
+// norm LayerNorm or RMSNorm, pos RoPE (rotate-half) or nothing, mlp GELU-tanh (down(gelu(up h))) or SwiGLU
+// (down(silu(gate h) ⊙ up h)). GPT-2 is LayerNorm + learned positions + GELU; Llama, Mistral, Qwen2 and Qwen3 are
+// RMSNorm + RoPE + SwiGLU (Qwen3 with q/k norm).
 // Attention is causal (lower-right with a cache: new token t sits at position P + t), optionally within a sliding
 // window (key j is visible from position p when p − window < j ≤ p, as Mistral), over grouped key/value heads.
 #ifndef ATTNLAB_TRANSFORMER_H_
@@ -15,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,23 +28,27 @@
 
 namespace attnlab {
 
-enum class Arch { kGpt2, kLlama };
+// What a block is made of (set from the model type by NormalisedConfig; the kernels test only these).
+enum class NormKind { kLayerNorm, kRmsNorm };  // LayerNorm (weight and bias) or RMSNorm (weight)
+enum class PositionKind { kLearned, kRope };   // learned absolute positions (wpe) or rotary (rotate-half)
+enum class MlpKind { kGeluTanh, kSwiGlu };     // down(gelu_tanh(up h)) or down(silu(gate h) ⊙ up h)
 
 // How the weight matrices (embedding, projections, MLP, LM head) are held in memory: float32, or the 16 bits of an
 // F16 / BF16 checkpoint, converted exactly to float32 inside the GEMM as they are read (half the memory, the same
 // results as float32 storage of the converted values). Vectors (norms, biases, GPT-2's positions) are float32.
 enum class WeightStorage { kFloat32, kF16, kBF16 };
 
-// Which attention projections carry a bias (Llama-family only; GPT-2's always do).
+// Which attention projections carry a bias.
 enum class AttentionBias {
   kNone,  // Llama, Mistral
   kQkv,   // Qwen2: q_proj, k_proj, v_proj
-  kAll,   // Llama's attention_bias: q/k/v and o_proj
+  kAll,   // GPT-2; Llama's and Qwen3's attention_bias: q/k/v and o_proj
 };
 
 // The normalised configuration (docs/api.md, "Transformer models"; JS names in brackets).
 struct TransformerConfig {
-  Arch arch = Arch::kGpt2;
+  std::string arch = "gpt2";   // [arch] a model type that names its parameters: 'gpt2' | 'llama' | 'qwen3'
+                               //   (mistral and qwen2 checkpoints read as 'llama')
   int64_t vocab_size = 0;      // [vocabSize]
   int64_t context_length = 0;  // [contextLength] positions a forward (with its cache) may reach
   int64_t embed_dim = 0;       // [embedDim] E
@@ -50,11 +58,35 @@ struct TransformerConfig {
   int64_t head_dim = 0;        // [headDim] 0 = E / H (GPT-2: always E / H)
   int64_t hidden_dim = 0;      // [hiddenDim] MLP width; 0 = 4E (GPT-2: always 4E)
   double norm_eps = 1e-5;      // [normEps] LayerNorm / RMSNorm epsilon
-  double rope_theta = 10000;   // [ropeTheta] Llama only
+  double rope_theta = 10000;   // [ropeTheta] with RoPE
   bool tie_embeddings = true;  // [tieEmbeddings] GPT-2: always tied
   AttentionBias attention_bias = AttentionBias::kNone;  // [attentionBias] 'none' | 'qkv' | 'all'
   int64_t sliding_window = 0;                           // [slidingWindow] 0 = none (JS null)
+  // Features: what a block is made of. NormalisedConfig sets them from `arch` (they are not options of their own).
+  NormKind norm = NormKind::kLayerNorm;
+  PositionKind positions = PositionKind::kLearned;
+  MlpKind mlp = MlpKind::kGeluTanh;
+  bool mlp_bias = true;  // biases of the MLP's projections (GPT-2)
+  bool qk_norm = false;  // RMSNorm of each query and key head (weight (headDim)) before positions (Qwen3)
 };
+
+// A configuration value of the wrong JSON type (a TypeError in JS).
+class ConfigTypeError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// A Hugging Face config.json (its text) → the normalised configuration. An unknown model_type, or a key value
+// attnlab does not compute (RoPE scaling, another activation, ...), throws std::invalid_argument naming the key
+// ("config.<key>"); a key of the wrong JSON type throws ConfigTypeError.
+TransformerConfig ConfigFromHuggingFace(const std::string& config_json);
+// createModel's options as JSON ({ "arch": ..., "vocabSize": ..., ... }, JS names; absent = the type's default)
+// → the normalised configuration; an unknown field throws ConfigTypeError naming it.
+TransformerConfig ConfigFromOptions(const std::string& options_json);
+// The normalised configuration as model.config gives it (JSON, JS names); ConfigFromOptions reads it back.
+std::string OptionsJson(const TransformerConfig& config);
+// The normalised configuration as a Hugging Face config.json (for writers); ConfigFromHuggingFace reads it back.
+std::string HuggingFaceConfigJson(const TransformerConfig& config);
 
 class Transformer;
 
@@ -131,6 +163,11 @@ class Transformer {
   // a wrong shape or a missing parameter throws std::invalid_argument naming it. With tied embeddings an
   // lm_head.weight is accepted (LoadStateDict checks that it equals the embedding).
   void CheckStateDict(const std::vector<std::pair<std::string, Shape>>& names_and_shapes) const;
+  // A checkpoint name as this model's parameter name (its type's prefixes removed), or "" for a buffer that loading
+  // ignores. (An unknown name comes back as it is: CheckStateDict refuses it.)
+  std::string CanonicalName(const std::string& name) const;
+  // The parameter that the checkpoint tensor `name` must equal (a tied lm_head: the embedding), or "".
+  std::string TiedTo(const std::string& name) const;
   // Copies one tensor in (its name as CheckStateDict accepts it; ignored names are no-ops).
   void LoadTensor(const std::string& name, const TensorView& tensor);
   // Copies one tensor of F16 or BF16 bits (`dtype` kF16 / kBF16) in: kept as they are in a weight matrix held in

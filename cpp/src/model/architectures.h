@@ -1,6 +1,6 @@
-// The one home of each architecture's parameters: Hugging Face names, checkpoint shapes, and where each tensor goes
-// in attnlab's storage (which packed matrix and at which column, or which vector). Also the checkpoint prefixes and
-// buffers that loading accepts and ignores.
+// A model's parameters as a table: Hugging Face names, checkpoint shapes, and where each tensor goes in attnlab's
+// storage (which packed matrix and at which column, or which vector); the checks every configuration passes. What is
+// particular to a model type (its names, prefixes, buffers, features) is in its file of cpp/src/model/types/.
 #ifndef ATTNLAB_SRC_MODEL_ARCHITECTURES_H_
 #define ATTNLAB_SRC_MODEL_ARCHITECTURES_H_
 
@@ -26,11 +26,13 @@ enum class Slot {
   kQkvBias,
   kO,  // packed (H·hd, E)
   kOBias,
+  kQNorm,  // (head_dim): RMSNorm weight of every query head (qk_norm)
+  kKNorm,  // (head_dim): of every key head
   kNorm2Weight,
   kNorm2Bias,
-  kUp,  // packed (E, 4E) (GPT-2) or (E, 2·hidden): gate, then up (Llama)
+  kUp,  // packed (E, hidden) (GELU), or (E, 2·hidden): gate, then up (SwiGLU)
   kUpBias,
-  kDown,  // packed (4E or hidden, E)
+  kDown,  // packed (hidden, E)
   kDownBias,
 };
 
@@ -42,16 +44,20 @@ struct ParamSpec {
   size_t offset;    // first output column of a packed matrix, or first element of a vector
   bool transposed;  // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
   bool is_matrix() const { return shape.size() == 2 && slot != Slot::kPositions; }
+  bool is_norm_weight() const {
+    return slot == Slot::kNorm1Weight || slot == Slot::kNorm2Weight || slot == Slot::kNormFWeight ||
+           slot == Slot::kQNorm || slot == Slot::kKNorm;
+  }
 };
 
-// Checks every field (std::invalid_argument naming it, in JS spelling) and fills in the defaults (0 = derived).
+// Checks every field (std::invalid_argument naming it, in JS spelling), fills in the defaults (0 = derived) and sets
+// the features from the model type.
 TransformerConfig NormalisedConfig(const TransformerConfig& config);
 
 // Every parameter of the (normalised) config, in state-dict order.
 std::vector<ParamSpec> ParameterSpecs(const TransformerConfig& config);
 
-// A checkpoint name without its prefix ("transformer." for GPT-2; "model." for Llama's), or "" for a buffer that
-// loading ignores (GPT-2's attn.bias and attn.masked_bias, rotary_emb.inv_freq).
+// A checkpoint name without the prefix its type allows, or "" for a buffer that loading ignores.
 std::string CanonicalName(const TransformerConfig& config, const std::string& name);
 
 // Sizes derived from a normalised config.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cpp/src/attention/attention-inl.h"
+#include "cpp/src/attention/attention_decode-inl.h"
 #include "cpp/src/attention/kernels-inl.h"
 #include "cpp/src/model/model_kernels.h"
 #include "cpp/src/ops/activation-inl.h"
@@ -33,9 +34,10 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // Grow-only activations of one forward: x the residual stream (rows, E), h a normed copy, qkv (rows, H·hd +
-// 2·KV·hd), ctx the heads' outputs (rows, H·hd), up the MLP's hidden (rows, up.out), proj a projection's output.
+// 2·KV·hd), qk_raw the query and key heads before the q/k norm, ctx the heads' outputs (rows, H·hd), up the MLP's
+// hidden (rows, up.out), proj a projection's output.
 struct ModelScratch {
-  std::vector<float> x, h, qkv, ctx, up, proj;
+  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj;
 };
 
 inline ModelScratch& ThreadModelScratch() {
@@ -99,7 +101,7 @@ HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const 
   });
 }
 
-// x (rows, E) = embedding column ids[r] (+ wpe[P + t] for GPT-2).
+// x (rows, E) = embedding column ids[r] (+ wpe[P + t] with learned positions).
 HWY_INLINE void Embed(const ModelArgs& a, float* x) {
   for (size_t r = 0; r < a.batch * a.tokens; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
@@ -112,6 +114,20 @@ HWY_INLINE void Embed(const ModelArgs& a, float* x) {
     }
     if (a.positions) AddRows(row, a.positions + (a.past + r % a.tokens) * a.e, a.e);
   }
+}
+
+// The q/k norm (qk_norm): each query head (weight q_norm) and key head (k_norm) of the qkv rows RMS-normalised
+// over its hd features; raw (rows, (H + KV)·hd) receives the heads as they were.
+HWY_INLINE void QkNormRows(const ModelArgs& a, const BlockArgs& blk, float* qkv, size_t width, float* raw) {
+  const size_t hd = a.head_dim, n = (a.heads + a.kv_heads) * hd;
+  ParallelFor(a.batch * a.tokens, 8.0 * n, [&](size_t r) {
+    float* row = qkv + r * width;
+    float* before = raw + r * n;
+    std::copy(row, row + n, before);
+    for (size_t h = 0; h < a.heads + a.kv_heads; ++h) {
+      RmsNormRow(before + h * hd, hd, h < a.heads ? blk.q_norm : blk.k_norm, a.norm_eps, row + h * hd);
+    }
+  });
 }
 
 // RoPE on every query and key head of the qkv rows (row r = b·T + t at position P + t), by the angles of `sin`
@@ -157,22 +173,71 @@ HWY_INLINE HeadSetup HeadSetupOf(const ModelArgs& a) {
   return h;
 }
 
+// head_mask[h] times head h's outputs (rows of ctx) and weights, when it is not 1.
+HWY_INLINE void MaskHead(const ModelArgs& a, const BlockArgs& blk, size_t b, size_t h, float* ctx, float* weights) {
+  if (!blk.head_mask || blk.head_mask[h] == 1.0f) return;
+  const size_t dq = a.heads * a.head_dim, s = a.past + a.tokens;
+  float* out = ctx + b * a.tokens * dq + h * a.head_dim;
+  for (size_t t = 0; t < a.tokens; ++t) ScaleRow(out + t * dq, a.head_dim, blk.head_mask[h]);
+  if (weights) ScaleRow(weights + (b * a.heads + h) * a.tokens * s, a.tokens * s, blk.head_mask[h]);
+}
+
+// Decoding: a few new tokens over a cache without a window. Each (item, key/value head) reads its cached keys and
+// values in place for its group's query heads at once (attention_decode-inl.h, MHA's decode path too): nothing is
+// packed per token.
+HWY_INLINE bool DecodesInPlace(const ModelArgs& a) {
+  return a.past > 0 && a.tokens <= kDecodeMaxQueries && a.heads / a.kv_heads <= kDecodeMaxGroup && a.window_left < 0;
+}
+
+HWY_INLINE void AttendGroupsInPlace(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width,
+                                    float* ctx) {
+  const size_t hd = a.head_dim, s = a.past + a.tokens, dq = a.heads * hd, group = a.heads / a.kv_heads;
+  const float scale = HeadSetupOf(a).dims.scale;
+  ParallelFor(
+      a.batch * a.kv_heads, static_cast<double>(group) * HeadFlops(a.tokens, s, hd, hd),
+      [&](size_t bg) {
+        const size_t b = bg / a.kv_heads, h0 = bg % a.kv_heads * group, kv = bg * a.cache_max * hd;
+        DecodeGroup p{group,
+                      a.tokens,
+                      s,
+                      hd,
+                      scale,
+                      qkv + b * a.tokens * width + h0 * hd,
+                      hd,
+                      width,
+                      blk.cache_k + kv,
+                      blk.cache_v + kv,
+                      hd,
+                      ctx + b * a.tokens * dq + h0 * hd,
+                      hd,
+                      dq,
+                      blk.attentions ? blk.attentions + (b * a.heads + h0) * a.tokens * s : nullptr,
+                      a.tokens * s,
+                      nullptr,
+                      0,
+                      a.key_bias ? a.key_bias + b * s : nullptr,
+                      a.key_bias ? s : 0};
+        p.causal = true;
+        AttendDecodeGroup(p, DecodeScratch());
+        for (size_t h = h0; h < h0 + group; ++h) MaskHead(a, blk, b, h, ctx, blk.attentions);
+      },
+      kMinParallelDecodeFlops);
+}
+
 // ctx (rows, H·hd): each (item, head) problem attends over the cached keys 0 … P + T − 1; weights kept when the
 // layer's are asked for; then × head_mask.
 HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width, float* ctx) {
+  if (DecodesInPlace(a)) return AttendGroupsInPlace(a, blk, qkv, width, ctx);
   const size_t hd = a.head_dim, s = a.past + a.tokens, dq = a.heads * hd, group = a.heads / a.kv_heads;
   const HeadSetup setup = HeadSetupOf(a);
   ParallelFor(a.batch * a.heads, HeadFlops(a.tokens, s, hd, hd), [&](size_t bh) {
     const size_t b = bh / a.heads, h = bh % a.heads, kv = (b * a.kv_heads + h / group) * a.cache_max * hd;
     float* weights = blk.attentions ? blk.attentions + bh * a.tokens * s : nullptr;
-    float* out = ctx + b * a.tokens * dq + h * hd;
-    HeadProblem p = MakeHeadProblem(setup.dims, qkv + b * a.tokens * width + h * hd, width, blk.cache_v + kv, hd, out,
-                                    weights, setup.window, setup.bias, 0, b);
+    HeadProblem p = MakeHeadProblem(setup.dims, qkv + b * a.tokens * width + h * hd, width, blk.cache_v + kv, hd,
+                                    ctx + b * a.tokens * dq + h * hd, weights, setup.window, setup.bias, 0, b);
     p.out_stride = dq;
     AttendHead(p, blk.cache_k + kv, hd, ThreadScratch().head);
-    if (!blk.head_mask || blk.head_mask[h] == 1.0f) return;
-    for (size_t t = 0; t < a.tokens; ++t) ScaleRow(out + t * dq, hd, blk.head_mask[h]);
-    if (weights) ScaleRow(weights, a.tokens * s, blk.head_mask[h]);
+    MaskHead(a, blk, b, h, ctx, blk.attentions);
   });
 }
 
@@ -188,15 +253,16 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   }
   NormRows(a, rows, m.x.data(), blk.norm1, h);
   Linear(rows, h, a.e, blk.qkv, qkv, width);
-  if (a.llama) RopeRows(a, qkv, width, a.rope_sin);
+  if (blk.q_norm) QkNormRows(a, blk, qkv, width, saved ? saved->qk_raw : m.qk_raw.data());
+  if (a.position_kind == PositionKind::kRope) RopeRows(a, qkv, width, a.rope_sin);
   WriteCache(a, blk, qkv, width);
   AttendHeads(a, blk, qkv, width, ctx);
   Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
 }
 
-// x += MLP(norm₂(x)): GPT-2 c_proj(gelu(c_fc(h))), Llama down(silu(gate(h)) · up(h)). Without `saved` the
-// activation overwrites the pre-activation (Llama's into the gate half, so its rows stay up.out apart).
+// x += MLP(norm₂(x)): down(gelu_tanh(up(h))) or down(silu(gate(h)) · up(h)). Without `saved` the activation
+// overwrites the pre-activation (SwiGLU's into the gate half, so its rows stay up.out apart).
 HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, width = blk.up.out, act_stride = saved ? blk.down.in : width;
   float* h = saved ? saved->h2 : m.h.data();
@@ -207,7 +273,7 @@ HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch&
   Linear(rows, h, a.e, blk.up, up, width);
   ParallelFor(rows, 20.0 * width, [&](size_t r) {
     const float* row = up + r * width;
-    if (a.llama) {
+    if (a.mlp == MlpKind::kSwiGlu) {
       SwiGluRow(row, row + a.hidden, a.hidden, act + r * act_stride);
     } else {
       GeluTanhRow(row, width, act + r * act_stride);
@@ -227,6 +293,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   Sized(m.ctx, rows * a.heads * a.head_dim);
   for (size_t l = 0; l < a.num_blocks; ++l) {
     Sized(m.qkv, rows * a.blocks[l].qkv.out);
+    if (a.blocks[l].q_norm) Sized(m.qk_raw, rows * (a.heads + a.kv_heads) * a.head_dim);
     Sized(m.up, rows * a.blocks[l].up.out);
   }
   Embed(a, m.x.data());

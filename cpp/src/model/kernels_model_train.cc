@@ -25,7 +25,7 @@ namespace HWY_NAMESPACE {
 // Reusable buffers of one backward: gradients flowing through a block (d_x the residual stream's, d_h a norm's
 // input, d_qkv, d_ctx, d_up, d_act), and the packing of each linear layer's operands.
 struct GradScratch {
-  std::vector<float> d_x, d_h, d_qkv, d_ctx, d_up, d_act, dense, packed_dy, packed_wt, neg_sin;
+  std::vector<float> d_x, d_h, d_qkv, d_ctx, d_up, d_act, d_head, dense, packed_dy, packed_wt, neg_sin;
 };
 
 // Mean cross-entropy of logits (rows, V) against targets (−100: ignored); logits become d loss / d logits.
@@ -105,7 +105,7 @@ void MlpBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, 
   float* d_up = Sized(g.d_up, rows * width);
   for (size_t r = 0; r < rows; ++r) {
     const float* up = s.up + r * width;
-    if (a.llama) {
+    if (a.mlp == MlpKind::kSwiGlu) {
       SwiGluGradRow(up, up + a.hidden, d_act + r * hidden, a.hidden, d_up + r * width, d_up + r * width + a.hidden);
     } else {
       GeluTanhGradRow(up, d_act + r * hidden, width, d_up + r * width);
@@ -136,6 +136,23 @@ void HeadsBackward(const ModelArgs& a, const BlockSaved& s, size_t width, const 
   });
 }
 
+// Through the q/k norm: d_qkv's query and key heads (the gradient after it) become the gradient before it, from the
+// saved raw heads; the norm weights' gradients accumulate row by row in order.
+void QkNormBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, size_t width, float* d_qkv,
+                    BlockGrads& d, GradScratch& g) {
+  const size_t hd = a.head_dim, heads = a.heads + a.kv_heads;
+  float* d_raw = Sized(g.d_head, hd);
+  for (size_t r = 0; r < a.batch * a.tokens; ++r) {
+    for (size_t h = 0; h < heads; ++h) {
+      float* d_head = d_qkv + r * width + h * hd;
+      std::fill(d_raw, d_raw + hd, 0.0f);
+      RmsNormGradRow(s.qk_raw + (r * heads + h) * hd, h < a.heads ? blk.q_norm : blk.k_norm, d_head, hd, a.norm_eps,
+                     d_raw, h < a.heads ? d.q_norm : d.k_norm);
+      std::copy(d_raw, d_raw + hd, d_head);
+    }
+  }
+}
+
 // Through x += attention(norm₁(x)).
 void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, BlockGrads& d, GradScratch& g) {
   const size_t rows = a.batch * a.tokens, width = blk.qkv.out, dq = blk.o.in;
@@ -143,7 +160,8 @@ void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSave
   LinearBackward(rows, s.ctx, dq, blk.o, g.d_x.data(), a.e, d.o, d.o_bias, d_ctx, dq, false, g);
   float* d_qkv = Sized(g.d_qkv, rows * width);
   HeadsBackward(a, s, width, d_ctx, d_qkv);
-  if (a.llama) RopeRows(a, d_qkv, width, g.neg_sin.data());  // the rotation's transpose: by −θ
+  if (a.position_kind == PositionKind::kRope) RopeRows(a, d_qkv, width, g.neg_sin.data());  // by −θ: the transpose
+  if (blk.q_norm) QkNormBackward(a, blk, s, width, d_qkv, d, g);
   float* d_h = Sized(g.d_h, rows * a.e);
   LinearBackward(rows, s.h1, a.e, blk.qkv, d_qkv, width, d.qkv, d.qkv_bias, d_h, a.e, false, g);
   NormBackward(a, rows, s.x_in, blk.norm1, d_h, g.d_x.data(), d.norm1_weight, d.norm1_bias);
@@ -172,7 +190,7 @@ void TransformerLossAndGradImpl(const ModelArgs& a, TrainArgs& t) {
   LinearBackward(rows, t.h_final, a.e, a.head, a.logits, a.vocab, t.head ? t.head : t.embed, nullptr, d_h, a.e, false,
                  g);
   NormBackward(a, rows, t.x_final, a.norm_f, d_h, d_x, t.norm_f_weight, t.norm_f_bias);
-  if (a.llama) {
+  if (a.position_kind == PositionKind::kRope) {
     Sized(g.neg_sin, a.tokens * a.head_dim / 2);
     for (size_t i = 0; i < a.tokens * a.head_dim / 2; ++i) g.neg_sin[i] = -a.rope_sin[i];
   }

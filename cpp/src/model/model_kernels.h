@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "attnlab/transformer.h"
 #include "cpp/src/ops/packing.h"
 
 namespace attnlab {
@@ -26,9 +27,11 @@ struct NormArgs {
 };
 
 // One block. qkv's outputs are the query heads (H · hd), then the key heads and the value heads (KV · hd each);
-// up's are GPT-2's 4E, or Llama's gate (hidden) then up (hidden).
+// up's are the hidden width (GELU), or gate (hidden) then up (hidden) (SwiGLU).
 struct BlockArgs {
   NormArgs norm1, norm2;
+  const float* q_norm = nullptr;  // (hd): RMSNorm weight of each query head, or null (no q/k norm)
+  const float* k_norm = nullptr;  // (hd): of each key head
   LinearArgs qkv, o, up, down;
   float* cache_k = nullptr;          // (B, KV, cache_max, hd): positions [past, past + T) are written here
   float* cache_v = nullptr;          // likewise
@@ -37,12 +40,14 @@ struct BlockArgs {
 };
 
 // What training keeps of one block's forward (each (rows, width), rows = B·T): its input x_in, the normed h1, qkv
-// after RoPE, the attention weights (B, H, T, T), the heads' outputs ctx, x_mid = x_in + attention, the normed h2,
+// after the q/k norm and RoPE, qk_raw the query and key heads before the q/k norm (rows, (H + KV)·hd; qk_norm only),
+// the attention weights (B, H, T, T), the heads' outputs ctx, x_mid = x_in + attention, the normed h2,
 // the MLP's pre-activation up (rows, up.out) and activation act (rows, hidden).
 struct BlockSaved {
   float* x_in = nullptr;
   float* h1 = nullptr;
   float* qkv = nullptr;
+  float* qk_raw = nullptr;
   float* weights = nullptr;
   float* ctx = nullptr;
   float* x_mid = nullptr;
@@ -66,6 +71,8 @@ struct BlockGrads {
   float* up_bias = nullptr;
   float* down = nullptr;
   float* down_bias = nullptr;
+  float* q_norm = nullptr;
+  float* k_norm = nullptr;
 };
 
 // Training: the forward of ModelArgs (past 0, no cache, no padding or head mask) keeping `saved`, mean
@@ -85,15 +92,16 @@ struct TrainArgs {
 };
 
 struct ModelArgs {
-  bool llama = false;  // RMSNorm, RoPE, SwiGLU; else LayerNorm, learned positions, GELU
+  PositionKind position_kind = PositionKind::kLearned;  // learned: `positions` added by Embed; RoPE: rope_cos/sin
+  MlpKind mlp = MlpKind::kGeluTanh;
   size_t batch = 0, tokens = 0, past = 0, cache_max = 0;  // B, T, P; keys attended: P + T
   size_t e = 0, heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0;
   float norm_eps = 1e-5f;
   const int32_t* ids = nullptr;      // (B, T), each in [0, vocab)
   PackedB embed;                     // the token embedding, packed as its transpose (E, V): it is the tied head
   PackedB16 embed16;                 // the same in 16-bit storage (data non-null), else unused
-  const float* positions = nullptr;  // GPT-2: wpe (contextLength, E)
-  const float* rope_cos = nullptr;   // Llama: (T, hd / 2) at positions P … P + T − 1
+  const float* positions = nullptr;  // learned positions: wpe (contextLength, E)
+  const float* rope_cos = nullptr;   // RoPE: (T, hd / 2) at positions P … P + T − 1
   const float* rope_sin = nullptr;
   const float* key_bias = nullptr;  // (B, P + T): 0 or −inf (padding), or null
   int64_t window_left = -1;         // keys j ≥ p − window_left only (−1: all)

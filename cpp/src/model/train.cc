@@ -37,18 +37,19 @@ void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t 
 void LayOutActivations(const ModelArgs& a, std::vector<float>& buffer, std::vector<BlockSaved>& saved, TrainArgs& t) {
   const size_t rows = a.batch * a.tokens, plane = rows * a.e;
   const BlockArgs& b = a.blocks[0];
-  const size_t sizes[9] = {
-      plane, plane,           rows * b.qkv.out, a.batch * a.heads * a.tokens * a.tokens, rows * b.o.in, plane,
-      plane, rows * b.up.out, rows * b.down.in};
+  const size_t qk_raw = b.q_norm ? rows * (a.heads + a.kv_heads) * a.head_dim : 0;
+  const size_t sizes[10] = {
+      plane, plane, rows * b.qkv.out, qk_raw,          a.batch * a.heads * a.tokens * a.tokens, rows * b.o.in,
+      plane, plane, rows * b.up.out,  rows * b.down.in};
   size_t per_block = 0;
   for (size_t n : sizes) per_block += n;
   buffer.assign(per_block * a.num_blocks + 2 * plane, 0.0f);
   float* p = buffer.data();
   saved.resize(a.num_blocks);
   for (BlockSaved& s : saved) {
-    float** fields[9] = {&s.x_in, &s.h1, &s.qkv, &s.weights, &s.ctx, &s.x_mid, &s.h2, &s.up, &s.act};
-    for (size_t i = 0; i < 9; ++i) {
-      *fields[i] = p;
+    float** fields[10] = {&s.x_in, &s.h1, &s.qkv, &s.qk_raw, &s.weights, &s.ctx, &s.x_mid, &s.h2, &s.up, &s.act};
+    for (size_t i = 0; i < 10; ++i) {
+      *fields[i] = sizes[i] ? p : nullptr;
       p += sizes[i];
     }
   }

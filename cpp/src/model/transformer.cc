@@ -76,7 +76,7 @@ std::vector<std::pair<std::string, Shape>> Transformer::ParameterShapes() const 
 void Transformer::CheckStateDict(const std::vector<std::pair<std::string, Shape>>& names_and_shapes) const {
   std::map<std::string, std::string> seen;  // canonical → as given
   for (const auto& [name, shape] : names_and_shapes) {
-    const std::string canonical = CanonicalName(impl_->config, name);
+    const std::string canonical = attnlab::CanonicalName(impl_->config, name);
     if (canonical.empty()) continue;
     const ParamSpec* spec = impl_->Find(canonical);
     const Shape expected = impl_->IsTiedHead(canonical) ? impl_->specs.front().shape : spec ? spec->shape : Shape{};
@@ -93,9 +93,17 @@ void Transformer::CheckStateDict(const std::vector<std::pair<std::string, Shape>
   }
 }
 
+std::string Transformer::CanonicalName(const std::string& name) const {
+  return attnlab::CanonicalName(impl_->config, name);
+}
+
+std::string Transformer::TiedTo(const std::string& name) const {
+  return impl_->IsTiedHead(CanonicalName(name)) ? impl_->specs.front().name : "";
+}
+
 void Transformer::LoadTensor16(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype) {
   if (dtype == WeightStorage::kFloat32) Fail("dtype", "kF16 or kBF16", "kFloat32");
-  const std::string canonical = CanonicalName(impl_->config, name);
+  const std::string canonical = attnlab::CanonicalName(impl_->config, name);
   if (canonical.empty()) return;
   const bool tied_head = impl_->IsTiedHead(canonical);
   const ParamSpec* spec = tied_head ? &impl_->specs.front() : impl_->Find(canonical);
@@ -110,7 +118,7 @@ void Transformer::LoadTensor16(const std::string& name, const uint16_t* bits, co
 }
 
 void Transformer::LoadTensor(const std::string& name, const TensorView& tensor) {
-  const std::string canonical = CanonicalName(impl_->config, name);
+  const std::string canonical = attnlab::CanonicalName(impl_->config, name);
   if (canonical.empty()) return;
   impl_->train.reset();  // (new parameters: AdamW starts again)
   const bool tied_head = impl_->IsTiedHead(canonical);
@@ -135,12 +143,12 @@ void Transformer::LoadStateDict(const std::map<std::string, TensorView>& state_d
   for (const auto& [name, view] : state_dict) shapes.emplace_back(name, view.shape);
   CheckStateDict(shapes);
   for (const auto& [name, view] : state_dict) {
-    if (!CanonicalName(impl_->config, name).empty()) CheckTensor(name, view);
+    if (!attnlab::CanonicalName(impl_->config, name).empty()) CheckTensor(name, view);
   }
   // (a tied lm_head is compared with the embedding once that is loaded)
   for (int pass = 0; pass < 2; ++pass) {
     for (const auto& [name, view] : state_dict) {
-      if (impl_->IsTiedHead(CanonicalName(impl_->config, name)) == (pass == 1)) LoadTensor(name, view);
+      if (impl_->IsTiedHead(attnlab::CanonicalName(impl_->config, name)) == (pass == 1)) LoadTensor(name, view);
     }
   }
 }
@@ -209,7 +217,8 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   const ModelSizes& z = impl_->z;
   const Weights& w = impl_->params;
   ModelArgs& a = call.a;
-  a.llama = c.arch == Arch::kLlama;
+  a.position_kind = c.positions;
+  a.mlp = c.mlp;
   a.batch = static_cast<size_t>(tokens.shape[0]);
   a.tokens = static_cast<size_t>(tokens.shape[1]);
   a.past = past;
@@ -225,7 +234,7 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   a.embed = w.embed.View();
   a.embed16 = w.embed.View16();
   a.positions = w.positions.empty() ? nullptr : w.positions.data();
-  if (a.llama) RopeTables(c, past, a.tokens, call.rope_cos, call.rope_sin);
+  if (c.positions == PositionKind::kRope) RopeTables(c, past, a.tokens, call.rope_cos, call.rope_sin);
   a.rope_cos = call.rope_cos.data();
   a.rope_sin = call.rope_sin.data();
   a.window_left = c.sliding_window > 0 ? c.sliding_window - 1 : -1;

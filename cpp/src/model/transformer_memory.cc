@@ -33,21 +33,22 @@ double Numel(const Shape& shape) {
 MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) {
   const ModelSizes z = SizesOf(c);
   const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab);
-  const bool gpt2 = c.arch == Arch::kGpt2;
+  const bool layer_norm = c.norm == NormKind::kLayerNorm, learned = c.positions == PositionKind::kLearned;
   double block =
       matrix_scale * (Packed(e, static_cast<double>(z.qkv_out)) + Packed(static_cast<double>(z.heads * z.head_dim), e) +
                       Packed(e, static_cast<double>(z.up_out)) + Packed(static_cast<double>(z.down_in), e));
-  block += (gpt2 ? 4 : 2) * e;  // norm weights (and GPT-2's biases)
+  block += (layer_norm ? 4 : 2) * e;  // norm weights (and LayerNorm's biases)
+  if (c.qk_norm) block += 2 * static_cast<double>(z.head_dim);
   if (c.attention_bias != AttentionBias::kNone) block += static_cast<double>(z.qkv_out);
   if (c.attention_bias == AttentionBias::kAll) block += e;
-  if (gpt2) block += static_cast<double>(z.up_out) + e;  // the MLP's biases
+  if (c.mlp_bias) block += static_cast<double>(z.up_out) + e;
   MemoryNeeds parts;
   parts.push_back({"token embedding (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
   if (!c.tie_embeddings) parts.push_back({"LM head (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
-  if (gpt2) parts.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e});
+  if (learned) parts.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e});
   parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block * 4)) + " bytes)",
                    static_cast<double>(c.num_layers) * block});
-  parts.push_back({"final norm", (gpt2 ? 2 : 1) * e});
+  parts.push_back({"final norm", (layer_norm ? 2 : 1) * e});
   return parts;
 }
 
@@ -94,8 +95,9 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
   if (!with_cache) {
     needs.push_back({"keys and values of one layer", 2 * rows * static_cast<double>(z.kv_heads) * hd * kF32});
   }
-  const double activations =
-      3 * e + static_cast<double>(z.heads) * hd + static_cast<double>(z.qkv_out) + static_cast<double>(z.up_out);
+  const double qk_raw = c.qk_norm ? static_cast<double>((z.heads + z.kv_heads) * z.head_dim) : 0;
+  const double activations = 3 * e + static_cast<double>(z.heads) * hd + static_cast<double>(z.qkv_out) + qk_raw +
+                             static_cast<double>(z.up_out);
   needs.push_back({"activations (B x T rows)", rows * activations * kF32});
   return needs;
 }
@@ -121,13 +123,16 @@ MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const S
   for (const MemoryPart& part : ParameterParts(c)) parameters += part.bytes;
   needs.push_back({"training state (gradients and AdamW's two moments, 3 x the parameters)", 3 * parameters * kF32});
   // (train.cc's LayOutActivations: BlockSaved per block, then the last block's output and the final norm's)
-  const double per_block = 4 * rows * e + rows * qkv + b * heads * t * t + rows * dq + rows * up + rows * hidden;
+  const double qk_raw = c.qk_norm ? rows * static_cast<double>((z.heads + z.kv_heads) * z.head_dim) : 0;
+  const double per_block =
+      4 * rows * e + rows * qkv + qk_raw + b * heads * t * t + rows * dq + rows * up + rows * hidden;
   needs.push_back({"saved activations (numLayers x (B x T rows, attention weights (B, H, T, T)))",
                    (static_cast<double>(c.num_layers) * per_block + 2 * rows * e) * kF32});
   needs.push_back({"logits and their gradient (B, T, vocabSize)", rows * v * kF32});
   needs.push_back({"keys and values of one layer",
                    2 * rows * static_cast<double>(z.kv_heads) * static_cast<double>(z.head_dim) * kF32});
   needs.push_back({"forward activations (B x T rows)", rows * (3 * e + dq + qkv + up) * kF32});
+  if (c.qk_norm) needs.push_back({"q/k norm gradient (one head)", static_cast<double>(z.head_dim) * kF32});
   // The backward's gradients through a block, and the operands of the largest linear layer's weight gradient (the
   // LM head's (embedDim, vocabSize): a dense copy and a packed transpose, and the output gradient packed).
   const double largest = std::max({e * v, e * qkv, dq * e, e * up, hidden * e});

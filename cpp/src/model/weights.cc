@@ -48,6 +48,10 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
       return &b->qkv_bias;
     case Slot::kOBias:
       return &b->o_bias;
+    case Slot::kQNorm:
+      return &b->q_norm;
+    case Slot::kKNorm:
+      return &b->k_norm;
     case Slot::kNorm2Weight:
       return &b->norm2_weight;
     case Slot::kNorm2Bias:
@@ -107,7 +111,7 @@ void PackedMatrix::Widen() {
 
 Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype16 dtype) {
   const ModelSizes z = SizesOf(config);
-  const bool gpt2 = config.arch == Arch::kGpt2;
+  const bool layer_norm = config.norm == NormKind::kLayerNorm;
   const float one = ones ? 1.0f : 0.0f;
   const auto resize = [&](PackedMatrix& m, size_t in, size_t out) {
     if (sixteen) {
@@ -118,9 +122,10 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
   };
   resize(embed, z.e, z.vocab);
   if (!config.tie_embeddings) resize(head, z.e, z.vocab);
-  if (gpt2) positions.assign(static_cast<size_t>(config.context_length) * z.e, 0.0f);
+  if (config.positions == PositionKind::kLearned)
+    positions.assign(static_cast<size_t>(config.context_length) * z.e, 0.0f);
   norm_f_weight.assign(z.e, one);
-  if (gpt2) norm_f_bias.assign(z.e, 0.0f);
+  if (layer_norm) norm_f_bias.assign(z.e, 0.0f);
   blocks.resize(static_cast<size_t>(config.num_layers));
   for (BlockWeights& b : blocks) {
     resize(b.qkv, z.e, z.qkv_out);
@@ -129,11 +134,17 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
     resize(b.down, z.down_in, z.e);
     b.norm1_weight.assign(z.e, one);
     b.norm2_weight.assign(z.e, one);
-    if (gpt2) {
+    if (layer_norm) {
       b.norm1_bias.assign(z.e, 0.0f);
       b.norm2_bias.assign(z.e, 0.0f);
+    }
+    if (config.mlp_bias) {
       b.up_bias.assign(z.up_out, 0.0f);
       b.down_bias.assign(z.e, 0.0f);
+    }
+    if (config.qk_norm) {
+      b.q_norm.assign(z.head_dim, one);
+      b.k_norm.assign(z.head_dim, one);
     }
     if (config.attention_bias != AttentionBias::kNone) b.qkv_bias.assign(z.qkv_out, 0.0f);
     if (config.attention_bias == AttentionBias::kAll) b.o_bias.assign(z.e, 0.0f);
@@ -183,7 +194,7 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
   for (BlockWeights& b : blocks) {
     for (PackedMatrix* m : b.Matrices()) fn(m->data, true);
     for (std::vector<float>* v : {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias,
-                                  &b.o_bias, &b.up_bias, &b.down_bias}) {
+                                  &b.o_bias, &b.up_bias, &b.down_bias, &b.q_norm, &b.k_norm}) {
       if (!v->empty()) fn(*v, false);
     }
   }
@@ -194,6 +205,8 @@ BlockArgs Weights::ArgsOf(size_t block) const {
   BlockArgs a;
   a.norm1 = NormArgs{b.norm1_weight.data(), OrNull(b.norm1_bias)};
   a.norm2 = NormArgs{b.norm2_weight.data(), OrNull(b.norm2_bias)};
+  a.q_norm = OrNull(b.q_norm);
+  a.k_norm = OrNull(b.k_norm);
   a.qkv = LinearArgs{b.qkv.View(), b.qkv.View16(), OrNull(b.qkv_bias), b.qkv.in, b.qkv.out};
   a.o = LinearArgs{b.o.View(), b.o.View16(), OrNull(b.o_bias), b.o.in, b.o.out};
   a.up = LinearArgs{b.up.View(), b.up.View16(), OrNull(b.up_bias), b.up.in, b.up.out};
@@ -216,6 +229,8 @@ BlockGrads Weights::GradsOf(size_t block) {
   g.up_bias = OrNull(b.up_bias);
   g.down = b.down.data.data();
   g.down_bias = OrNull(b.down_bias);
+  g.q_norm = OrNull(b.q_norm);
+  g.k_norm = OrNull(b.k_norm);
   return g;
 }
 

@@ -46,6 +46,7 @@ struct PackedMatrix {
 
 struct BlockWeights {
   std::vector<float> norm1_weight, norm1_bias, norm2_weight, norm2_bias, qkv_bias, o_bias, up_bias, down_bias;
+  std::vector<float> q_norm, k_norm;  // (head_dim) each, with qk_norm
   PackedMatrix qkv, o, up, down;
 
   std::array<PackedMatrix*, 4> Matrices() { return {&qkv, &o, &up, &down}; }  // the one list of a block's matrices

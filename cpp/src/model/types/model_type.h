@@ -1,0 +1,97 @@
+// Model types as data. Each Hugging Face model_type is one file of this folder (gpt2.cc, llama.cc, mistral.cc,
+// qwen2.cc, qwen3.cc) and one row of model_types.cc's table. A type reads its config.json into the normalised
+// configuration and writes it back. A type that owns an `arch` (the normalised config's family of names: 'gpt2',
+// 'llama', 'qwen3') also says what its blocks are made of (features), createModel's fields and defaults, its
+// parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint prefixes and buffers.
+#ifndef ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
+#define ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attnlab/transformer.h"
+#include "cpp/src/model/architectures.h"
+#include "nlohmann/json.hpp"
+
+namespace attnlab {
+
+// One JSON object's fields, read by name; errors name the field as prefix + key ("config.n_embd" for config.json,
+// "vocabSize" for createModel's options): a wrong JSON type is a ConfigTypeError, a wrong value invalid_argument.
+class ConfigReader {
+ public:
+  ConfigReader(const nlohmann::json& object, std::string prefix, const nlohmann::json* defaults = nullptr)
+      : object_(object), prefix_(std::move(prefix)), defaults_(defaults) {}
+  // The same fields over `defaults` (a key absent or null here is read there).
+  ConfigReader WithDefaults(const nlohmann::json& defaults) const { return ConfigReader(object_, prefix_, &defaults); }
+  // A nested object's reader ("config.rope_parameters."), or null when the key is absent or null.
+  std::unique_ptr<ConfigReader> Object(const char* key) const;
+  bool Has(const char* key) const;     // present and not null
+  int64_t Int(const char* key) const;  // required
+  int64_t Int(const char* key, int64_t fallback) const;
+  double Number(const char* key, double fallback) const;
+  bool Bool(const char* key, bool fallback) const;
+  std::string String(const char* key, const std::string& fallback) const;
+  // A key whose other values attnlab does not compute: absent, null, or one of `allowed`.
+  void Only(const char* key, const std::vector<nlohmann::json>& allowed, const std::string& why) const;
+  // Every key is one of `known` (ConfigTypeError naming the first other one).
+  void KnownOnly(const std::vector<std::string>& known, const std::string& owner) const;
+
+ private:
+  const nlohmann::json* Get(const char* key) const;
+  std::string Name(const char* key) const { return prefix_ + key; }
+  const nlohmann::json& object_;
+  std::string prefix_;
+  const nlohmann::json* defaults_;
+};
+
+// A family of parameter names: the normalised config's `arch`.
+struct ArchType {
+  const char* arch;
+  // Sets the features and the fields the family fixes (GPT-2: numKVHeads = numHeads, ...), refusing values it
+  // cannot have (invalid_argument naming the field). Runs before the generic checks and derived defaults.
+  void (*normalise)(TransformerConfig& c);
+  // createModel's fields after `arch`, in model.config's order, with their defaults (absent: required).
+  std::vector<std::string> fields;
+  const char* defaults;                       // a JSON object
+  std::vector<const char*> attention_biases;  // the values its attentionBias may take ({} : none)
+  // Appends every parameter in state-dict order.
+  void (*parameters)(const TransformerConfig& c, const ModelSizes& z, std::vector<ParamSpec>& out);
+  // A checkpoint name without its prefix, or "" for a buffer that loading ignores.
+  std::string (*canonical_name)(const std::string& name);
+};
+
+// One Hugging Face model_type.
+struct ModelType {
+  const char* model_type;
+  const ArchType* arch;
+  // config.json → the fields (arch and features are set by the caller).
+  void (*read)(const ConfigReader& hf, TransformerConfig& c);
+  // The inverse, for a normalised config of `arch`: its config.json keys (after model_type and architectures), or
+  // false when this type cannot express the config (the next type of the arch is tried).
+  bool (*write)(const TransformerConfig& c, nlohmann::json& hf);
+  const char* hf_class;  // config.json's "architectures" entry
+};
+
+// The rows of the table (each defined in its type's file).
+extern const ArchType kGpt2Arch, kLlamaArch, kQwen3Arch;
+extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type;
+
+// The arch of a normalised config (invalid_argument naming `arch` for an unknown one).
+const ArchType& ArchOf(const std::string& arch);
+
+// The Llama family's names (model.layers.{l}.self_attn.q_proj, ...), shared by the types that use them.
+void AddLlamaParameters(const TransformerConfig& c, const ModelSizes& z, std::vector<ParamSpec>& out);
+std::string LlamaCanonicalName(const std::string& name);
+// The Llama family's config.json keys, read and written (hidden_size, num_attention_heads, rms_norm_eps, ...):
+// `head_dim_default` 0 = hidden_size / num_attention_heads.
+void ReadLlamaKeys(const ConfigReader& hf, TransformerConfig& c, int64_t head_dim_default);
+void WriteLlamaKeys(const TransformerConfig& c, nlohmann::json& hf);
+// RMSNorm + RoPE + SwiGLU without MLP biases, and the checks of a RoPE model (an even head dimension, θ > 1).
+void NormaliseLlama(TransformerConfig& c);
+
+}  // namespace attnlab
+
+#endif  // ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_

@@ -21,33 +21,17 @@ Run with Debian's python3 (python3-torch): /usr/bin/python3 scripts/make_hf_fixt
 import json
 import math
 import os
-import struct
+import sys
 
 import torch
 from torch import nn
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'fixtures', 'hf')
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'fixtures')
+sys.path.insert(0, FIXTURES)
+import safetensors_io  # noqa: E402  (tests/fixtures/safetensors_io.py)
+
+OUT = os.path.join(FIXTURES, 'hf')
 TOLERANCE = {'atol': 1e-5, 'rtol': 1e-4}
-DTYPE_NAMES = {torch.float32: 'F32', torch.float16: 'F16', torch.bfloat16: 'BF16', torch.int64: 'I64',
-               torch.uint8: 'U8'}
-
-
-def write_safetensors(path, tensors, metadata=None):
-    """The format: u64 little-endian header length, a JSON header {name: {dtype, shape, data_offsets}}, bytes."""
-    header, blobs, offset = {}, [], 0
-    if metadata:
-        header['__metadata__'] = metadata
-    for name, t in tensors.items():
-        t = t.detach().contiguous()
-        raw = t.view(torch.uint8).numpy().tobytes() if t.dtype != torch.uint8 else t.numpy().tobytes()
-        header[name] = {'dtype': DTYPE_NAMES[t.dtype], 'shape': list(t.shape),
-                        'data_offsets': [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    text = json.dumps(header, separators=(',', ':')).encode()
-    text += b' ' * (-len(text) % 8)  # the data starts 8-byte aligned, as the reference writer does
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(text)) + text + b''.join(blobs))
 
 
 # ---- Hugging Face-named modules (only what gives the state-dict names; forward is computed below) -------------
@@ -146,7 +130,7 @@ def make_case(name, arch, prefix, e, heads, layers, layer, b, l, dtype, seed):
     base = prefix + (f'h.{layer}.attn.' if arch == 'gpt2' else f'encoder.layer.{layer}.attention.')
     x = (torch.randn(b, l, e, generator=gen) * 0.5).float()
     out, weights = reference(arch, sd, base, x.double(), heads)
-    write_safetensors(os.path.join(OUT, name + '.safetensors'), sd, {'format': 'pt'})
+    safetensors_io.write(os.path.join(OUT, name + '.safetensors'), sd, {'format': 'pt'})
     case = {'arch': arch, 'layer': layer, 'numHeads': heads, 'prefix': prefix or None, 'causal': arch == 'gpt2',
             'input': tensor_json(x), 'output': tensor_json(out), 'weights': tensor_json(weights),
             'tolerance': TOLERANCE}
@@ -161,7 +145,7 @@ def make_dtypes():
     bf16 = patterns.view(torch.bfloat16)
     tensors = {'f16': f16, 'f16_as_f32': f16.float(), 'bf16': bf16, 'bf16_as_f32': bf16.float(),
                'f32': torch.tensor([0.0, -0.0, 1.5, -2.25, 1e-45, 3.4e38, float('inf'), float('-inf'), float('nan')])}
-    write_safetensors(os.path.join(OUT, 'dtypes.safetensors'), tensors)
+    safetensors_io.write(os.path.join(OUT, 'dtypes.safetensors'), tensors)
 
 
 def main():

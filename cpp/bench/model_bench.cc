@@ -5,10 +5,11 @@
 //   attnlab_model_bench --train CONFIG --tokens FILE [--serve]  training (train.mjs, against wasm and PyTorch)
 //
 // --model: the GPT-2-small-shaped checkpoint of scripts/bench/model/export_gpt2.py (config.json + model.safetensors,
-// F32). --train: a Llama-family Hugging Face config.json (the poem model's, written by train.mjs); the model is
-// initialised from seed 1. FILE: int32 little-endian token ids (the same ids the JS side feeds its peers). With
-// --serve the program reads one command per line on stdin and answers each with one JSON line on stdout (the driver
-// times its peers between them); without it, it runs a short default script and prints the answers.
+// F32, read by the tools' codec cpp/tools/common/safetensors.h). --train: a Llama-family Hugging Face config.json
+// (the poem model's, written by train.mjs); the model is initialised from seed 1. FILE: int32 little-endian token ids
+// (the same ids the JS side feeds its peers). With --serve the program reads one command per line on stdin and
+// answers each with one JSON line on stdout (the driver times its peers between them); without it, it runs a short
+// default script and prints the answers.
 // Both modes:
 //   threads N                     attnlab::SetThreadCount(N)
 //   peak N                        FLOP/s of independent FMA chains on N threads at once (the CPU's SIMD peak:
@@ -40,7 +41,6 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -59,6 +59,8 @@
 #include "attnlab/attention.h"
 #include "attnlab/threads.h"
 #include "attnlab/transformer.h"
+#include "cpp/tools/common/files.h"
+#include "cpp/tools/common/safetensors.h"
 
 namespace {
 
@@ -156,30 +158,6 @@ double Median(std::vector<double> xs) {
   std::sort(xs.begin(), xs.end());
   const size_t n = xs.size();
   return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
-
-std::vector<uint8_t> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// F32 tensors of a safetensors file (the export writes F32 only); copied out so that each is 4-byte aligned.
-std::map<std::string, std::pair<attnlab::Shape, std::vector<float>>> ReadSafetensorsF32(const std::string& path) {
-  const std::vector<uint8_t> bytes = ReadFile(path);
-  uint64_t n = 0;
-  std::memcpy(&n, bytes.data(), 8);
-  const nlohmann::json header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(n));
-  std::map<std::string, std::pair<attnlab::Shape, std::vector<float>>> out;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__") continue;
-    if (it.value()["dtype"] != "F32") throw std::runtime_error(it.key() + ": not F32");
-    const size_t a = it.value()["data_offsets"][0], b = it.value()["data_offsets"][1];
-    std::vector<float> data((b - a) / 4);
-    std::memcpy(data.data(), bytes.data() + 8 + n + a, b - a);
-    out[it.key()] = {it.value()["shape"].get<attnlab::Shape>(), std::move(data)};
-  }
-  return out;
 }
 
 attnlab::TransformerConfig Gpt2Config(int64_t V, int64_t P, int64_t E, int64_t L, int64_t H) {
@@ -470,7 +448,7 @@ void Serve(const std::function<std::string(const std::string&)>& command, bool s
 }
 
 std::vector<int32_t> ReadIds(const std::string& file) {
-  const std::vector<uint8_t> raw = ReadFile(file);
+  const std::string raw = attnlab::tools::ReadFile(file);
   std::vector<int32_t> ids(raw.size() / 4);
   std::memcpy(ids.data(), raw.data(), ids.size() * 4);
   return ids;
@@ -488,14 +466,13 @@ void PrintReady(const attnlab::Transformer& model, double load_s) {
 // --model DIR: the inference mode on export_gpt2.py's checkpoint.
 void RunInference(const std::string& dir, const std::string& tokens, bool serve) {
   Bench b;
-  const std::vector<unsigned char> config = ReadFile(dir + "/config.json");
-  b.cfg = attnlab::ConfigFromHuggingFace(std::string(config.begin(), config.end()));
+  b.cfg = attnlab::ConfigFromHuggingFace(attnlab::tools::ReadFile(dir + "/config.json"));
   const double t0 = Now();
   b.model = std::make_unique<attnlab::Transformer>(b.cfg, 0, false);
   {
-    auto st = ReadSafetensorsF32(dir + "/model.safetensors");
+    const attnlab::tools::Safetensors st = attnlab::tools::ReadSafetensors(dir + "/model.safetensors");
     std::map<std::string, attnlab::TensorView> views;
-    for (auto& [name, t] : st) views[name] = attnlab::TensorView{t.second.data(), t.first};
+    for (const auto& [name, t] : st.tensors) views[name] = attnlab::TensorView{t.data.data(), t.shape};
     b.model->LoadStateDict(views);
   }
   b.ids = ReadIds(tokens);
@@ -510,9 +487,7 @@ void RunInference(const std::string& dir, const std::string& tokens, bool serve)
 void RunTraining(const std::string& config, const std::string& tokens, bool serve) {
   TrainBench b;
   const double t0 = Now();
-  const std::vector<unsigned char> text = ReadFile(config);
-  b.model =
-      std::make_unique<attnlab::Transformer>(attnlab::ConfigFromHuggingFace(std::string(text.begin(), text.end())), 1);
+  b.model = std::make_unique<attnlab::Transformer>(attnlab::ConfigFromHuggingFace(attnlab::tools::ReadFile(config)), 1);
   b.ids = ReadIds(tokens);
   PrintReady(*b.model, Now() - t0);
   Serve([&](const std::string& line) { return b.Command(line); }, serve,

@@ -1,4 +1,7 @@
-// Deterministic random numbers for PyTorch-style default parameter initialisation.
+// The library's deterministic random numbers, the one C++ home of them: splitmix64 (Rng) for PyTorch-style default
+// parameter initialisation, and xoshiro256** seeded through it (Xoshiro256) for the tools' data order
+// (cpp/tools/common/token_data.h). Both streams are reproducibility contracts (a model's seeded weights, the poem
+// model's batches): change neither.
 #ifndef ATTNLAB_SRC_RNG_H_
 #define ATTNLAB_SRC_RNG_H_
 
@@ -26,6 +29,37 @@ class Rng {
 
  private:
   uint64_t state_;
+};
+
+// xoshiro256** (Blackman and Vigna), its four state words the first four outputs of Rng(seed).
+class Xoshiro256 {
+ public:
+  explicit Xoshiro256(uint64_t seed) {
+    Rng seeder(seed);
+    for (uint64_t& x : s_) x = seeder.Next();
+  }
+  uint64_t Next() {
+    const uint64_t result = Rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = Rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform in [0, n) for n >= 1, unbiased (by rejection).
+  uint64_t Below(uint64_t n) {
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t x;
+    do x = Next();
+    while (x >= limit);
+    return x % n;
+  }
+
+ private:
+  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
 };
 
 }  // namespace attnlab

@@ -27,7 +27,6 @@ import csv
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 import time
@@ -38,6 +37,8 @@ import torch.nn.functional as F
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "models"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures"))
+import safetensors_io  # noqa: E402  (tests/fixtures/safetensors_io.py)
 from reference import build_model, normalise_config  # noqa: E402
 
 SMALL = {"embed": 64, "layers": 2, "heads": 4, "hidden": 192, "batch": 16, "poems_per_row": 2, "lr": 3e-3,
@@ -45,33 +46,11 @@ SMALL = {"embed": 64, "layers": 2, "heads": 4, "hidden": 192, "batch": 16, "poem
          "seed": 7}
 
 
-def safetensors_entries(path):
-    """(name, header entry, raw bytes) of each tensor of a safetensors file."""
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    for name, d in header.items():
-        if name != "__metadata__":
-            a, b = d["data_offsets"]
-            yield name, d, data[8 + n + a:8 + n + b]
-
-
-def read_safetensors(path):
-    out = {}
-    for name, d, raw in safetensors_entries(path):
-        dtype = {"F32": "<f4", "F16": "<f2"}[d["dtype"]]
-        out[name] = np.frombuffer(raw, dtype=dtype).astype(np.float32).reshape(d["shape"])
-    return out
-
-
 def read_raw_f16(path):
-    """{name: the F16 bits as uint16} of a safetensors file."""
-    out = {}
-    for name, d, raw in safetensors_entries(path):
-        assert d["dtype"] == "F16", (name, d["dtype"])
-        out[name] = np.frombuffer(raw, dtype="<u2").reshape(d["shape"])
-    return out
+    """{name: the F16 bits as uint16} of a safetensors file of F16 tensors."""
+    entries, _ = safetensors_io.read(path)
+    assert all(e.dtype == "F16" for e in entries.values()), sorted((k, e.dtype) for k, e in entries.items())
+    return {name: safetensors_io.bits16(e) for name, e in entries.items()}
 
 
 def read_batches(path):
@@ -137,7 +116,7 @@ def test_loss_torch(model_dir, data_dir, poems):
     with open(os.path.join(model_dir, "config.json")) as f:
         cfg = normalise_config(json.load(f))
     model = build_model(cfg).double()
-    load(model, read_safetensors(os.path.join(model_dir, "model.safetensors")), torch.float64)
+    load(model, safetensors_io.read_arrays(os.path.join(model_dir, "model.safetensors")), torch.float64)
     ids = np.fromfile(os.path.join(data_dir, "test.u16"), dtype="<u2").astype(np.int64)
     bos, eos = 2, 3
     starts = np.flatnonzero(ids == bos)[:poems]
@@ -192,8 +171,8 @@ def main():
     ours = [float(r["loss"]) for r in steps]
     our_norms = [float(r["grad_norm"]) for r in steps]
     batches = read_batches(os.path.join(dump, "batches.i32"))
-    init = read_safetensors(os.path.join(dump, "init.safetensors"))
-    final_ours = read_safetensors(os.path.join(dump, "final.safetensors"))
+    init = safetensors_io.read_arrays(os.path.join(dump, "init.safetensors"))
+    final_ours = safetensors_io.read_arrays(os.path.join(dump, "final.safetensors"))
     assert len(batches) == len(steps) == args.steps
 
     t0 = time.time()
@@ -239,7 +218,7 @@ def main():
                                                          "targets": n, "abs_diff": abs(ref - got["loss"])}
         if args.f32:
             f16 = read_raw_f16(os.path.join(args.model, "model.safetensors"))
-            f32 = read_safetensors(args.f32)
+            f32 = safetensors_io.read_arrays(args.f32)
             assert sorted(f16) == sorted(f32), (sorted(f16), sorted(f32))
             bad = sum(int(np.count_nonzero(f32[k].astype(np.float16).view("<u2") != f16[k])) for k in f16)
             summary["shipped_model_f16_rounding"] = {"tensors": len(f16), "elements_differing_from_numpy": bad}

@@ -41,7 +41,6 @@ import hashlib
 import json
 import math
 import os
-import struct
 import subprocess
 import sys
 import time
@@ -51,9 +50,11 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "fixtures", "models"))
+sys.path.insert(0, os.path.join(REPO, "tests", "fixtures"))
 
 import gen_models  # noqa: E402  (tests/fixtures/models/gen_models.py: the GPT-2 config)
 import reference  # noqa: E402  (tests/fixtures/models/reference.py)
+import safetensors_io  # noqa: E402  (tests/fixtures/safetensors_io.py)
 
 SEED = 20251202
 VERSION = 1  # bump when the files' meaning changes
@@ -85,26 +86,8 @@ def init_gpt2_(model, num_layers):
 
 
 def write_safetensors(path, tensors, dtype):
-    """tensors: [(name, float32 tensor)]; dtype torch.float32 or torch.float16."""
-    names = {torch.float32: "F32", torch.float16: "F16"}
-    header = {"__metadata__": {"format": "pt"}}
-    off = 0
-    blobs = []
-    for name, t in tensors:
-        a = t.detach().to(dtype).contiguous().numpy()
-        b = a.tobytes()  # little-endian on x86
-        header[name] = {"dtype": names[dtype], "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
-        off += len(b)
-        blobs.append(b)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
-    os.replace(tmp, path)
+    """tensors: [(name, float32 tensor)], written as dtype (torch.float32 or torch.float16)."""
+    safetensors_io.write(path, [(name, t.detach().to(dtype)) for name, t in tensors], {"format": "pt"})
 
 
 def hf_masked_softmax(scores, visible):

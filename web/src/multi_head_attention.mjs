@@ -4,7 +4,7 @@
 
 import { kToken, toGradients, toResult, toTensorRecord } from './core.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
-import { Model, createModel, kCore, kParameterNames, kUsable } from './model.mjs';
+import { Model, kCore, kParameterNames, kUsable, wrapHandle } from './model.mjs';
 import { describe, readBool, readDim, readMask, readOptions, readSafeInteger, readTensor } from './validate.mjs';
 
 /** @typedef {import('./core.mjs').Core} Core */
@@ -177,7 +177,7 @@ export function createMultiHeadAttention(core, options) {
     seed: readSafeInteger(ctx, o.seed, 'seed', kDefaultSeed),
   };
   core.checkFits(ctx, 'embedDim, kdim, vdim', [], () => core.Module._multiHeadAttentionMemory(args));
-  return createModel(
+  return wrapHandle(
     core,
     ctx,
     () => new core.Module._MultiHeadAttention(args),

@@ -7,8 +7,10 @@
 // struct (an Embind value_object: a plain JS object with every field present) instead of positional arguments.
 // Pointers are byte offsets into wasm memory; shapes are arrays of non-negative integers (checked in JS).
 // Returned arrays are JS-owned copies. C++ exceptions come back as JS errors carrying the message:
-// std::invalid_argument and std::bad_alloc → RangeError, anything else → Error. Messages use the C++
-// (snake_case) argument names; the JS layer rewrites them.
+// std::invalid_argument and std::bad_alloc → RangeError, anything else → Error. The attention calls' messages
+// use the C++ (snake_case) argument names, which the JS layer rewrites (jsNames in web/src/validate.mjs); the
+// model's (architectures.cc, transformer.cc, train.cc) already use the JS names. Who checks what: docs/architecture.md,
+// "The JS ↔ C++ seam".
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 

@@ -82,7 +82,9 @@ class MultiHeadAttention extends Model {
   }
 
   /**
-   * options.kvCache: undefined, or a KVCache of this module that has not been disposed.
+   * options.kvCache: undefined, or a module's KVCache that has not been disposed. Which module's is C++'s check
+   * (kv_cache.cc: "expected a cache created by this module's create_kv_cache"); a model's cache is another kind of
+   * object (a _TransformerKVCache, not a _KVCache), refused here.
    * @param {string} ctx
    * @param {unknown} value
    * @returns {KVCache | null}
@@ -93,7 +95,7 @@ class MultiHeadAttention extends Model {
       throw new TypeError(`${ctx}: kvCache must be a KVCache made by mha.createKVCache(), got ${describe(value)}`);
     }
     value[kCacheHandle](ctx);
-    if (value[kCacheOwner] !== this) {
+    if (!(value[kCacheOwner] instanceof MultiHeadAttention)) {
       throw new RangeError(
         `${ctx}: kvCache: expected a cache made by this module's createKVCache(), got a cache of another module`,
       );

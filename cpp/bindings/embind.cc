@@ -8,8 +8,10 @@
 // Pointers are byte offsets into wasm memory; shapes are arrays of non-negative integers (checked in JS).
 // Returned arrays are JS-owned copies. C++ exceptions come back as JS errors carrying the message:
 // ConfigTypeError (a configuration value of the wrong JSON type) → TypeError, std::invalid_argument and
-// std::bad_alloc → RangeError, anything else → Error. Attention's messages use the C++ (snake_case) argument names,
-// which the JS layer rewrites; the model's use JS names already (config.json's own keys for a config.json).
+// std::bad_alloc → RangeError, anything else → Error. The attention calls' messages use the C++ (snake_case)
+// argument names, which the JS layer rewrites (jsNames in web/src/validate.mjs); the model's (model types,
+// architectures.cc, transformer.cc, train.cc) already use the JS names, or config.json's own keys. Who checks what:
+// docs/architecture.md, "The JS ↔ C++ seam".
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 

@@ -1,5 +1,6 @@
-// Whole models (web/src/transformer.mjs: createModel, loadModel, forward, createKVCache, generate, state dicts) on
-// every variant: each PyTorch fixture of tests/fixtures/models/ loaded from its config.json and model.safetensors
+// Whole models (web/src/transformer.mjs, model_config.mjs, generation.mjs: createModel, loadModel, forward,
+// createKVCache, generate, state dicts) on every variant: each PyTorch fixture of tests/fixtures/models/ loaded from
+// its config.json and model.safetensors
 // (logits, every layer's attention, hidden states with padding and head masks, KV-cache decoding step by step,
 // greedy generation), the state-dict round trip, seeded sampling, generate's options and attention rows, each bad
 // input as its own error, memory refused up front, and the same API in attnlab/worker.

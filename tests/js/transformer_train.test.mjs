@@ -1,4 +1,4 @@
-// Training whole models in JS (web/src/transformer.mjs: lossAndGrad, trainStep, train) on every variant: the loss
+// Training whole models in JS (web/src/training.mjs: lossAndGrad, trainStep, train) on every variant: the loss
 // and every gradient of each tests/fixtures/models/<case>/train.json (PyTorch, float64) element by element, its
 // AdamW runs with and without clipping (each step's loss and gradient norm; the parameters after by the file's
 // per-tensor median rule), train's loop over batches and over a seeded sampler, each bad argument as its own error

@@ -6,6 +6,9 @@
 //   multi_head_attention.mjs   createMultiHeadAttention → MultiHeadAttention ↔ _MultiHeadAttention
 //   tiny_transformer.mjs       createTinyTransformer → TinyTransformer       ↔ _TinyTransformer
 //   transformer.mjs            createModel / loadModel → Transformer         ↔ _Transformer
+//     model_config.mjs         its configuration as JSON text for C++ (which reads config.json and makes model.config)
+//     generation.mjs           its generate: sampling and the step loop (also run by worker-host.mjs)
+//     training.mjs             its lossAndGrad / trainStep / train: AdamW's arguments, batches, the step loop
 //   model.mjs                  what the model classes share (state dict, dispose)
 //   validate.mjs               every JS-side check;  loader.mjs  the only file that knows the .wasm files
 //   safetensors.mjs, huggingface.mjs   readSafetensors, fromHuggingFace (plain JS, no wasm)

@@ -8,8 +8,13 @@ import { describe, readParameter } from './validate.mjs';
 /** @typedef {import('./core.mjs').Core} Core */
 /** @typedef {import('../../cpp/bindings/embind').RawModel} RawModel */
 
-/** `Symbol.dispose` where the runtime has it, else the well-known fallback that TypeScript's `using` uses too. */
-export const kDispose = typeof Symbol.dispose === 'symbol' ? Symbol.dispose : Symbol.for('Symbol.dispose');
+/**
+ * `Symbol.dispose` where the runtime has it, else the well-known fallback that TypeScript's `using` uses too. Typed
+ * as Symbol.dispose (one known key, not any symbol: classes may then have symbol-keyed methods of their own).
+ * @type {typeof Symbol.dispose}
+ */
+export const kDispose =
+  typeof Symbol.dispose === 'symbol' ? Symbol.dispose : /** @type {any} */ (Symbol.for('Symbol.dispose'));
 
 /** Subclasses reach the core and the (checked) handle through these keys; users do not see them as methods. */
 export const kCore = Symbol('attnlab.core');
@@ -150,7 +155,7 @@ export class Model {
  * @param {(handle: Handle) => T} wrap
  * @returns {T}
  */
-export function createModel(core, ctx, construct, wrap) {
+export function wrapHandle(core, ctx, construct, wrap) {
   const handle = core.call(ctx, construct);
   try {
     return wrap(handle);

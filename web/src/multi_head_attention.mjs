@@ -4,7 +4,7 @@
 
 import { kToken, toGradients, toResult, toTensorRecord } from './core.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
-import { Model, createModel, kCore, kParameterNames, kUsable } from './model.mjs';
+import { Model, kCore, kParameterNames, kUsable, wrapHandle } from './model.mjs';
 import { describe, readBool, readDim, readMask, readOptions, readSafeInteger, readTensor } from './validate.mjs';
 
 /** @typedef {import('./core.mjs').Core} Core */
@@ -82,7 +82,9 @@ class MultiHeadAttention extends Model {
   }
 
   /**
-   * options.kvCache: undefined, or a KVCache of this module that has not been disposed.
+   * options.kvCache: undefined, or a module's KVCache that has not been disposed. Which module's is C++'s check
+   * (kv_cache.cc: "expected a cache created by this module's create_kv_cache"); a model's cache is another kind of
+   * object (a _TransformerKVCache, not a _KVCache), refused here.
    * @param {string} ctx
    * @param {unknown} value
    * @returns {KVCache | null}
@@ -93,7 +95,7 @@ class MultiHeadAttention extends Model {
       throw new TypeError(`${ctx}: kvCache must be a KVCache made by mha.createKVCache(), got ${describe(value)}`);
     }
     value[kCacheHandle](ctx);
-    if (value[kCacheOwner] !== this) {
+    if (!(value[kCacheOwner] instanceof MultiHeadAttention)) {
       throw new RangeError(
         `${ctx}: kvCache: expected a cache made by this module's createKVCache(), got a cache of another module`,
       );
@@ -177,7 +179,7 @@ export function createMultiHeadAttention(core, options) {
     seed: readSafeInteger(ctx, o.seed, 'seed', kDefaultSeed),
   };
   core.checkFits(ctx, 'embedDim, kdim, vdim', [], () => core.Module._multiHeadAttentionMemory(args));
-  return createModel(
+  return wrapHandle(
     core,
     ctx,
     () => new core.Module._MultiHeadAttention(args),

@@ -2,7 +2,7 @@
 // TinyTransformer, the training demo's model: the JS side of cpp/bindings/embind.cc's _TinyTransformer.
 
 import { kToken, toTensor, toTensorRecord } from './core.mjs';
-import { Model, createModel, kCore, kParameterNames, kUsable } from './model.mjs';
+import { Model, kCore, kParameterNames, kUsable, wrapHandle } from './model.mjs';
 import {
   describe,
   readBool,
@@ -142,7 +142,7 @@ export function createTinyTransformer(core, options) {
     seed: readSafeInteger(ctx, o.seed, 'seed', kDefaultSeed),
   };
   core.checkFits(ctx, 'vocabSize, embedDim', [], () => core.Module._tinyTransformerMemory(args));
-  return createModel(
+  return wrapHandle(
     core,
     ctx,
     () => new core.Module._TinyTransformer(args),

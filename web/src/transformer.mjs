@@ -1,23 +1,24 @@
 // @ts-check
-// Whole models (GPT-2 and the Llama family): the JS side of cpp/bindings/embind.cc's _Transformer. createModel /
-// loadModel (a Hugging Face config.json object and readSafetensors' tensors), forward, KV caches (kv_cache.mjs),
-// generate (greedy or seeded sampling, here in JS), training (lossAndGrad, trainStep: AdamW in C++; train: a loop
-// of steps over given batches or random windows of a token sequence), state dicts with Hugging Face's names.
+// Whole decoder-only models: the JS side of cpp/bindings/embind.cc's _Transformer. createModel /
+// loadModel (a Hugging Face config.json object, read by model_config.mjs, and readSafetensors' tensors), the
+// Transformer class: forward, KV caches (kv_cache.mjs), loading and state dicts with Hugging Face's names. Its
+// generate runs generation.mjs's loop (greedy or seeded sampling, in JS); lossAndGrad, trainStep and train run
+// training.mjs's (AdamW in C++; train: a loop of steps over given batches or random windows of a token sequence).
 
-import { kToken, toTensor, toTensorRecord } from './core.mjs';
+import { kToken, toTensor } from './core.mjs';
+import { generate, kRawForward } from './generation.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
+import { Model, kCore, kUsable, wrapHandle } from './model.mjs';
 import { readCreateOptions, readLoadConfig } from './model_config.mjs';
-import { Model, createModel as wrapModel, kCore, kParameterNames, kUsable } from './model.mjs';
 import { sixteenBitValues } from './safetensors.mjs';
+import { lossAndGrad, train, trainStep } from './training.mjs';
 import {
   describe,
   readBool,
-  readDim,
-  readFiniteNumber,
+  readLayers,
   readMask,
   readOptions,
   readParameter,
-  readSafeInteger,
   readShape,
   readTensor,
   readTokens,
@@ -25,18 +26,9 @@ import {
 } from './validate.mjs';
 
 /** @typedef {import('./core.mjs').Core} Core */
+/** @typedef {import('./model_config.mjs').ModelConfig} ModelConfig */
 /** @typedef {import('../../cpp/bindings/embind').RawTransformer} RawTransformer */
 /** @typedef {import('../../cpp/bindings/embind').TransformerForwardArgs} TransformerForwardArgs */
-/** @typedef {import('../../cpp/bindings/embind').AdamWArgs} AdamWArgs */
-/** @typedef {import('../../cpp/bindings/embind').TensorArg} TensorArg */
-/**
- * The normalised configuration (docs/api.md, "Transformer models"), as model.config gives it (C++ makes it:
- * cpp/src/model/types/).
- * @typedef {{ arch: 'gpt2' | 'llama' | 'qwen3', vocabSize: number, contextLength: number, embedDim: number,
- *   numLayers: number, numHeads: number, normEps: number, numKVHeads?: number, headDim?: number,
- *   hiddenDim?: number, ropeTheta?: number, tieEmbeddings?: boolean, attentionBias?: 'none' | 'qkv' | 'all',
- *   slidingWindow?: number | null }} ModelConfig
- */
 
 const kForwardOptions = [
   'outputAttentions',
@@ -46,319 +38,13 @@ const kForwardOptions = [
   'kvCache',
   'lastLogitsOnly',
 ];
-const kTrainStepOptions = ['lr', 'weightDecay', 'betas', 'eps', 'clipGradNorm'];
-const kTrainOptions = ['steps', ...kTrainStepOptions, 'onStep', 'signal'];
-const kSamplerFields = ['ids', 'batchSize', 'blockLength', 'seed'];
-/** The target id that counts for nothing (PyTorch's ignore_index). */
-const kIgnoreIndex = -100;
-const kGenerateOptions = [
-  'maxNewTokens',
-  'temperature',
-  'topK',
-  'topP',
-  'seed',
-  'onToken',
-  'outputAttentions',
-  'eosTokenId',
-  'signal',
-];
-
-// ---------------------------------------------------------------------------------------------------------------
-// Sampling.
-
-/**
- * A small seeded generator, xoshiro128** (state from splitmix32 over the seed's two 32-bit halves): the same seed
- * draws the same numbers everywhere.
- * @param {number} seed a non-negative safe integer
- */
-export function makeRng(seed) {
-  let x = (seed >>> 0) ^ 0x9e3779b9;
-  let y = Math.floor(seed / 2 ** 32) >>> 0;
-  const splitmix = () => {
-    x = (x + 0x9e3779b9) | 0;
-    let z = x ^ y;
-    y = (y + 0x632be5ab) | 0;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-    return (z ^ (z >>> 16)) >>> 0;
-  };
-  const s = [splitmix(), splitmix(), splitmix(), splitmix()];
-  if ((s[0] | s[1] | s[2] | s[3]) === 0) s[0] = 1;
-  /** A uniform number in [0, 1). */
-  return () => {
-    const result = Math.imul(((Math.imul(s[1], 5) << 7) | (Math.imul(s[1], 5) >>> 25)) >>> 0, 9) >>> 0;
-    const t = s[1] << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = (s[3] << 11) | (s[3] >>> 21);
-    return result / 2 ** 32;
-  };
-}
-
-/**
- * The next id from one row of logits: argmax at temperature 0 (the first maximum), else a draw from
- * softmax(logits / temperature) restricted to the topK largest (ties: smaller id first), then to the smallest
- * prefix of those, by decreasing probability, whose probability reaches topP (Hugging Face's warpers, in their
- * order). One uniform number per draw; candidates are walked by decreasing probability (ids in order when neither
- * topK nor topP restricts them).
- * @param {Float32Array} row
- * @param {{ temperature: number, topK: number, topP: number }} s
- * @param {() => number} random
- */
-export function sampleToken(row, { temperature, topK, topP }, random) {
-  const n = row.length;
-  const value = (/** @type {number} */ i) => (Number.isNaN(row[i]) ? -Infinity : row[i]);
-  if (temperature === 0) {
-    let best = 0;
-    for (let i = 1; i < n; ++i) if (value(i) > value(best)) best = i;
-    return best;
-  }
-  const better = (/** @type {number} */ a, /** @type {number} */ b) => value(b) - value(a) || a - b;
-  /** @type {number[] | null} candidates by decreasing probability; null: every id, in id order */
-  let ids = topK < n ? largest(n, topK, better) : null;
-  if (topP < 1) ids = nucleus(row, value, ids, temperature, topP, better);
-  const count = ids ? ids.length : n;
-  const id = (/** @type {number} */ j) => (ids ? ids[j] : j);
-  let max = -Infinity;
-  for (let j = 0; j < count; ++j) max = Math.max(max, value(id(j)));
-  const weights = new Float64Array(count);
-  let total = 0;
-  for (let j = 0; j < count; ++j) {
-    weights[j] = max === -Infinity ? 1 : Math.exp((value(id(j)) - max) / temperature);
-    total += weights[j];
-  }
-  let u = random() * total;
-  for (let j = 0; j < count; ++j) {
-    u -= weights[j];
-    if (u < 0) return id(j);
-  }
-  return id(count - 1);
-}
-
-/**
- * topP: the smallest prefix of the candidates (by decreasing probability) whose probability reaches topP · their
- * total, at least one. Without topK, found from a native sort of the values, not of the ids.
- * @param {Float32Array} row
- * @param {(i: number) => number} value row[i], NaN as -Infinity
- * @param {number[] | null} ids candidates by decreasing probability, or null for all
- * @param {number} temperature
- * @param {number} topP
- * @param {(a: number, b: number) => number} better
- */
-function nucleus(row, value, ids, temperature, topP, better) {
-  let values;
-  if (ids) {
-    values = Float64Array.from(ids, value);
-  } else {
-    values = new Float64Array(row.length);
-    for (let i = 0; i < row.length; ++i) values[i] = value(i);
-    values.sort().reverse();
-  }
-  const max = values[0];
-  const weight = (/** @type {number} */ v) => (max === -Infinity ? 1 : Math.exp((v - max) / temperature));
-  let total = 0;
-  for (const v of values) total += weight(v);
-  let count = 0;
-  for (let before = 0; count < values.length && (count === 0 || before < topP * total); ++count) {
-    before += weight(values[count]);
-  }
-  if (ids) return ids.slice(0, count);
-  // The ids of the first `count` values: those above the last one kept, then its ties by id.
-  const last = values[count - 1];
-  const kept = [];
-  for (let i = 0; i < row.length; ++i) if (value(i) > last) kept.push(i);
-  for (let i = 0; i < row.length && kept.length < count; ++i) if (value(i) === last) kept.push(i);
-  return kept.sort(better);
-}
-
-/**
- * The k ids of [0, n) first in `before`'s order, in that order: a heap of k (O(n log k)), for topK ≪ vocabSize.
- * @param {number} n
- * @param {number} k
- * @param {(a: number, b: number) => number} before
- */
-function largest(n, k, before) {
-  /** @type {number[]} */
-  const heap = []; // heap[0]: the last of the k kept so far
-  const sift = (/** @type {number} */ i) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && before(heap[l], heap[m]) > 0) m = l;
-      if (r < heap.length && before(heap[r], heap[m]) > 0) m = r;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m], heap[i]];
-      i = m;
-    }
-  };
-  for (let id = 0; id < n; ++id) {
-    if (heap.length < k) {
-      heap.push(id);
-      for (let i = heap.length - 1; i > 0;) {
-        const parent = (i - 1) >> 1;
-        if (before(heap[i], heap[parent]) <= 0) break;
-        [heap[i], heap[parent]] = [heap[parent], heap[i]];
-        i = parent;
-      }
-    } else if (before(id, heap[0]) < 0) {
-      heap[0] = id;
-      sift(0);
-    }
-  }
-  return heap.sort(before);
-}
-
-/**
- * The error a generation or training loop stopped by `signal` throws: its reason when that is an Error, else an
- * AbortError.
- * @param {string} ctx
- * @param {any} signal
- */
-function abortError(ctx, signal) {
-  const reason = signal.reason;
-  if (reason instanceof Error) return reason;
-  return new DOMException(`${ctx}: aborted`, 'AbortError');
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Training arguments.
-
-/**
- * A number that C++ takes as a float32: finite, > 0 (positive) or >= 0, and still so as a float32.
- * @param {string} ctx
- * @param {unknown} value
- * @param {string} name
- * @param {boolean} positive
- */
-function readFloat32(ctx, value, name, positive) {
-  const expected = positive ? 'a finite number > 0' : 'a finite number >= 0';
-  if (typeof value !== 'number') throw new TypeError(`${ctx}: ${name} must be ${expected}, got ${describe(value)}`);
-  const f = Math.fround(value);
-  if (!Number.isFinite(value) || (positive ? !(value > 0) : !(value >= 0))) {
-    throw new RangeError(`${ctx}: ${name} must be ${expected}, got ${value}`);
-  }
-  if (!Number.isFinite(f) || (positive && f === 0)) {
-    throw new RangeError(`${ctx}: ${name} must be ${expected} as a float32, got ${value} (${f} as a float32)`);
-  }
-  return value;
-}
-
-/**
- * trainStep's options (read once by readOptions) → the raw AdamW struct: lr required; weightDecay 0.01,
- * betas [0.9, 0.999], eps 1e-8 and no clipping by default (torch.optim.AdamW's defaults, clip_grad_norm_ off).
- * @param {string} ctx
- * @param {Record<string, any>} o
- * @returns {AdamWArgs}
- */
-function readAdamW(ctx, o) {
-  if (o.lr === undefined || o.lr === null) {
-    throw new TypeError(`${ctx}: lr is required (the learning rate, a finite number > 0)`);
-  }
-  const [beta1, beta2] = readBetas(ctx, o.betas);
-  const clip = o.clipGradNorm;
-  return {
-    lr: readFloat32(ctx, o.lr, 'lr', true),
-    weightDecay: readFloat32(ctx, o.weightDecay ?? 0.01, 'weightDecay', false),
-    beta1,
-    beta2,
-    eps: readFloat32(ctx, o.eps ?? 1e-8, 'eps', false),
-    clipGradNorm: clip === undefined || clip === null ? 0 : readFloat32(ctx, clip, 'clipGradNorm', true),
-  };
-}
-
-/**
- * AdamW's betas: [beta1, beta2], each in [0, 1) (also as a float32); [0.9, 0.999] by default.
- * @param {string} ctx
- * @param {unknown} value
- * @returns {[number, number]}
- */
-function readBetas(ctx, value) {
-  if (value === undefined || value === null) return [0.9, 0.999];
-  if (!Array.isArray(value)) {
-    throw new TypeError(`${ctx}: betas must be an array [beta1, beta2] of numbers in [0, 1), got ${describe(value)}`);
-  }
-  const length = value.length;
-  if (length !== 2) {
-    throw new RangeError(`${ctx}: betas must be [beta1, beta2] (2 numbers in [0, 1)), got ${length} entries`);
-  }
-  const read = (/** @type {number} */ i) => {
-    const b = value[i];
-    if (typeof b !== 'number')
-      throw new TypeError(`${ctx}: betas[${i}] must be a number in [0, 1), got ${describe(b)}`);
-    if (!(b >= 0 && b < 1)) throw new RangeError(`${ctx}: betas[${i}] must be in [0, 1), got ${b}`);
-    if (Math.fround(b) >= 1) throw new RangeError(`${ctx}: betas[${i}] must be in [0, 1) as a float32, got ${b} (1)`);
-    return b;
-  };
-  return [read(0), read(1)];
-}
-
-/**
- * Every id of an Int32Array in [0, V) (targets: or −100, at least one that is not).
- * @param {string} ctx
- * @param {ArrayLike<number>} data
- * @param {string} name the array's name in messages ('tokens.data', 'data.ids')
- * @param {number} V
- * @param {boolean} isTarget
- */
-function checkIds(ctx, data, name, V, isTarget) {
-  let counted = 0;
-  for (let i = 0; i < data.length; ++i) {
-    const id = data[i];
-    if (isTarget && id === kIgnoreIndex) continue;
-    if (id < 0 || id >= V) {
-      const what = isTarget ? `a target id in [0, ${V}) or ${kIgnoreIndex} (ignored)` : `a token id in [0, ${V})`;
-      throw new RangeError(`${ctx}: ${name}[${i}] must be ${what}, got ${id}`);
-    }
-    ++counted;
-  }
-  if (isTarget && counted === 0) {
-    throw new RangeError(
-      `${ctx}: ${name} must hold at least one target that is not ${kIgnoreIndex} (ignored), got none`,
-    );
-  }
-}
-
-/**
- * A training loop checked up front and run one AdamW step per step() (worker-host.mjs yields to its messages
- * between steps; train() runs it through): step() → { step, loss, gradNorm } | null once `steps` are done;
- * result() → the losses and gradient norms so far.
- * @typedef {{ step: () => ({ step: number, loss: number, gradNorm: number } | null),
- *   result: () => { losses: Float32Array, gradNorms: Float32Array }, onStep: Function | null, signal: any }} Training
- */
-
-/** A checked batch: tokens and targets (validate.mjs's buffers) of one shape. @typedef {{ t: any, y: any }} Batch */
-
-// ---------------------------------------------------------------------------------------------------------------
-// The model.
-
-/**
- * A generation checked up front and run one token per step() (worker-host.mjs yields to its messages between
- * steps; generate() runs it through).
- * @typedef {{ step: () => ({ id: number, step: number, attentions?: Array<{ data: Float32Array, shape: number[] }
- *   | null> } | null), close: () => void, onToken: Function | null, signal: any }} Generation
- */
-
-/** @type {(model: Transformer, ctx: string, prompt: unknown, options: unknown) => Generation} */
-let startGeneration;
-/** @type {(model: Transformer, ctx: string, tensors: Record<string, unknown>, what: string) => void} */
-let loadTensors;
-/** @type {(model: Transformer, ctx: string, data: unknown, options: unknown) => Training} */
-let startTraining;
+/** loadModel's way in to the private loader (this module's own key; nothing else holds it). */
+const kLoadTensors = Symbol('attnlab.loadTensors');
 
 /** @extends {Model<RawTransformer>} */
-class Transformer extends Model {
+export class Transformer extends Model {
   /** The caches made by createKVCache and not yet disposed: dispose() disposes them too. */
   #caches = new Set();
-  static {
-    startGeneration = (model, ctx, prompt, options) => model.#generation(ctx, prompt, options);
-    loadTensors = (model, ctx, tensors, what) => model.#load(ctx, tensors, what);
-    startTraining = (model, ctx, data, options) => model.#training(ctx, data, options);
-  }
-
   /** @type {ModelConfig} */
   #config;
   /** Map parameter name → shape (Hugging Face's names without prefix). */
@@ -371,8 +57,7 @@ class Transformer extends Model {
    */
   constructor(token, core, handle) {
     super(token, core, handle, { className: 'Transformer', factory: 'createModel', prefix: 'model' });
-    const config = JSON.parse(core.call('createModel', () => handle.config()));
-    this.#config = /** @type {ModelConfig} */ (Object.freeze(config));
+    this.#config = Object.freeze(JSON.parse(core.call('createModel', () => handle.config())));
     const list = core.call('createModel', () => handle.parameterShapes());
     this.#shapes = new Map(list.map(([name, shape]) => [name, Array.from(shape, Number)]));
   }
@@ -392,7 +77,7 @@ class Transformer extends Model {
     this[kUsable](ctx);
     const t = readTokens(ctx, tokens, 'tokens');
     const o = readOptions(ctx, options, 'options', kForwardOptions);
-    const layers = this.#readLayers(ctx, o.outputAttentions, 'outputAttentions');
+    const layers = readLayers(ctx, o.outputAttentions, 'outputAttentions', this.#config.numLayers);
     const hidden = readBool(ctx, o.outputHiddenStates, 'outputHiddenStates', false);
     const cache = this.#readCache(ctx, o.kvCache);
     const mask = readMask(ctx, o.attentionMask, 'attentionMask');
@@ -401,7 +86,7 @@ class Transformer extends Model {
     }
     const headMask = o.headMask === undefined || o.headMask === null ? null : readTensor(ctx, o.headMask, 'headMask');
     const last = readBool(ctx, o.lastLogitsOnly, 'lastLogitsOnly', false);
-    const raw = this.#forward(ctx, t, { layers, hidden, mask, headMask, cache, last });
+    const raw = this[kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last });
     /** @type {{ logits: { data: Float32Array, shape: number[] }, attentions?: any[], hiddenStates?: any[] }} */
     const result = { logits: toTensor(raw.logits) };
     if (layers) result.attentions = raw.attentions.map((a) => (a ? toTensor(a) : null));
@@ -410,13 +95,13 @@ class Transformer extends Model {
   }
 
   /**
-   * One raw forward of checked inputs.
+   * One raw forward of checked inputs (forward's, and generation.mjs's for each token).
    * @param {string} ctx
    * @param {any} t checked tokens
    * @param {{ layers: number[] | null, hidden: boolean, mask: any, headMask: any, cache: KVCache | null,
    *   last: boolean }} o last: the logits of each sequence's last position only, (B, 1, V)
    */
-  #forward(ctx, t, { layers, hidden, mask, headMask, cache, last }) {
+  [kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last }) {
     const core = this[kCore];
     /** @type {TransformerForwardArgs} */
     const args = {
@@ -442,30 +127,9 @@ class Transformer extends Model {
   }
 
   /**
-   * outputAttentions: true (every layer), false / undefined (none: null), or a list of layer indices.
-   * @param {string} ctx
-   * @param {unknown} value
-   * @param {string} name
-   * @returns {number[] | null}
-   */
-  #readLayers(ctx, value, name) {
-    const L = this.#config.numLayers;
-    if (value === undefined || value === null || value === false) return null;
-    if (value === true) return Array.from({ length: L }, (_, l) => l);
-    if (!Array.isArray(value)) {
-      throw new TypeError(`${ctx}: ${name} must be a boolean or an array of layer indices, got ${describe(value)}`);
-    }
-    return value.map((l, i) => {
-      if (typeof l !== 'number') throw new TypeError(`${ctx}: ${name}[${i}] must be a number, got ${describe(l)}`);
-      if (!Number.isInteger(l) || l < 0 || l >= L) {
-        throw new RangeError(`${ctx}: ${name}[${i}] must be a layer index in [0, ${L}), got ${l}`);
-      }
-      return l;
-    });
-  }
-
-  /**
-   * options.kvCache: undefined, or a KVCache of this model that has not been disposed.
+   * options.kvCache: undefined, or a model's KVCache that has not been disposed. Which model's is C++'s check
+   * (Transformer::Forward: "kvCache: expected a cache made by this model"); a module's cache is another kind of
+   * object (a _KVCache, not a _TransformerKVCache), refused here.
    * @param {string} ctx
    * @param {unknown} value
    * @returns {KVCache | null}
@@ -476,7 +140,7 @@ class Transformer extends Model {
       throw new TypeError(`${ctx}: kvCache must be a KVCache made by model.createKVCache(), got ${describe(value)}`);
     }
     value[kCacheHandle](ctx);
-    if (value[kCacheOwner] !== this) {
+    if (!(value[kCacheOwner] instanceof Transformer)) {
       throw new RangeError(
         `${ctx}: kvCache: expected a cache made by this model's createKVCache(), got a cache of another model or module`,
       );
@@ -517,368 +181,43 @@ class Transformer extends Model {
 
   /**
    * New ids after `prompt`, one forward per token through a KV cache: greedy at temperature 0, else seeded
-   * sampling (sampleToken). Returns an Int32Array of the new ids.
+   * sampling (generation.mjs). Returns an Int32Array of the new ids.
    * @param {unknown} prompt Int32Array
    * @param {unknown} [options]
    */
   generate(prompt, options) {
-    const ctx = 'model.generate';
-    const run = this.#generation(ctx, prompt, options);
-    /** @type {number[]} */
-    const ids = [];
-    try {
-      for (;;) {
-        if (run.signal?.aborted) throw abortError(ctx, run.signal);
-        const next = run.step();
-        if (!next) break;
-        ids.push(next.id);
-        if (run.onToken) {
-          const info = next.attentions ? { attentions: next.attentions } : undefined;
-          if (run.onToken(next.id, next.step, info) === false) break;
-        }
-      }
-    } finally {
-      run.close();
-    }
-    return Int32Array.from(ids);
-  }
-
-  /**
-   * A generation, checked up front and run one token per step(): { step() → { id, step, attentions? } | null,
-   * close(), onToken, signal }. step() returns null once maxNewTokens ids (or an eosTokenId) have come.
-   * @param {string} ctx
-   * @param {unknown} prompt
-   * @param {unknown} options
-   * @returns {Generation}
-   */
-  #generation(ctx, prompt, options) {
-    this[kUsable](ctx);
-    const { vocabSize: V, contextLength } = this.#config;
-    if (typedArrayName(prompt) !== 'Int32Array') {
-      const hint = Array.isArray(prompt) ? ' (convert with new Int32Array(array))' : '';
-      throw new TypeError(`${ctx}: prompt must be an Int32Array of token ids, got ${describe(prompt)}${hint}`);
-    }
-    const ids = Int32Array.from(/** @type {Int32Array} */ (prompt)); // a snapshot: the caller may change theirs
-    if (ids.length === 0) throw new RangeError(`${ctx}: prompt must hold at least one token id, got none`);
-    ids.forEach((id, i) => {
-      if (id < 0 || id >= V) throw new RangeError(`${ctx}: prompt[${i}] must be a token id in [0, ${V}), got ${id}`);
-    });
-    if (options === undefined || options === null) {
-      throw new TypeError(`${ctx}: options { maxNewTokens, … } are required, got ${describe(options)}`);
-    }
-    const o = readOptions(ctx, options, 'options', kGenerateOptions);
-    const maxNewTokens = readDim(ctx, o.maxNewTokens, 'maxNewTokens', { min: 0 });
-    if (ids.length + maxNewTokens > contextLength) {
-      throw new RangeError(
-        `${ctx}: prompt length ${ids.length} + maxNewTokens ${maxNewTokens} must be at most contextLength ` +
-          `${contextLength}, got ${ids.length + maxNewTokens}`,
-      );
-    }
-    const temperature = readFiniteNumber(ctx, o.temperature, 'temperature') ?? 1;
-    if (temperature < 0) throw new RangeError(`${ctx}: temperature must be >= 0 (0 = greedy), got ${temperature}`);
-    const topK = o.topK === undefined || o.topK === null ? V : readDim(ctx, o.topK, 'topK');
-    const topP = readFiniteNumber(ctx, o.topP, 'topP') ?? 1;
-    if (!(topP > 0 && topP <= 1)) throw new RangeError(`${ctx}: topP must be in (0, 1], got ${topP}`);
-    const seed = readSafeInteger(ctx, o.seed, 'seed', 0);
-    const onToken = o.onToken ?? null;
-    if (onToken !== null && typeof onToken !== 'function') {
-      throw new TypeError(`${ctx}: onToken must be a function (id, step, info) => …, got ${describe(onToken)}`);
-    }
-    const layers = this.#readLayers(ctx, o.outputAttentions, 'outputAttentions');
-    const stops = readEos(ctx, o.eosTokenId, V);
-    const signal = o.signal ?? null;
-    if (signal !== null && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) {
-      throw new TypeError(`${ctx}: signal must be an AbortSignal, got ${describe(signal)}`);
-    }
-    const sampling = { temperature, topK, topP };
-    const random = makeRng(seed);
-    const H = this.#config.numHeads;
-    let cache = /** @type {KVCache | null} */ (null);
-    let step = 0;
-    let last = -1;
-    const forward = (/** @type {Int32Array} */ data, /** @type {boolean} */ withAttentions) => {
-      const t = readTokens(ctx, { data, shape: [1, data.length] }, 'tokens');
-      // (only the last position's logits: a long prompt never holds T · vocabSize floats)
-      const o = {
-        layers: withAttentions ? layers : null,
-        hidden: false,
-        mask: null,
-        headMask: null,
-        cache,
-        last: true,
-      };
-      return this.#forward(ctx, t, o);
-    };
-    return {
-      onToken,
-      signal,
-      step: () => {
-        if (step >= maxNewTokens || stops.has(last)) return null;
-        let raw;
-        if (step === 0) {
-          cache = this.createKVCache({ batchSize: 1, maxLength: Math.max(ids.length, ids.length + maxNewTokens - 1) });
-          // With attention rows asked for, the prompt's last token runs alone: only its rows are of size T.
-          if (layers && ids.length > 1) forward(ids.subarray(0, ids.length - 1), false);
-          raw = forward(layers ? ids.subarray(ids.length - 1) : ids, layers !== null);
-        } else {
-          raw = forward(Int32Array.of(last), layers !== null);
-        }
-        const [row] = raw.logits; // (1, 1, V)
-        last = sampleToken(row, sampling, random);
-        /** @type {{ id: number, step: number, attentions?: Array<{ data: Float32Array, shape: number[] } | null> }} */
-        const out = { id: last, step: step++ };
-        if (layers) {
-          const S = /** @type {KVCache} */ (cache).length; // the keys of the query that chose the id
-          out.attentions = raw.attentions.map((a) => (a ? { data: a[0], shape: [H, S] } : null));
-        }
-        return out;
-      },
-      close: () => {
-        cache?.dispose();
-        cache = null;
-      },
-    };
+    return generate(this, prompt, options);
   }
 
   /**
    * The mean cross-entropy of the logits of `tokens` against `targets` (−100 ignored) and its gradient for every
-   * parameter, under stateDict()'s names.
+   * parameter, under stateDict()'s names (training.mjs).
    * @param {unknown} tokens { data: Int32Array, shape: [B, T] }
    * @param {unknown} targets { data: Int32Array, shape: [B, T] }
    */
   lossAndGrad(tokens, targets) {
-    const ctx = 'model.lossAndGrad';
-    this[kUsable](ctx);
-    const batch = this.#readBatch(ctx, tokens, targets, '');
-    this.#checkTrainFits(ctx, batch, true);
-    const raw = this.#withBatch(ctx, batch, (handle, t, y) => handle.lossAndGrad(t, y));
-    return { loss: raw.loss, gradParams: toTensorRecord(raw.gradParams, this[kParameterNames]) };
+    return lossAndGrad(this, tokens, targets);
   }
 
   /**
-   * One torch.optim.AdamW step on this batch (after clip_grad_norm_ when clipGradNorm is given); the moments and
-   * the step count live in the model until its parameters are replaced.
+   * One torch.optim.AdamW step on this batch (training.mjs); the moments and the step count live in the model
+   * until its parameters are replaced.
    * @param {unknown} tokens
    * @param {unknown} targets
    * @param {unknown} options { lr, weightDecay = 0.01, betas = [0.9, 0.999], eps = 1e-8, clipGradNorm? }
    * @returns {{ loss: number, gradNorm: number }} the loss before the step, the gradients' norm before clipping
    */
   trainStep(tokens, targets, options) {
-    const ctx = 'model.trainStep';
-    this[kUsable](ctx);
-    const batch = this.#readBatch(ctx, tokens, targets, '');
-    if (options === undefined || options === null) {
-      throw new TypeError(`${ctx}: options { lr, … } are required (lr has no default), got ${describe(options)}`);
-    }
-    const adamw = readAdamW(ctx, readOptions(ctx, options, 'options', kTrainStepOptions));
-    this.#checkTrainFits(ctx, batch, false);
-    return this.#step(ctx, batch, adamw);
+    return trainStep(this, tokens, targets, options);
   }
 
   /**
-   * trainStep, `steps` times: over `data`, an array of batches { tokens, targets } (in turn, again from the first
-   * after the last), or a sampler { ids, batchSize, blockLength, seed } (random windows of a token sequence, the
-   * targets the ids after them). onStep({ step, loss, gradNorm }) after each step (false: stop); `signal` is checked
-   * before each step. Returns the losses and gradient norms of the steps done.
+   * trainStep, `steps` times, over batches or a sampler's random windows (training.mjs).
    * @param {unknown} data
    * @param {unknown} options { steps, lr, …trainStep's options, onStep, signal }
    */
   train(data, options) {
-    const ctx = 'model.train';
-    const run = this.#training(ctx, data, options);
-    for (;;) {
-      if (run.signal?.aborted) throw abortError(ctx, run.signal);
-      const next = run.step();
-      if (!next) break;
-      if (run.onStep && run.onStep({ ...next }) === false) break;
-    }
-    return run.result();
-  }
-
-  /**
-   * A training loop, every argument checked (every batch's ids, each shape's memory) before the first step.
-   * @param {string} ctx
-   * @param {unknown} data
-   * @param {unknown} options
-   * @returns {Training}
-   */
-  #training(ctx, data, options) {
-    this[kUsable](ctx);
-    const source = this.#readTrainData(ctx, data);
-    if (options === undefined || options === null) {
-      throw new TypeError(
-        `${ctx}: options { steps, lr, … } are required (lr has no default), got ${describe(options)}`,
-      );
-    }
-    const o = readOptions(ctx, options, 'options', kTrainOptions);
-    let steps = source.steps;
-    if (o.steps !== undefined && o.steps !== null) steps = readDim(ctx, o.steps, 'steps', { min: 0 });
-    else if (steps === null) throw new TypeError(`${ctx}: steps is required with a sampler (an integer >= 0)`);
-    const adamw = readAdamW(ctx, o);
-    const onStep = o.onStep ?? null;
-    if (onStep !== null && typeof onStep !== 'function') {
-      throw new TypeError(`${ctx}: onStep must be a function ({ step, loss, gradNorm }) => …, got ${describe(onStep)}`);
-    }
-    const signal = o.signal ?? null;
-    if (signal !== null && (typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) {
-      throw new TypeError(`${ctx}: signal must be an AbortSignal, got ${describe(signal)}`);
-    }
-    const shapes = new Set();
-    for (const batch of source.shapes) {
-      const key = batch.t.shape.join(',');
-      if (shapes.has(key)) continue;
-      shapes.add(key);
-      this.#checkTrainFits(ctx, batch, false);
-    }
-    /** @type {number[]} */
-    const losses = [];
-    /** @type {number[]} */
-    const gradNorms = [];
-    return {
-      onStep,
-      signal,
-      step: () => {
-        const step = losses.length;
-        if (step >= /** @type {number} */ (steps)) return null;
-        const { loss, gradNorm } = this.#step(ctx, source.batch(step), adamw);
-        losses.push(loss);
-        gradNorms.push(gradNorm);
-        return { step, loss, gradNorm };
-      },
-      result: () => ({ losses: Float32Array.from(losses), gradNorms: Float32Array.from(gradNorms) }),
-    };
-  }
-
-  /**
-   * train()'s data: an array of batches, each checked now, or a sampler drawing `batchSize` windows of
-   * `blockLength` ids per step from a seeded generator. `shapes`: a batch of each shape the loop will use.
-   * @param {string} ctx
-   * @param {unknown} data
-   * @returns {{ steps: number | null, batch: (step: number) => Batch, shapes: Batch[] }}
-   */
-  #readTrainData(ctx, data) {
-    const { vocabSize: V, contextLength } = this.#config;
-    if (Array.isArray(data)) {
-      if (data.length === 0) throw new RangeError(`${ctx}: data must hold at least one batch { tokens, targets }`);
-      const batches = data.map((b, i) => {
-        if (b === null || typeof b !== 'object' || Array.isArray(b)) {
-          throw new TypeError(`${ctx}: data[${i}] must be a batch { tokens, targets }, got ${describe(b)}`);
-        }
-        const o = readOptions(ctx, b, `data[${i}]`, ['tokens', 'targets']);
-        return this.#readBatch(ctx, o.tokens, o.targets, `data[${i}].`);
-      });
-      return { steps: batches.length, batch: (step) => batches[step % batches.length], shapes: batches };
-    }
-    if (data === null || typeof data !== 'object' || typedArrayName(data)) {
-      throw new TypeError(
-        `${ctx}: data must be an array of batches { tokens, targets } or a sampler ` +
-          `{ ids, batchSize, blockLength, seed }, got ${describe(data)}`,
-      );
-    }
-    const o = readOptions(ctx, data, 'data', kSamplerFields);
-    if (typedArrayName(o.ids) !== 'Int32Array') {
-      throw new TypeError(`${ctx}: data.ids must be an Int32Array of token ids, got ${describe(o.ids)}`);
-    }
-    const ids = Int32Array.from(/** @type {Int32Array} */ (o.ids)); // a snapshot: the caller may change theirs
-    checkIds(ctx, ids, 'data.ids', V, false);
-    const batchSize = readDim(ctx, o.batchSize, 'data.batchSize');
-    const blockLength = readDim(ctx, o.blockLength, 'data.blockLength');
-    if (blockLength > contextLength) {
-      throw new RangeError(
-        `${ctx}: data.blockLength must be at most contextLength ${contextLength}, got ${blockLength}`,
-      );
-    }
-    if (ids.length < blockLength + 1) {
-      throw new RangeError(
-        `${ctx}: data.ids must hold at least blockLength + 1 = ${blockLength + 1} ids (a window and the id after ` +
-          `it), got ${ids.length}`,
-      );
-    }
-    const random = makeRng(readSafeInteger(ctx, o.seed, 'data.seed', 0));
-    const starts = ids.length - blockLength; // windows start at 0 … ids.length − blockLength − 1
-    const shape = [batchSize, blockLength];
-    const draw = (/** @type {boolean} */ sample) => {
-      const tokens = new Int32Array(batchSize * blockLength);
-      const targets = new Int32Array(batchSize * blockLength);
-      for (let b = 0; sample && b < batchSize; ++b) {
-        const s = Math.floor(random() * starts);
-        tokens.set(ids.subarray(s, s + blockLength), b * blockLength);
-        targets.set(ids.subarray(s + 1, s + 1 + blockLength), b * blockLength);
-      }
-      return {
-        t: readTokens(ctx, { data: tokens, shape }, 'tokens'),
-        y: readTokens(ctx, { data: targets, shape: shape.slice() }, 'targets'),
-      };
-    };
-    return { steps: null, batch: () => draw(true), shapes: [draw(false)] };
-  }
-
-  /**
-   * Checked tokens and targets: Int32Arrays of one shape [B, T], T at most contextLength, every token id in
-   * [0, vocabSize), every target in [0, vocabSize) or −100 and at least one that is not.
-   * @param {string} ctx
-   * @param {unknown} tokens
-   * @param {unknown} targets
-   * @param {string} prefix before the argument names in messages ('data[2].' in train's batches)
-   * @returns {Batch}
-   */
-  #readBatch(ctx, tokens, targets, prefix) {
-    const { vocabSize: V, contextLength } = this.#config;
-    const t = readTokens(ctx, tokens, `${prefix}tokens`);
-    const y = readTokens(ctx, targets, `${prefix}targets`);
-    if (y.shape[0] !== t.shape[0] || y.shape[1] !== t.shape[1]) {
-      throw new RangeError(
-        `${ctx}: ${prefix}targets.shape must equal ${prefix}tokens.shape [${t.shape.join(', ')}], ` +
-          `got [${y.shape.join(', ')}]`,
-      );
-    }
-    if (t.shape[1] > contextLength) {
-      throw new RangeError(
-        `${ctx}: ${prefix}tokens.shape[1] (T) must be at most contextLength ${contextLength}, got ${t.shape[1]}`,
-      );
-    }
-    checkIds(ctx, t.data, `${prefix}tokens.data`, V, false);
-    checkIds(ctx, y.data, `${prefix}targets.data`, V, true);
-    return { t, y };
-  }
-
-  /**
-   * Refuses, before anything is copied, a training call whose activations, logits, training state (and with
-   * returnGradients the gradients' copies) cannot fit in wasm memory.
-   * @param {string} ctx
-   * @param {Batch} batch
-   * @param {boolean} returnGradients lossAndGrad
-   */
-  #checkTrainFits(ctx, { t, y }, returnGradients) {
-    const core = this[kCore];
-    core.checkFits(ctx, 'tokens, targets', [t, y], () =>
-      this[kUsable](ctx).trainMemory(core.tensorArg(t), returnGradients),
-    );
-  }
-
-  /**
-   * One AdamW step on a checked batch.
-   * @param {string} ctx
-   * @param {Batch} batch
-   * @param {AdamWArgs} adamw
-   */
-  #step(ctx, batch, adamw) {
-    const { loss, gradNorm } = this.#withBatch(ctx, batch, (handle, t, y) => handle.trainStep(t, y, adamw));
-    return { loss, gradNorm };
-  }
-
-  /**
-   * Copies tokens and targets into wasm memory and runs fn on the handle with their raw structs.
-   * @template R
-   * @param {string} ctx
-   * @param {Batch} batch
-   * @param {(handle: RawTransformer, t: TensorArg, y: TensorArg) => R} fn
-   * @returns {R}
-   */
-  #withBatch(ctx, { t, y }, fn) {
-    return this[kCore].withHeap(ctx, 'tokens and targets', [t, y], (p) =>
-      fn(this[kUsable](ctx), { ptr: p[0], shape: t.shape }, { ptr: p[1], shape: y.shape }),
-    );
+    return train(this, data, options);
   }
 
   /**
@@ -894,7 +233,7 @@ class Transformer extends Model {
         `${ctx}: stateDict must be an object { name: Float32Array | Tensor }, got ${describe(stateDict)}${hint}`,
       );
     }
-    this.#load(ctx, /** @type {Record<string, unknown>} */ (stateDict), 'stateDict');
+    this[kLoadTensors](ctx, /** @type {Record<string, unknown>} */ (stateDict), 'stateDict');
   }
 
   /**
@@ -904,7 +243,7 @@ class Transformer extends Model {
    * @param {Record<string, unknown>} tensors
    * @param {string} what the argument's name in messages
    */
-  #load(ctx, tensors, what) {
+  [kLoadTensors](ctx, tensors, what) {
     const core = this[kCore];
     /** @type {Array<{ name: string, buffer: any, dtype: string | null, bits?: any }>} */
     const entries = [];
@@ -938,7 +277,7 @@ class Transformer extends Model {
       );
     }
     this.#checkTiedHead(ctx, entries, what);
-    // A tied lm_head.weight last: C++ compares it with the embedding loaded before it.
+    // A tied head last: C++ compares it with the embedding loaded before it.
     const floats = entries.filter((e) => e.dtype === null);
     const tied = (/** @type {{ name: string }} */ e) => Number(handle().tiedTo(e.name) !== '');
     floats.sort((a, b) => tied(a) - tied(b));
@@ -953,7 +292,8 @@ class Transformer extends Model {
   }
 
   /**
-   * With tied embeddings, an lm_head.weight must equal the embedding: checked here, before anything is loaded.
+   * A tied head (lm_head.weight with tied embeddings: C++'s tiedTo names its tie) must equal the embedding: checked
+   * here, before anything is loaded.
    * @param {string} ctx
    * @param {Array<{ name: string, buffer: any, dtype: string | null }>} entries
    * @param {string} what
@@ -1032,28 +372,6 @@ function storageOf(M, tensors) {
   const [dtype] = dtypes;
   return dtype === 'F16' ? M._WeightStorage.F16 : dtype === 'BF16' ? M._WeightStorage.BF16 : M._WeightStorage.Float32;
 }
-
-/**
- * generate's eosTokenId: an id or a list of ids after which generation stops (the id is returned); none by default.
- * @param {string} ctx
- * @param {unknown} value
- * @param {number} V
- */
-function readEos(ctx, value, V) {
-  if (value === undefined || value === null) return new Set();
-  const list = Array.isArray(value) ? value : [value];
-  const name = Array.isArray(value) ? (/** @type {number} */ i) => `eosTokenId[${i}]` : () => 'eosTokenId';
-  return new Set(
-    list.map((id, i) => {
-      if (typeof id !== 'number') throw new TypeError(`${ctx}: ${name(i)} must be a token id, got ${describe(id)}`);
-      if (!Number.isInteger(id) || id < 0 || id >= V) {
-        throw new RangeError(`${ctx}: ${name(i)} must be a token id in [0, ${V}), got ${id}`);
-      }
-      return id;
-    }),
-  );
-}
-
 /**
  * A new Transformer from a configuration's JSON text (model_config.mjs): memory checked before anything is
  * allocated.
@@ -1066,7 +384,7 @@ function readEos(ctx, value, V) {
 function construct(core, ctx, config, initialise, storage = core.Module._WeightStorage.Float32) {
   const { json, huggingFace, seed } = config;
   core.checkFits(ctx, 'the configuration', [], () => core.Module._transformerMemory(json, huggingFace, storage));
-  return wrapModel(
+  return wrapHandle(
     core,
     ctx,
     () => new core.Module._Transformer(json, huggingFace, seed, initialise, storage),
@@ -1108,34 +426,10 @@ export function loadModel(core, options) {
   const storage = storageOf(core.Module, /** @type {Record<string, unknown>} */ (tensors));
   const model = construct(core, ctx, config, false, storage);
   try {
-    loadTensors(model, ctx, /** @type {Record<string, unknown>} */ (tensors), 'tensors');
+    model[kLoadTensors](ctx, /** @type {Record<string, unknown>} */ (tensors), 'tensors');
   } catch (e) {
     model.dispose();
     throw e;
   }
   return model;
-}
-
-/**
- * A generation of `model` run step by step (worker-host.mjs), checked as model.generate checks its arguments.
- * @param {unknown} model a Transformer
- * @param {string} ctx
- * @param {unknown} prompt
- * @param {unknown} options
- */
-export function generation(model, ctx, prompt, options) {
-  if (!(model instanceof Transformer)) throw new TypeError(`${ctx}: not a model made by createModel or loadModel`);
-  return startGeneration(model, ctx, prompt, options);
-}
-
-/**
- * A training loop of `model` run step by step (worker-host.mjs), checked as model.train checks its arguments.
- * @param {unknown} model a Transformer
- * @param {string} ctx
- * @param {unknown} data
- * @param {unknown} options
- */
-export function training(model, ctx, data, options) {
-  if (!(model instanceof Transformer)) throw new TypeError(`${ctx}: not a model made by createModel or loadModel`);
-  return startTraining(model, ctx, data, options);
 }

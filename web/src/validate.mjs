@@ -141,6 +141,45 @@ export function readSafeInteger(ctx, value, name, defaultValue) {
   return value;
 }
 
+/**
+ * A model's outputAttentions: true (every layer), false / undefined (none: null), or a list of layer indices in
+ * [0, numLayers). (Read here, not left to C++, because generate needs it before its first step.)
+ * @param {string} ctx
+ * @param {unknown} value
+ * @param {string} name
+ * @param {number} numLayers
+ * @returns {number[] | null}
+ */
+export function readLayers(ctx, value, name, numLayers) {
+  const L = numLayers;
+  if (value === undefined || value === null || value === false) return null;
+  if (value === true) return Array.from({ length: L }, (_, l) => l);
+  if (!Array.isArray(value)) {
+    throw new TypeError(`${ctx}: ${name} must be a boolean or an array of layer indices, got ${describe(value)}`);
+  }
+  return value.map((l, i) => {
+    if (typeof l !== 'number') throw new TypeError(`${ctx}: ${name}[${i}] must be a number, got ${describe(l)}`);
+    if (!Number.isInteger(l) || l < 0 || l >= L) {
+      throw new RangeError(`${ctx}: ${name}[${i}] must be a layer index in [0, ${L}), got ${l}`);
+    }
+    return l;
+  });
+}
+
+/**
+ * A loop's `signal` option: an AbortSignal (anything with a boolean `aborted`), or null when absent.
+ * @param {string} ctx
+ * @param {unknown} value
+ * @returns {any}
+ */
+export function readSignal(ctx, value) {
+  const signal = value ?? null;
+  if (signal !== null && (typeof signal !== 'object' || typeof (/** @type {any} */ (signal).aborted) !== 'boolean')) {
+    throw new TypeError(`${ctx}: signal must be an AbortSignal, got ${describe(signal)}`);
+  }
+  return signal;
+}
+
 /** Reads and checks a shape array; returns a fresh number[] and the element count. */
 export function readShape(ctx, shape, name) {
   if (!Array.isArray(shape)) {

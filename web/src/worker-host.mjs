@@ -13,8 +13,9 @@
 // here; the caller gets { objectId } (and a model's config), and names a KV cache in forward's options as
 // kvCache: { attnlabObjectId }.
 
+import { startGeneration } from './generation.mjs';
 import { init } from './index.mjs';
-import { generation, training } from './transformer.mjs';
+import { startTraining } from './training.mjs';
 
 /** @type {any} */
 let attn = null;
@@ -92,7 +93,7 @@ async function generate(model, msg, post) {
   const control = { stop: false, abort: false, wake: null };
   runs.set(msg.id, control);
   try {
-    const run = generation(model, 'model.generate', msg.args[0], msg.args[1]);
+    const run = startGeneration(model, 'model.generate', msg.args[0], msg.args[1]);
     /** @type {number[]} */
     const ids = [];
     try {
@@ -126,7 +127,7 @@ async function train(model, msg, post) {
   const control = { stop: false, abort: false, wake: null };
   runs.set(msg.id, control);
   try {
-    const run = training(model, 'model.train', msg.args[0], msg.args[1]);
+    const run = startTraining(model, 'model.train', msg.args[0], msg.args[1]);
     for (;;) {
       await yieldToMessages();
       if (control.abort) throw new DOMException('model.train: aborted', 'AbortError');

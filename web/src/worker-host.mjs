@@ -14,6 +14,7 @@
 // kvCache: { attnlabObjectId }.
 
 import { init } from './index.mjs';
+import { unreadFromWire } from './safetensors.mjs';
 import { generation, training } from './transformer.mjs';
 
 /** @type {any} */
@@ -159,6 +160,7 @@ async function run(msg, post) {
   const target = msg.target ? objects.get(msg.target) : attn;
   if (!target) throw new Error(`${msg.method}: this object has been disposed`);
   const method = /** @type {string} */ (msg.method);
+  msg.args = unreadFromWire(msg.args); // (attnlab/worker posts readSafetensors' unread 16-bit tensors as bits)
   if (method === 'generate' && msg.target) return generate(target, msg, post);
   if (method === 'train' && msg.target) return train(target, msg, post);
   // forward's options: MultiHeadAttention.forward(query, key, value, options), a model's forward(tokens, options)

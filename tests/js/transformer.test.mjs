@@ -420,6 +420,11 @@ for (const variant of VARIANTS) {
       const load = (config, tensors = config.model_type === 'gpt2' ? gpt2.tensors : llama.tensors) =>
         attn.loadModel({ config, tensors });
 
+      test('tensors that are a Promise (readSafetensors of a Blob, not awaited): a TypeError saying so', () => {
+        const pending = Promise.resolve(llama.tensors);
+        assertThrows(() => load(llama.config, pending), TypeError, /tensors is a Promise/, /await it/);
+      });
+
       test('an unknown model_type or arch', () => {
         assertThrows(() => load({ ...llama.config, model_type: 'falcon' }), RangeError, /model_type/, /falcon/);
         assertThrows(() => load({ ...llama.config, model_type: undefined }), RangeError, /model_type/);

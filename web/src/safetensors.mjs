@@ -92,13 +92,13 @@ function halfToFloat(h) {
  * @param {number} count
  */
 function toFloat32(view, dtype, begin, count) {
+  if (dtype === 'F32' && kLittleEndian) {
+    // one copy, in a buffer of its own (slice: any alignment of the file's data)
+    return new Float32Array(view.buffer.slice(view.byteOffset + begin, view.byteOffset + begin + 4 * count));
+  }
   const out = new Float32Array(count);
   if (dtype === 'F32') {
-    if (kLittleEndian) {
-      out.set(new Float32Array(view.buffer.slice(view.byteOffset + begin, view.byteOffset + begin + 4 * count)));
-    } else {
-      for (let i = 0; i < count; ++i) out[i] = view.getFloat32(begin + 4 * i, true);
-    }
+    for (let i = 0; i < count; ++i) out[i] = view.getFloat32(begin + 4 * i, true);
   } else if (dtype === 'BF16') {
     const bits = new Uint32Array(out.buffer); // bfloat16 is the top half of a float32: exact, NaN payloads kept
     for (let i = 0; i < count; ++i) bits[i] = view.getUint16(begin + 2 * i, true) << 16;

@@ -1,12 +1,14 @@
-// readSafetensors (web/src/safetensors.mjs): exact dtype conversion against PyTorch's own (tests/fixtures/hf/,
-// written by scripts/make_hf_fixtures.py), round trips, and a RangeError that says what is wrong for every kind of
-// malformed file, before anything is read out of bounds or allocated from a lying header.
+// readSafetensors and writeSafetensors (web/src/safetensors.mjs): exact dtype conversion against PyTorch's own
+// (tests/fixtures/hf/, written by scripts/make_hf_fixtures.py), 16-bit data widened only when read, the header's
+// __metadata__, the same tensors from bytes and from a Blob, round trips through the writer, and a RangeError that
+// says what is wrong for every kind of malformed file (from bytes or a Blob), before anything is read out of bounds
+// or allocated from a lying header.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { openAsBlob, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { readSafetensors } from '../../dist/index.mjs';
+import { readSafetensors, writeSafetensors } from '../../dist/index.mjs';
 import { root } from './helpers.mjs';
 
 const hfDir = join(root, 'tests', 'fixtures', 'hf');
@@ -26,24 +28,7 @@ function fileOf(header, data = new Uint8Array(0), { headerLength } = {}) {
 }
 
 /** A valid F32 file of named tensors { name: { data: Float32Array, shape } }. */
-function f32File(tensors) {
-  const header = {};
-  const chunks = [];
-  let offset = 0;
-  for (const [name, t] of Object.entries(tensors)) {
-    const entry = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + 4 * t.data.length] };
-    Object.defineProperty(header, name, { value: entry, enumerable: true }); // also for a name like __proto__
-    chunks.push(new Uint8Array(t.data.buffer.slice(0)));
-    offset += 4 * t.data.length;
-  }
-  const data = new Uint8Array(offset);
-  let at = 0;
-  for (const c of chunks) {
-    data.set(c, at);
-    at += c.length;
-  }
-  return fileOf(header, data);
-}
+const f32File = (tensors) => writeSafetensors(tensors);
 
 const bitsOf = (f32) => new Uint32Array(Float32Array.from(f32).buffer);
 
@@ -93,7 +78,12 @@ describe('readSafetensors: dtypes', () => {
 
   test('other dtypes come as raw bytes with data null; __metadata__ is not a tensor', () => {
     const bert = load('bert_e16_h4.safetensors');
-    assert.equal(bert.__metadata__, undefined);
+    assert.ok(!Object.keys(bert).includes('__metadata__'));
+    assert.deepEqual(
+      bert.__metadata__,
+      { format: 'pt' },
+      "the header's __metadata__, as safetensors' save_file wrote it",
+    );
     const ids = bert['bert.embeddings.position_ids'];
     assert.equal(ids.dtype, 'I64');
     assert.equal(ids.data, null);
@@ -148,10 +138,129 @@ describe('readSafetensors: round trips and inputs', () => {
     for (const bad of [undefined, 'abc', [1, 2], new Float32Array(4), { byteLength: 8 }]) {
       assert.throws(
         () => readSafetensors(bad),
-        (e) => e instanceof TypeError && /readSafetensors: bytes must be/.test(e.message),
+        (e) =>
+          e instanceof TypeError &&
+          /readSafetensors: bytes must be an ArrayBuffer, a Uint8Array or a Blob/.test(e.message),
       );
     }
   });
+});
+
+/** The tensors' own enumerable contents, arrays as plain arrays (data read, so widened, here). */
+const contents = (tensors) =>
+  Object.fromEntries(
+    Object.entries(tensors).map(([n, t]) => [
+      n,
+      {
+        ...t,
+        data: t.data && Array.from(t.data),
+        bits: t.bits && Array.from(t.bits),
+        bytes: t.bytes && Array.from(t.bytes),
+      },
+    ]),
+  );
+const fixtureNames = readdirSync(hfDir).filter((n) => n.endsWith('.safetensors'));
+
+describe('readSafetensors: 16-bit data widened only when read; __metadata__', () => {
+  test('an F16 / BF16 tensor keeps its bits and widens data on first read, once', () => {
+    const t = load('dtypes.safetensors');
+    for (const name of ['f16', 'bf16']) {
+      const x = t[name];
+      assert.equal(typeof Object.getOwnPropertyDescriptor(x, 'data').get, 'function', `${name}: not widened yet`);
+      assert.ok(x.bits instanceof Uint16Array);
+      const data = x.data;
+      assert.ok(data instanceof Float32Array && data.length === x.bits.length);
+      assert.equal(Object.getOwnPropertyDescriptor(x, 'data').value, data, `${name}: cached as a plain property`);
+      assert.equal(x.data, data);
+    }
+    assert.equal(Object.getOwnPropertyDescriptor(t.f16_as_f32, 'data').get, undefined, 'F32 is read at once');
+  });
+
+  test('data set before it is read is the data; a spread copy has data', () => {
+    const t = load('dtypes.safetensors');
+    const mine = new Float32Array(t.bf16.bits.length);
+    t.bf16.data = mine;
+    assert.equal(t.bf16.data, mine);
+    const copy = { ...t.f16 };
+    assert.ok(copy.data instanceof Float32Array && copy.bits === t.f16.bits);
+  });
+
+  test('__metadata__ is a non-enumerable property: {} when the file has none; a tensor cannot shadow it', () => {
+    const t = load('dtypes.safetensors');
+    assert.deepEqual(t.__metadata__, {});
+    assert.equal(Object.getOwnPropertyDescriptor(t, '__metadata__').enumerable, false);
+    const file = writeSafetensors({ a: { data: Float32Array.of(1), shape: [1] } }, { format: 'pt', note: 'é' });
+    assert.deepEqual(readSafetensors(file).__metadata__, { format: 'pt', note: 'é' });
+    assert.deepEqual(Object.keys(readSafetensors(file)), ['a']);
+  });
+});
+
+describe('readSafetensors of a Blob', () => {
+  for (const name of fixtureNames) {
+    test(`${name}: the same tensors and metadata as from its bytes (a Blob and fs.openAsBlob)`, async () => {
+      const bytes = readFileSync(join(hfDir, name));
+      const want = readSafetensors(bytes);
+      for (const blob of [new Blob([bytes]), await openAsBlob(join(hfDir, name))]) {
+        const pending = readSafetensors(blob);
+        assert.ok(pending instanceof Promise);
+        const got = await pending;
+        assert.deepEqual(contents(got), contents(want));
+        assert.deepEqual(got.__metadata__, want.__metadata__);
+      }
+    });
+  }
+
+  test('each tensor has a buffer of its own (never the whole file); F32 data is that buffer, not a copy', async () => {
+    const t = await readSafetensors(new Blob([readFileSync(join(hfDir, 'dtypes.safetensors'))]));
+    const f32 = t.f16_as_f32;
+    assert.equal(f32.data.buffer.byteLength, f32.data.byteLength);
+    assert.equal(t.f16.bits.buffer.byteLength, t.f16.bits.byteLength);
+    assert.equal(typeof Object.getOwnPropertyDescriptor(t.bf16, 'data').get, 'function', 'still lazy');
+  });
+});
+
+describe('writeSafetensors', () => {
+  for (const name of fixtureNames) {
+    test(`${name}: written back from its tensors and metadata, byte for byte the file (PyTorch's writer)`, () => {
+      const bytes = new Uint8Array(readFileSync(join(hfDir, name)));
+      const t = readSafetensors(bytes);
+      assert.deepEqual(writeSafetensors(t, t.__metadata__), bytes);
+    });
+  }
+
+  test('a 16-bit tensor whose data was read (unchanged) writes its bits; changed data is a RangeError', () => {
+    const t = load('gpt2_bare_e8_h1_bf16.safetensors');
+    const name = Object.keys(t).find((n) => t[n].dtype === 'BF16');
+    t[name].data; // widened, unchanged
+    assert.deepEqual(readSafetensors(writeSafetensors(t))[name].bits, t[name].bits);
+    t[name].data[0] += 1;
+    assert.throws(
+      () => writeSafetensors(t),
+      (e) => e instanceof RangeError && e.message.includes(`tensors[${JSON.stringify(name)}].data no longer equals`),
+    );
+  });
+
+  const f = Float32Array.of(1, 2);
+  const bad = [
+    ['tensors not an object', [null], TypeError, /writeSafetensors: tensors must be an object/],
+    ['a tensor that is an array', [{ a: f }], TypeError, /tensors\["a"\] must be a tensor/],
+    ['an unknown dtype', [{ a: { data: f, shape: [2], dtype: 'F17' } }], RangeError, /tensors\["a"\]\.dtype/],
+    ['a bad shape', [{ a: { data: f, shape: [-2] } }], TypeError, /tensors\["a"\]\.shape/],
+    ['F32 without a Float32Array', [{ a: { data: [1, 2], shape: [2] } }], TypeError, /\.data must be a Float32Array/],
+    ['BF16 without bits', [{ a: { data: f, shape: [2], dtype: 'BF16' } }], TypeError, /\.bits must be a Uint16Array/],
+    ['I64 without bytes', [{ a: { data: null, shape: [2], dtype: 'I64' } }], TypeError, /\.bytes must be a Uint8Array/],
+    ['a size that is not the shape', [{ a: { data: f, shape: [3] } }], RangeError, /has 8 bytes, but shape \[3\]/],
+    ['a tensor named __metadata__', [{ __metadata__: { data: f, shape: [2] } }], RangeError, /cannot name a tensor/],
+    ['metadata that is not strings', [{}, { n: 3 }], TypeError, /metadata\["n"\] must be a string/],
+  ];
+  for (const [what, args, Class, pattern] of bad) {
+    test(`${what}: a ${Class.name} naming it`, () => {
+      assert.throws(
+        () => writeSafetensors(...args),
+        (e) => e instanceof Class && pattern.test(e.message),
+      );
+    });
+  }
 });
 
 describe('readSafetensors: malformed files are RangeErrors that say what is wrong', () => {
@@ -219,11 +328,11 @@ describe('readSafetensors: malformed files are RangeErrors that say what is wron
     ],
   ];
   for (const [what, bytes, pattern] of cases) {
-    test(what, () => {
-      assert.throws(
-        () => readSafetensors(bytes),
-        (e) => e instanceof RangeError && e.message.startsWith('readSafetensors: ') && pattern.test(e.message),
-      );
+    const matches = (e) =>
+      e instanceof RangeError && e.message.startsWith('readSafetensors: ') && pattern.test(e.message);
+    test(what, async () => {
+      assert.throws(() => readSafetensors(bytes), matches);
+      await assert.rejects(readSafetensors(new Blob([bytes])), matches, 'the same from a Blob');
     });
   }
   test(`${cases.length} malformed kinds are covered`, () => assert.ok(cases.length >= 20));

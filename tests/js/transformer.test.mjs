@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { init, readSafetensors } from '../../dist/index.mjs';
+import { init, readSafetensors, writeSafetensors } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
 import { openBlankPage, setUpChromium } from './browser-harness.mjs';
 import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
@@ -39,6 +39,12 @@ function edited(tensors, name, edit) {
 }
 
 let ownInstances = 0;
+
+/** Whether every 16-bit tensor of readSafetensors' `tensors` still has its lazy `data` (never widened). */
+const allUnread = (tensors) =>
+  Object.values(tensors)
+    .filter((v) => v.bits)
+    .every((v) => typeof Object.getOwnPropertyDescriptor(v, 'data').get === 'function');
 
 /** readSafetensors' tensors without their 16-bit `bits` (loaded as float32 values). */
 function withoutBits(tensors) {
@@ -76,25 +82,17 @@ function gpt2Shapes({ vocabSize: V, contextLength: P, embedDim: E, numLayers }) 
 
 /** A safetensors file of a GPT-2 `config`'s parameters, random F16 values. */
 function randomF16Checkpoint(config) {
-  const header = {};
-  let offset = 0;
-  for (const [name, shape] of gpt2Shapes(config)) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 2;
-    header[name] = { dtype: 'F16', shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const out = new Uint8Array(8 + json.length + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
-  out.set(new TextEncoder().encode(json), 8);
-  const bits = new Uint16Array(out.buffer, 8 + json.length, offset / 2);
   let state = 12345;
-  for (let i = 0; i < bits.length; ++i) {
-    state = (state * 1103515245 + 12345) >>> 0;
-    bits[i] = 0x1c00 + ((state >>> 8) & 0x7ff) + ((state >>> 20) & 1) * 0x8000; // |x| in [2^-8, 2^-6)
+  const tensors = {};
+  for (const [name, shape] of gpt2Shapes(config)) {
+    const bits = new Uint16Array(shape.reduce((a, b) => a * b, 1));
+    for (let i = 0; i < bits.length; ++i) {
+      state = (state * 1103515245 + 12345) >>> 0;
+      bits[i] = 0x1c00 + ((state >>> 8) & 0x7ff) + ((state >>> 20) & 1) * 0x8000; // |x| in [2^-8, 2^-6)
+    }
+    tensors[name] = { dtype: 'F16', shape, bits };
   }
-  return out;
+  return writeSafetensors(tensors);
 }
 
 for (const variant of VARIANTS) {
@@ -363,6 +361,19 @@ for (const variant of VARIANTS) {
         });
       }
 
+      test('loadModel leaves 16-bit data unread (never widened); results as from the shared tensors', (t) => {
+        const own = scope(t);
+        for (const c of sixteen) {
+          const fresh = loadModelCase(c.name).tensors;
+          assert.ok(allUnread(fresh));
+          const model = own(attn.loadModel({ config: c.config, tensors: fresh }));
+          assert.ok(allUnread(fresh), `${c.name}: loadModel widened a tensor's data`);
+          const ids = tokensOf(c.expected.forward[0].input_ids);
+          const shared = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+          assert.deepEqual(model.forward(ids).logits, shared.forward(ids).logits);
+        }
+      });
+
       test('a tensor whose data changed after readSafetensors loads that data, not its stale bits', (t) => {
         const own = scope(t);
         const c = sixteen[0];
@@ -394,9 +405,13 @@ for (const variant of VARIANTS) {
           return bytes;
         };
         const narrow = await bytesAfterLoad(tensors);
+        assert.ok(allUnread(tensors));
+        for (const v of Object.values(tensors)) assert.ok(v.data.length > 0); // widened, unchanged: still 16-bit
+        const narrowRead = await bytesAfterLoad(tensors);
         const wide = await bytesAfterLoad(withoutBits(tensors));
         // 7.3 M parameters: 29 MB in float32, 15 MB in 16 bits
         assert.ok(narrow < wide - 8e6, `wasm memory after loading: ${narrow} bytes in 16 bits, ${wide} in float32`);
+        assert.ok(narrowRead < wide - 8e6, `with data read: ${narrowRead} bytes, ${wide} in float32`);
       });
     });
 
@@ -405,6 +420,11 @@ for (const variant of VARIANTS) {
       const llama = byName('llama_gqa_f32');
       const load = (config, tensors = config.model_type === 'gpt2' ? gpt2.tensors : llama.tensors) =>
         attn.loadModel({ config, tensors });
+
+      test('tensors that are a Promise (readSafetensors of a Blob, not awaited): a TypeError saying so', () => {
+        const pending = Promise.resolve(llama.tensors);
+        assertThrows(() => load(llama.config, pending), TypeError, /tensors is a Promise/, /await it/);
+      });
 
       test('an unknown model_type or arch', () => {
         assertThrows(() => load({ ...llama.config, model_type: 'falcon' }), RangeError, /model_type/, /falcon/);
@@ -586,7 +606,9 @@ for (const variant of VARIANTS) {
       const own = scope(t);
       const w = await initWorker({ variant });
       try {
-        const remote = await w.loadModel({ config: c.config, tensors: c.tensors });
+        const fresh = loadModelCase(c.name).tensors;
+        const remote = await w.loadModel({ config: c.config, tensors: fresh });
+        assert.ok(allUnread(fresh), 'posted as bits: cloning widened no data');
         const local = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
         assert.deepEqual(remote.config, local.config);
         const tokens = tokensOf(c.expected.forward[1].input_ids);

@@ -586,8 +586,8 @@ export interface LoadModelOptions {
   /** The checkpoint's `config.json` as parsed, or a normalised {@link ModelConfig} (with `arch`). */
   config: HuggingFaceConfig | ModelConfig;
   /**
-   * The checkpoint's tensors, e.g. `readSafetensors(bytes)`: Hugging Face's names with or without the checkpoint's
-   * prefix (`transformer.`, `model.`); the buffers checkpoints carry are ignored.
+   * The checkpoint's tensors, e.g. `readSafetensors(bytes)` (or, awaited, of a `File`): Hugging Face's names with
+   * or without the checkpoint's prefix (`transformer.`, `model.`); the buffers checkpoints carry are ignored.
    */
   tensors: Record<string, CheckpointTensor>;
 }
@@ -866,8 +866,8 @@ export interface Attnlab {
  */
 export declare function init(options?: InitOptions): Promise<Attnlab>;
 
-// #region ESM-only: readSafetensors and fromHuggingFace are exported by the ES module entry only (the CommonJS entry
-// offers init(); in CommonJS use `const { readSafetensors } = await import('attnlab')`). The build drops this region
-// from index.d.cts.
+// #region ESM-only: readSafetensors, writeSafetensors and fromHuggingFace are exported by the ES module entry only
+// (the CommonJS entry offers init(); in CommonJS use `const { readSafetensors } = await import('attnlab')`). The
+// build drops this region from index.d.cts.
 export * from './interop.js';
 // #endregion ESM-only

@@ -11,7 +11,7 @@
 //     training.mjs             its lossAndGrad / trainStep / train: AdamW's arguments, batches, the step loop
 //   model.mjs                  what the model classes share (state dict, dispose)
 //   validate.mjs               every JS-side check;  loader.mjs  the only file that knows the .wasm files
-//   safetensors.mjs, huggingface.mjs   readSafetensors, fromHuggingFace (plain JS, no wasm)
+//   safetensors.mjs, huggingface.mjs   readSafetensors, writeSafetensors, fromHuggingFace (plain JS, no wasm)
 // The raw module's contract is cpp/bindings/embind.d.ts.
 
 import { Core, heapViews, kToken } from './core.mjs';
@@ -23,7 +23,7 @@ import { createModel, loadModel } from './transformer.mjs';
 import { version } from './version.mjs';
 
 export { fromHuggingFace } from './huggingface.mjs';
-export { readSafetensors } from './safetensors.mjs';
+export { readSafetensors, writeSafetensors } from './safetensors.mjs';
 
 class Attnlab {
   #core;

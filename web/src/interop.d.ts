@@ -2,14 +2,18 @@
 // exported by the ES module entry (index.d.ts re-exports them in its ESM-only region).
 import type { MultiHeadAttentionOptions, Tensor, TensorInput } from './index.js';
 
-/** A float tensor read from a safetensors file: F32, F16 and BF16 are converted to float32 exactly. */
+/**
+ * A float tensor read from a safetensors file: F32, F16 and BF16 are converted to float32 exactly. F32 `data` is
+ * read at once; F16 and BF16 `data` is a getter that widens `bits` when first read and then keeps the result (an
+ * ordinary property from then on, which may be set or changed in place).
+ */
 export interface SafetensorsFloatTensor {
   data: Float32Array;
   shape: number[];
   dtype: 'F32' | 'F16' | 'BF16';
   /**
    * F16 and BF16: the file's 16-bit values (a view of `bytes` where aligned), which `loadModel` keeps 16-bit in wasm
-   * memory while they still equal `data`.
+   * memory: as they are while `data` was never read, else while they still equal `data`.
    */
   bits?: Uint16Array;
 }
@@ -25,10 +29,25 @@ export interface SafetensorsRawTensor {
 export type SafetensorsTensor = SafetensorsFloatTensor | SafetensorsRawTensor;
 
 /**
+ * {@link readSafetensors}' result: the tensors by name (own enumerable properties), and the header's
+ * `__metadata__` (strings; `{}` when the file has none) as a non-enumerable property, so that `Object.keys`,
+ * spreading and `loadModel` see tensors only.
+ */
+export type SafetensorsTensors = Record<string, SafetensorsTensor> & {
+  readonly __metadata__: Record<string, string>;
+};
+
+/**
  * Reads a `.safetensors` file (8-byte little-endian header length, JSON header, tensor bytes). `__metadata__` is
- * not a tensor. Every offset and size is checked against the buffer before anything is read or allocated.
+ * not a tensor: it is the result's non-enumerable `__metadata__`. Every offset and size is checked against the file
+ * before anything is read or allocated.
  *
- * @throws TypeError when `bytes` is neither an ArrayBuffer nor a Uint8Array.
+ * From an `ArrayBuffer` or `Uint8Array`, the result comes at once. From a `Blob` (a page's `File`, Node's
+ * `fs.openAsBlob(path)`), a Promise: the header is read first, then each tensor's byte range on its own
+ * (`blob.slice`), so that memory never holds the whole file beside the tensors; F32 data and raw bytes are then
+ * views of each tensor's own buffer (no copy), and errors are rejections.
+ *
+ * @throws TypeError when `bytes` is neither an ArrayBuffer, a Uint8Array nor a Blob.
  * @throws RangeError for a malformed file, saying what is wrong: header length past the end (or over the format's
  *   100 MB limit), a header that is not a JSON object, an entry without dtype/shape/data_offsets, an unknown dtype,
  *   negative or fractional dims, offsets outside the data or reversed, a byte count that is not shape × dtype size,
@@ -36,9 +55,36 @@ export type SafetensorsTensor = SafetensorsFloatTensor | SafetensorsRawTensor;
  * @example
  * ```ts
  * const tensors = readSafetensors(await (await fetch('model.safetensors')).arrayBuffer());
+ * const fromFile = await readSafetensors(input.files[0]);
  * ```
  */
-export declare function readSafetensors(bytes: ArrayBuffer | Uint8Array): Record<string, SafetensorsTensor>;
+export declare function readSafetensors(bytes: ArrayBuffer | Uint8Array): SafetensorsTensors;
+export declare function readSafetensors(file: Blob): Promise<SafetensorsTensors>;
+export declare function readSafetensors(
+  bytes: ArrayBuffer | Uint8Array | Blob,
+): SafetensorsTensors | Promise<SafetensorsTensors>;
+
+/**
+ * Writes a `.safetensors` file: the inverse of {@link readSafetensors}. A tensor's `dtype` (default `'F32'`) says
+ * what is written: F32 from `data` (a Float32Array), F16 / BF16 from `bits` (a Uint16Array; a `data` that was read
+ * must still equal them: changed values are written as F32), any other dtype from `bytes`. `metadata` (strings)
+ * becomes `__metadata__` (left out when empty). Compact JSON padded with spaces to a multiple of 8 bytes, tensors
+ * in the object's order: a file written by PyTorch's or the safetensors package's writer in that order is
+ * reproduced byte for byte from its `readSafetensors` result.
+ *
+ * @throws TypeError for a tensor that is not an object, a bad shape, the wrong array for its dtype, or metadata
+ *   that is not an object of strings.
+ * @throws RangeError for an unknown dtype, an array whose size is not the shape's, 16-bit `data` that no longer
+ *   equals its `bits`, or a tensor named `__metadata__`.
+ * @example
+ * ```ts
+ * const bytes = writeSafetensors(model.stateDict(), { format: 'pt' });
+ * ```
+ */
+export declare function writeSafetensors(
+  tensors: Record<string, SafetensorsTensor | { data: Float32Array; shape: number[]; dtype?: 'F32' }>,
+  metadata?: Record<string, string>,
+): Uint8Array;
 
 /** Options of {@link fromHuggingFace}. */
 export interface FromHuggingFaceOptions {

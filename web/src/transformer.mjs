@@ -10,7 +10,7 @@ import { generate, kRawForward } from './generation.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
 import { Model, kCore, kUsable, wrapHandle } from './model.mjs';
 import { readCreateOptions, readLoadConfig } from './model_config.mjs';
-import { sixteenBitValues } from './safetensors.mjs';
+import { bitsMatch, unreadBits, widenBits } from './safetensors.mjs';
 import { lossAndGrad, train, trainStep } from './training.mjs';
 import {
   describe,
@@ -253,14 +253,23 @@ export class Transformer extends Model {
     for (const name of Object.keys(tensors)) {
       const label = `${what}[${JSON.stringify(name)}]`;
       const value = /** @type {any} */ (tensors[name]);
-      if (value !== null && typeof value === 'object' && !typedArrayName(value) && value.data === null) {
+      if (
+        value !== null &&
+        typeof value === 'object' &&
+        !typedArrayName(value) &&
+        !unreadBits(value) &&
+        value.data === null
+      ) {
         // readSafetensors' non-float tensor: its name and shape only (a buffer that C++ ignores, or an error).
         const dtype = typeof value.dtype === 'string' ? value.dtype : 'not a float type';
         entries.push({ name, buffer: readShape(ctx, value.shape, `${label}.shape`), dtype });
         continue;
       }
-      const buffer = readParameter(ctx, value, label, this.#shapes.get(name));
-      entries.push({ name, buffer, dtype: null, bits: sixteen ? bitsBuffer(value, buffer, sixteen) : null });
+      const lazy = sixteen && value?.dtype === sixteen ? unreadBits(value) : null; // (its data never read)
+      const buffer = lazy
+        ? lazyBuffer(ctx, value, label, lazy)
+        : readParameter(ctx, value, label, this.#shapes.get(name));
+      entries.push({ name, buffer, dtype: null, bits: sixteen ? bitsBuffer(value, buffer, sixteen, !!lazy) : null });
     }
     if (sixteen && entries.some((e) => e.dtype === null && !e.bits)) {
       // (a float32 tensor widens its matrix: room for every matrix in float32 beside the 16-bit ones, at most)
@@ -328,21 +337,17 @@ export class Transformer extends Model {
 
 /**
  * The 16-bit values of a readSafetensors tensor of dtype `dtype` ('F16' / 'BF16') as a withHeap buffer, when it has
- * them (`bits`) and they are still its float32 `data` (checked element by element: data changed after reading is
- * loaded as data), else null.
+ * them (`bits`) and they are still its float32 `data` (`unread`: data never read, so it cannot differ; else checked
+ * element by element: data changed after reading is loaded as data), else null.
  * @param {any} value
  * @param {{ data: Float32Array, shape: number[], size: number, name: string }} buffer readParameter's
  * @param {string} dtype
+ * @param {boolean} unread
  */
-function bitsBuffer(value, buffer, dtype) {
+function bitsBuffer(value, buffer, dtype, unread) {
   const bits = value?.bits;
   if (value?.dtype !== dtype || !(bits instanceof Uint16Array) || bits.length !== buffer.size) return null;
-  const table = sixteenBitValues(dtype);
-  const data = buffer.data;
-  for (let i = 0; i < bits.length; ++i) {
-    const x = table[bits[i]];
-    if (x !== data[i] && !(Number.isNaN(x) && Number.isNaN(data[i]))) return null;
-  }
+  if (!unread && !bitsMatch(bits, buffer.data, dtype)) return null;
   const bytes = new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength);
   return {
     data: bytes,
@@ -351,6 +356,35 @@ function bitsBuffer(value, buffer, dtype) {
     size: bytes.length,
     bytes: bytes.length,
     name: buffer.name,
+  };
+}
+
+/**
+ * readParameter's buffer for a 16-bit tensor whose `data` was never read: its shape checked against its `bits`;
+ * `data` widens them only if asked (the tied-head check), without keeping the result.
+ * @param {string} ctx
+ * @param {any} value
+ * @param {string} label
+ * @param {Uint16Array} bits
+ */
+function lazyBuffer(ctx, value, label, bits) {
+  const { shape, size } = readShape(ctx, value.shape, `${label}.shape`);
+  if (size !== bits.length) {
+    throw new RangeError(
+      `${ctx}: ${label}.bits has ${bits.length} elements but ${label}.shape [${shape.join(', ')}] needs ${size}`,
+    );
+  }
+  const dtype = value.dtype;
+  const name = `${label}.data`;
+  return {
+    tag: 'Float32Array',
+    shape,
+    size,
+    bytes: size * 4,
+    name,
+    get data() {
+      return widenBits(bits, dtype);
+    },
   };
 }
 
@@ -365,6 +399,10 @@ function storageOf(M, tensors) {
   for (const value of Object.values(tensors)) {
     const v = /** @type {any} */ (value);
     if (v === null || typeof v !== 'object' || typedArrayName(v)) return M._WeightStorage.Float32;
+    if (unreadBits(v)) {
+      dtypes.add(v.dtype); // (data never read: not widened here)
+      continue;
+    }
     if (v.data === null) continue; // (a non-float buffer)
     dtypes.add(v.bits instanceof Uint16Array ? v.dtype : 'F32');
   }
@@ -422,6 +460,9 @@ export function loadModel(core, options) {
     throw new TypeError(
       `${ctx}: tensors must be an object { name: tensor } (readSafetensors' result), got ${describe(tensors)}`,
     );
+  }
+  if (tensors instanceof Promise) {
+    throw new TypeError(`${ctx}: tensors is a Promise (readSafetensors of a Blob): await it first`);
   }
   const storage = storageOf(core.Module, /** @type {Record<string, unknown>} */ (tensors));
   const model = construct(core, ctx, config, false, storage);

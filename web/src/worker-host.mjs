@@ -15,6 +15,7 @@
 
 import { startGeneration } from './generation.mjs';
 import { init } from './index.mjs';
+import { unreadFromWire } from './safetensors.mjs';
 import { startTraining } from './training.mjs';
 
 /** @type {any} */
@@ -160,6 +161,7 @@ async function run(msg, post) {
   const target = msg.target ? objects.get(msg.target) : attn;
   if (!target) throw new Error(`${msg.method}: this object has been disposed`);
   const method = /** @type {string} */ (msg.method);
+  msg.args = unreadFromWire(msg.args); // (attnlab/worker posts readSafetensors' unread 16-bit tensors as bits)
   if (method === 'generate' && msg.target) return generate(target, msg, post);
   if (method === 'train' && msg.target) return train(target, msg, post);
   // forward's options: MultiHeadAttention.forward(query, key, value, options), a model's forward(tokens, options)

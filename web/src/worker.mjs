@@ -12,6 +12,8 @@
 // ArrayBuffers instead of copying them (the caller's arrays become detached). Results come back transferred.
 // terminate() ends the worker and rejects every call that has not finished.
 
+import { unreadToWire } from './safetensors.mjs';
+
 const kCallOptions = ['signal', 'transfer'];
 
 /** The DOMException an aborted call rejects with. */
@@ -141,8 +143,10 @@ class WorkerClient {
     const { signal } = call;
     if (signal?.aborted) return Promise.reject(abortError(signal));
     return new Promise((resolve, reject) => {
+      // (readSafetensors' unread 16-bit tensors go as their bits: cloning them would widen their data)
+      const wire = { ...msg, args: unreadToWire(msg.args) };
       /** @type {Entry} */
-      const entry = { msg, transfer: call.transfer ? [...buffersOf(msg.args)] : [], resolve, reject, signal };
+      const entry = { msg: wire, transfer: call.transfer ? [...buffersOf(wire.args)] : [], resolve, reject, signal };
       if (running) {
         entry.interruptible = true;
         entry.onProgress = running.onProgress;

@@ -2,16 +2,18 @@
 // PyTorch's float32 outputs (check-ref.safetensors: input_ids, logits, attn_l of a 64-token prefill). The decode
 // graph fills a cache from nothing (P = 0, T = 61) and then decodes tokens 61, 62, 63 one at a time; its logits
 // must match the prefill's rows. Prints { maxAbsDiff… } as JSON on stdout.
+import { openAsBlob } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
-import { readSafetensorsLite } from './files.mjs';
+import { repoRoot } from './files.mjs';
 
 const require = createRequire(path.resolve(path.dirname(new URL(import.meta.url).pathname), '../package.json'));
 const ort = require('onnxruntime-node');
 
+const { readSafetensors } = await import(path.join(repoRoot, 'dist/index.mjs'));
 const dir = process.argv[2];
-const ref = readSafetensorsLite(path.join(dir, 'check-ref.safetensors'));
+const ref = await readSafetensors(await openAsBlob(path.join(dir, 'check-ref.safetensors')));
 const ids = Array.from(ref.input_ids.data, (x) => BigInt(Math.round(x)));
 const T = ids.length;
 const [, , V] = ref.logits.shape;

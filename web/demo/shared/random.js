@@ -1,5 +1,6 @@
 // @ts-check
-// Seeded randomness, the same in every browser, worker and Node: a PRNG and a string hash for per-token seeds.
+// Seeded randomness, the same in every browser, worker and Node: a PRNG and a string hash for per-token seeds. The
+// one home of mulberry32: the JS tests, scripts/soak.mjs and the bench draw from it too (tests/js/rng.mjs).
 
 /**
  * @typedef {(() => number) & { int: (n: number) => number, normal: () => number }} Rng

@@ -1,11 +1,14 @@
 // Type-checks the ESM typings (index.d.ts) as a `"type": "module"` consumer under moduleResolution nodenext.
 import {
   init,
+  readSafetensors,
+  writeSafetensors,
   type Attnlab,
   type AttentionGradients,
   type AttentionResult,
   type LossAndGrad,
   type Mask,
+  type SafetensorsTensors,
   type MultiHeadAttention,
   type MultiHeadAttentionGradients,
   type Tensor,
@@ -57,6 +60,12 @@ model.trainStep(tokens, tokens);
 model[Symbol.dispose]();
 model.dispose();
 
+const st: SafetensorsTensors = readSafetensors(new Uint8Array(16));
+const meta: string | undefined = st.__metadata__['format'];
+const fromBlob: Promise<SafetensorsTensors> = readSafetensors(new Blob([]));
+const written: Uint8Array = writeSafetensors(params, { format: 'pt' });
+writeSafetensors(await fromBlob, st.__metadata__);
+
 // @ts-expect-error data must be a Float32Array
 attn.scaledDotProductAttention({ data: [1, 2, 3], shape: [3] }, q, q);
 // @ts-expect-error mask data is Uint8Array | Float32Array
@@ -76,4 +85,4 @@ attn.createTinyTransformer({ embedDim: 8, numHeads: 2 });
 // @ts-expect-error lr is a number
 model.trainStep(tokens, tokens, { lr: '0.01' });
 
-export { bytes, dict, fo, gp, gq, loss, out, params, ts, variant, version, w };
+export { bytes, dict, fo, gp, gq, loss, meta, out, params, ts, variant, version, w, written };

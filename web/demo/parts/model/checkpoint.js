@@ -20,7 +20,7 @@ export const MAX_NEW = 200;
 /**
  * @typedef {object} Folder  a model folder, read
  * @property {Record<string, any>} config  config.json
- * @property {Record<string, any>} tensors  readSafetensors(model.safetensors)
+ * @property {Record<string, any>} tensors  readSafetensors(model.safetensors): 16-bit data left unread
  * @property {Record<string, any>} tokenizerJson
  * @property {Record<string, any>} tokenizerConfig  tokenizer_config.json ({} when the folder has none)
  */
@@ -35,37 +35,39 @@ export const isFolder = (files) => files.some((f) => baseName(f.name) === 'confi
 const baseName = (name) => name.split('/').pop();
 
 /**
- * A model folder's files ({ name, bytes }, in any order, other files ignored) → Folder. Names what is missing or
- * cannot be read.
- * @param {{ name: string, bytes: Uint8Array }[]} files
- * @returns {Folder}
+ * A model folder's files ({ name, bytes }: bytes read, or a Blob such as a picked File; in any order, other files
+ * ignored) → Folder. model.safetensors is read from a Blob one tensor at a time (readSafetensors of a Blob), so the
+ * page never holds the whole file beside its tensors. Names what is missing or cannot be read.
+ * @param {{ name: string, bytes: Uint8Array | Blob }[]} files
+ * @returns {Promise<Folder>}
  */
-export function readFolder(files) {
-  /** @type {Record<string, Uint8Array>} */
+export async function readFolder(files) {
+  /** @type {Record<string, Uint8Array | Blob>} */
   const byName = {};
   for (const f of files) byName[baseName(f.name)] ??= f.bytes;
   const missing = FOLDER_FILES.slice(0, 3).filter((n) => !byName[n]);
   if (missing.length) throw new Error(t('model.ckpt.missing', { list: missing.join(', ') }));
   /** @param {string} n */
-  const json = (n) => {
+  const json = async (n) => {
+    const b = byName[n];
     try {
-      return JSON.parse(new TextDecoder().decode(byName[n]));
+      return JSON.parse(b instanceof Uint8Array ? new TextDecoder().decode(b) : await b.text());
     } catch (e) {
       throw new Error(t('model.ckpt.badJson', { f: n, err: e.message }));
     }
   };
-  const config = json('config.json');
+  const config = await json('config.json');
   if (!MODEL_TYPES.includes(config.model_type)) {
     throw new Error(t('model.ckpt.modelType', { type: String(config.model_type), list: MODEL_TYPES.join(', ') }));
   }
   let tensors;
   try {
-    tensors = readSafetensors(byName['model.safetensors']);
+    tensors = await readSafetensors(byName['model.safetensors']);
   } catch (e) {
     throw new Error(t('model.badSafetensors', { f: 'model.safetensors', err: errText(e) }));
   }
-  const tokenizerConfig = byName['tokenizer_config.json'] ? json('tokenizer_config.json') : {};
-  return { config, tensors, tokenizerJson: json('tokenizer.json'), tokenizerConfig };
+  const tokenizerConfig = byName['tokenizer_config.json'] ? await json('tokenizer_config.json') : {};
+  return { config, tensors, tokenizerJson: await json('tokenizer.json'), tokenizerConfig };
 }
 
 /**

@@ -87,14 +87,13 @@ export function readModelFile(name, bytes) {
   /** @returns {ModelFile} */
   const asSafetensors = () => {
     const tensors = readSafetensors(bytes);
-    const meta = new Uint8Array(bytes);
     return {
       kind: 'hf',
       name,
       tensors,
       count: Object.keys(tensors).length,
       found: scanLayers(tensors),
-      metadata: readMetadata(meta),
+      metadata: { ...tensors.__metadata__ },
     };
   };
   if (/\.json$/i.test(name)) return asJson();
@@ -108,17 +107,6 @@ export function readModelFile(name, bytes) {
       throw new Error(t('model.unknownFile', { f: name }));
     }
   }
-}
-
-/**
- * The safetensors header's __metadata__ (string → string), or {} (readSafetensors has checked the header).
- * @param {Uint8Array} bytes
- */
-function readMetadata(bytes) {
-  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
-  const meta = header.__metadata__;
-  return meta && typeof meta === 'object' ? meta : {};
 }
 
 /**

@@ -280,9 +280,8 @@ class ModelPart {
    */
   async loadFiles(files) {
     if (!isFolder(files)) return this.loadBlob(files[0], files[0].name);
-    const named = await Promise.all(
-      files.map(async (f) => ({ name: f.webkitRelativePath || f.name, bytes: new Uint8Array(await f.arrayBuffer()) })),
-    );
+    // (the Files themselves: readFolder reads model.safetensors one tensor at a time)
+    const named = files.map((f) => ({ name: f.webkitRelativePath || f.name, bytes: f }));
     const folder = files[0].webkitRelativePath.split('/')[0];
     await this.ckpt.load(named, folder || t('model.ckpt.yourFiles'));
   }

@@ -19,7 +19,7 @@ import { headGrid, drawHead, layerHead } from '../poem/draw.js';
 import { MODEL_DIR } from '../poem/compute.js';
 
 /** @typedef {import('../../attnlab-worker.js').WorkerTransformer} WorkerModel */
-/** @typedef {{ name: string, bytes: Uint8Array }} NamedBytes */
+/** @typedef {{ name: string, bytes: Uint8Array | Blob }} NamedBytes  a folder's file, read or a Blob (a File) */
 
 /**
  * A number input.
@@ -146,7 +146,7 @@ export class CheckpointPanel {
     this.setState('loading');
     this.ui.msg.textContent = t('model.ckpt.loading', { f: label });
     try {
-      const folder = readFolder(files);
+      const folder = await readFolder(files);
       const worker = await (this.worker ??= initWorker({ variant: this.attn.variant }));
       const old = this.model;
       this.model = null;

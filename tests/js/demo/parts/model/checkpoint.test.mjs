@@ -26,7 +26,7 @@ const json = (f) => JSON.parse(fs.readFileSync(f, 'utf8'));
 
 async function load(files) {
   const attn = await simd();
-  return Mo.loadFolder((o) => attn.loadModel(o), Mo.readFolder(files));
+  return Mo.loadFolder((o) => attn.loadModel(o), await Mo.readFolder(files));
 }
 
 test('the poem model folder: a Llama and its character tokenizer, BOS as tokenizer_config.json asks', async () => {
@@ -50,6 +50,29 @@ test('the poem model folder: a Llama and its character tokenizer, BOS as tokeniz
     assert.deepEqual(tok.encode(''), [2]);
   } finally {
     model.dispose();
+  }
+});
+
+test('picked files (Blobs): the same folder, model.safetensors read per tensor, 16-bit data never widened', async () => {
+  const attn = await simd();
+  const files = poemFiles();
+  const blobs = files.map((f) => ({ name: f.name, bytes: new Blob([f.bytes]) }));
+  const fromBlobs = await Mo.readFolder(blobs);
+  const fromBytes = await Mo.readFolder(files);
+  assert.deepEqual(fromBlobs.config, fromBytes.config);
+  assert.deepEqual(fromBlobs.tokenizerJson, fromBytes.tokenizerJson);
+  assert.deepEqual(Object.keys(fromBlobs.tensors), Object.keys(fromBytes.tensors));
+  const a = attn.loadModel({ config: fromBlobs.config, tensors: fromBlobs.tensors });
+  const b = attn.loadModel({ config: fromBytes.config, tensors: fromBytes.tensors });
+  try {
+    const sixteen = Object.values(fromBlobs.tensors).filter((v) => v.bits);
+    assert.ok(sixteen.length > 0, 'the poem model is 16-bit');
+    for (const v of sixteen) assert.equal(typeof Object.getOwnPropertyDescriptor(v, 'data').get, 'function');
+    const ids = { data: Int32Array.of(2, 5, 9, 14), shape: [1, 4] };
+    assert.deepEqual(a.forward(ids).logits, b.forward(ids).logits);
+  } finally {
+    a.dispose();
+    b.dispose();
   }
 });
 
@@ -130,15 +153,15 @@ test("the grid's maps are forward's attentions; a token's rows are its row in ev
 
 test('errors are named: missing files, model_type, tensors that do not fit the config, too big, bad settings', async () => {
   const files = poemFiles();
-  assert.throws(() => Mo.readFolder(files.slice(1)), /lacks config\.json/);
-  assert.throws(() => Mo.readFolder(files.filter((f) => f.name !== 'tokenizer.json')), /lacks tokenizer\.json/);
+  await assert.rejects(Mo.readFolder(files.slice(1)), /lacks config\.json/);
+  await assert.rejects(Mo.readFolder(files.filter((f) => f.name !== 'tokenizer.json')), /lacks tokenizer\.json/);
   const withConfig = (config) => [
     { name: 'config.json', bytes: new TextEncoder().encode(JSON.stringify(config)) },
     ...files.slice(1),
   ];
   const poemConfig = json(path.join(POEM, 'config.json'));
-  assert.throws(
-    () => Mo.readFolder(withConfig({ ...poemConfig, model_type: 'bert' })),
+  await assert.rejects(
+    Mo.readFolder(withConfig({ ...poemConfig, model_type: 'bert' })),
     /model_type "bert"; attnlab runs gpt2, llama/,
   );
   await assert.rejects(

@@ -94,7 +94,6 @@ export default {
   'model.ckpt.missing':
     'The model folder lacks {list} (it needs config.json, model.safetensors, tokenizer.json and, if it has one, tokenizer_config.json).',
   'model.ckpt.badJson': '{f} is not valid JSON: {err}',
-  'model.ckpt.modelType': 'config.json says model_type "{type}"; attnlab runs {list}.',
   'model.ckpt.badTokenizer': 'tokenizer.json cannot be used: {err}',
   'model.ckpt.loadFailed': 'attnlab cannot load this checkpoint: {err}',
   'model.gen.prompt': 'prompt',

@@ -93,7 +93,6 @@ export default {
   'model.ckpt.missing':
     '模型文件夹缺少 {list}（需要 config.json、model.safetensors、tokenizer.json，有 tokenizer_config.json 的话也一起）。',
   'model.ckpt.badJson': '{f} 不是有效的 JSON：{err}',
-  'model.ckpt.modelType': 'config.json 里的 model_type 是“{type}”；attnlab 能运行的是 {list}。',
   'model.ckpt.badTokenizer': 'tokenizer.json 无法使用：{err}',
   'model.ckpt.loadFailed': 'attnlab 无法加载这个检查点：{err}',
   'model.gen.prompt': '提示',

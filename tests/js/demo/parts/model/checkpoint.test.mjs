@@ -160,9 +160,10 @@ test('errors are named: missing files, model_type, tensors that do not fit the c
     ...files.slice(1),
   ];
   const poemConfig = json(path.join(POEM, 'config.json'));
+  // (the model types are the library's: the demo names none, the load error lists them)
   await assert.rejects(
-    Mo.readFolder(withConfig({ ...poemConfig, model_type: 'bert' })),
-    /model_type "bert"; attnlab runs gpt2, llama/,
+    load(withConfig({ ...poemConfig, model_type: 'bert' })),
+    /cannot load this checkpoint: RangeError: .*model_type.*gpt2, llama, mistral, qwen2, qwen3, got "bert"/,
   );
   await assert.rejects(
     load(withConfig({ ...poemConfig, hidden_size: 64 })),

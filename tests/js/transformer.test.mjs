@@ -449,6 +449,34 @@ for (const variant of VARIANTS) {
         assertThrows(() => load({ ...llama.config, hidden_act: 'gelu' }), RangeError, /hidden_act/);
         assertThrows(() => load({ ...gpt2.config, activation_function: 'relu' }), RangeError, /activation_function/);
         assertThrows(() => load({ ...gpt2.config, n_embd: undefined }), TypeError, /n_embd is required/);
+        assertThrows(() => load({ ...gpt2.config, n_embd: '16' }), TypeError, /config\.n_embd/);
+        const qwen3 = byName('qwen3_bf16');
+        for (const bad of [{ use_sliding_window: true }, { rope_parameters: { rope_type: 'yarn', factor: 4 } }]) {
+          assertThrows(
+            () => load({ ...qwen3.config, ...bad }, qwen3.tensors),
+            RangeError,
+            new RegExp(Object.keys(bad)[0]),
+          );
+        }
+      });
+
+      test('qwen3: createModel from model.config builds the same architecture; its own fields and defaults', (t) => {
+        const own = scope(t);
+        const qwen3 = byName('qwen3_bf16');
+        const loaded = own(load(qwen3.config, qwen3.tensors));
+        const fresh = own(attn.createModel({ ...loaded.config, seed: 3 }));
+        assert.deepEqual({ ...fresh.config }, { ...loaded.config });
+        const names = (m) => Object.keys(m.stateDict()).sort();
+        assert.deepEqual(names(fresh), names(loaded));
+        assert.ok(names(fresh).includes('model.layers.1.self_attn.k_norm.weight'));
+        const small = { arch: 'qwen3', vocabSize: 16, contextLength: 8, embedDim: 8, numLayers: 1, numHeads: 2 };
+        const defaults = own(attn.createModel(small)).config;
+        assert.equal(defaults.headDim, 128, "Qwen3Config's head_dim");
+        assert.equal(defaults.hiddenDim, 32, '4 · embedDim');
+        assert.equal('slidingWindow' in defaults, false);
+        assertThrows(() => attn.createModel({ ...small, slidingWindow: 4 }), TypeError, /slidingWindow/);
+        assertThrows(() => attn.createModel({ ...small, attentionBias: 'qkv' }), RangeError, /attentionBias/);
+        assertThrows(() => attn.createModel({ ...small, normEps: NaN }), RangeError, /normEps/);
       });
 
       test('an unknown tensor name', () => {

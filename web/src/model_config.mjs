@@ -6,14 +6,7 @@
 
 import { describe, readSafeInteger } from './validate.mjs';
 
-/**
- * The normalised configuration (docs/api.md, "Transformer models"), as model.config gives it (C++ makes it:
- * cpp/src/model/types/).
- * @typedef {{ arch: 'gpt2' | 'llama' | 'qwen3', vocabSize: number, contextLength: number, embedDim: number,
- *   numLayers: number, numHeads: number, normEps: number, numKVHeads?: number, headDim?: number,
- *   hiddenDim?: number, ropeTheta?: number, tieEmbeddings?: boolean, attentionBias?: 'none' | 'qkv' | 'all',
- *   slidingWindow?: number | null }} ModelConfig
- */
+/** @typedef {import('./index').ModelConfig} ModelConfig  model.config: made by C++ (cpp/src/model/types/) */
 
 /**
  * `value` (a plain object) as JSON text; undefined fields are left out (the type's default).

@@ -47,8 +47,8 @@ enum class AttentionBias {
 
 // The normalised configuration (docs/api.md, "Transformer models"; JS names in brackets).
 struct TransformerConfig {
-  std::string arch = "gpt2";   // [arch] a model type that names its parameters: 'gpt2' | 'llama' | 'qwen3'
-                               //   (mistral and qwen2 checkpoints read as 'llama')
+  std::string arch = "gpt2";   // [arch] a family of parameter names: an ArchType of cpp/src/model/types/
+                               //   (several Hugging Face model_types may read into one)
   int64_t vocab_size = 0;      // [vocabSize]
   int64_t context_length = 0;  // [contextLength] positions a forward (with its cache) may reach
   int64_t embed_dim = 0;       // [embedDim] E

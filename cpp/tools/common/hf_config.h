@@ -8,9 +8,9 @@
 #include <string>
 
 #include "attnlab/transformer.h"
-#include "nlohmann/json.hpp"
 #include "cpp/tools/common/log.h"
 #include "cpp/tools/common/token_data.h"
+#include "nlohmann/json.hpp"
 
 namespace attnlab::tools {
 

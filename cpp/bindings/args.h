@@ -212,14 +212,7 @@ inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
 }
 
 inline Transformer::AdamWOptions OptionsOf(const AdamWArgs& a) {
-  Transformer::AdamWOptions o;
-  o.lr = a.lr;
-  o.weight_decay = a.weight_decay;
-  o.beta1 = a.beta1;
-  o.beta2 = a.beta2;
-  o.eps = a.eps;
-  o.clip_grad_norm = a.clip_grad_norm;
-  return o;
+  return Transformer::AdamWOptions{a.lr, a.weight_decay, a.beta1, a.beta2, a.eps, a.clip_grad_norm};
 }
 
 }  // namespace marshal

@@ -289,14 +289,8 @@ class TransformerBinding : public ModelBinding<Transformer> {
     return Guard([&] {
       val list = val::array();
       size_t i = 0;
-      for (const auto& [name, shape] : model_.ParameterShapes()) {
-        const Tensor t = model_.Parameter(name);
-        val entry = val::array();
-        entry.set(0, name);
-        entry.set(1, CopyOut(t.data));
-        entry.set(2, FromShape(t.shape));
-        list.set(i++, entry);
-      }
+      for (const auto& [name, shape] : model_.ParameterShapes())
+        list.set(i++, NamedTensorToJs(name, model_.Parameter(name)));
       return list;
     });
   }

@@ -63,17 +63,20 @@ inline val TransformerOutputToJs(const TransformerOutput& out, bool with_hidden_
   return result;
 }
 
+// [name, Float32Array copy, shape].
+inline val NamedTensorToJs(const std::string& name, const Tensor& tensor) {
+  val entry = val::array();
+  entry.set(0, name);
+  entry.set(1, CopyOut(tensor.data));
+  entry.set(2, FromShape(tensor.shape));
+  return entry;
+}
+
 // [[name, Float32Array, shape], …] in map order.
 inline val TensorMapToJs(const std::map<std::string, Tensor>& tensors) {
   val list = val::array();
   size_t i = 0;
-  for (const auto& [name, tensor] : tensors) {
-    val entry = val::array();
-    entry.set(0, name);
-    entry.set(1, CopyOut(tensor.data));
-    entry.set(2, FromShape(tensor.shape));
-    list.set(i++, entry);
-  }
+  for (const auto& [name, tensor] : tensors) list.set(i++, NamedTensorToJs(name, tensor));
   return list;
 }
 

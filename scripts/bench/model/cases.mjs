@@ -33,19 +33,23 @@ const cpuSummary = (e) => {
   };
 };
 
-export async function runPrefill(peers, hf, T, { roundsMin = PREFILL_ROUNDS, budgetS = 90 } = {}) {
-  const flops = prefillFlops(hf, T);
-  log(`\n== prefill T=${T} with every layer's attention (${(flops.total / 1e9).toFixed(1)} GFLOP)`);
-  const entries = peers.map((p) => ({
+/** A result entry per peer, `at` (the case's size: { T } or { C }) after the peer's fields. */
+const newEntries = (peers, at) =>
+  peers.map((p) => ({
     impl: p.name,
     kind: p.kind,
     threads: p.threads,
-    T,
+    ...at,
     times: [],
     cpuTimes: [],
     waits: [],
     status: 'ok',
   }));
+
+export async function runPrefill(peers, hf, T, { roundsMin = PREFILL_ROUNDS, budgetS = 90 } = {}) {
+  const flops = prefillFlops(hf, T);
+  log(`\n== prefill T=${T} with every layer's attention (${(flops.total / 1e9).toFixed(1)} GFLOP)`);
+  const entries = newEntries(peers, { T });
   let ref = null;
   for (const [i, p] of peers.entries()) {
     const e = entries[i];
@@ -149,16 +153,7 @@ export async function runDecode(peers, hf, C, bandwidth) {
       `(reads ≥ ${(bytes.weights / MiB).toFixed(0)} MiB of weights + ${(bytes.cache / MiB).toFixed(1)} MiB of ` +
       `cache per step)`,
   );
-  const entries = peers.map((p) => ({
-    impl: p.name,
-    kind: p.kind,
-    threads: p.threads,
-    C,
-    times: [],
-    cpuTimes: [],
-    waits: [],
-    status: 'ok',
-  }));
+  const entries = newEntries(peers, { C });
   for (const [i, p] of peers.entries()) {
     const e = entries[i];
     e.dec = p.decoder();

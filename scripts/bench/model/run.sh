@@ -21,18 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
 bench=scripts/bench
-if [ ! -f $bench/node_modules/.package-lock.json ] ||
-  [ $bench/package-lock.json -nt $bench/node_modules/.package-lock.json ]; then
-  echo "== npm ci (scripts/bench)"
-  (cd $bench && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
-fi
-if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-  echo "== bash scripts/build.sh"
-  bash scripts/build.sh
-fi
-for f in dist/index.mjs dist/attnlab-simd.wasm; do
-  [ -f "$f" ] || { echo "missing $f: run bash scripts/build.sh" >&2; exit 1; }
-done
+source $bench/prepare.sh dist/index.mjs dist/attnlab-simd.wasm
 
 inference=1 # the GPT-2 phases (1-3)
 if [ "${BENCH_MODEL_WASM:-1}" = 0 ] && [ "${BENCH_MODEL_NATIVE:-1}" = 0 ]; then inference=0; fi

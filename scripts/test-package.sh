@@ -59,7 +59,7 @@ pack() {
   # threaded variant's classic-script worker CommonJS in Node), and web/src's modules + generated files.
   {
     printf '%s\n' package.json README.md CHANGELOG.md LICENSE THIRD_PARTY_NOTICES dist/index.d.ts dist/index.d.cts \
-      dist/version.mjs dist/package.json dist/index.d.mts dist/interop.d.mts dist/worker.d.mts dist/viz.d.mts "${VARIANT_FILES[@]/#/dist/}"
+      dist/version.mjs dist/package.json dist/index.d.mts dist/interop.d.mts dist/models.d.mts dist/worker.d.mts dist/viz.d.mts "${VARIANT_FILES[@]/#/dist/}"
     for f in web/src/*.mjs web/src/*.cjs web/src/*.d.ts; do echo "dist/${f#web/src/}"; done
   } | sort -u >"$tmp/expected.txt"
   cat "$tmp/files.txt"

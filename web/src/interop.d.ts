@@ -59,10 +59,19 @@ export type SafetensorsTensors = Record<string, SafetensorsTensor> & {
  * ```
  */
 export declare function readSafetensors(bytes: ArrayBuffer | Uint8Array): SafetensorsTensors;
-export declare function readSafetensors(file: Blob): Promise<SafetensorsTensors>;
+export declare function readSafetensors(file: BlobLike): Promise<SafetensorsTensors>;
 export declare function readSafetensors(
-  bytes: ArrayBuffer | Uint8Array | Blob,
+  bytes: ArrayBuffer | Uint8Array | BlobLike,
 ): SafetensorsTensors | Promise<SafetensorsTensors>;
+
+/**
+ * What {@link readSafetensors} reads of a `Blob` or `File` (structurally, so that the types need no DOM library):
+ * its size and byte ranges.
+ */
+export interface BlobLike {
+  readonly size: number;
+  slice(start?: number, end?: number): { arrayBuffer(): Promise<ArrayBuffer> };
+}
 
 /**
  * Writes a `.safetensors` file: the inverse of {@link readSafetensors}. A tensor's `dtype` (default `'F32'`) says

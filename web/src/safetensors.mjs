@@ -339,7 +339,7 @@ function resultOf(named, metadata) {
  * @param {ArrayBuffer | Uint8Array | Blob} bytes
  */
 export function readSafetensors(bytes) {
-  if (isBlob(bytes)) return readBlob(/** @type {Blob} */ (bytes));
+  if (isBlob(bytes)) return readBlob(/** @type {any} */ (bytes));
   /** @type {Uint8Array} */
   let u8;
   if (bytes instanceof ArrayBuffer || Object.prototype.toString.call(bytes) === '[object ArrayBuffer]') {
@@ -361,17 +361,22 @@ export function readSafetensors(bytes) {
   return resultOf(named, metadata);
 }
 
-/** @param {unknown} value */
+/**
+ * A Blob or File (of any realm), or anything with their size and byte ranges (interop.d.ts's BlobLike).
+ * @param {unknown} value
+ */
 function isBlob(value) {
   if (typeof Blob === 'function' && value instanceof Blob) return true;
   const tag = Object.prototype.toString.call(value);
-  return tag === '[object Blob]' || tag === '[object File]';
+  if (tag === '[object Blob]' || tag === '[object File]') return true;
+  const v = /** @type {any} */ (value);
+  return v !== null && typeof v === 'object' && Number.isSafeInteger(v.size) && typeof v.slice === 'function';
 }
 
 /**
  * readSafetensors of a Blob: the header first, then each tensor's byte range on its own (blob.slice), so that
  * memory holds the tensors once and never the whole file beside them.
- * @param {Blob} blob
+ * @param {{ size: number, slice(start: number, end: number): { arrayBuffer(): Promise<ArrayBuffer> } }} blob
  */
 async function readBlob(blob) {
   const size = blob.size;

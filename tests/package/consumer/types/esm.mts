@@ -62,7 +62,9 @@ model.dispose();
 
 const st: SafetensorsTensors = readSafetensors(new Uint8Array(16));
 const meta: string | undefined = st.__metadata__['format'];
-const fromBlob: Promise<SafetensorsTensors> = readSafetensors(new Blob([]));
+// (a Blob or File: anything with its size and byte ranges; this consumer has no DOM types)
+const blob = { size: 0, slice: () => ({ arrayBuffer: async () => new ArrayBuffer(0) }) };
+const fromBlob: Promise<SafetensorsTensors> = readSafetensors(blob);
 const written: Uint8Array = writeSafetensors(params, { format: 'pt' });
 writeSafetensors(await fromBlob, st.__metadata__);
 

@@ -1,0 +1,289 @@
+// The whole-model part of attnlab's types (re-exported by index.d.ts): the normalised configuration of each model
+// type, createModel's and loadModel's options, a Transformer's methods, their options and results.
+
+import type {
+  AbortSignalLike,
+  Attnlab,
+  KVCache,
+  KVCacheOptions,
+  LossAndGrad,
+  Tensor,
+  TensorInput,
+  Tokens,
+} from './index.js';
+
+/** The normalised configuration of a GPT-2 ({@link Transformer.config}; docs/api.md, "Transformer models"). */
+export interface Gpt2Config {
+  arch: 'gpt2';
+  /** V: token ids. */
+  vocabSize: number;
+  /** Positions a forward (with its cache) may reach: `n_positions`. */
+  contextLength: number;
+  /** E: `n_embd`, divisible by `numHeads`. */
+  embedDim: number;
+  /** L: blocks. */
+  numLayers: number;
+  /** H: heads of E / H features. */
+  numHeads: number;
+  /** LayerNorm's epsilon (`layer_norm_epsilon`). Default 1e-5. */
+  normEps: number;
+}
+
+/** The normalised configuration of a Llama-family model (Llama, Mistral, Qwen2). */
+export interface LlamaConfig {
+  arch: 'llama';
+  vocabSize: number;
+  /** `max_position_embeddings`. */
+  contextLength: number;
+  /** E: `hidden_size`. */
+  embedDim: number;
+  numLayers: number;
+  /** H: query heads. */
+  numHeads: number;
+  /** Key/value heads, a divisor of `numHeads` (grouped-query attention). Default `numHeads`. */
+  numKVHeads: number;
+  /** Features per head, even. Default E / H. */
+  headDim: number;
+  /** The SwiGLU MLP's width (`intermediate_size`). Default 4·E. */
+  hiddenDim: number;
+  /** RMSNorm's epsilon. Default 1e-6. */
+  normEps: number;
+  /** RoPE's base θ. Default 10000. */
+  ropeTheta: number;
+  /** Whether the LM head is the embedding (no `lm_head.weight`). Default false. */
+  tieEmbeddings: boolean;
+  /** Biases of q/k/v (`'qkv'`, Qwen2) or of q/k/v and o_proj (`'all'`, Llama's `attention_bias`). Default `'none'`. */
+  attentionBias: 'none' | 'qkv' | 'all';
+  /** Mistral's sliding window W: a query at position p sees keys p − W < j ≤ p. null = none (the default). */
+  slidingWindow: number | null;
+}
+
+/**
+ * The normalised configuration of a Qwen3 model: the Llama family's fields but `slidingWindow`, and an RMSNorm of
+ * each query and key head before RoPE (`q_norm`, `k_norm`).
+ */
+export interface Qwen3Config extends Omit<LlamaConfig, 'arch' | 'attentionBias' | 'slidingWindow' | 'headDim'> {
+  arch: 'qwen3';
+  /** Features per head, even. Default 128 (`Qwen3Config`'s). */
+  headDim: number;
+  /** Biases of q/k/v and o_proj (`'all'`, Qwen3's `attention_bias`). Default `'none'`. */
+  attentionBias: 'none' | 'all';
+}
+
+/** {@link Transformer.config}: what {@link Attnlab.createModel} takes back to build the same architecture. */
+export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config;
+
+/** Options of {@link Attnlab.createModel}: a {@link ModelConfig} (fields with defaults optional) and a seed. */
+export type CreateModelOptions =
+  | (Pick<Gpt2Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
+      Partial<Pick<Gpt2Config, 'normEps'>> & { seed?: number })
+  | (Pick<LlamaConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
+      Partial<Omit<LlamaConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
+        /** Seed of the initialisation (normal(0, 0.02) matrices and embeddings, norms 1, biases 0). Default 0. */
+        seed?: number;
+      })
+  | (Pick<Qwen3Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
+      Partial<Omit<Qwen3Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
+        seed?: number;
+      });
+
+/** A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'`, `'qwen2'` or `'qwen3'`). */
+export interface HuggingFaceConfig {
+  model_type: string;
+  [field: string]: unknown;
+}
+
+/** A checkpoint tensor: {@link readSafetensors}' (a non-float dtype has `data: null`) or any float32 tensor. */
+export type CheckpointTensor =
+  TensorInput | { data: Float32Array | null; shape: number[]; dtype?: string; bytes?: Uint8Array; bits?: Uint16Array };
+
+/** Options of {@link Attnlab.loadModel}. */
+export interface LoadModelOptions {
+  /** The checkpoint's `config.json` as parsed, or a normalised {@link ModelConfig} (with `arch`). */
+  config: HuggingFaceConfig | ModelConfig;
+  /**
+   * The checkpoint's tensors, e.g. `readSafetensors(bytes)` (or, awaited, of a `File`): Hugging Face's names with
+   * or without the checkpoint's prefix (`transformer.`, `model.`); the buffers checkpoints carry are ignored.
+   */
+  tensors: Record<string, CheckpointTensor>;
+}
+
+/** Options of {@link Transformer.forward}. */
+export interface ModelForwardOptions {
+  /** `true` (every layer) or layer indices: `attentions[l]` (B, H, T, P + T) for those layers, `null` for the others. */
+  outputAttentions?: boolean | number[];
+  /** Also return the L + 1 hidden states (B, T, E): block inputs, then after the final norm. Default false. */
+  outputHiddenStates?: boolean;
+  /** (B, P + T), **1 = token, 0 = padding** (Hugging Face's `attention_mask`). Positions stay P … P + T − 1. */
+  attentionMask?: { data: Uint8Array; shape: number[] } | null;
+  /** (L, H): multiplies head h's weights in layer l after the softmax (Hugging Face's `head_mask`). */
+  headMask?: TensorInput | null;
+  /** Decoding: a cache of this model; the tokens continue its sequences at positions P = `kvCache.length` …. */
+  kvCache?: KVCache | null;
+  /**
+   * Return only each sequence's last logits, (B, 1, vocabSize): all that choosing the next token needs (what
+   * {@link Transformer.generate} uses), without T · vocabSize floats. Default false.
+   */
+  lastLogitsOnly?: boolean;
+}
+
+/** What {@link Transformer.forward} returns. */
+export interface ModelOutput {
+  /** (B, T, vocabSize). */
+  logits: Tensor;
+  /** With `outputAttentions`: one entry per layer, (B, H, T, P + T) softmax weights, or null for a layer not asked for. */
+  attentions?: Array<Tensor | null>;
+  /** With `outputHiddenStates`: L + 1 tensors (B, T, E). */
+  hiddenStates?: Tensor[];
+}
+
+/** What `onToken` gets as its third argument when {@link GenerateOptions.outputAttentions} asks for it. */
+export interface GenerateTokenInfo {
+  /** Per layer: (H, S), the weights of the query that chose the id over its S = prompt.length + step keys; null for a layer not asked for. */
+  attentions: Array<Tensor | null>;
+}
+
+/** Options of {@link Transformer.generate}. */
+export interface GenerateOptions {
+  /** How many ids to generate (≥ 0); prompt.length + maxNewTokens must not pass contextLength (RangeError up front). */
+  maxNewTokens: number;
+  /** ≥ 0; 0 = greedy (argmax). Default 1. */
+  temperature?: number;
+  /** Sample among the topK largest logits only. Default: all. */
+  topK?: number;
+  /** In (0, 1]: nucleus sampling (Hugging Face's `top_p`). Default 1. */
+  topP?: number;
+  /** The sampler's seed, a non-negative safe integer: same seed, same ids. Default 0. */
+  seed?: number;
+  /** Called after each new id; returning false stops (the ids so far are returned). */
+  onToken?: (id: number, step: number, info?: GenerateTokenInfo) => unknown;
+  /** Passes each new id's attention rows to `onToken` (`true`: every layer, or layer indices). */
+  outputAttentions?: boolean | number[];
+  /** Stop after generating one of these ids (it is returned). */
+  eosTokenId?: number | number[];
+  /** Checked before each step: an aborted signal throws its reason (by default an `AbortError`). */
+  signal?: AbortSignalLike;
+}
+
+/** Options of {@link Transformer.trainStep}: one `torch.optim.AdamW` step, after `clip_grad_norm_` when asked for. */
+export interface ModelTrainStepOptions {
+  /** The learning rate, a finite number > 0. Required. */
+  lr: number;
+  /** Decoupled weight decay (≥ 0), on tensors of ≥ 2 dimensions only (nanoGPT's groups). Default 0.01. */
+  weightDecay?: number;
+  /** `[beta1, beta2]`, each in [0, 1). Default `[0.9, 0.999]`. */
+  betas?: [number, number];
+  /** ≥ 0. Default 1e-8. */
+  eps?: number;
+  /** Clip the gradients' total norm to this (> 0) first, as `torch.nn.utils.clip_grad_norm_`. Default: no clipping. */
+  clipGradNorm?: number | null;
+}
+
+/** What {@link Transformer.trainStep} returns. */
+export interface ModelTrainStepResult {
+  /** The loss on this batch before the update (as {@link Transformer.lossAndGrad} would give). */
+  loss: number;
+  /** The gradients' total norm before clipping (`clip_grad_norm_`'s return value), with or without `clipGradNorm`. */
+  gradNorm: number;
+}
+
+/** One batch of {@link Transformer.train}: tokens and their targets, both (B, T). */
+export interface TrainBatch {
+  tokens: Tokens;
+  /** Target ids, −100 = ignored. */
+  targets: Tokens;
+}
+
+/**
+ * {@link Transformer.train}'s random batches: each step takes `batchSize` windows of `blockLength` ids from `ids`
+ * (starts drawn uniformly from a seeded xoshiro128**), the targets being the ids one position later.
+ */
+export interface TrainSampler {
+  /** The token sequence (e.g. a whole corpus); copied once. */
+  ids: Int32Array;
+  batchSize: number;
+  /** T, at most contextLength; `ids` must hold at least blockLength + 1 ids. */
+  blockLength: number;
+  /** The windows' seed, a non-negative safe integer. Default 0: the same seed draws the same windows. */
+  seed?: number;
+}
+
+/** What `onStep` of {@link Transformer.train} gets after each step. */
+export interface TrainStepInfo {
+  /** 0, 1, … */
+  step: number;
+  loss: number;
+  gradNorm: number;
+}
+
+/** Options of {@link Transformer.train}. */
+export interface TrainOptions extends ModelTrainStepOptions {
+  /** How many steps (≥ 0). Default: one per batch of an array; required with a {@link TrainSampler}. */
+  steps?: number;
+  /** Called after each step; returning false stops (the steps so far are kept and returned). */
+  onStep?: (info: TrainStepInfo) => unknown;
+  /** Checked before each step: an aborted signal throws its reason (by default an `AbortError`); the steps done stay. */
+  signal?: AbortSignalLike;
+}
+
+/** What {@link Transformer.train} returns: one entry per step done. */
+export interface TrainResult {
+  losses: Float32Array;
+  gradNorms: Float32Array;
+}
+
+/**
+ * A whole decoder-only model (GPT-2, the Llama family, Qwen3) in eval mode, owning wasm memory. Create with {@link Attnlab.createModel} or
+ * {@link Attnlab.loadModel}; **call {@link Transformer.dispose}** (or use `using`) when done.
+ */
+export interface Transformer {
+  /** The normalised configuration (frozen): `createModel(model.config)` builds the same architecture. */
+  readonly config: ModelConfig;
+  /**
+   * Logits, and on request attention weights and hidden states.
+   * @throws TypeError for a wrong type; RangeError for a bad shape, a token id outside [0, vocabSize), T + P past
+   *   contextLength or the cache's maxLength, a bad mask shape or layer index; Error after dispose.
+   */
+  forward(tokens: Tokens, options?: ModelForwardOptions): ModelOutput;
+  /** An empty KV cache of batchSize sequences of up to maxLength (≤ contextLength) positions. */
+  createKVCache(options: KVCacheOptions): KVCache;
+  /**
+   * New ids after `prompt`: greedy at temperature 0, else seeded sampling (temperature, topK, topP).
+   * @throws RangeError up front when prompt.length + maxNewTokens passes contextLength or an id is out of range.
+   */
+  generate(prompt: Int32Array, options: GenerateOptions): Int32Array;
+  /**
+   * The mean cross-entropy of the logits of `tokens` (B, T) against `targets` (B, T), over the targets that are not
+   * −100, and its gradient for every parameter under {@link Transformer.stateDict}'s names (a tied embedding once:
+   * the lookup's and the LM head's parts summed). Causal, positions 0 … T − 1, no padding, dropout off.
+   * @throws TypeError for a wrong type; RangeError for shapes that differ, T past contextLength, a token id outside
+   *   [0, vocabSize), a target outside it that is not −100, no target that is not −100, or a batch whose training
+   *   memory cannot fit (before anything is copied); Error after dispose.
+   */
+  lossAndGrad(tokens: Tokens, targets: Tokens): LossAndGrad;
+  /**
+   * One `torch.optim.AdamW` step on this batch (gradients clipped first with `clipGradNorm`); AdamW's moments and
+   * step count stay in the model until its parameters are replaced (loadStateDict).
+   * @throws as {@link Transformer.lossAndGrad}; TypeError / RangeError naming `lr` (required), `weightDecay`,
+   *   `betas`, `eps` or `clipGradNorm`.
+   */
+  trainStep(tokens: Tokens, targets: Tokens, options: ModelTrainStepOptions): ModelTrainStepResult;
+  /**
+   * `steps` AdamW steps over `data`: batches in turn (again from the first after the last), or random windows of a
+   * token sequence. Every argument is checked before the first step.
+   * @throws as {@link Transformer.trainStep} (naming `data[i].tokens`, `data.ids`, …); the signal's reason when it
+   *   aborts; what `onStep` throws.
+   */
+  train(data: TrainBatch[] | TrainSampler, options: TrainOptions): TrainResult;
+  /** Copies of every parameter under Hugging Face's names (no prefix). */
+  stateDict(): Record<string, Tensor>;
+  /**
+   * Replaces every parameter (names with or without the checkpoint's prefix; buffers ignored), one tensor at a
+   * time; every name and shape is checked first. @throws RangeError naming a missing, unknown or misshapen tensor.
+   */
+  loadStateDict(stateDict: Record<string, CheckpointTensor | Float32Array>): void;
+  /** Frees the model and its KV caches. Calling it again does nothing; any other method then throws an Error. */
+  dispose(): void;
+  /** Same as {@link Transformer.dispose}, for `using` declarations. */
+  [Symbol.dispose](): void;
+}

@@ -1,4 +1,4 @@
-// Helpers of the kernel tests below the public API (gemm_test.cc, softmax_test.cc), in Highway's own test style:
+// Helpers of the kernel tests below the public API (tests/cpp/ops/), in Highway's own test style:
 // a per-target sweep over sizes 0…2N and misaligned pointers returns what it checked and its first failure; the
 // Catch2 side runs it once per compiled target (hwy_targets.h) through the test file's own dynamic dispatch.
 #ifndef ATTNLAB_TESTS_CPP_KERNEL_SWEEP_H_

@@ -8,7 +8,7 @@
 // normals, subnormals, ±0, large values, ±inf and NaNs) over the same shapes, and within tolerance of float64;
 // PackB16 / PackB16Into against the layout (plain C++).
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/cpp/gemm_test.cc"
+#define HWY_TARGET_INCLUDE "tests/cpp/ops/gemm_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <cmath>

@@ -40,6 +40,10 @@ inline std::vector<size_t> Misalignments(size_t n) {
   return m;
 }
 
+// The tolerance of a float32 dot product of length k against float64 (the standard bound γ_k, with a margin of two
+// roundings for a start value and the store): bound is |start| + Σ |products|.
+inline double DotTolerance(size_t k, double bound) { return 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30; }
+
 // Runs the sweep `run` (a dispatched per-target function) on every compiled target.
 template <class Run>
 void CheckSweepOnEveryTarget(Run&& run) {

@@ -2,8 +2,8 @@
 # ThreadSanitizer suite: the Catch2 cases that run attnlab's ParallelFor paths (cpp/src/parallel.cc's pool and the
 # kernels that split over it) at several thread counts, natively under clang -fsanitize=thread.
 #   scripts/tsan.sh               build build/tsan (CMake option ATTNLAB_TSAN: the library and attnlab_tsan_tests,
-#                                 from tests/cpp/parallel_test.cc, attention_modern_test.cc and
-#                                 attention_decode_test.cc only, one Highway target) and run the cases tagged
+#                                 from tests/cpp/parallel_test.cc, attention/sdpa_modern_test.cc and
+#                                 attention/attention_decode_test.cc only, one Highway target) and run the cases tagged
 #                                 [parallel] or [threads]
 #   scripts/tsan.sh --build-only  build only
 #   scripts/tsan.sh -- ARGS...    run the suite with Catch2 arguments ARGS instead of the tags (e.g. '*' for every

@@ -1,4 +1,4 @@
-// Helpers of the kernel tests below the public API (gemm_test.cc, softmax_test.cc), in Highway's own test style:
+// Helpers of the kernel tests below the public API (tests/cpp/ops/), in Highway's own test style:
 // a per-target sweep over sizes 0…2N and misaligned pointers returns what it checked and its first failure; the
 // Catch2 side runs it once per compiled target (hwy_targets.h) through the test file's own dynamic dispatch.
 #ifndef ATTNLAB_TESTS_CPP_KERNEL_SWEEP_H_
@@ -39,6 +39,10 @@ inline std::vector<size_t> Misalignments(size_t n) {
   m.erase(std::unique(m.begin(), m.end()), m.end());
   return m;
 }
+
+// The tolerance of a float32 dot product of length k against float64 (the standard bound γ_k, with a margin of two
+// roundings for a start value and the store): bound is |start| + Σ |products|.
+inline double DotTolerance(size_t k, double bound) { return 1.2e-7 * static_cast<double>(k + 2) * bound + 1e-30; }
 
 // Runs the sweep `run` (a dispatched per-target function) on every compiled target.
 template <class Run>

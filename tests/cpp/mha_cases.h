@@ -1,4 +1,4 @@
-// Cases of the MultiHeadAttention tests (multi_head_attention_test.cc, multi_head_attention_state_test.cc):
+// Cases of the MultiHeadAttention tests (tests/cpp/attention/multi_head_attention*_test.cc, attention_decode_test.cc):
 // random configurations, inputs, masks and state dicts with their double-precision reference, and the forward
 // check on one target.
 #ifndef ATTNLAB_TESTS_CPP_MHA_CASES_H_
@@ -33,6 +33,25 @@ using StateDict = std::map<std::string, Tensor>;
 using NamedShapes = std::vector<std::pair<std::string, Shape>>;
 
 inline constexpr Tolerance kPathTolerance{1e-5, 1e-5};
+
+// A batch-first module of embed_dim features, num_heads query heads and num_kv_heads key/value heads (the
+// decoding tests' configuration).
+inline MhaConfig BatchFirstConfig(int64_t embed_dim, int64_t num_heads, int64_t num_kv_heads) {
+  MhaConfig c;
+  c.embed_dim = embed_dim;
+  c.num_heads = num_heads;
+  c.num_kv_heads = num_kv_heads;
+  c.batch_first = true;
+  return c;
+}
+
+// The module flags of random case i, one bit each: bias (bit 0 clear), add_bias_kv, add_zero_attn, batch_first.
+inline void SetCaseFlags(MhaConfig& config, int i) {
+  config.bias = (i & 1) == 0;
+  config.add_bias_kv = (i & 2) != 0;
+  config.add_zero_attn = (i & 4) != 0;
+  config.batch_first = (i & 8) != 0;
+}
 
 inline int64_t KDim(const MhaConfig& c) { return c.kdim < 0 ? c.embed_dim : c.kdim; }
 inline int64_t VDim(const MhaConfig& c) { return c.vdim < 0 ? c.embed_dim : c.vdim; }
@@ -200,10 +219,7 @@ inline std::vector<MhaCase> RandomCases() {
     const HeadConfig hc = rng.Pick(heads);
     config.embed_dim = hc.embed_dim;
     config.num_heads = hc.num_heads;
-    config.bias = (i & 1) == 0;
-    config.add_bias_kv = (i & 2) != 0;
-    config.add_zero_attn = (i & 4) != 0;
-    config.batch_first = (i & 8) != 0;
+    SetCaseFlags(config, i);
     const std::vector<int64_t> dims = {-1, config.embed_dim, 5, 11};
     config.kdim = rng.Pick(dims);
     config.vdim = rng.Pick(dims);

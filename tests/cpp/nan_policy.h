@@ -8,7 +8,7 @@
 //     whatever they hold; a row whose keys are all masked is 0 (weights and output), never NaN;
 //   * +inf in a float mask element of an attended key makes the row NaN (IEEE: inf - inf in the softmax).
 // Rows not named stay equal to the same call without the non-finite value.
-// Shared by nan_policy_sdpa_test.cc and nan_policy_mha_test.cc.
+// Shared by attention/sdpa_nan_policy_test.cc and attention/multi_head_attention_nan_policy_test.cc.
 #ifndef ATTNLAB_TESTS_CPP_NAN_POLICY_H_
 #define ATTNLAB_TESTS_CPP_NAN_POLICY_H_
 

@@ -34,10 +34,7 @@ TEST_CASE("mha gqa: random configurations against the float64 reference on every
     config.embed_dim = h.embed_dim;
     config.num_heads = h.num_heads;
     config.num_kv_heads = h.num_kv_heads;
-    config.bias = (i & 1) == 0;
-    config.add_bias_kv = (i & 2) != 0;
-    config.add_zero_attn = (i & 4) != 0;
-    config.batch_first = (i & 8) != 0;
+    SetCaseFlags(config, i);
     const std::vector<int64_t> dims = {-1, 5, 11};
     config.kdim = rng.Pick(dims);
     config.vdim = rng.Pick(dims);

@@ -3,7 +3,7 @@
 // rules: a NaN or +inf logit a row attends makes the row NaN, a masked one reaches nothing); ExpNonPositive via
 // ExpSubtractSum over [-100, 0]; OnlineSoftmaxColumns folding tiles of several sizes into the exact softmax.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "tests/cpp/softmax_test.cc"
+#define HWY_TARGET_INCLUDE "tests/cpp/ops/softmax_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <algorithm>

@@ -165,11 +165,7 @@ TEST_CASE("mha kv cache: multi-token prefill, then single tokens; kdim/vdim; unb
 }
 
 TEST_CASE("mha kv cache: key_padding_mask over the cached positions", "[mha][kv_cache]") {
-  MhaConfig c;
-  c.embed_dim = 8;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.batch_first = true;
+  MhaConfig c = BatchFirstConfig(8, 4, 2);
   Rng rng(5);
   const int64_t n = 2, total = 6;
   const std::vector<float> x = RandomVector(rng, n * total * 8);
@@ -208,11 +204,7 @@ TEST_CASE("mha kv cache: key_padding_mask over the cached positions", "[mha][kv_
 // The multi-token cases below: 4 query heads over 2 key/value heads (E = 16), 20 tokens in steps of 3, 6, 2, 4 and
 // 5 (steps of up to 4 tokens take the decode kernel, longer ones the general path).
 MhaConfig MultiTokenStepConfig() {
-  MhaConfig c;
-  c.embed_dim = 16;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.batch_first = true;
+  MhaConfig c = BatchFirstConfig(16, 4, 2);
   return c;
 }
 std::vector<int64_t> MultiTokenSteps() { return {3, 6, 2, 4, 5}; }
@@ -391,11 +383,7 @@ void ExpectRejected(Fn&& fn, const std::string& name, const std::string& detail 
 }
 
 TEST_CASE("mha kv cache: misuse is rejected by name and leaves the cache as it was", "[mha][kv_cache][validation]") {
-  MhaConfig c;
-  c.embed_dim = 8;
-  c.num_heads = 2;
-  c.num_kv_heads = 1;
-  c.batch_first = true;
+  MhaConfig c = BatchFirstConfig(8, 2, 1);
   MultiHeadAttention mha(c, 2), other(c, 2);
   Rng rng(8);
   const std::vector<float> x = RandomVector(rng, 2 * 4 * 8);

@@ -68,11 +68,7 @@ struct Case {
 // (0: attended). The reference sees x_ref for all three (xkv differs from it only at padded tokens).
 void CheckAgainstReference(const Case& k, const std::vector<float>& xq, const std::vector<float>& xkv,
                            const std::vector<uint8_t>& pad, const std::vector<float>& x_ref) {
-  MhaConfig c;
-  c.embed_dim = k.e;
-  c.num_heads = k.heads;
-  c.num_kv_heads = k.kv_heads;
-  c.batch_first = true;
+  MhaConfig c = BatchFirstConfig(k.e, k.heads, k.kv_heads);
   const int64_t n = 2, e = k.e;
   int64_t total = 0;
   for (int64_t len : k.steps) total += len;
@@ -177,11 +173,7 @@ TEST_CASE("attention decode: a padded NaN token reaches nothing, an attended one
 
   // Item 0's token 2 holds NaN and is attended: from that step on every output row of item 0 is NaN, item 1's
   // rows stay finite.
-  MhaConfig c;
-  c.embed_dim = e;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.batch_first = true;
+  MhaConfig c = BatchFirstConfig(e, 4, 2);
   MultiHeadAttention mha(c, 3);
   std::vector<float> y = RandomVector(rng, 2 * total * e);
   y[2 * e + 5] = std::nanf("");
@@ -204,11 +196,7 @@ TEST_CASE("attention decode: a padded NaN token reaches nothing, an attended one
 }
 
 TEST_CASE("attention decode: steps are bit-identical at 1, 2, 3 and 8 threads", "[mha][kv_cache][threads]") {
-  MhaConfig c;
-  c.embed_dim = 64;
-  c.num_heads = 8;
-  c.num_kv_heads = 2;
-  c.batch_first = true;
+  MhaConfig c = BatchFirstConfig(64, 8, 2);
   const int64_t n = 3, total = 6, e = 64;
   MultiHeadAttention mha(c, 4);
   Rng rng(33);
@@ -248,11 +236,7 @@ TEST_CASE("attention decode: key/value groups split over threads are bit-identic
   struct Guard {
     ~Guard() { attnlab::SetThreadCount(1); }
   } guard;
-  MhaConfig c;
-  c.embed_dim = 128;
-  c.num_heads = 8;
-  c.num_kv_heads = 2;
-  c.batch_first = true;
+  MhaConfig c = BatchFirstConfig(128, 8, 2);
   const int64_t n = 4, e = 128, head_dim = 16, prompt = 1020, step = 4, steps = 3, total = prompt + steps * step;
   // The decode work of the first step as ParallelFor counts it (2 · L · S · (dk + dv) per query head).
   REQUIRE(2.0 * step * (prompt + step) * (2 * head_dim) * c.num_heads * n >= attnlab::kMinParallelDecodeFlops);

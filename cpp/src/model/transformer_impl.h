@@ -46,27 +46,29 @@ struct Transformer::Impl {
   Impl(const TransformerConfig& c, WeightStorage storage)
       : config(NormalisedConfig(c)),
         z(SizesOf(config)),
-        specs(CheckedSpecs(config)),
+        specs(CheckedSpecs(config, storage)),
         params(config, true, storage != WeightStorage::kFloat32, Dtype16Of(storage)) {}
 
   static Dtype16 Dtype16Of(WeightStorage storage) {
     return storage == WeightStorage::kBF16 ? Dtype16::kBF16 : Dtype16::kF16;
   }
 
-  // The parameter table, after refusing a model whose parameters cannot be addressed (before any allocation).
-  static std::vector<ParamSpec> CheckedSpecs(const TransformerConfig& config) {
+  // The parameter table, after refusing a model whose parameters cannot be addressed (before any allocation): their
+  // bytes as stored (a 16-bit storage's matrices at 2 bytes an element, every other parameter at 4).
+  static std::vector<ParamSpec> CheckedSpecs(const TransformerConfig& config, WeightStorage storage) {
     std::vector<ParamSpec> specs = ParameterSpecs(config);
-    double total = 0;
+    const double matrix_bytes = storage == WeightStorage::kFloat32 ? sizeof(float) : sizeof(uint16_t);
+    double bytes = 0;
     for (const ParamSpec& s : specs) {
       double n = 1;
       for (int64_t d : s.shape) n *= static_cast<double>(d);
-      total += n;
+      bytes += n * (s.is_matrix() ? matrix_bytes : sizeof(float));
     }
-    // (the bound of CheckedNumel: addressable float32 bytes; wasm32: 2^29 floats)
-    const double max_floats = static_cast<double>(std::numeric_limits<ptrdiff_t>::max() / sizeof(float));
-    if (total > max_floats) {
-      Fail("config", "parameters that fit in memory (at most " + std::to_string(max_floats) + " floats)",
-           std::to_string(total) + " floats");
+    // (the bound of CheckedNumel: addressable bytes; wasm32: 2 GiB)
+    const double max_bytes = static_cast<double>(std::numeric_limits<ptrdiff_t>::max());
+    if (bytes > max_bytes) {
+      Fail("config", "parameters that fit in memory (at most " + std::to_string(max_bytes) + " bytes)",
+           std::to_string(bytes) + " bytes");
     }
     return specs;
   }

@@ -133,3 +133,28 @@ export function copyBandwidth2(bytes, { seconds = 1, trials = 4 } = {}) {
   }
   return { wall, cpu };
 }
+
+/**
+ * attnlab's one-token decoder of the benchmark: a KV cache of `maxLength`, filled with tokens [0, n) (last logits
+ * only), then one token per step.
+ * @param {any} model a Transformer
+ * @param {(from: number, to: number) => object} toks the benchmark's tokens [from, to) as a (1, to − from) tensor
+ * @param {number} maxLength
+ */
+export function cacheDecoder(model, toks, maxLength) {
+  const cache = model.createKVCache({ batchSize: 1, maxLength });
+  let pos = 0;
+  return {
+    fill(/** @type {number} */ n) {
+      cache.reset();
+      model.forward(toks(0, n), { kvCache: cache, lastLogitsOnly: true });
+      pos = n;
+    },
+    step() {
+      const r = model.forward(toks(pos, pos + 1), { kvCache: cache });
+      pos += 1;
+      return r.logits.data;
+    },
+    dispose: () => cache.dispose(),
+  };
+}

@@ -32,6 +32,7 @@ import {
   PREFILL_T,
   QUICK,
   STEPS,
+  cacheDecoder,
   copyBandwidth2,
   dims,
   readConfig,
@@ -107,23 +108,7 @@ function attnlabPeer(attn, model, name, threads, mem, loadS) {
         return { logits: r.logits.data, attentions: r.attentions.map((a) => a.data) };
       };
     },
-    decoder() {
-      const cache = model.createKVCache({ batchSize: 1, maxLength: hf.n_positions });
-      let pos = 0;
-      return {
-        fill(n) {
-          cache.reset();
-          model.forward(toks(0, n), { kvCache: cache, lastLogitsOnly: true });
-          pos = n;
-        },
-        step() {
-          const r = model.forward(toks(pos, pos + 1), { kvCache: cache });
-          pos += 1;
-          return r.logits.data;
-        },
-        dispose: () => cache.dispose(),
-      };
-    },
+    decoder: () => cacheDecoder(model, toks, hf.n_positions),
   };
 }
 

@@ -15,6 +15,7 @@
 #include "cpp/src/attention/attention_backward-inl.h"
 #include "cpp/src/model/block-inl.h"
 #include "cpp/src/model/model_kernels.h"
+#include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 

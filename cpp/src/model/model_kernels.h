@@ -7,18 +7,10 @@
 #include <cstdint>
 
 #include "attnlab/transformer.h"
+#include "cpp/src/ops/linear.h"
 #include "cpp/src/ops/packing.h"
 
 namespace attnlab {
-
-// y (rows, out) = x (rows, in) · W + bias, W packed (in, out): float32 `w`, or 16-bit `w16` when its data is
-// non-null; bias (out) or null.
-struct LinearArgs {
-  PackedB w;
-  PackedB16 w16;
-  const float* bias = nullptr;
-  size_t in = 0, out = 0;
-};
 
 // LayerNorm (bias non-null) or RMSNorm (bias null) over rows of e.
 struct NormArgs {

@@ -53,6 +53,10 @@ inline float* Sized(std::vector<float>& buffer, size_t n) {
 }
 
 HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const NormArgs& norm, float* y) {
+  if (!norm.weight) {  // (no norm: y = x)
+    std::copy(x, x + rows * a.e, y);
+    return;
+  }
   ParallelFor(rows, 8.0 * a.e, [&](size_t r) {
     if (norm.bias) {
       LayerNormRow(x + r * a.e, a.e, norm.weight, norm.bias, a.norm_eps, y + r * a.e);
@@ -62,7 +66,7 @@ HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const 
   });
 }
 
-// x (rows, E) = embedding column ids[r] (+ wpe[P + t] with learned positions).
+// x (rows, E) = embedding column ids[r] (+ positions[P + t]: learned wpe, or the fixed sinusoidal table).
 HWY_INLINE void Embed(const ModelArgs& a, float* x) {
   for (size_t r = 0; r < a.batch * a.tokens; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
@@ -101,8 +105,8 @@ HWY_INLINE void RopeRows(const ModelArgs& a, float* qkv, size_t width, const flo
   }
 }
 
-// The heads' logit scale and key range: causal at positions P + t, within the window, without padded keys. The
-// backward (past 0) reads its dims.
+// The heads' logit scale and key range: causal at positions P + t (unless a.causal is false), within the window,
+// without padded keys. The backward (past 0) reads its dims.
 struct HeadSetup {
   HeadDims dims;
   KeyWindow window;
@@ -111,7 +115,7 @@ struct HeadSetup {
 HWY_INLINE HeadSetup HeadSetupOf(const ModelArgs& a) {
   const size_t hd = a.head_dim, s = a.past + a.tokens;
   HeadSetup h{HeadDims{a.tokens, s, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))}, KeyWindow(), BiasArgs()};
-  h.window.causal = true;
+  h.window.causal = a.causal;
   h.window.offset = static_cast<int64_t>(a.past);
   h.window.left = a.window_left;
   h.bias.key_bias = a.key_bias;
@@ -163,7 +167,8 @@ HWY_INLINE void MaskHead(const ModelArgs& a, const BlockArgs& blk, size_t b, siz
 // values in place for its group's query heads at once (layer-inl.h's AttendDecodeGroups, MHA's decode path too):
 // nothing is packed per token.
 HWY_INLINE bool DecodesInPlace(const ModelArgs& a) {
-  return a.past > 0 && a.tokens <= kDecodeMaxQueries && a.heads / a.kv_heads <= kDecodeMaxGroup && a.window_left < 0;
+  return a.past > 0 && a.causal && a.tokens <= kDecodeMaxQueries && a.heads / a.kv_heads <= kDecodeMaxGroup &&
+         a.window_left < 0;
 }
 
 // ctx (rows, H·hd): each (item, head) attends over the cached keys 0 … P + T − 1 (decoding: each group at once);
@@ -238,7 +243,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   for (size_t l = 0; l < a.num_blocks; ++l) {
     if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
     AttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
-    MlpStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
+    if (a.mlp != MlpKind::kNone) MlpStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
   }
   float* h = train ? train->h_final : m.h.data();
   if (train) std::copy(m.x.data(), m.x.data() + plane, train->x_final);

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 
+#include "cpp/src/model/tiny_config.h"
+
 namespace attnlab {
 namespace {
 
@@ -130,23 +132,19 @@ MemoryNeeds KVCacheMemoryNeeds(const MhaConfig& config, int64_t batch_size, int6
            2 * static_cast<double>(batch_size) * static_cast<double>(max_length) * KvDim(config) * kF32}};
 }
 
+// The tiny model is a configuration of the Transformer (cpp/src/model/tiny_config.h): its needs are that model's.
+// A configuration the constructor refuses needs nothing here (the constructor says why).
 MemoryNeeds TinyTransformerParameterMemoryNeeds(const TinyTransformerConfig& config) {
-  const double v = static_cast<double>(config.vocab_size);
-  const double e = static_cast<double>(config.embed_dim);
-  return {{"embedding.weight and readout.weight", 2 * v * e * kF32},
-          {"attn.in_proj_weight and attn.out_proj.weight", 4 * e * e * kF32},
-          {"readout.bias", v * kF32}};
+  if (!TinyConfigValid(config)) return {};
+  return TransformerParameterMemoryNeeds(TinyModelConfig(config), WeightStorage::kFloat32);
 }
 
 MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, const Shape& tokens,
                                            bool with_gradient) {
-  if (tokens.size() != 2) return {};
-  const double bt = Numel(tokens);
-  const double grad = with_gradient ? 2 : 1;  // a backward pass keeps, and then mirrors, the forward's activations
-  return {{"logits (B, T, vocabSize)", grad * bt * static_cast<double>(config.vocab_size) * kF32},
-          {"weights (B, H, T, T)",
-           grad * bt * static_cast<double>(config.num_heads) * static_cast<double>(tokens[1]) * kF32},
-          {"activations (B, T, embedDim)", grad * 8 * bt * static_cast<double>(config.embed_dim) * kF32}};
+  if (!TinyConfigValid(config) || tokens.size() != 2) return {};
+  const TransformerConfig c = TinyModelConfig(config);
+  if (with_gradient) return TransformerTrainMemoryNeeds(c, tokens, /*return_gradients=*/true, WeightStorage::kFloat32);
+  return TransformerForwardMemoryNeeds(c, tokens, 0, {0}, false, false, false);
 }
 
 }  // namespace attnlab

@@ -2,7 +2,8 @@
 //   x = embedding.weight[tokens] + pe;  a = MHA(x, x, x [, causal mask]);  h = x + a;
 //   logits = h readout.weightᵀ + readout.bias;  loss = mean cross-entropy over all B·T positions,
 // with PyTorch's fixed sinusoidal positional encoding, nn.MultiheadAttention(E, H, bias=False, batch_first=True)
-// and torch.optim.Adam (betas 0.9 / 0.999, eps 1e-8). Parameters use PyTorch's state-dict names.
+// and torch.optim.Adam (betas 0.9 / 0.999, eps 1e-8). Parameters use PyTorch's state-dict names. It is a
+// configuration of attnlab::Transformer (arch 'tiny': no norms, sinusoidal positions, no MLP, a head bias).
 #ifndef ATTNLAB_TINY_TRANSFORMER_H_
 #define ATTNLAB_TINY_TRANSFORMER_H_
 

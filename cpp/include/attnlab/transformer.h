@@ -6,11 +6,13 @@
 // A block is made of features (TransformerConfig's `norm`, `positions`, `mlp`, `qk_norm`, biases, window):
 //   x = embed[ids] (+ wpe[pos] with learned positions); per block:
 //   x += o(attn(pos(qknorm(q)), pos(qknorm(k)), v) of norm₁(x)); x += mlp(norm₂(x)); logits = norm_f(x) headᵀ,
-// norm LayerNorm or RMSNorm, pos RoPE (rotate-half) or nothing, mlp GELU-tanh (down(gelu(up h))) or SwiGLU
-// (down(silu(gate h) ⊙ up h)). GPT-2 is LayerNorm + learned positions + GELU; Llama, Mistral, Qwen2 and Qwen3 are
-// RMSNorm + RoPE + SwiGLU (Qwen3 with q/k norm).
-// Attention is causal (lower-right with a cache: new token t sits at position P + t), optionally within a sliding
-// window (key j is visible from position p when p − window < j ≤ p, as Mistral), over grouped key/value heads.
+// norm LayerNorm, RMSNorm or none, pos RoPE (rotate-half) or nothing, mlp GELU-tanh (down(gelu(up h))), SwiGLU
+// (down(silu(gate h) ⊙ up h)) or none. GPT-2 is LayerNorm + learned positions + GELU; Llama, Mistral, Qwen2 and
+// Qwen3 are RMSNorm + RoPE + SwiGLU (Qwen3 with q/k norm); the tiny model (arch 'tiny', TinyTransformer) is no
+// norm + fixed sinusoidal positions + no MLP, with a head bias.
+// Attention is causal (lower-right with a cache: new token t sits at position P + t) unless `causal` is false,
+// optionally within a sliding window (key j is visible from position p when p − window < j ≤ p, as Mistral), over
+// grouped key/value heads.
 #ifndef ATTNLAB_TRANSFORMER_H_
 #define ATTNLAB_TRANSFORMER_H_
 
@@ -29,9 +31,22 @@
 namespace attnlab {
 
 // What a block is made of (set from the model type by NormalisedConfig; the kernels test only these).
-enum class NormKind { kLayerNorm, kRmsNorm };  // LayerNorm (weight and bias) or RMSNorm (weight)
-enum class PositionKind { kLearned, kRope };   // learned absolute positions (wpe) or rotary (rotate-half)
-enum class MlpKind { kGeluTanh, kSwiGlu };     // down(gelu_tanh(up h)) or down(silu(gate h) ⊙ up h)
+enum class NormKind {
+  kLayerNorm,  // LayerNorm (weight and bias)
+  kRmsNorm,    // RMSNorm (weight)
+  kNone,       // no norms: norm₁, norm₂ and the final norm are the identity (the tiny model)
+};
+enum class PositionKind {
+  kLearned,     // learned absolute positions (wpe)
+  kRope,        // rotary (rotate-half)
+  kSinusoidal,  // fixed, added to the embedding: pe[p, 2i] = sin(p / 10000^(2i/E)), pe[p, 2i+1] = cos(…) (PyTorch's
+                // tutorial layout, interleaved; no parameter)
+};
+enum class MlpKind {
+  kGeluTanh,  // down(gelu_tanh(up h))
+  kSwiGlu,    // down(silu(gate h) ⊙ up h)
+  kNone,      // no MLP: a block is x += attention(norm₁(x)) only
+};
 
 // How the weight matrices (embedding, projections, MLP, LM head) are held in memory: float32, or the 16 bits of an
 // F16 / BF16 checkpoint, converted exactly to float32 inside the GEMM as they are read (half the memory, the same
@@ -66,8 +81,10 @@ struct TransformerConfig {
   NormKind norm = NormKind::kLayerNorm;
   PositionKind positions = PositionKind::kLearned;
   MlpKind mlp = MlpKind::kGeluTanh;
-  bool mlp_bias = true;  // biases of the MLP's projections (GPT-2)
-  bool qk_norm = false;  // RMSNorm of each query and key head (weight (headDim)) before positions (Qwen3)
+  bool mlp_bias = true;    // biases of the MLP's projections (GPT-2)
+  bool qk_norm = false;    // RMSNorm of each query and key head (weight (headDim)) before positions (Qwen3)
+  bool causal = true;      // [causal] position p attends keys ≤ p; false: every key (no KV cache then)
+  bool head_bias = false;  // the LM head has a bias (V) (the tiny model's readout)
 };
 
 // A configuration value of the wrong JSON type (a TypeError in JS).

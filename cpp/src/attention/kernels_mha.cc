@@ -16,6 +16,7 @@
 #include "cpp/src/attention/attention_decode-inl.h"
 #include "cpp/src/attention/kernels-inl.h"
 #include "cpp/src/attention/kernels.h"
+#include "cpp/src/attention/layer-inl.h"
 #include "cpp/src/ops/gemm-inl.h"
 #include "cpp/src/ops/vector_ops-inl.h"
 #include "cpp/src/parallel.h"
@@ -39,23 +40,6 @@ struct MhaLayout {
   size_t KvDim() const { return KvHeads() * HeadDim(); }
   size_t Group() const { return a.heads / KvHeads(); }  // query heads per key/value head
 };
-
-// Key/value head g of item b: its first key row and value row and their row stride, in the projected buffers
-// k, v (n, kv_rows, ekv) or in the cache (n, kv_heads, cache_max, hd).
-struct KvHead {
-  const float* k;
-  const float* v;
-  size_t stride;
-};
-KvHead KvHeadOf(const MhaArgs& a, const MhaLayout& layout, const float* k, const float* v, size_t b, size_t g) {
-  const size_t hd = layout.HeadDim();
-  if (a.cache_k) {
-    const size_t off = (b * layout.KvHeads() + g) * a.cache_max * hd;
-    return KvHead{a.cache_k + off, a.cache_v + off, hd};
-  }
-  const size_t ekv = layout.KvDim(), off = b * layout.KvRows() * ekv + g * hd;
-  return KvHead{k + off, v + off, ekv};
-}
 
 // The forward's batch-first buffers: q (n, l, e), k and v (n, kv_rows, ekv), ctx (n, l, e) the concatenated heads
 // before the out-projection; the saved ones (backward) or this thread's scratch.
@@ -142,22 +126,6 @@ void AppendExtraKeys(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers
   }
 }
 
-// Cache: new token t of item b, head g → row cache_past + t of (b, g), so each head's keys stay contiguous.
-void WriteMhaCache(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf) {
-  const size_t hd = layout.HeadDim(), ekv = layout.KvDim();
-  for (size_t b = 0; b < a.n; ++b) {
-    for (size_t g = 0; g < layout.KvHeads(); ++g) {
-      float* k_dst = a.cache_k + ((b * layout.KvHeads() + g) * a.cache_max + a.cache_past) * hd;
-      float* v_dst = a.cache_v + (k_dst - a.cache_k);
-      for (size_t t = 0; t < a.s; ++t) {
-        const size_t src = (b * a.s + t) * ekv + g * hd;
-        std::copy(buf.k + src, buf.k + src + hd, k_dst + t * hd);
-        std::copy(buf.v + src, buf.v + src + hd, v_dst + t * hd);
-      }
-    }
-  }
-}
-
 // Where each (item, head) problem's weights go: the saved buffer (backward needs them), the caller's per-head
 // output, or a scratch slot that is summed into the caller's average. The average is summed in head order after each
 // wave of problems (the scratch holds one wave), so it does not depend on the thread count.
@@ -193,72 +161,66 @@ struct WeightsPolicy {
   }
 };
 
+// The heads of this layer (layer-inl.h): queries and outputs (n, l, e); keys and values in the cache (n, KV, max,
+// hd) or the projected buffers (n, kv_rows, ekv). With a cache, causal aligned lower-right: new token i sits at
+// position cache_past + i (s == l) and sees the cached keys up to it; the kernels skip the tiles beyond (no mask).
+LayerHeads LayerHeadsOf(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf) {
+  const size_t e = a.e, hd = layout.HeadDim(), kv_heads = layout.KvHeads();
+  LayerHeads l{};
+  l.batch = a.n;
+  l.heads = a.heads;
+  l.kv_heads = kv_heads;
+  l.lq = a.l;
+  l.lk = layout.SAll();
+  l.hd = hd;
+  l.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  l.q = buf.q;
+  l.ctx = buf.ctx;
+  l.q_item = l.ctx_item = a.l * e;
+  l.q_row = l.ctx_row = e;
+  l.bias = a.bias;
+  if (a.cache_k) {
+    l.k = a.cache_k;
+    l.v = a.cache_v;
+    l.kv_item = kv_heads * a.cache_max * hd;
+    l.kv_head = a.cache_max * hd;
+    l.kv_row = hd;
+    l.window.causal = true;
+    l.window.offset = static_cast<int64_t>(a.cache_past);
+  } else {
+    l.k = buf.k;
+    l.v = buf.v;
+    l.kv_item = layout.KvRows() * layout.KvDim();
+    l.kv_head = hd;
+    l.kv_row = layout.KvDim();
+  }
+  return l;
+}
+
 // Decoding: one problem per (item, key/value head), its group's query heads over the cache in place.
-void AttendDecodeHeads(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf, WeightsPolicy& policy,
-                       std::vector<float>& head_weights, float scale) {
-  const size_t e = a.e, hd = layout.HeadDim(), s_all = layout.SAll(), group = layout.Group(), plane = policy.plane;
-  if (policy.average && head_weights.size() < a.n * a.heads * plane) head_weights.resize(a.n * a.heads * plane);
+void AttendDecodeHeads(const MhaArgs& a, const LayerHeads& heads, WeightsPolicy& policy,
+                       std::vector<float>& head_weights) {
+  if (policy.average && head_weights.size() < a.n * a.heads * policy.plane) {
+    head_weights.resize(a.n * a.heads * policy.plane);
+  }
   policy.scratch = head_weights.data();
-  const size_t kv_heads = layout.KvHeads();
-  ParallelFor(
-      a.n * kv_heads, static_cast<double>(group) * HeadFlops(a.l, s_all, hd, hd),
-      [&](size_t bg) {
-        const size_t b = bg / kv_heads, g = bg % kv_heads, h0 = g * group, bh0 = b * a.heads + h0;
-        const KvHead kv = KvHeadOf(a, layout, buf.k, buf.v, b, g);
-        const float* row_bias = a.bias.row_bias ? a.bias.row_bias + bh0 * a.bias.row_bias_batch_stride : nullptr;
-        const float* key_bias = a.bias.key_bias ? a.bias.key_bias + b * a.bias.key_bias_batch_stride : nullptr;
-        DecodeGroup problem{group,
-                            a.l,
-                            s_all,
-                            hd,
-                            scale,
-                            buf.q + b * a.l * e + h0 * hd,
-                            hd,
-                            e,
-                            kv.k,
-                            kv.v,
-                            kv.stride,
-                            buf.ctx + b * a.l * e + h0 * hd,
-                            hd,
-                            e,
-                            policy.Of(bh0, 0),
-                            plane,
-                            row_bias,
-                            a.bias.row_bias_batch_stride,
-                            key_bias,
-                            a.bias.mask_cols};
-        problem.causal = true;  // the cache's lower-right alignment
-        AttendDecodeGroup(problem, DecodeScratch());
-      },
-      kMinParallelDecodeFlops);
+  AttendDecodeGroups(
+      heads, [&](size_t bh) { return policy.Of(bh, 0); }, [](size_t, size_t) {});
   policy.Finish(0, policy.average ? a.n * a.heads : 0);  // the average, summed in head order
 }
 
 // The (item, head) problems in waves of at most ThreadCount() (one wave when the weights are not averaged).
-void AttendHeadWaves(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf, WeightsPolicy& policy,
-                     std::vector<float>& head_weights, const HeadDims& dims) {
-  const size_t e = a.e, hd = layout.HeadDim(), group = layout.Group(), problems = a.n * a.heads;
+void AttendHeadWaves(const MhaArgs& a, const LayerHeads& heads, WeightsPolicy& policy,
+                     std::vector<float>& head_weights) {
+  const size_t problems = a.n * a.heads;
   const size_t wave =
       policy.average ? std::max<size_t>(1, std::min(problems, ThreadCount())) : std::max<size_t>(problems, 1);
   if (policy.average && head_weights.size() < wave * policy.plane) head_weights.resize(wave * policy.plane);
   policy.scratch = head_weights.data();
-  // With a cache, causal aligned lower-right: new token i sits at position cache_past + i (s == l) and sees the
-  // cached keys up to it; the kernels skip the tiles beyond (no mask).
-  KeyWindow window;
-  if (a.cache_k) {
-    window.causal = true;
-    window.offset = static_cast<int64_t>(a.cache_past);
-  }
   for (size_t first = 0; first < problems; first += wave) {
     const size_t count = std::min(wave, problems - first);
-    ParallelFor(count, HeadFlops(a.l, dims.lk, hd, hd), [&](size_t w) {
-      const size_t bh = first + w, b = bh / a.heads, h = bh % a.heads;
-      const KvHead kv = KvHeadOf(a, layout, buf.k, buf.v, b, h / group);
-      HeadProblem p = MakeHeadProblem(dims, buf.q + b * a.l * e + h * hd, e, kv.v, kv.stride,
-                                      buf.ctx + b * a.l * e + h * hd, policy.Of(bh, first), window, a.bias, bh, b);
-      p.out_stride = e;  // (a head of the context, not of v)
-      AttendHead(p, kv.k, kv.stride, ThreadScratch().head);
-    });
+    AttendHeadRange(
+        heads, first, count, [&](size_t bh) { return policy.Of(bh, first); }, [](size_t, size_t) {});
     policy.Finish(first, count);
   }
 }
@@ -284,19 +246,20 @@ void MhaForwardImpl(const MhaArgs& a) {
   const size_t s_all = layout.SAll(), hd = layout.HeadDim();
   ProjectQkv(a, layout, buf, decode);
   if (a.cache_k) {
-    WriteMhaCache(a, layout, buf);
+    WriteKvCache(a.n, layout.KvHeads(), a.s, hd, buf.k, buf.v, layout.KvDim(), a.cache_k, a.cache_v, a.cache_max,
+                 a.cache_past);
   } else {
     AppendExtraKeys(a, layout, buf);
   }
   WeightsPolicy policy(a, a.l * s_all);
   if (policy.average) std::fill(a.weights, a.weights + a.n * policy.plane, 0.0f);
-  const HeadDims dims{a.l, s_all, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
+  const LayerHeads heads = LayerHeadsOf(a, layout, buf);
   if (s_all == 0) {
     std::fill(buf.ctx, buf.ctx + a.n * a.l * a.e, 0.0f);  // no key: every row fully masked, no weights
   } else if (decode) {
-    AttendDecodeHeads(a, layout, buf, policy, own.head_weights, dims.scale);
+    AttendDecodeHeads(a, heads, policy, own.head_weights);
   } else {
-    AttendHeadWaves(a, layout, buf, policy, own.head_weights, dims);
+    AttendHeadWaves(a, heads, policy, own.head_weights);
   }
   if (policy.average) ScaleRow(a.weights, a.n * policy.plane, 1.0f / static_cast<float>(a.heads));
   OutProject(a, layout, buf, decode);

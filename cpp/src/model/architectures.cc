@@ -41,7 +41,7 @@ TransformerConfig NormalisedConfig(const TransformerConfig& config) {
     Fail("numKVHeads", "a divisor of numHeads " + std::to_string(c.num_heads), std::to_string(c.num_kv_heads));
   }
   CheckPositive("headDim", c.head_dim, int64_t{1} << 12);
-  CheckPositive("hiddenDim", c.hidden_dim, int64_t{1} << 20);
+  if (c.mlp != MlpKind::kNone) CheckPositive("hiddenDim", c.hidden_dim, int64_t{1} << 20);
   if (!(c.norm_eps >= 0 && c.norm_eps < 1)) Fail("normEps", "a number in [0, 1)", std::to_string(c.norm_eps));
   if (c.sliding_window < 0) Fail("slidingWindow", "null or a positive integer", std::to_string(c.sliding_window));
   return c;
@@ -56,8 +56,8 @@ ModelSizes SizesOf(const TransformerConfig& c) {
   z.hidden = static_cast<size_t>(c.hidden_dim);
   z.vocab = static_cast<size_t>(c.vocab_size);
   z.qkv_out = (z.heads + 2 * z.kv_heads) * z.head_dim;
-  z.up_out = c.mlp == MlpKind::kSwiGlu ? 2 * z.hidden : z.hidden;
-  z.down_in = z.hidden;
+  z.up_out = c.mlp == MlpKind::kSwiGlu ? 2 * z.hidden : c.mlp == MlpKind::kNone ? 0 : z.hidden;
+  z.down_in = c.mlp == MlpKind::kNone ? 0 : z.hidden;
   return z;
 }
 

@@ -19,7 +19,8 @@ enum class Slot {
   kPositions,  // (contextLength, E): GPT-2's wpe
   kNormFWeight,
   kNormFBias,
-  kHead,  // packed (E, V): an untied LM head
+  kHead,      // packed (E, V): an untied LM head
+  kHeadBias,  // (V): the LM head's bias (head_bias)
   kNorm1Weight,
   kNorm1Bias,
   kQkv,  // packed (E, H·hd + 2·KV·hd)

@@ -1,7 +1,8 @@
 // The stages of a Transformer forward, shared by the inference unit (kernels_model.cc) and the training unit
-// (kernels_model_train.cc): embed, then per block norm → Q/K/V → RoPE → cache → heads → out-projection → residual →
-// norm → MLP → residual, then the final norm and the LM head. Buffers are batch-first, (B·T, width) rows. Training
-// passes a BlockSaved per block: the stages then write their activations there instead of into scratch.
+// (kernels_model_train.cc): embed, then per block norm → Q/K/V → RoPE → cache → heads (attention/layer-inl.h, as
+// MHA's) → out-projection → residual → norm → MLP → residual, then the final norm and the LM head. Buffers are
+// batch-first, (B·T, width) rows. Training passes a BlockSaved per block: the stages then write their activations
+// there instead of into scratch.
 // Per-target code: include after hwy/highway.h, inside the foreach_target unit.
 
 #if defined(ATTNLAB_SRC_MODEL_BLOCK_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -19,9 +20,10 @@
 #include "cpp/src/attention/attention-inl.h"
 #include "cpp/src/attention/attention_decode-inl.h"
 #include "cpp/src/attention/kernels-inl.h"
+#include "cpp/src/attention/layer-inl.h"
 #include "cpp/src/model/model_kernels.h"
 #include "cpp/src/ops/activation-inl.h"
-#include "cpp/src/ops/gemm-inl.h"
+#include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/norm-inl.h"
 #include "cpp/src/ops/rope-inl.h"
 #include "cpp/src/ops/vector_ops-inl.h"
@@ -50,48 +52,11 @@ inline float* Sized(std::vector<float>& buffer, size_t n) {
   return buffer.data();
 }
 
-// Output columns per piece when a projection has too few rows to split by rows (decoding).
-constexpr size_t kGemvColumns = 8 * kPanel;
-
-// C (m, n) = A (m, k) · B (+ bias), or += when accumulate, B packed (PackedB, or PackedB16 converted as it is read);
-// A's element (i, p) at a[i·lda + p·a_col_stride]. Split over row blocks of C: each element's arithmetic does not
-// depend on the split.
-template <class PackedMatrixB>
-HWY_INLINE void GemmRows(size_t m, size_t n, size_t k, const float* a, size_t lda, size_t a_col_stride,
-                         const PackedMatrixB& b, float* c, size_t ldc, const float* bias, bool accumulate) {
-  ParallelFor(RowBlocks(m), 2.0 * kRowBlock * n * k, [&](size_t i) {
-    const size_t r0 = i * kRowBlock, rows = std::min(kRowBlock, m - r0);
-    Gemm(rows, n, k, a + r0 * lda, lda, a_col_stride, b, c + r0 * ldc, ldc, bias, accumulate);
-  });
-}
-
-// y (rows, w.out) with row stride ldy = x (rows, w.in) with row stride ldx · W + bias, W float32 or 16-bit. Many
-// rows: row blocks of Gemm; a few (decoding): matrix-vector products over column slices, which stream the weights
-// once.
-template <class PackedMatrixB>
-HWY_INLINE void LinearOf(size_t rows, const float* x, size_t ldx, const LinearArgs& w, const PackedMatrixB& b, float* y,
-                         size_t ldy) {
-  if (rows > kGemvMaxRows) return GemmRows(rows, w.out, w.in, x, ldx, 1, b, y, ldy, w.bias, false);
-  const size_t pieces = (w.out + kGemvColumns - 1) / kGemvColumns;
-  ParallelFor(pieces, 2.0 * rows * w.in * kGemvColumns, [&](size_t i) {
-    const size_t j0 = i * kGemvColumns, cols = std::min(kGemvColumns, w.out - j0);
-    GemvPacked(rows, cols, w.in, x, ldx, b.At(0, j0), y + j0, ldy, w.bias ? w.bias + j0 : nullptr);
-  });
-}
-
-HWY_INLINE void Linear(size_t rows, const float* x, size_t ldx, const LinearArgs& w, float* y, size_t ldy) {
-  if (w.w16.data) return LinearOf(rows, x, ldx, w, w.w16, y, ldy);
-  LinearOf(rows, x, ldx, w, w.w, y, ldy);
-}
-
-// x (n) += y (n).
-HWY_INLINE void AddRows(float* HWY_RESTRICT x, const float* HWY_RESTRICT y, size_t n) {
-  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
-    hn::StoreU(hn::Add(hn::LoadU(dd, x + j), hn::LoadU(dd, y + j)), dd, x + j);
-  });
-}
-
 HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const NormArgs& norm, float* y) {
+  if (!norm.weight) {  // (no norm: y = x)
+    std::copy(x, x + rows * a.e, y);
+    return;
+  }
   ParallelFor(rows, 8.0 * a.e, [&](size_t r) {
     if (norm.bias) {
       LayerNormRow(x + r * a.e, a.e, norm.weight, norm.bias, a.norm_eps, y + r * a.e);
@@ -101,7 +66,7 @@ HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const 
   });
 }
 
-// x (rows, E) = embedding column ids[r] (+ wpe[P + t] with learned positions).
+// x (rows, E) = embedding column ids[r] (+ positions[P + t]: learned wpe, or the fixed sinusoidal table).
 HWY_INLINE void Embed(const ModelArgs& a, float* x) {
   for (size_t r = 0; r < a.batch * a.tokens; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
@@ -140,22 +105,8 @@ HWY_INLINE void RopeRows(const ModelArgs& a, float* qkv, size_t width, const flo
   }
 }
 
-// The new tokens' key and value heads into the cache: token t of item b, head g → row P + t of (b, g).
-HWY_INLINE void WriteCache(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width) {
-  const size_t hd = a.head_dim, k0 = a.heads * hd, v0 = k0 + a.kv_heads * hd;
-  for (size_t b = 0; b < a.batch; ++b) {
-    for (size_t g = 0; g < a.kv_heads; ++g) {
-      const size_t dst = ((b * a.kv_heads + g) * a.cache_max + a.past) * hd;
-      for (size_t t = 0; t < a.tokens; ++t) {
-        const float* row = qkv + (b * a.tokens + t) * width;
-        std::copy(row + k0 + g * hd, row + k0 + (g + 1) * hd, blk.cache_k + dst + t * hd);
-        std::copy(row + v0 + g * hd, row + v0 + (g + 1) * hd, blk.cache_v + dst + t * hd);
-      }
-    }
-  }
-}
-
-// The heads' logit scale and key range: causal at positions P + t, within the window, without padded keys.
+// The heads' logit scale and key range: causal at positions P + t (unless a.causal is false), within the window,
+// without padded keys. The backward (past 0) reads its dims.
 struct HeadSetup {
   HeadDims dims;
   KeyWindow window;
@@ -164,13 +115,43 @@ struct HeadSetup {
 HWY_INLINE HeadSetup HeadSetupOf(const ModelArgs& a) {
   const size_t hd = a.head_dim, s = a.past + a.tokens;
   HeadSetup h{HeadDims{a.tokens, s, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))}, KeyWindow(), BiasArgs()};
-  h.window.causal = true;
+  h.window.causal = a.causal;
   h.window.offset = static_cast<int64_t>(a.past);
   h.window.left = a.window_left;
   h.bias.key_bias = a.key_bias;
   h.bias.key_bias_batch_stride = s;
   h.bias.mask_cols = a.key_bias ? s : 0;
   return h;
+}
+
+// The block's heads (layer-inl.h): queries in the qkv rows (rows `width` apart), keys and values in the cache
+// (B, KV, cache_max, hd), outputs ctx (rows, H·hd).
+HWY_INLINE LayerHeads LayerHeadsOf(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width,
+                                   float* ctx) {
+  const size_t hd = a.head_dim, dq = a.heads * hd;
+  const HeadSetup setup = HeadSetupOf(a);
+  LayerHeads l{};
+  l.batch = a.batch;
+  l.heads = a.heads;
+  l.kv_heads = a.kv_heads;
+  l.lq = a.tokens;
+  l.lk = a.past + a.tokens;
+  l.hd = hd;
+  l.scale = setup.dims.scale;
+  l.q = qkv;
+  l.q_item = a.tokens * width;
+  l.q_row = width;
+  l.k = blk.cache_k;
+  l.v = blk.cache_v;
+  l.kv_item = a.kv_heads * a.cache_max * hd;
+  l.kv_head = a.cache_max * hd;
+  l.kv_row = hd;
+  l.ctx = ctx;
+  l.ctx_item = a.tokens * dq;
+  l.ctx_row = dq;
+  l.window = setup.window;
+  l.bias = setup.bias;
+  return l;
 }
 
 // head_mask[h] times head h's outputs (rows of ctx) and weights, when it is not 1.
@@ -183,62 +164,22 @@ HWY_INLINE void MaskHead(const ModelArgs& a, const BlockArgs& blk, size_t b, siz
 }
 
 // Decoding: a few new tokens over a cache without a window. Each (item, key/value head) reads its cached keys and
-// values in place for its group's query heads at once (attention_decode-inl.h, MHA's decode path too): nothing is
-// packed per token.
+// values in place for its group's query heads at once (layer-inl.h's AttendDecodeGroups, MHA's decode path too):
+// nothing is packed per token.
 HWY_INLINE bool DecodesInPlace(const ModelArgs& a) {
-  return a.past > 0 && a.tokens <= kDecodeMaxQueries && a.heads / a.kv_heads <= kDecodeMaxGroup && a.window_left < 0;
+  return a.past > 0 && a.causal && a.tokens <= kDecodeMaxQueries && a.heads / a.kv_heads <= kDecodeMaxGroup &&
+         a.window_left < 0;
 }
 
-HWY_INLINE void AttendGroupsInPlace(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width,
-                                    float* ctx) {
-  const size_t hd = a.head_dim, s = a.past + a.tokens, dq = a.heads * hd, group = a.heads / a.kv_heads;
-  const float scale = HeadSetupOf(a).dims.scale;
-  ParallelFor(
-      a.batch * a.kv_heads, static_cast<double>(group) * HeadFlops(a.tokens, s, hd, hd),
-      [&](size_t bg) {
-        const size_t b = bg / a.kv_heads, h0 = bg % a.kv_heads * group, kv = bg * a.cache_max * hd;
-        DecodeGroup p{group,
-                      a.tokens,
-                      s,
-                      hd,
-                      scale,
-                      qkv + b * a.tokens * width + h0 * hd,
-                      hd,
-                      width,
-                      blk.cache_k + kv,
-                      blk.cache_v + kv,
-                      hd,
-                      ctx + b * a.tokens * dq + h0 * hd,
-                      hd,
-                      dq,
-                      blk.attentions ? blk.attentions + (b * a.heads + h0) * a.tokens * s : nullptr,
-                      a.tokens * s,
-                      nullptr,
-                      0,
-                      a.key_bias ? a.key_bias + b * s : nullptr,
-                      a.key_bias ? s : 0};
-        p.causal = true;
-        AttendDecodeGroup(p, DecodeScratch());
-        for (size_t h = h0; h < h0 + group; ++h) MaskHead(a, blk, b, h, ctx, blk.attentions);
-      },
-      kMinParallelDecodeFlops);
-}
-
-// ctx (rows, H·hd): each (item, head) problem attends over the cached keys 0 … P + T − 1; weights kept when the
-// layer's are asked for; then × head_mask.
+// ctx (rows, H·hd): each (item, head) attends over the cached keys 0 … P + T − 1 (decoding: each group at once);
+// weights kept when the layer's are asked for; then × head_mask.
 HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width, float* ctx) {
-  if (DecodesInPlace(a)) return AttendGroupsInPlace(a, blk, qkv, width, ctx);
-  const size_t hd = a.head_dim, s = a.past + a.tokens, dq = a.heads * hd, group = a.heads / a.kv_heads;
-  const HeadSetup setup = HeadSetupOf(a);
-  ParallelFor(a.batch * a.heads, HeadFlops(a.tokens, s, hd, hd), [&](size_t bh) {
-    const size_t b = bh / a.heads, h = bh % a.heads, kv = (b * a.kv_heads + h / group) * a.cache_max * hd;
-    float* weights = blk.attentions ? blk.attentions + bh * a.tokens * s : nullptr;
-    HeadProblem p = MakeHeadProblem(setup.dims, qkv + b * a.tokens * width + h * hd, width, blk.cache_v + kv, hd,
-                                    ctx + b * a.tokens * dq + h * hd, weights, setup.window, setup.bias, 0, b);
-    p.out_stride = dq;
-    AttendHead(p, blk.cache_k + kv, hd, ThreadScratch().head);
-    MaskHead(a, blk, b, h, ctx, blk.attentions);
-  });
+  const LayerHeads heads = LayerHeadsOf(a, blk, qkv, width, ctx);
+  const size_t plane = heads.lq * heads.lk;
+  auto weights_of = [&](size_t bh) { return blk.attentions ? blk.attentions + bh * plane : nullptr; };
+  auto mask = [&](size_t b, size_t h) { MaskHead(a, blk, b, h, ctx, blk.attentions); };
+  if (DecodesInPlace(a)) return AttendDecodeGroups(heads, weights_of, mask);
+  AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
 }
 
 // x += attention(norm₁(x)).
@@ -255,7 +196,9 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   Linear(rows, h, a.e, blk.qkv, qkv, width);
   if (blk.q_norm) QkNormRows(a, blk, qkv, width, saved ? saved->qk_raw : m.qk_raw.data());
   if (a.position_kind == PositionKind::kRope) RopeRows(a, qkv, width, a.rope_sin);
-  WriteCache(a, blk, qkv, width);
+  const size_t k0 = a.heads * a.head_dim, v0 = k0 + a.kv_heads * a.head_dim;  // (the key and value heads' columns)
+  WriteKvCache(a.batch, a.kv_heads, a.tokens, a.head_dim, qkv + k0, qkv + v0, width, blk.cache_k, blk.cache_v,
+               a.cache_max, a.past);
   AttendHeads(a, blk, qkv, width, ctx);
   Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
@@ -300,7 +243,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   for (size_t l = 0; l < a.num_blocks; ++l) {
     if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
     AttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
-    MlpStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
+    if (a.mlp != MlpKind::kNone) MlpStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
   }
   float* h = train ? train->h_final : m.h.data();
   if (train) std::copy(m.x.data(), m.x.data() + plane, train->x_final);

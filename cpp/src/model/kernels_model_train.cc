@@ -15,6 +15,7 @@
 #include "cpp/src/attention/attention_backward-inl.h"
 #include "cpp/src/model/block-inl.h"
 #include "cpp/src/model/model_kernels.h"
+#include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 
@@ -84,9 +85,10 @@ void LinearBackward(size_t rows, const float* x, size_t ldx, const LinearArgs& w
   GemmRows(rows, w.in, w.out, dy, ldy, 1, wt, dx, ldx_out, nullptr, accumulate);
 }
 
-// d_x += the gradient through norm(x) given d_h; the norm's parameter gradients accumulate.
+// d_x += the gradient through norm(x) given d_h (no norm: d_h itself); the norm's parameter gradients accumulate.
 void NormBackward(const ModelArgs& a, size_t rows, const float* x, const NormArgs& norm, const float* d_h, float* d_x,
                   float* d_weight, float* d_bias) {
+  if (!norm.weight) return AddRows(d_x, d_h, rows * a.e);
   for (size_t r = 0; r < rows; ++r) {
     const size_t o = r * a.e;
     if (norm.bias) {
@@ -167,7 +169,8 @@ void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSave
   NormBackward(a, rows, s.x_in, blk.norm1, d_h, g.d_x.data(), d.norm1_weight, d.norm1_bias);
 }
 
-// Token embedding (packed (E, V): column id) and learned positions, from the stream's gradient at the input.
+// Token embedding (packed (E, V): column id) and learned positions (t.positions; sinusoidal ones have none), from
+// the stream's gradient at the input.
 void EmbedBackward(const ModelArgs& a, const TrainArgs& t, const float* d_x, size_t panel_stride) {
   for (size_t r = 0; r < a.batch * a.tokens; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
@@ -187,15 +190,15 @@ void TransformerLossAndGradImpl(const ModelArgs& a, TrainArgs& t) {
   float* d_x = Sized(g.d_x, rows * a.e);
   std::fill(d_x, d_x + rows * a.e, 0.0f);
   float* d_h = Sized(g.d_h, rows * a.e);
-  LinearBackward(rows, t.h_final, a.e, a.head, a.logits, a.vocab, t.head ? t.head : t.embed, nullptr, d_h, a.e, false,
-                 g);
+  LinearBackward(rows, t.h_final, a.e, a.head, a.logits, a.vocab, t.head ? t.head : t.embed, t.head_bias, d_h, a.e,
+                 false, g);
   NormBackward(a, rows, t.x_final, a.norm_f, d_h, d_x, t.norm_f_weight, t.norm_f_bias);
   if (a.position_kind == PositionKind::kRope) {
     Sized(g.neg_sin, a.tokens * a.head_dim / 2);
     for (size_t i = 0; i < a.tokens * a.head_dim / 2; ++i) g.neg_sin[i] = -a.rope_sin[i];
   }
   for (size_t l = a.num_blocks; l-- > 0;) {
-    MlpBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
+    if (a.mlp != MlpKind::kNone) MlpBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
     AttentionBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
   }
   EmbedBackward(a, t, d_x, a.embed.panel_stride);

@@ -7,20 +7,12 @@
 #include <cstdint>
 
 #include "attnlab/transformer.h"
+#include "cpp/src/ops/linear.h"
 #include "cpp/src/ops/packing.h"
 
 namespace attnlab {
 
-// y (rows, out) = x (rows, in) · W + bias, W packed (in, out): float32 `w`, or 16-bit `w16` when its data is
-// non-null; bias (out) or null.
-struct LinearArgs {
-  PackedB w;
-  PackedB16 w16;
-  const float* bias = nullptr;
-  size_t in = 0, out = 0;
-};
-
-// LayerNorm (bias non-null) or RMSNorm (bias null) over rows of e.
+// LayerNorm (bias non-null) or RMSNorm (bias null) over rows of e; the identity when weight is null (NormKind::kNone).
 struct NormArgs {
   const float* weight = nullptr;
   const float* bias = nullptr;
@@ -87,20 +79,22 @@ struct TrainArgs {
   float* positions = nullptr;   // (contextLength, E) or null
   float* norm_f_weight = nullptr;
   float* norm_f_bias = nullptr;
-  float* head = nullptr;  // packed (E, V) for an untied head, else null
-  double loss = 0;        // out
+  float* head = nullptr;       // packed (E, V) for an untied head, else null
+  float* head_bias = nullptr;  // (V) with head_bias, else null
+  double loss = 0;             // out
 };
 
 struct ModelArgs {
-  PositionKind position_kind = PositionKind::kLearned;  // learned: `positions` added by Embed; RoPE: rope_cos/sin
-  MlpKind mlp = MlpKind::kGeluTanh;
+  PositionKind position_kind = PositionKind::kLearned;    // learned, sinusoidal: Embed adds `positions`; RoPE: rope_*
+  MlpKind mlp = MlpKind::kGeluTanh;                       // kNone: no MLP stage
+  bool causal = true;                                     // false: each query sees every key (no cache)
   size_t batch = 0, tokens = 0, past = 0, cache_max = 0;  // B, T, P; keys attended: P + T
   size_t e = 0, heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0;
   float norm_eps = 1e-5f;
   const int32_t* ids = nullptr;      // (B, T), each in [0, vocab)
   PackedB embed;                     // the token embedding, packed as its transpose (E, V): it is the tied head
   PackedB16 embed16;                 // the same in 16-bit storage (data non-null), else unused
-  const float* positions = nullptr;  // learned positions: wpe (contextLength, E)
+  const float* positions = nullptr;  // learned positions: wpe (contextLength, E); sinusoidal: the table (P + T, E)
   const float* rope_cos = nullptr;   // RoPE: (T, hd / 2) at positions P … P + T − 1
   const float* rope_sin = nullptr;
   const float* key_bias = nullptr;  // (B, P + T): 0 or −inf (padding), or null
@@ -108,7 +102,7 @@ struct ModelArgs {
   const BlockArgs* blocks = nullptr;
   size_t num_blocks = 0;
   NormArgs norm_f;
-  LinearArgs head;          // (E, V)
+  LinearArgs head;          // (E, V), its bias (V) or null
   float* logits = nullptr;  // (B, T, V), or (B, 1, V) when last_logits_only
   bool last_logits_only = false;
   float* const* hidden_states = nullptr;  // L + 1 buffers (B, T, E), or null

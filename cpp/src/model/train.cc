@@ -129,9 +129,10 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   t.grads = grads.data();
   t.embed = state.grads.embed.data.data();
   t.positions = state.grads.positions.empty() ? nullptr : state.grads.positions.data();
-  t.norm_f_weight = state.grads.norm_f_weight.data();
+  t.norm_f_weight = state.grads.norm_f_weight.empty() ? nullptr : state.grads.norm_f_weight.data();
   t.norm_f_bias = state.grads.norm_f_bias.empty() ? nullptr : state.grads.norm_f_bias.data();
   t.head = state.grads.head.data.empty() ? nullptr : state.grads.head.data.data();
+  t.head_bias = state.grads.head_bias.empty() ? nullptr : state.grads.head_bias.data();
   TransformerLossAndGrad(call.a, t);
   return t.loss;
 }

@@ -210,6 +210,19 @@ void RopeTables(const TransformerConfig& c, size_t past, size_t t_len, std::vect
   }
 }
 
+// The fixed positions (s, E) of positions 0 … s − 1: pe[p, 2i] = sin(p / 10000^(2i/E)), pe[p, 2i+1] = cos(…), in
+// double (PyTorch's tutorial computes them so).
+void SinusoidTable(size_t s, size_t e, std::vector<float>& pe) {
+  pe.resize(s * e);
+  for (size_t p = 0; p < s; ++p) {
+    for (size_t i = 0; 2 * i < e; ++i) {
+      const double angle = static_cast<double>(p) / std::pow(10000.0, 2.0 * i / static_cast<double>(e));
+      pe[p * e + 2 * i] = static_cast<float>(std::sin(angle));
+      if (2 * i + 1 < e) pe[p * e + 2 * i + 1] = static_cast<float>(std::cos(angle));
+    }
+  }
+}
+
 }  // namespace
 
 void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cache_max, CallArgs& call) const {
@@ -219,6 +232,7 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   ModelArgs& a = call.a;
   a.position_kind = c.positions;
   a.mlp = c.mlp;
+  a.causal = c.causal;
   a.batch = static_cast<size_t>(tokens.shape[0]);
   a.tokens = static_cast<size_t>(tokens.shape[1]);
   a.past = past;
@@ -234,6 +248,10 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   a.embed = w.embed.View();
   a.embed16 = w.embed.View16();
   a.positions = w.positions.empty() ? nullptr : w.positions.data();
+  if (c.positions == PositionKind::kSinusoidal) {
+    SinusoidTable(past + a.tokens, z.e, call.sinusoids);
+    a.positions = call.sinusoids.data();
+  }
   if (c.positions == PositionKind::kRope) RopeTables(c, past, a.tokens, call.rope_cos, call.rope_sin);
   a.rope_cos = call.rope_cos.data();
   a.rope_sin = call.rope_sin.data();
@@ -241,9 +259,11 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   for (size_t l = 0; l < w.blocks.size(); ++l) call.blocks.push_back(w.ArgsOf(l));
   a.blocks = call.blocks.data();
   a.num_blocks = call.blocks.size();
-  a.norm_f = NormArgs{w.norm_f_weight.data(), w.norm_f_bias.empty() ? nullptr : w.norm_f_bias.data()};
+  a.norm_f = NormArgs{w.norm_f_weight.empty() ? nullptr : w.norm_f_weight.data(),
+                      w.norm_f_bias.empty() ? nullptr : w.norm_f_bias.data()};
   const PackedMatrix& head = c.tie_embeddings ? w.embed : w.head;
-  a.head = LinearArgs{head.View(), head.View16(), nullptr, head.in, head.out};
+  a.head =
+      LinearArgs{head.View(), head.View16(), w.head_bias.empty() ? nullptr : w.head_bias.data(), head.in, head.out};
 }
 
 namespace {
@@ -345,6 +365,7 @@ TransformerKVCache Transformer::CreateKVCache(int64_t batch_size, int64_t max_le
     Fail("maxLength", "an integer in [1, " + std::to_string(impl_->config.context_length) + "] (contextLength)",
          std::to_string(max_length));
   }
+  if (!impl_->config.causal) Fail("causal", "true for a KV cache (decoding continues causal sequences)", "false");
   auto cache = std::make_unique<TransformerKVCache::Impl>();
   cache->owner = impl_.get();
   cache->batch = static_cast<size_t>(batch_size);

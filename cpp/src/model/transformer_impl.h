@@ -100,7 +100,7 @@ struct Transformer::Impl {
 // P … P + T − 1, and the window. Blocks, outputs and caches are the caller's.
 struct Transformer::CallArgs {
   ModelArgs a;
-  std::vector<float> rope_cos, rope_sin;
+  std::vector<float> rope_cos, rope_sin, sinusoids;  // (sinusoids: (P + T, E), sinusoidal positions)
   std::vector<BlockArgs> blocks;
 };
 

@@ -37,7 +37,8 @@ MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) 
   double block =
       matrix_scale * (Packed(e, static_cast<double>(z.qkv_out)) + Packed(static_cast<double>(z.heads * z.head_dim), e) +
                       Packed(e, static_cast<double>(z.up_out)) + Packed(static_cast<double>(z.down_in), e));
-  block += (layer_norm ? 4 : 2) * e;  // norm weights (and LayerNorm's biases)
+  const double norm = c.norm == NormKind::kNone ? 0 : layer_norm ? 2 : 1;  // floats of a norm per feature
+  block += 2 * norm * e;                                                   // norm weights (and LayerNorm's biases)
   if (c.qk_norm) block += 2 * static_cast<double>(z.head_dim);
   if (c.attention_bias != AttentionBias::kNone) block += static_cast<double>(z.qkv_out);
   if (c.attention_bias == AttentionBias::kAll) block += e;
@@ -45,10 +46,11 @@ MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) 
   MemoryNeeds parts;
   parts.push_back({"token embedding (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
   if (!c.tie_embeddings) parts.push_back({"LM head (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
+  if (c.head_bias) parts.push_back({"LM head bias (vocabSize)", v});
   if (learned) parts.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e});
   parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block * 4)) + " bytes)",
                    static_cast<double>(c.num_layers) * block});
-  parts.push_back({"final norm", (layer_norm ? 2 : 1) * e});
+  if (norm > 0) parts.push_back({"final norm", norm * e});
   return parts;
 }
 
@@ -99,6 +101,7 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
   const double activations = 3 * e + static_cast<double>(z.heads) * hd + static_cast<double>(z.qkv_out) + qk_raw +
                              static_cast<double>(z.up_out);
   needs.push_back({"activations (B x T rows)", rows * activations * kF32});
+  if (c.positions == PositionKind::kSinusoidal) needs.push_back({"sinusoidal positions (P + T, E)", s * e * kF32});
   return needs;
 }
 
@@ -133,6 +136,7 @@ MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const S
                    2 * rows * static_cast<double>(z.kv_heads) * static_cast<double>(z.head_dim) * kF32});
   needs.push_back({"forward activations (B x T rows)", rows * (3 * e + dq + qkv + up) * kF32});
   if (c.qk_norm) needs.push_back({"q/k norm gradient (one head)", static_cast<double>(z.head_dim) * kF32});
+  if (c.positions == PositionKind::kSinusoidal) needs.push_back({"sinusoidal positions (T, E)", t * e * kF32});
   // The backward's gradients through a block, and the operands of the largest linear layer's weight gradient (the
   // LM head's (embedDim, vocabSize): a dense copy and a packed transpose, and the output gradient packed).
   const double largest = std::max({e * v, e * qkv, dq * e, e * up, hidden * e});

@@ -40,6 +40,8 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
       return &w.norm_f_weight;
     case Slot::kNormFBias:
       return &w.norm_f_bias;
+    case Slot::kHeadBias:
+      return &w.head_bias;
     case Slot::kNorm1Weight:
       return &b->norm1_weight;
     case Slot::kNorm1Bias:
@@ -111,7 +113,7 @@ void PackedMatrix::Widen() {
 
 Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype16 dtype) {
   const ModelSizes z = SizesOf(config);
-  const bool layer_norm = config.norm == NormKind::kLayerNorm;
+  const bool layer_norm = config.norm == NormKind::kLayerNorm, norms = config.norm != NormKind::kNone;
   const float one = ones ? 1.0f : 0.0f;
   const auto resize = [&](PackedMatrix& m, size_t in, size_t out) {
     if (sixteen) {
@@ -124,16 +126,19 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
   if (!config.tie_embeddings) resize(head, z.e, z.vocab);
   if (config.positions == PositionKind::kLearned)
     positions.assign(static_cast<size_t>(config.context_length) * z.e, 0.0f);
-  norm_f_weight.assign(z.e, one);
+  if (config.head_bias) head_bias.assign(z.vocab, 0.0f);
+  if (norms) norm_f_weight.assign(z.e, one);
   if (layer_norm) norm_f_bias.assign(z.e, 0.0f);
   blocks.resize(static_cast<size_t>(config.num_layers));
   for (BlockWeights& b : blocks) {
     resize(b.qkv, z.e, z.qkv_out);
     resize(b.o, z.heads * z.head_dim, z.e);
-    resize(b.up, z.e, z.up_out);
+    resize(b.up, z.e, z.up_out);  // (no MLP: 0 columns, nothing stored)
     resize(b.down, z.down_in, z.e);
-    b.norm1_weight.assign(z.e, one);
-    b.norm2_weight.assign(z.e, one);
+    if (norms) {
+      b.norm1_weight.assign(z.e, one);
+      b.norm2_weight.assign(z.e, one);
+    }
     if (layer_norm) {
       b.norm1_bias.assign(z.e, 0.0f);
       b.norm2_bias.assign(z.e, 0.0f);
@@ -188,7 +193,7 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
   fn(embed.data, true);
   if (!head.data.empty()) fn(head.data, true);
   if (!positions.empty()) fn(positions, true);
-  for (std::vector<float>* v : {&norm_f_weight, &norm_f_bias}) {
+  for (std::vector<float>* v : {&norm_f_weight, &norm_f_bias, &head_bias}) {
     if (!v->empty()) fn(*v, false);
   }
   for (BlockWeights& b : blocks) {
@@ -203,8 +208,8 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
 BlockArgs Weights::ArgsOf(size_t block) const {
   const BlockWeights& b = blocks[block];
   BlockArgs a;
-  a.norm1 = NormArgs{b.norm1_weight.data(), OrNull(b.norm1_bias)};
-  a.norm2 = NormArgs{b.norm2_weight.data(), OrNull(b.norm2_bias)};
+  a.norm1 = NormArgs{OrNull(b.norm1_weight), OrNull(b.norm1_bias)};
+  a.norm2 = NormArgs{OrNull(b.norm2_weight), OrNull(b.norm2_bias)};
   a.q_norm = OrNull(b.q_norm);
   a.k_norm = OrNull(b.k_norm);
   a.qkv = LinearArgs{b.qkv.View(), b.qkv.View16(), OrNull(b.qkv_bias), b.qkv.in, b.qkv.out};
@@ -217,13 +222,13 @@ BlockArgs Weights::ArgsOf(size_t block) const {
 BlockGrads Weights::GradsOf(size_t block) {
   BlockWeights& b = blocks[block];
   BlockGrads g;
-  g.norm1_weight = b.norm1_weight.data();
+  g.norm1_weight = OrNull(b.norm1_weight);
   g.norm1_bias = OrNull(b.norm1_bias);
   g.qkv = b.qkv.data.data();
   g.qkv_bias = OrNull(b.qkv_bias);
   g.o = b.o.data.data();
   g.o_bias = OrNull(b.o_bias);
-  g.norm2_weight = b.norm2_weight.data();
+  g.norm2_weight = OrNull(b.norm2_weight);
   g.norm2_bias = OrNull(b.norm2_bias);
   g.up = b.up.data.data();
   g.up_bias = OrNull(b.up_bias);

@@ -53,8 +53,8 @@ struct BlockWeights {
 };
 
 struct Weights {
-  PackedMatrix embed, head;  // (E, V); head only when untied
-  std::vector<float> positions, norm_f_weight, norm_f_bias;
+  PackedMatrix embed, head;                                             // (E, V); head only when untied
+  std::vector<float> positions, norm_f_weight, norm_f_bias, head_bias;  // (empty: the model has none)
   std::vector<BlockWeights> blocks;
 
   // Sized for the (normalised) config; norm weights 1 when `ones`, everything else 0; the matrices in 16-bit storage

@@ -1,11 +1,14 @@
-// Mirrors cpp/src/model/tiny_transformer.cc: the PyTorch train_step fixtures (logits, loss, gradients, parameters
-// after 1 and 5 Adam steps) on every target, and learning the reversal task from a fixed seed.
+// Mirrors cpp/src/model/tiny_transformer.cc (the Transformer's arch 'tiny'): the PyTorch train_step fixtures (logits,
+// loss, gradients, parameters after 1 and 5 Adam steps) on every target, learning the reversal task from a fixed
+// seed, and the arch's decoding through a KV cache.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "attnlab/tiny_transformer.h"
+#include "attnlab/transformer.h"
 #include "grad_fixture.h"
 #include "hwy_targets.h"
 #include "test_util.h"
@@ -133,6 +136,58 @@ TEST_CASE("TinyTransformer rejects bad tokens and shapes with named errors", "[t
   odd.embed_dim = 7;
   expect_error([&] { attnlab::TinyTransformer m(odd); }, "embed_dim");
   CHECK(model.Forward({good.data(), {1, 4}}).logits.data.size() == 20);
+}
+
+// The tiny model is the Transformer's arch 'tiny': no norm, sinusoidal positions, no MLP, a head bias, causal or
+// not. Decoding it through a KV cache (positions P + t, the cache read in place) gives the full forward's logits.
+TEST_CASE("TinyTransformer is the Transformer's arch 'tiny': its cache decodes as the full forward", "[train][model]") {
+  attnlab::TinyTransformerConfig tiny;
+  tiny.vocab_size = 7;
+  tiny.embed_dim = 8;
+  tiny.num_heads = 2;
+  tiny.causal = true;
+  attnlab::TinyTransformer reference(tiny, 3);
+  attnlab::TransformerConfig config;
+  config.arch = "tiny";
+  config.vocab_size = 7;
+  config.context_length = 16;
+  config.embed_dim = 8;
+  config.num_layers = 1;
+  config.num_heads = 2;
+  attnlab::Transformer model(config, 0, /*initialise=*/false);
+  const std::map<std::string, attnlab::Tensor> params = reference.StateDict();
+  std::map<std::string, attnlab::TensorView> views;
+  for (const auto& [name, t] : params) views[name] = attnlab::TensorView{t.data.data(), t.shape};
+  model.LoadStateDict(views);
+  const std::vector<int32_t> ids{1, 5, 2, 6, 0, 3, 4, 4, 1, 2};  // (2, 5)
+  const attnlab::Tensor full = reference.Forward({ids.data(), {2, 5}}).logits;
+  attnlab::TransformerForwardOptions with_weights;  // (as TinyTransformer's forward: the weights path, bit for bit)
+  with_weights.output_attentions = {0};
+  CHECK(model.Forward({ids.data(), {2, 5}}, with_weights).logits.data == full.data);
+  ForEachTarget([&](const std::string&) {
+    attnlab::TransformerKVCache cache = model.CreateKVCache(2, 5);
+    attnlab::TransformerForwardOptions options;
+    options.cache = &cache;
+    for (int64_t t = 0; t < 5; ++t) {
+      const std::vector<int32_t> step{ids[t], ids[5 + t]};
+      const attnlab::Tensor logits = model.Forward({step.data(), {2, 1}}, options).logits;
+      for (int64_t b = 0; b < 2; ++b) {
+        const auto row = full.data.begin() + (b * 5 + t) * 7;
+        CheckAllClose("step " + std::to_string(t),
+                      std::vector<float>(logits.data.begin() + b * 7, logits.data.begin() + (b + 1) * 7),
+                      std::vector<float>(row, row + 7), Tolerance{1e-5, 1e-5});
+      }
+    }
+  });
+  attnlab::TransformerConfig bidirectional = config;
+  bidirectional.causal = false;
+  attnlab::Transformer encoder(bidirectional, 0, /*initialise=*/false);
+  CHECK_THROWS_WITH(encoder.CreateKVCache(1, 4), Catch::Contains("causal"));
+  attnlab::TransformerConfig deep = config;
+  deep.num_layers = 2;
+  CHECK_THROWS_WITH(attnlab::Transformer(deep), Catch::Contains("numLayers"));
+  // createModel does not offer it: the tiny model is createTinyTransformer's.
+  CHECK_THROWS_WITH(attnlab::ConfigFromOptions(R"({"arch": "tiny"})"), Catch::Contains("arch"));
 }
 
 }  // namespace

@@ -42,6 +42,8 @@ void Normalise(TransformerConfig& c) {
   c.mlp = MlpKind::kGeluTanh;
   c.mlp_bias = true;
   c.qk_norm = false;
+  c.causal = true;
+  c.head_bias = false;
 }
 
 // wte, wpe, then per block (name, shape, slot, layer, offset, transposed), then ln_f.

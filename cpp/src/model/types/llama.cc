@@ -17,6 +17,8 @@ void NormaliseLlama(TransformerConfig& c) {
   c.positions = PositionKind::kRope;
   c.mlp = MlpKind::kSwiGlu;
   c.mlp_bias = false;
+  c.causal = true;
+  c.head_bias = false;
 }
 
 // embed_tokens, then per block (name, shape, slot, layer, offset, transposed): q/k/v into one packed matrix (queries,

@@ -1,5 +1,6 @@
 // Model types as data. Each Hugging Face model_type is one file of this folder (gpt2.cc, llama.cc, mistral.cc,
-// qwen2.cc, qwen3.cc) and one row of model_types.cc's table. A type reads its config.json into the normalised
+// qwen2.cc, qwen3.cc) and one row of model_types.cc's table; tiny.cc is an arch of attnlab's own (the demo's
+// TinyTransformer), with no config.json. A type reads its config.json into the normalised
 // configuration and writes it back. A type that owns an `arch` (the normalised config's family of names: 'gpt2',
 // 'llama', 'qwen3') also says what its blocks are made of (features), createModel's fields and defaults, its
 // parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint prefixes and buffers.
@@ -76,11 +77,12 @@ struct ModelType {
 };
 
 // The rows of the table (each defined in its type's file).
-extern const ArchType kGpt2Arch, kLlamaArch, kQwen3Arch;
+extern const ArchType kGpt2Arch, kLlamaArch, kQwen3Arch, kTinyArch;  // (tiny: an arch without a model_type)
 extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type;
 
-// The arch of a normalised config (invalid_argument naming `arch` for an unknown one).
-const ArchType& ArchOf(const std::string& arch);
+// The arch of a normalised config (invalid_argument naming `arch` for an unknown one); `own` false: only the archs
+// createModel offers (not attnlab's own, such as 'tiny').
+const ArchType& ArchOf(const std::string& arch, bool own = true);
 
 // The Llama family's names (model.layers.{l}.self_attn.q_proj, ...), shared by the types that use them.
 void AddLlamaParameters(const TransformerConfig& c, const ModelSizes& z, std::vector<ParamSpec>& out);

@@ -19,6 +19,8 @@ using OrderedJson = nlohmann::ordered_json;
 // and one row here.
 const ModelType* const kTypes[] = {&kGpt2Type, &kLlamaType, &kMistralType, &kQwen2Type, &kQwen3Type};
 const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch};
+// Archs of attnlab's own models, which createModel does not offer (the tiny model is createTinyTransformer's).
+const ArchType* const kOwnArchs[] = {&kTinyArch};
 
 [[noreturn]] void FailType(const std::string& name, const std::string& expected, const Json& got) {
   throw ConfigTypeError(name + ": expected " + expected + ", got " + (got.is_null() ? "null" : got.dump()));
@@ -76,6 +78,7 @@ void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& 
   if (field == "tieEmbeddings") c.tie_embeddings = r.Bool(f, false);
   if (field == "attentionBias") c.attention_bias = AttentionBiasOf(arch, r.String(f, ""));
   if (field == "slidingWindow") c.sliding_window = r.Int(f, 0);  // (null: none)
+  if (field == "causal") c.causal = r.Bool(f, true);
 }
 
 void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJson& o) {
@@ -87,6 +90,7 @@ void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJs
   if (field == "tieEmbeddings") o[field] = c.tie_embeddings;
   if (field == "attentionBias") o[field] = kAttentionBiasNames[static_cast<size_t>(c.attention_bias)];
   if (field == "slidingWindow") o[field] = c.sliding_window > 0 ? Json(c.sliding_window) : Json(nullptr);
+  if (field == "causal") o[field] = c.causal;
 }
 
 }  // namespace
@@ -165,9 +169,12 @@ void ConfigReader::KnownOnly(const std::vector<std::string>& known, const std::s
   }
 }
 
-const ArchType& ArchOf(const std::string& arch) {
+const ArchType& ArchOf(const std::string& arch, bool own) {
   for (const ArchType* a : kArchs) {
     if (arch == a->arch) return *a;
+  }
+  for (const ArchType* a : kOwnArchs) {
+    if (own && arch == a->arch) return *a;
   }
   Fail("arch", "one of " + Listed(kArchs, [](const ArchType* a) { return "'" + std::string(a->arch) + "'"; }),
        Json(arch).dump());
@@ -197,7 +204,7 @@ TransformerConfig ConfigFromOptions(const std::string& options_json) {
     FailType("arch", "one of " + Listed(kArchs, [](const ArchType* a) { return "'" + std::string(a->arch) + "'"; }),
              arch_field == o.end() ? Json(nullptr) : *arch_field);
   }
-  const ArchType& arch = ArchOf(arch_field->get<std::string>());
+  const ArchType& arch = ArchOf(arch_field->get<std::string>(), /*own=*/false);
   std::vector<std::string> known = arch.fields;
   known.insert(known.begin(), "arch");
   r.KnownOnly(known, "arch '" + std::string(arch.arch) + "'");

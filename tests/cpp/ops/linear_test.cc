@@ -1,5 +1,4 @@
-// Tests of the model's projections y = x · Wᵀ + b (Linear, LinearOf, GemmRows: the Linear helpers of
-// cpp/src/model/block-inl.h; when they move to cpp/src/ops/linear-inl.h, re-point the include below), on every
+// Tests of the model's projections y = x · Wᵀ + b (Linear, LinearOf, GemmRows of cpp/src/ops/linear-inl.h), on every
 // compiled target: few rows (≤ kGemvMaxRows: GemvPacked over column slices) and many rows (GemmRows over row
 // blocks), outputs across one and several GEMV slices, with and without bias, padded strides, a float32 weight and
 // F16 / BF16 weights (packed from a torch.nn.Linear (out, in) layout) against a float64 reference; a 16-bit weight
@@ -15,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "cpp/src/model/block-inl.h"  // Linear (to move to cpp/src/ops/linear-inl.h)
+#include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"

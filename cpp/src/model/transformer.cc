@@ -113,14 +113,14 @@ void Transformer::LoadTensor16(const std::string& name, const uint16_t* bits, co
     for (size_t i = 0; i < values.size(); ++i) values[i] = Bits16ToFloat(bits[i], Impl::Dtype16Of(dtype));
     return LoadTensor(name, TensorView{values.data(), shape});
   }
-  impl_->train.reset();  // (new parameters: AdamW starts again)
+  impl_->ResetTraining();  // (new parameters: AdamW starts again)
   impl_->params.Load16(*spec, bits, Impl::Dtype16Of(dtype));
 }
 
 void Transformer::LoadTensor(const std::string& name, const TensorView& tensor) {
   const std::string canonical = attnlab::CanonicalName(impl_->config, name);
   if (canonical.empty()) return;
-  impl_->train.reset();  // (new parameters: AdamW starts again)
+  impl_->ResetTraining();  // (new parameters: AdamW starts again)
   const bool tied_head = impl_->IsTiedHead(canonical);
   const ParamSpec* spec = tied_head ? &impl_->specs.front() : impl_->Find(canonical);
   if (!spec) Fail(name, "a parameter of this model (e.g. '" + impl_->specs.front().name + "')", "an unknown name");

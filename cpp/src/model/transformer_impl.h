@@ -3,6 +3,7 @@
 #ifndef ATTNLAB_SRC_MODEL_TRANSFORMER_IMPL_H_
 #define ATTNLAB_SRC_MODEL_TRANSFORMER_IMPL_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -81,6 +82,17 @@ struct Transformer::Impl {
   }
 
   bool IsTiedHead(const std::string& canonical) const { return config.tie_embeddings && canonical == "lm_head.weight"; }
+
+  // New parameters: AdamW starts again (moments 0, step 0). The training buffers stay allocated, so that loading
+  // between steps (the demo's resets) does not free and re-make them each time: that churn fragments a heap filled
+  // to the brim (tests/js/memory.test.mjs).
+  void ResetTraining() {
+    if (!train) return;
+    train->step = 0;
+    for (Weights* w : {&train->adam_m, &train->adam_v}) {
+      w->ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
+    }
+  }
 
   void Initialise(uint64_t seed) {
     Rng rng(seed);

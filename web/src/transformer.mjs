@@ -285,11 +285,13 @@ export class Transformer extends Model {
           'parameters must be F32, F16 or BF16',
       );
     }
-    this.#checkTiedHead(ctx, entries, what);
+    // Each float tensor with the parameter it must equal ('' for all but a tied head), asked of C++ once.
+    const floats = entries
+      .filter((e) => e.dtype === null)
+      .map((e) => ({ ...e, tie: core.call(ctx, () => handle().tiedTo(e.name)) }));
+    this.#checkTiedHead(ctx, floats, what);
     // A tied head last: C++ compares it with the embedding loaded before it.
-    const floats = entries.filter((e) => e.dtype === null);
-    const tied = (/** @type {{ name: string }} */ e) => Number(handle().tiedTo(e.name) !== '');
-    floats.sort((a, b) => tied(a) - tied(b));
+    floats.sort((a, b) => Number(a.tie !== '') - Number(b.tie !== ''));
     for (const { name, buffer, bits } of floats) {
       const arg = core.tensorArg(buffer);
       core.withHeap(ctx, buffer.name, [bits ?? buffer], (p) => {
@@ -304,16 +306,14 @@ export class Transformer extends Model {
    * A tied head (lm_head.weight with tied embeddings: C++'s tiedTo names its tie) must equal the embedding: checked
    * here, before anything is loaded.
    * @param {string} ctx
-   * @param {Array<{ name: string, buffer: any, dtype: string | null }>} entries
+   * @param {Array<{ name: string, buffer: any, tie: string }>} floats the float tensors, each with its tie
    * @param {string} what
    */
-  #checkTiedHead(ctx, entries, what) {
-    const h = this[kUsable](ctx);
-    const floats = entries.filter((e) => e.dtype === null);
-    const head = floats.find((e) => h.tiedTo(e.name) !== '');
+  #checkTiedHead(ctx, floats, what) {
+    const head = floats.find((e) => e.tie !== '');
     if (!head) return;
-    const tie = h.tiedTo(head.name);
-    const source = floats.find((e) => h.canonicalName(e.name) === tie);
+    const h = this[kUsable](ctx);
+    const source = floats.find((e) => h.canonicalName(e.name) === head.tie);
     if (!source) return;
     const a = head.buffer.data;
     const b = source.buffer.data;

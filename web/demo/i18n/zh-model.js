@@ -6,7 +6,7 @@ export default {
   'part.model.toc': '你的模型',
   'part.model.title': '你的模型：能写字的整个检查点，或作用在虚构输入上的一层',
   'part.model.intro':
-    '带上你自己的权重，有两种方式。<b>整个模型</b>：Hugging Face 模型文件夹里的文件，GPT-2 或 Llama 系列（Llama、Mistral、Qwen2）：<code>config.json</code>、<code>model.safetensors</code>、<code>tokenizer.json</code>、<code>tokenizer_config.json</code>。attnlab 在后台线程里运行真正的网络（<code>loadModel</code>），读你的提示，一个词元一个词元地往下写，再画出每一层、每个头在它实际读到的文字上的注意力。<b>单独一层</b>：一个 <code>.safetensors</code> 文件（BERT、GPT-2 或 ViT 的命名）或“句子上的多头注意力”部分用的 JSON 状态字典；只运行这一层（<code>fromHuggingFace</code>），输入是虚构的词向量、随机向量或你粘贴的隐藏状态，所以这些热力图不是模型读你的文字时的注意力。文件不会离开你的浏览器。',
+    '带上你自己的权重，有两种方式。<b>整个模型</b>：Hugging Face 模型文件夹里的文件，GPT-2、Llama 系列（Llama、Mistral、Qwen2）或 Qwen3：<code>config.json</code>、<code>model.safetensors</code>、<code>tokenizer.json</code>、<code>tokenizer_config.json</code>。attnlab 在后台线程里运行真正的网络（<code>loadModel</code>），读你的提示，一个词元一个词元地往下写，再画出每一层、每个头在它实际读到的文字上的注意力。<b>单独一层</b>：一个 <code>.safetensors</code> 文件（BERT、GPT-2 或 ViT 的命名）或“句子上的多头注意力”部分用的 JSON 状态字典；只运行这一层（<code>fromHuggingFace</code>），输入是虚构的词向量、随机向量或你粘贴的隐藏状态，所以这些热力图不是模型读你的文字时的注意力。文件不会离开你的浏览器。',
 
   'model.drop':
     '整个模型：把模型文件夹里的文件（config.json、model.safetensors、tokenizer.json、tokenizer_config.json）拖到这里；单独一层：拖入一个 .safetensors 文件或 JSON 状态字典。',

@@ -2,16 +2,18 @@
 // createKVCache, generate, state dicts) on every variant: each PyTorch fixture of tests/fixtures/models/ loaded from
 // its config.json and model.safetensors
 // (logits, every layer's attention, hidden states with padding and head masks, KV-cache decoding step by step,
-// greedy generation), the state-dict round trip, seeded sampling, generate's options and attention rows, each bad
+// greedy generation), loading from a safetensors Blob one tensor at a time, the state-dict round trip, seeded sampling, generate's options and attention rows, each bad
 // input as its own error, memory refused up front, and the same API in attnlab/worker.
 import assert from 'node:assert/strict';
+import { openAsBlob, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { init, readSafetensors, writeSafetensors } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
 import { openBlankPage, setUpChromium } from './browser-harness.mjs';
 import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
-import { MODEL_CASES, kGpt2, kLlama, loadModelCase, scope } from './model-helpers.mjs';
+import { MODEL_CASES, kGpt2, kLlama, loadModelCase, modelDir, scope } from './model-helpers.mjs';
 
 const fixtures = MODEL_CASES.map(loadModelCase);
 const byName = (name) => fixtures.find((c) => c.name === name);
@@ -39,6 +41,13 @@ function edited(tensors, name, edit) {
 }
 
 let ownInstances = 0;
+
+/** A BlobLike over `bytes` that records each byte range asked of it. */
+function recordingBlob(bytes) {
+  const blob = new Blob([bytes]);
+  const reads = [];
+  return { blob: { size: blob.size, slice: (a, b) => (reads.push([a, b]), blob.slice(a, b)) }, reads };
+}
 
 /** Whether every 16-bit tensor of readSafetensors' `tensors` still has its lazy `data` (never widened). */
 const allUnread = (tensors) =>
@@ -415,6 +424,84 @@ for (const variant of VARIANTS) {
       });
     });
 
+    describe('loadModel of a safetensors Blob: each tensor read and copied in on its own', () => {
+      test('every fixture, from fs.openAsBlob and from a Blob: a Promise of the model loadModel gives', async (t) => {
+        const own = scope(t);
+        for (const c of fixtures) {
+          const file = join(modelDir, c.name, 'model.safetensors');
+          const sync = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+          for (const blob of [await openAsBlob(file), new Blob([readFileSync(file)])]) {
+            const pending = attn.loadModel({ config: c.config, tensors: blob });
+            assert.ok(pending instanceof Promise, `${c.name}: a Promise`);
+            const model = own(await pending);
+            assert.deepEqual(model.config, sync.config);
+            assert.deepEqual(model.stateDict(), sync.stateDict(), `${c.name}: every parameter bit for bit`);
+            const ids = tokensOf(c.expected.forward[0].input_ids);
+            assert.deepEqual(model.forward(ids).logits, sync.forward(ids).logits);
+          }
+        }
+      });
+
+      test("the header, then each parameter's own byte range once; ignored buffers are never read", async (t) => {
+        const own = scope(t);
+        const c = byName('gpt2_f32');
+        const { blob, reads } = recordingBlob(readFileSync(join(modelDir, c.name, 'model.safetensors')));
+        own(await attn.loadModel({ config: c.config, tensors: blob }));
+        const kept = Object.keys(c.tensors).filter((n) => !/\.attn\.(masked_)?bias$/.test(n));
+        assert.ok(kept.length < Object.keys(c.tensors).length, 'the fixture holds ignored buffers');
+        assert.equal(reads.length, 2 + kept.length, 'the header length, the header, one read per parameter');
+        const sizes = reads.slice(2).map(([a, b]) => b - a);
+        const want = kept.map((n) => c.tensors[n].data.length * 4);
+        assert.deepEqual(
+          sizes.sort((a, b) => a - b),
+          want.sort((a, b) => a - b),
+        );
+      });
+
+      test('names, shapes and dtypes are checked from the header before any tensor is read', async () => {
+        const c = byName('llama_gqa_f32');
+        const { blob, reads } = recordingBlob(
+          writeSafetensors(edited(c.tensors, 'model.norm.weight', () => undefined)),
+        );
+        await assert.rejects(attn.loadModel({ config: c.config, tensors: blob }), (e) => {
+          assert.ok(e instanceof RangeError && /loadModel/.test(e.message) && /model\.norm\.weight/.test(e.message));
+          return /missing/.test(e.message);
+        });
+        assert.equal(reads.length, 2, 'the header only');
+        const more = { ...c.config, num_hidden_layers: c.config.num_hidden_layers + 1 };
+        await assert.rejects(attn.loadModel({ config: more, tensors: blob }), RangeError);
+        const gpt2 = byName('gpt2_f32');
+        const i64 = edited(gpt2.tensors, 'transformer.ln_f.bias', (x) => ({
+          data: null,
+          bytes: new Uint8Array(x.data.length * 8),
+          shape: x.shape,
+          dtype: 'I64',
+        }));
+        await assert.rejects(
+          attn.loadModel({ config: gpt2.config, tensors: new Blob([writeSafetensors(i64)]) }),
+          (e) => e instanceof RangeError && /ln_f\.bias/.test(e.message) && /I64/.test(e.message),
+        );
+      });
+
+      test('a tied head that differs from the embedding, a file that is not safetensors: RangeErrors', async () => {
+        const gpt2 = byName('gpt2_f32');
+        const head = edited(gpt2.tensors, 'lm_head.weight', (x) => {
+          const data = x.data.slice();
+          data[7] += 0.5;
+          return { data, shape: x.shape };
+        });
+        await assert.rejects(
+          attn.loadModel({ config: gpt2.config, tensors: new Blob([writeSafetensors(head)]) }),
+          (e) => e instanceof RangeError && /lm_head\.weight/.test(e.message),
+        );
+        await assert.rejects(
+          attn.loadModel({ config: gpt2.config, tensors: new Blob([new Uint8Array(4)]) }),
+          (e) => e instanceof RangeError && /8-byte header length/.test(e.message),
+        );
+        assertStillWorks(attn);
+      });
+    });
+
     describe('bad input: each its own error', () => {
       const gpt2 = byName('gpt2_f32');
       const llama = byName('llama_gqa_f32');
@@ -671,6 +758,28 @@ for (const variant of VARIANTS) {
       }
     });
 
+    test('loadModel of a safetensors Blob in the worker: the same model; a bad one rejects, the worker goes on', async (t) => {
+      const own = scope(t);
+      const w = await initWorker({ variant });
+      try {
+        const bytes = readFileSync(join(modelDir, c.name, 'model.safetensors'));
+        const remote = await w.loadModel({ config: c.config, tensors: new Blob([bytes]) });
+        const local = own(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        assert.deepEqual(await remote.stateDict(), local.stateDict());
+        const tokens = tokensOf(c.expected.forward[0].input_ids);
+        assert.deepEqual(await remote.forward(tokens), local.forward(tokens));
+        const fewer = { ...c.config, num_hidden_layers: c.config.num_hidden_layers + 1 };
+        await assert.rejects(
+          w.loadModel({ config: fewer, tensors: new Blob([bytes]) }),
+          (e) => e instanceof RangeError && /loadModel/.test(e.message) && /missing/.test(e.message),
+        );
+        assert.deepEqual(await remote.forward(tokens), local.forward(tokens));
+        await remote.dispose();
+      } finally {
+        w.terminate();
+      }
+    });
+
     test('createModel; onToken returning false stops; signal aborts a running generate (AbortError)', async (t) => {
       const own = scope(t);
       const w = await initWorker({ variant });
@@ -766,6 +875,37 @@ describe('whole models in attnlab/worker in Chromium (a module Web Worker)', () 
     assert.equal(r.count, 2);
     assert.equal(r.after.length, 3);
     assert.deepEqual(r.config, { ...kGpt2, normEps: 1e-5 });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('loadModel of a File in the worker (the page\'s "Your model"): the model of the page\'s own readSafetensors', async () => {
+    const { page, errors } = await openBlankPage(harness, 'transformer-worker-file.html', 'model');
+    const c = byName('qwen3_bf16');
+    const bytes = Array.from(readFileSync(join(modelDir, c.name, 'model.safetensors')));
+    const r = await page.evaluate(
+      async ({ config, bytes }) => {
+        const { init, readSafetensors } = await import('/dist/index.mjs');
+        const { initWorker } = await import('/dist/worker.mjs');
+        const attn = await init({ variant: 'simd' });
+        const w = await initWorker({ variant: 'simd' });
+        const file = new File([Uint8Array.from(bytes)], 'model.safetensors');
+        const remote = await w.loadModel({ config, tensors: file }, { transfer: true });
+        const local = attn.loadModel({ config, tensors: readSafetensors(await file.arrayBuffer()) });
+        const ids = { data: Int32Array.of(1, 5, 9, 2), shape: [1, 4] };
+        const same =
+          JSON.stringify(Array.from((await remote.forward(ids)).logits.data)) ===
+          JSON.stringify(Array.from(local.forward(ids).logits.data));
+        const names = Object.keys(await remote.stateDict()).length;
+        await remote.dispose();
+        local.dispose();
+        w.terminate();
+        return { same, names, size: file.size };
+      },
+      { config: c.config, bytes },
+    );
+    assert.ok(r.same, 'logits bit for bit');
+    assert.equal(r.names, Object.keys(c.tensors).length - (c.config.tie_word_embeddings ? 1 : 0));
     assert.deepEqual(errors, []);
     await page.close();
   });

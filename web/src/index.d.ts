@@ -498,7 +498,7 @@ export interface TinyTransformer {
 
 // The whole-model types (ModelConfig, Transformer, their options and results): models.d.ts.
 export * from './models.js';
-import type { CreateModelOptions, LoadModelOptions, Transformer } from './models.js';
+import type { CreateModelOptions, LoadModelFromBlobOptions, LoadModelOptions, Transformer } from './models.js';
 
 /** A loaded attnlab WebAssembly instance, from {@link init}. */
 export interface Attnlab {
@@ -578,6 +578,13 @@ export interface Attnlab {
    *   fit; TypeError for a missing config field or a wrong type.
    */
   loadModel(options: LoadModelOptions): Transformer;
+  /**
+   * The same from the `model.safetensors` `Blob` / `File` itself (or a {@link BlobLike}): the header is read and
+   * every name, shape and dtype checked first, then each tensor is read from its own byte range and copied into
+   * the model before the next is read, so the file's tensors are never held in JavaScript beside the model.
+   * @throws (as a rejection) the errors above; a RangeError from `readSafetensors` for a file that is not one.
+   */
+  loadModel(options: LoadModelFromBlobOptions): Promise<Transformer>;
 }
 
 /**

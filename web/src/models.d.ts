@@ -11,6 +11,7 @@ import type {
   TensorInput,
   Tokens,
 } from './index.js';
+import type { BlobLike } from './interop.js';
 
 /** The normalised configuration of a GPT-2 ({@link Transformer.config}; docs/api.md, "Transformer models"). */
 export interface Gpt2Config {
@@ -106,6 +107,14 @@ export interface LoadModelOptions {
    * or without the checkpoint's prefix (`transformer.`, `model.`); the buffers checkpoints carry are ignored.
    */
   tensors: Record<string, CheckpointTensor>;
+}
+
+/** Options of {@link Attnlab.loadModel} with the checkpoint's file: the model comes as a Promise. */
+export interface LoadModelFromBlobOptions {
+  /** The checkpoint's `config.json` as parsed, or a normalised {@link ModelConfig} (with `arch`). */
+  config: HuggingFaceConfig | ModelConfig;
+  /** The `model.safetensors` file itself (a `Blob`, a `File`, Node's `fs.openAsBlob`): read one tensor at a time. */
+  tensors: BlobLike;
 }
 
 /** Options of {@link Transformer.forward}. */

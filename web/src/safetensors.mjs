@@ -365,7 +365,7 @@ export function readSafetensors(bytes) {
  * A Blob or File (of any realm), or anything with their size and byte ranges (interop.d.ts's BlobLike).
  * @param {unknown} value
  */
-function isBlob(value) {
+export function isBlob(value) {
   if (typeof Blob === 'function' && value instanceof Blob) return true;
   const tag = Object.prototype.toString.call(value);
   if (tag === '[object Blob]' || tag === '[object File]') return true;
@@ -376,25 +376,43 @@ function isBlob(value) {
 /**
  * readSafetensors of a Blob: the header first, then each tensor's byte range on its own (blob.slice), so that
  * memory holds the tensors once and never the whole file beside them.
- * @param {{ size: number, slice(start: number, end: number): { arrayBuffer(): Promise<ArrayBuffer> } }} blob
+ * @param {BlobLike} blob
  */
 async function readBlob(blob) {
-  const size = blob.size;
-  checkFileLength(size);
-  const headerBytes = headerLength(new DataView(await blob.slice(0, 8).arrayBuffer()), size);
-  const dataStart = 8 + headerBytes;
-  const text = new Uint8Array(await blob.slice(8, dataStart).arrayBuffer());
-  const { entries, metadata } = parseHeader(text, size - dataStart);
+  const file = await openSafetensors(blob);
   /** @type {Array<[string, object]>} */
   const named = [];
-  for (const e of entries) {
-    const u8 = new Uint8Array(await blob.slice(dataStart + e.begin, dataStart + e.end).arrayBuffer());
+  for (const e of file.entries) named.push([e.name, await file.read(e)]);
+  return resultOf(named, file.metadata);
+}
+
+/** @typedef {{ size: number, slice(start: number, end: number): { arrayBuffer(): Promise<ArrayBuffer> } }} BlobLike */
+/** @typedef {{ name: string, dtype: string, shape: number[], begin: number, end: number, count: number }} Entry */
+
+/**
+ * A safetensors Blob's header, read and checked: its tensors' entries (name, dtype, shape, byte range) in header
+ * order, its __metadata__, and read(entry), which reads that one tensor (readSafetensors' form) from its own byte
+ * range. loadModel of a Blob copies each tensor into the model as it is read (only one held in JS at a time).
+ * @param {unknown} blob a Blob, File or BlobLike
+ * @returns {Promise<{ entries: Entry[], metadata: Record<string, string>, read: (e: Entry) => Promise<object> }>}
+ */
+export async function openSafetensors(blob) {
+  const b = /** @type {BlobLike} */ (blob);
+  const size = b.size;
+  checkFileLength(size);
+  const headerBytes = headerLength(new DataView(await b.slice(0, 8).arrayBuffer()), size);
+  const dataStart = 8 + headerBytes;
+  const text = new Uint8Array(await b.slice(8, dataStart).arrayBuffer());
+  const { entries, metadata } = parseHeader(text, size - dataStart);
+  /** @param {Entry} e */
+  const read = async (e) => {
+    const u8 = new Uint8Array(await b.slice(dataStart + e.begin, dataStart + e.end).arrayBuffer());
     if (u8.byteLength !== e.end - e.begin) {
       throw new RangeError(`${ctx}: tensor ${JSON.stringify(e.name)}: the file changed while it was read`);
     }
-    named.push([e.name, tensorOf(e, u8, 0, true)]);
-  }
-  return resultOf(named, metadata);
+    return tensorOf(e, u8, 0, true);
+  };
+  return { entries, metadata, read };
 }
 
 /**

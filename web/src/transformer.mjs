@@ -10,7 +10,7 @@ import { generate, kRawForward } from './generation.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
 import { Model, kCore, kUsable, wrapHandle } from './model.mjs';
 import { readCreateOptions, readLoadConfig } from './model_config.mjs';
-import { bitsMatch, unreadBits, widenBits } from './safetensors.mjs';
+import { bitsMatch, isBlob, openSafetensors, unreadBits, widenBits } from './safetensors.mjs';
 import { lossAndGrad, train, trainStep } from './training.mjs';
 import {
   describe,
@@ -40,6 +40,8 @@ const kForwardOptions = [
 ];
 /** loadModel's way in to the private loader (this module's own key; nothing else holds it). */
 const kLoadTensors = Symbol('attnlab.loadTensors');
+/** loadModel's way in to the private loader of a Blob. */
+const kLoadBlob = Symbol('attnlab.loadBlob');
 
 /** @extends {Model<RawTransformer>} */
 export class Transformer extends Model {
@@ -245,61 +247,122 @@ export class Transformer extends Model {
    */
   [kLoadTensors](ctx, tensors, what) {
     const core = this[kCore];
-    /** @type {Array<{ name: string, buffer: any, dtype: string | null, bits?: any }>} */
-    const entries = [];
     const M = core.Module;
-    const storage = this[kUsable](ctx).storage();
-    const sixteen = storage === M._WeightStorage.Float32 ? null : storage === M._WeightStorage.F16 ? 'F16' : 'BF16';
-    for (const name of Object.keys(tensors)) {
-      const label = `${what}[${JSON.stringify(name)}]`;
-      const value = /** @type {any} */ (tensors[name]);
-      if (
-        value !== null &&
-        typeof value === 'object' &&
-        !typedArrayName(value) &&
-        !unreadBits(value) &&
-        value.data === null
-      ) {
-        // readSafetensors' non-float tensor: its name and shape only (a buffer that C++ ignores, or an error).
-        const dtype = typeof value.dtype === 'string' ? value.dtype : 'not a float type';
-        entries.push({ name, buffer: readShape(ctx, value.shape, `${label}.shape`), dtype });
-        continue;
-      }
-      const lazy = sixteen && value?.dtype === sixteen ? unreadBits(value) : null; // (its data never read)
-      const buffer = lazy
-        ? lazyBuffer(ctx, value, label, lazy)
-        : readParameter(ctx, value, label, this.#shapes.get(name));
-      entries.push({ name, buffer, dtype: null, bits: sixteen ? bitsBuffer(value, buffer, sixteen, !!lazy) : null });
-    }
+    const sixteen = this.#sixteen(ctx);
+    const entries = Object.keys(tensors).map((name) => this.#entryOf(ctx, name, tensors[name], what, sixteen));
     if (sixteen && entries.some((e) => e.dtype === null && !e.bits)) {
       // (a float32 tensor widens its matrix: room for every matrix in float32 beside the 16-bit ones, at most)
       const config = this[kUsable](ctx).config();
       core.checkFits(ctx, what, [], () => M._transformerMemory(config, false, M._WeightStorage.Float32));
     }
+    const floats = this.#checkNames(ctx, entries, what);
+    this.#checkTiedHead(ctx, floats, what);
+    for (const e of floats) this.#copyIn(ctx, e);
+  }
+
+  /**
+   * loadModel of a Blob: the header's names, shapes and dtypes checked first, then each parameter read from its
+   * byte range and copied in before the next is read (the file is never held in JS; a tied head, read last, is
+   * compared with the embedding by C++).
+   * @param {string} ctx
+   * @param {Awaited<ReturnType<typeof openSafetensors>>} file
+   */
+  async [kLoadBlob](ctx, file) {
+    const sixteen = this.#sixteen(ctx);
+    const float = (/** @type {string} */ d) => d === 'F32' || d === 'F16' || d === 'BF16';
+    const stubs = file.entries.map((e) => ({
+      name: e.name,
+      buffer: { shape: e.shape },
+      dtype: float(e.dtype) ? null : e.dtype,
+    }));
+    const byName = new Map(file.entries.map((e) => [e.name, e]));
+    for (const { name } of this.#checkNames(ctx, stubs, 'tensors')) {
+      const tensor = await file.read(/** @type {any} */ (byName.get(name)));
+      this.#copyIn(ctx, this.#entryOf(ctx, name, tensor, 'tensors', sixteen));
+    }
+  }
+
+  /**
+   * The 16-bit dtype of this model's weight storage ('F16' / 'BF16'), or null for float32.
+   * @param {string} ctx
+   */
+  #sixteen(ctx) {
+    const M = this[kCore].Module;
+    const storage = this[kUsable](ctx).storage();
+    return storage === M._WeightStorage.Float32 ? null : storage === M._WeightStorage.F16 ? 'F16' : 'BF16';
+  }
+
+  /**
+   * One named tensor as the loader takes it: its withHeap buffer and, for 16-bit storage, its bits (or null: it is
+   * widened), or for readSafetensors' non-float tensor its shape only and its dtype.
+   * @param {string} ctx
+   * @param {string} name
+   * @param {unknown} tensor
+   * @param {string} what
+   * @param {string | null} sixteen the storage's 16-bit dtype
+   * @returns {{ name: string, buffer: any, dtype: string | null, bits?: any }}
+   */
+  #entryOf(ctx, name, tensor, what, sixteen) {
+    const label = `${what}[${JSON.stringify(name)}]`;
+    const value = /** @type {any} */ (tensor);
+    if (
+      value !== null &&
+      typeof value === 'object' &&
+      !typedArrayName(value) &&
+      !unreadBits(value) &&
+      value.data === null
+    ) {
+      // readSafetensors' non-float tensor: its name and shape only (a buffer that C++ ignores, or an error).
+      const dtype = typeof value.dtype === 'string' ? value.dtype : 'not a float type';
+      return { name, buffer: readShape(ctx, value.shape, `${label}.shape`), dtype };
+    }
+    const lazy = sixteen && value?.dtype === sixteen ? unreadBits(value) : null; // (its data never read)
+    const buffer = lazy
+      ? lazyBuffer(ctx, value, label, lazy)
+      : readParameter(ctx, value, label, this.#shapes.get(name));
+    return { name, buffer, dtype: null, bits: sixteen ? bitsBuffer(value, buffer, sixteen, !!lazy) : null };
+  }
+
+  /**
+   * Checks the whole set of names, shapes and dtypes (C++'s checkStateDict: unknown, missing, twice, wrong shape),
+   * and returns the float tensors C++ keeps (ignored buffers left out), each with the parameter it must equal
+   * (`tie`: '' for all but a tied head, which comes last: C++ compares it with the embedding loaded before it).
+   * @template {{ name: string, buffer: { shape: number[] }, dtype: string | null }} E
+   * @param {string} ctx
+   * @param {E[]} entries
+   * @param {string} what
+   * @returns {Array<E & { tie: string }>}
+   */
+  #checkNames(ctx, entries, what) {
+    const core = this[kCore];
     const handle = () => this[kUsable](ctx);
     core.call(ctx, () => handle().checkStateDict(entries.map((e) => [e.name, e.buffer.shape])));
-    for (const e of entries) {
-      if (e.dtype === null || core.call(ctx, () => handle().canonicalName(e.name)) === '') continue;
+    const kept = entries.filter((e) => core.call(ctx, () => handle().canonicalName(e.name)) !== '');
+    for (const e of kept) {
+      if (e.dtype === null) continue;
       throw new RangeError(
         `${ctx}: ${what}[${JSON.stringify(e.name)}] is a parameter but has dtype ${e.dtype}; ` +
           'parameters must be F32, F16 or BF16',
       );
     }
-    // Each float tensor with the parameter it must equal ('' for all but a tied head), asked of C++ once.
-    const floats = entries
-      .filter((e) => e.dtype === null)
-      .map((e) => ({ ...e, tie: core.call(ctx, () => handle().tiedTo(e.name)) }));
-    this.#checkTiedHead(ctx, floats, what);
-    // A tied head last: C++ compares it with the embedding loaded before it.
-    floats.sort((a, b) => Number(a.tie !== '') - Number(b.tie !== ''));
-    for (const { name, buffer, bits } of floats) {
-      const arg = core.tensorArg(buffer);
-      core.withHeap(ctx, buffer.name, [bits ?? buffer], (p) => {
-        arg.ptr = p[0];
-        if (bits) handle().loadTensor16(name, arg, storage);
-        else handle().loadTensor(name, arg);
-      });
-    }
+    const floats = kept.map((e) => ({ ...e, tie: core.call(ctx, () => handle().tiedTo(e.name)) }));
+    return floats.sort((a, b) => Number(a.tie !== '') - Number(b.tie !== ''));
+  }
+
+  /**
+   * Copies one checked tensor into the model (its 16-bit bits as they are, or its float32 data).
+   * @param {string} ctx
+   * @param {{ name: string, buffer: any, bits?: any }} e
+   */
+  #copyIn(ctx, { name, buffer, bits }) {
+    const core = this[kCore];
+    const storage = this[kUsable](ctx).storage();
+    const arg = core.tensorArg(buffer);
+    core.withHeap(ctx, buffer.name, [bits ?? buffer], (p) => {
+      arg.ptr = p[0];
+      if (bits) this[kUsable](ctx).loadTensor16(name, arg, storage);
+      else this[kUsable](ctx).loadTensor(name, arg);
+    });
   }
 
   /**
@@ -443,7 +506,8 @@ export function createModel(core, options) {
 
 /**
  * attn.loadModel({ config, tensors }): a Hugging Face config.json object (or a normalised config with `arch`, as
- * model.config gives) and readSafetensors' tensors.
+ * model.config gives) and readSafetensors' tensors; or, as `tensors`, the model.safetensors Blob / File itself (→ a
+ * Promise of the model: each tensor is read and copied in on its own, so the file is never held in JS).
  * @param {Core} core
  * @param {unknown} options
  */
@@ -456,9 +520,11 @@ export function loadModel(core, options) {
   const o = readOptions(ctx, options, 'options', ['config', 'tensors']);
   const config = readLoadConfig(ctx, o.config);
   const tensors = o.tensors;
+  if (isBlob(tensors)) return loadBlob(core, ctx, config, tensors);
   if (tensors === null || typeof tensors !== 'object' || Array.isArray(tensors) || tensors instanceof Map) {
     throw new TypeError(
-      `${ctx}: tensors must be an object { name: tensor } (readSafetensors' result), got ${describe(tensors)}`,
+      `${ctx}: tensors must be an object { name: tensor } (readSafetensors' result) or a safetensors Blob, got ` +
+        describe(tensors),
     );
   }
   if (tensors instanceof Promise) {
@@ -468,6 +534,32 @@ export function loadModel(core, options) {
   const model = construct(core, ctx, config, false, storage);
   try {
     model[kLoadTensors](ctx, /** @type {Record<string, unknown>} */ (tensors), 'tensors');
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+  return model;
+}
+
+/**
+ * loadModel of a safetensors Blob: the header read and checked, the model made with the storage its dtypes give
+ * (16-bit when every float tensor is F16, or every one BF16, as storageOf), then filled one tensor at a time.
+ * @param {Core} core
+ * @param {string} ctx
+ * @param {ReturnType<typeof readLoadConfig>} config
+ * @param {unknown} blob
+ */
+async function loadBlob(core, ctx, config, blob) {
+  const file = await openSafetensors(blob);
+  const M = core.Module;
+  const dtypes = new Set(file.entries.map((e) => e.dtype).filter((d) => d === 'F32' || d === 'F16' || d === 'BF16'));
+  const only = dtypes.size === 1 ? [...dtypes][0] : 'F32';
+  const storage =
+    only === 'F16' ? M._WeightStorage.F16 : only === 'BF16' ? M._WeightStorage.BF16 : M._WeightStorage.Float32;
+  core.checkUsable(ctx);
+  const model = construct(core, ctx, config, false, storage);
+  try {
+    await model[kLoadBlob](ctx, file);
   } catch (e) {
     model.dispose();
     throw e;

@@ -168,7 +168,8 @@ async function run(msg, post) {
   const mha = msg.args.length > 2;
   const args =
     method === 'forward' ? withCaches(msg.args, mha ? 3 : 1, mha ? 'mha.forward' : 'model.forward') : msg.args;
-  const result = method === 'length' ? target.length : target[method](...args); // (KVCache's getter)
+  // (awaited: loadModel of a Blob gives a Promise)
+  const result = method === 'length' ? target.length : await target[method](...args); // (KVCache's getter)
   if (msg.target && method === 'dispose') objects.delete(msg.target);
   if (kCreators.includes(method)) {
     const objectId = nextObjectId++;

@@ -6,6 +6,7 @@ import type {
   CheckpointTensor,
   CreateModelOptions,
   GenerateOptions,
+  LoadModelFromBlobOptions,
   LoadModelOptions,
   ModelConfig,
   ModelForwardOptions,
@@ -138,8 +139,12 @@ export interface AttnlabWorker {
   createMultiHeadAttention(options: MultiHeadAttentionOptions, call?: CallOptions): Promise<WorkerMultiHeadAttention>;
   createTinyTransformer(options: TinyTransformerOptions, call?: CallOptions): Promise<WorkerTinyTransformer>;
   createModel(options: CreateModelOptions, call?: CallOptions): Promise<WorkerTransformer>;
-  /** `call.transfer: true` moves the checkpoint's buffers to the worker instead of copying them. */
-  loadModel(options: LoadModelOptions, call?: CallOptions): Promise<WorkerTransformer>;
+  /**
+   * `call.transfer: true` moves the checkpoint's buffers to the worker instead of copying them. `tensors` may be
+   * the `model.safetensors` `File` / `Blob` itself: the worker reads it one tensor at a time (a browser clones a
+   * `File` by reference; Node cannot clone `fs.openAsBlob`'s file-backed Blobs, only in-memory ones).
+   */
+  loadModel(options: LoadModelOptions | LoadModelFromBlobOptions, call?: CallOptions): Promise<WorkerTransformer>;
   /** Ends the worker; every call that has not finished rejects. */
   terminate(): void;
 }

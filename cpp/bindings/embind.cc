@@ -325,6 +325,21 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
+  // Rows [firstRow, firstRow + shape[0]) of one tensor, float32 or 16-bit: a large tensor copied in pieces.
+  void LoadTensorRows(const std::string& name, const TensorArg& tensor, double first_row) {
+    Guard([&] {
+      model_.LoadTensorRows(name, ViewOf(tensor), static_cast<int64_t>(first_row));
+      return 0;
+    });
+  }
+  void LoadTensor16Rows(const std::string& name, const TensorArg& tensor, WeightStorage dtype, double first_row) {
+    Guard([&] {
+      model_.LoadTensor16Rows(name, reinterpret_cast<const uint16_t*>(tensor.ptr), ToShape(tensor.shape), dtype,
+                              static_cast<int64_t>(first_row));
+      return 0;
+    });
+  }
+
   WeightStorage Storage() const { return model_.storage(); }
   std::string CanonicalName(const std::string& name) const {
     return Guard([&] { return model_.CanonicalName(name); });
@@ -485,6 +500,8 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
       .function("checkStateDict", &TransformerBinding::CheckStateDict)
       .function("loadTensor", &TransformerBinding::LoadTensor)
       .function("loadTensor16", &TransformerBinding::LoadTensor16)
+      .function("loadTensorRows", &TransformerBinding::LoadTensorRows)
+      .function("loadTensor16Rows", &TransformerBinding::LoadTensor16Rows)
       .function("storage", &TransformerBinding::Storage)
       .function("forward", &TransformerBinding::Forward, emscripten::allow_raw_pointers())
       .function("forwardMemory", &TransformerBinding::ForwardMemory)

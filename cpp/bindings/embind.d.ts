@@ -128,6 +128,10 @@ export interface RawTransformer extends RawModel {
   loadTensor(name: string, tensor: TensorArg): void;
   /** Copies one tensor of F16 / BF16 bits (uint16 in wasm memory) in: kept 16-bit in a matrix of that storage. */
   loadTensor16(name: string, tensor: TensorArg, dtype: RawEnumValue): void;
+  /** Rows [firstRow, firstRow + tensor.shape[0]) of one float32 tensor (a large tensor copied in pieces). */
+  loadTensorRows(name: string, tensor: TensorArg, firstRow: number): void;
+  /** The same of F16 / BF16 bits. */
+  loadTensor16Rows(name: string, tensor: TensorArg, dtype: RawEnumValue, firstRow: number): void;
   /** Float32 once any weight matrix is float32 (loadTensor and training widen), else the 16-bit storage. */
   storage(): RawEnumValue;
   /** A forward pass; with a cache (made from this model) the tokens continue its sequences. */

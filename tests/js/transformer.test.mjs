@@ -458,6 +458,49 @@ for (const variant of VARIANTS) {
         );
       });
 
+      test('a tensor larger than a piece comes in 16 MiB pieces; a mixed-dtype file widens as loadModel does', async (t) => {
+        const own = scope(t);
+        const config = { arch: 'gpt2', vocabSize: 33000, contextLength: 8, embedDim: 256, numLayers: 1, numHeads: 2 };
+        const fresh = own(attn.createModel({ ...config, seed: 3 }));
+        const file = writeSafetensors(fresh.stateDict());
+        const { blob, reads } = recordingBlob(file);
+        const model = own(await attn.loadModel({ config, tensors: blob }));
+        assert.deepEqual(model.stateDict(), fresh.stateDict());
+        assert.deepEqual(
+          own(attn.loadModel({ config, tensors: readSafetensors(file) })).stateDict(),
+          fresh.stateDict(),
+        );
+        // The same weights cut to BF16 (2 × 16 MiB pieces and more of wte), from bytes and from a Blob.
+        const bf16 = Object.fromEntries(
+          Object.entries(fresh.stateDict()).map(([n, v]) => {
+            const bits = Uint16Array.from(new Uint32Array(v.data.buffer), (u) => u >>> 16);
+            return [n, { dtype: 'BF16', shape: v.shape, bits }];
+          }),
+        );
+        const narrowFile = writeSafetensors(bf16);
+        const narrow = own(await attn.loadModel({ config, tensors: new Blob([narrowFile]) }));
+        const widened = Object.fromEntries(Object.entries(readSafetensors(narrowFile)).map(([n, v]) => [n, v.data]));
+        for (const [n, v] of Object.entries(narrow.stateDict())) assert.deepEqual(v.data, widened[n], n);
+        assert.deepEqual(
+          own(attn.loadModel({ config, tensors: readSafetensors(narrowFile) })).stateDict(),
+          narrow.stateDict(),
+        );
+        const wteBytes = 33000 * 256 * 4;
+        const pieces = reads.filter(([a, b]) => b - a === 16 << 20);
+        assert.equal(pieces.length, Math.floor(wteBytes / (16 << 20)), 'wte.weight (32 MiB) in whole pieces');
+        assert.ok(
+          reads.every(([a, b]) => b - a <= 16 << 20),
+          'no read larger than a piece',
+        );
+        const c = byName('gpt2_f16_bare');
+        const mixed = edited(c.tensors, 'ln_f.weight', (x) => ({ data: Float32Array.from(x.data), shape: x.shape }));
+        const a = own(await attn.loadModel({ config: c.config, tensors: new Blob([writeSafetensors(mixed)]) }));
+        const b = own(attn.loadModel({ config: c.config, tensors: mixed }));
+        assert.deepEqual(a.stateDict(), b.stateDict());
+        const ids = tokensOf(c.expected.forward[0].input_ids);
+        assert.deepEqual(a.forward(ids).logits, b.forward(ids).logits);
+      });
+
       test('names, shapes and dtypes are checked from the header before any tensor is read', async () => {
         const c = byName('llama_gqa_f32');
         const { blob, reads } = recordingBlob(

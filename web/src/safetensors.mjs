@@ -392,9 +392,9 @@ async function readBlob(blob) {
 /**
  * A safetensors Blob's header, read and checked: its tensors' entries (name, dtype, shape, byte range) in header
  * order, its __metadata__, and read(entry), which reads that one tensor (readSafetensors' form) from its own byte
- * range. loadModel of a Blob copies each tensor into the model as it is read (only one held in JS at a time).
+ * range, or readBytes(entry, from, to) a piece of its data as stored. loadModel of a Blob copies each tensor into
+ * the model piece by piece (a few MiB held in JS at a time).
  * @param {unknown} blob a Blob, File or BlobLike
- * @returns {Promise<{ entries: Entry[], metadata: Record<string, string>, read: (e: Entry) => Promise<object> }>}
  */
 export async function openSafetensors(blob) {
   const b = /** @type {BlobLike} */ (blob);
@@ -412,7 +412,20 @@ export async function openSafetensors(blob) {
     }
     return tensorOf(e, u8, 0, true);
   };
-  return { entries, metadata, read };
+  /**
+   * The bytes [from, to) of one tensor's data, as stored (little-endian).
+   * @param {Entry} e
+   * @param {number} from
+   * @param {number} to
+   */
+  const readBytes = async (e, from, to) => {
+    const u8 = new Uint8Array(await b.slice(dataStart + e.begin + from, dataStart + e.begin + to).arrayBuffer());
+    if (u8.byteLength !== to - from) {
+      throw new RangeError(`${ctx}: tensor ${JSON.stringify(e.name)}: the file changed while it was read`);
+    }
+    return u8;
+  };
+  return { entries, metadata, read, readBytes };
 }
 
 /**

@@ -40,6 +40,15 @@ const kForwardOptions = [
 ];
 /** loadModel's way in to the private loader (this module's own key; nothing else holds it). */
 const kLoadTensors = Symbol('attnlab.loadTensors');
+/** The most bytes of a tensor that loading stages at once (in JS from a Blob, and in wasm memory): whole rows. */
+const kPieceBytes = 16 << 20;
+
+/**
+ * How many rows of a tensor of `bytes` in `rows` rows make a piece (at least one).
+ * @param {number} bytes
+ * @param {number} rows
+ */
+const rowsPerPiece = (bytes, rows) => (rows ? Math.max(1, Math.floor(kPieceBytes / (bytes / rows))) : 1);
 /** loadModel's way in to the private loader of a Blob. */
 const kLoadBlob = Symbol('attnlab.loadBlob');
 
@@ -262,8 +271,9 @@ export class Transformer extends Model {
 
   /**
    * loadModel of a Blob: the header's names, shapes and dtypes checked first, then each parameter read from its
-   * byte range and copied in before the next is read (the file is never held in JS; a tied head, read last, is
-   * compared with the embedding by C++).
+   * byte range, piece by piece, straight into wasm memory (one widened to float32 storage: whole), and copied in
+   * before the next is read (the file is never held in JS; a tied head, read last, is compared with the embedding
+   * by C++).
    * @param {string} ctx
    * @param {Awaited<ReturnType<typeof openSafetensors>>} file
    */
@@ -277,9 +287,48 @@ export class Transformer extends Model {
     }));
     const byName = new Map(file.entries.map((e) => [e.name, e]));
     for (const { name } of this.#checkNames(ctx, stubs, 'tensors')) {
-      const tensor = await file.read(/** @type {any} */ (byName.get(name)));
-      this.#copyIn(ctx, this.#entryOf(ctx, name, tensor, 'tensors', sixteen));
+      const e = /** @type {any} */ (byName.get(name));
+      if (e.dtype === (sixteen ?? 'F32')) await this.#copyInPieces(ctx, file, e, sixteen);
+      else this.#copyIn(ctx, this.#entryOf(ctx, name, await file.read(e), 'tensors', sixteen)); // (widened)
     }
+  }
+
+  /**
+   * Copies one tensor stored as the model stores it (its 16-bit dtype, or F32 for float32 storage) from the file
+   * into the model in pieces of whole rows of at most kPieceBytes: neither JS nor wasm memory holds more than a
+   * piece of it beside the model.
+   * @param {string} ctx
+   * @param {{ readBytes: (e: any, from: number, to: number) => Promise<Uint8Array> }} file
+   * @param {{ name: string, shape: number[], begin: number, end: number }} e
+   * @param {string | null} sixteen
+   */
+  async #copyInPieces(ctx, file, e, sixteen) {
+    const bytes = e.end - e.begin;
+    const rows = e.shape.length ? e.shape[0] : 1;
+    const step = rowsPerPiece(bytes, rows);
+    if (rows <= step) return this.#readPiece(ctx, file, e, sixteen, -1, e.shape, [0, bytes]);
+    for (let first = 0; first < rows; first += step) {
+      const count = Math.min(step, rows - first);
+      const range = [(first * bytes) / rows, ((first + count) * bytes) / rows];
+      await this.#readPiece(ctx, file, e, sixteen, first, [count, ...e.shape.slice(1)], range);
+    }
+  }
+
+  /**
+   * Reads bytes [from, to) of tensor `e` from the file (as stored: little-endian, as wasm memory) and loads them as
+   * its rows from firstRow (−1: the whole tensor) of shape `shape`.
+   * @param {string} ctx
+   * @param {{ readBytes: (e: any, from: number, to: number) => Promise<Uint8Array> }} file
+   * @param {{ name: string }} e
+   * @param {string | null} sixteen
+   * @param {number} firstRow
+   * @param {number[]} shape
+   * @param {number[]} range [from, to)
+   */
+  async #readPiece(ctx, file, e, sixteen, firstRow, shape, [from, to]) {
+    const data = await file.readBytes(e, from, to);
+    const piece = { data, tag: 'Uint8Array', shape, size: data.length, bytes: data.length };
+    this.#loadPiece(ctx, e.name, { ...piece, name: `tensors[${JSON.stringify(e.name)}]` }, !!sixteen, firstRow);
   }
 
   /**
@@ -350,19 +399,55 @@ export class Transformer extends Model {
   }
 
   /**
-   * Copies one checked tensor into the model (its 16-bit bits as they are, or its float32 data).
+   * Copies one checked tensor into the model (its 16-bit bits as they are, or its float32 data), in pieces of whole
+   * rows of at most kPieceBytes: wasm memory stages a piece, never a second copy of a large tensor.
    * @param {string} ctx
    * @param {{ name: string, buffer: any, bits?: any }} e
    */
   #copyIn(ctx, { name, buffer, bits }) {
+    const src = bits ?? buffer;
+    const rows = buffer.shape.length ? buffer.shape[0] : 1;
+    const step = rowsPerPiece(src.bytes, rows);
+    if (rows <= step) return this.#loadPiece(ctx, name, src, !!bits, -1);
+    const data = src.data; // (read once: a lazy tensor's getter widens again each time)
+    const width = src.size / rows; // elements of `data` per row
+    const elementBytes = src.bytes / src.size;
+    for (let first = 0; first < rows; first += step) {
+      const count = Math.min(step, rows - first);
+      const size = count * width;
+      const shape = [count, ...buffer.shape.slice(1)];
+      const part = data.subarray(first * width, first * width + size);
+      this.#loadPiece(ctx, name, { ...src, data: part, shape, size, bytes: size * elementBytes }, !!bits, first);
+    }
+  }
+
+  /**
+   * One piece, copied into wasm memory, into the model.
+   * @param {string} ctx
+   * @param {string} name
+   * @param {any} piece a withHeap buffer
+   * @param {boolean} sixteen its data are 16-bit bits (as bytes)
+   * @param {number} firstRow its first row, or −1 for the whole tensor
+   */
+  #loadPiece(ctx, name, piece, sixteen, firstRow) {
     const core = this[kCore];
-    const storage = this[kUsable](ctx).storage();
-    const arg = core.tensorArg(buffer);
-    core.withHeap(ctx, buffer.name, [bits ?? buffer], (p) => {
-      arg.ptr = p[0];
-      if (bits) this[kUsable](ctx).loadTensor16(name, arg, storage);
-      else this[kUsable](ctx).loadTensor(name, arg);
-    });
+    const arg = core.tensorArg(piece);
+    core.withHeap(ctx, piece.name, [piece], (p) => this.#loadAt(ctx, name, { ...arg, ptr: p[0] }, sixteen, firstRow));
+  }
+
+  /**
+   * The raw load of a tensor (firstRow −1) or of its rows from firstRow, staged in wasm memory at `arg.ptr`.
+   * @param {string} ctx
+   * @param {string} name
+   * @param {{ ptr: number, shape: number[] }} arg
+   * @param {boolean} sixteen
+   * @param {number} firstRow
+   */
+  #loadAt(ctx, name, arg, sixteen, firstRow) {
+    const h = this[kUsable](ctx);
+    const storage = h.storage();
+    if (firstRow < 0) return sixteen ? h.loadTensor16(name, arg, storage) : h.loadTensor(name, arg);
+    return sixteen ? h.loadTensor16Rows(name, arg, storage, firstRow) : h.loadTensorRows(name, arg, firstRow);
   }
 
   /**

@@ -190,6 +190,11 @@ class Transformer {
   // Copies one tensor of F16 or BF16 bits (`dtype` kF16 / kBF16) in: kept as they are in a weight matrix held in
   // that storage, else converted exactly to float32 (LoadTensor's checks and errors).
   void LoadTensor16(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype);
+  // The same for rows [first_row, first_row + shape[0]) of the tensor (`shape`: those rows, then the rest of its
+  // shape), so that a large tensor can be copied in pieces of whole rows (a tied head: compared piece by piece).
+  void LoadTensorRows(const std::string& name, const TensorView& tensor, int64_t first_row);
+  void LoadTensor16Rows(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype,
+                        int64_t first_row);
   // kFloat32 once any matrix is float32 (every LoadTensor of a matrix, and training, widen it exactly), else the
   // 16-bit storage that every matrix still has.
   WeightStorage storage() const;

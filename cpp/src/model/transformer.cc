@@ -102,39 +102,49 @@ std::string Transformer::TiedTo(const std::string& name) const {
 }
 
 void Transformer::LoadTensor16(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype) {
+  const std::string canonical = attnlab::CanonicalName(impl_->config, name);
+  if (canonical.empty()) return;
+  const ParamSpec& spec = impl_->LoadSpec(name, canonical);
+  if (shape != spec.shape) Fail(name, "shape " + ShapeString(spec.shape), "shape " + ShapeString(shape));
+  LoadTensor16Rows(name, bits, shape, dtype, 0);
+}
+
+void Transformer::LoadTensor16Rows(const std::string& name, const uint16_t* bits, const Shape& shape,
+                                   WeightStorage dtype, int64_t first_row) {
   if (dtype == WeightStorage::kFloat32) Fail("dtype", "kF16 or kBF16", "kFloat32");
   const std::string canonical = attnlab::CanonicalName(impl_->config, name);
   if (canonical.empty()) return;
-  const bool tied_head = impl_->IsTiedHead(canonical);
-  const ParamSpec* spec = tied_head ? &impl_->specs.front() : impl_->Find(canonical);
-  if (!spec || shape != spec->shape || !bits) return LoadTensor(name, TensorView{nullptr, shape});  // (its errors)
-  if (tied_head) {  // (compared with the embedding as float32 values)
+  const RowRange rows = Impl::PieceRows(name, impl_->LoadSpec(name, canonical), shape, first_row);
+  if (!bits) return LoadTensorRows(name, TensorView{nullptr, shape}, first_row);  // (its errors)
+  if (impl_->IsTiedHead(canonical)) {  // (compared with the embedding as float32 values)
     std::vector<float> values(CheckedNumel(name, shape));
     for (size_t i = 0; i < values.size(); ++i) values[i] = Bits16ToFloat(bits[i], Impl::Dtype16Of(dtype));
-    return LoadTensor(name, TensorView{values.data(), shape});
+    return LoadTensorRows(name, TensorView{values.data(), shape}, first_row);
   }
   impl_->ResetTraining();  // (new parameters: AdamW starts again)
-  impl_->params.Load16(*spec, bits, Impl::Dtype16Of(dtype));
+  impl_->params.Load16(impl_->LoadSpec(name, canonical), bits, Impl::Dtype16Of(dtype), rows);
 }
 
 void Transformer::LoadTensor(const std::string& name, const TensorView& tensor) {
   const std::string canonical = attnlab::CanonicalName(impl_->config, name);
   if (canonical.empty()) return;
+  const ParamSpec& spec = impl_->LoadSpec(name, canonical);
+  if (tensor.shape != spec.shape) Fail(name, "shape " + ShapeString(spec.shape), "shape " + ShapeString(tensor.shape));
+  LoadTensorRows(name, tensor, 0);
+}
+
+void Transformer::LoadTensorRows(const std::string& name, const TensorView& tensor, int64_t first_row) {
+  const std::string canonical = attnlab::CanonicalName(impl_->config, name);
+  if (canonical.empty()) return;
+  const ParamSpec& spec = impl_->LoadSpec(name, canonical);
+  const RowRange rows = Impl::PieceRows(name, spec, tensor.shape, first_row);
+  const size_t n = CheckTensor(name, tensor);
   impl_->ResetTraining();  // (new parameters: AdamW starts again)
-  const bool tied_head = impl_->IsTiedHead(canonical);
-  const ParamSpec* spec = tied_head ? &impl_->specs.front() : impl_->Find(canonical);
-  if (!spec) Fail(name, "a parameter of this model (e.g. '" + impl_->specs.front().name + "')", "an unknown name");
-  if (tensor.shape != spec->shape)
-    Fail(name, "shape " + ShapeString(spec->shape), "shape " + ShapeString(tensor.shape));
-  CheckTensor(name, tensor);
-  if (!tied_head) {
-    impl_->params.Load(*spec, tensor.data);
-    return;
-  }
-  std::vector<float> embedding(static_cast<size_t>(spec->shape[0] * spec->shape[1]));
-  impl_->params.Save(*spec, embedding.data());
+  if (!impl_->IsTiedHead(canonical)) return impl_->params.Load(spec, tensor.data, rows);
+  std::vector<float> embedding(n);
+  impl_->params.Save(spec, embedding.data(), rows);
   if (!std::equal(embedding.begin(), embedding.end(), tensor.data)) {
-    Fail(name, "equal to " + spec->name + " (tieEmbeddings)", "a different matrix");
+    Fail(name, "equal to " + spec.name + " (tieEmbeddings)", "a different matrix");
   }
 }
 

@@ -83,6 +83,26 @@ struct Transformer::Impl {
 
   bool IsTiedHead(const std::string& canonical) const { return config.tie_embeddings && canonical == "lm_head.weight"; }
 
+  // The parameter checkpoint tensor `name` (`canonical`) loads into or, a tied head, is compared with; else a failure.
+  const ParamSpec& LoadSpec(const std::string& name, const std::string& canonical) const {
+    const ParamSpec* spec = IsTiedHead(canonical) ? &specs.front() : Find(canonical);
+    if (!spec) Fail(name, "a parameter of this model (e.g. '" + specs.front().name + "')", "an unknown name");
+    return *spec;
+  }
+
+  // The rows of `spec` that a piece of shape `shape` starting at row `first_row` covers: same shape past the first
+  // dimension, inside the tensor; else a failure naming the tensor.
+  static RowRange PieceRows(const std::string& name, const ParamSpec& spec, const Shape& shape, int64_t first_row) {
+    const bool fits = shape.size() == spec.shape.size() && !shape.empty() &&
+                      std::equal(shape.begin() + 1, shape.end(), spec.shape.begin() + 1) && first_row >= 0 &&
+                      shape[0] >= 0 && first_row <= spec.shape[0] - shape[0];
+    if (!fits) {
+      Fail(name, "rows of shape " + ShapeString(spec.shape),
+           "shape " + ShapeString(shape) + " at row " + std::to_string(first_row));
+    }
+    return {static_cast<size_t>(first_row), static_cast<size_t>(shape[0])};
+  }
+
   // New parameters: AdamW starts again (moments 0, step 0). The training buffers stay allocated, so that loading
   // between steps (the demo's resets) does not free and re-make them each time: that churn fragments a heap filled
   // to the brim (tests/js/memory.test.mjs).

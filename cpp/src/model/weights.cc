@@ -67,23 +67,25 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
   }
 }
 
-// fn(packed index, checkpoint index) for every element of the matrix tensor s (row-major (rows, cols); (out, in)
-// when transposed: element (r, c) is W[c, offset + r], else W[r, offset + c]).
+// fn(packed index, index in `rows`' data) for every element of rows `rows` of the matrix tensor s (row-major
+// (rows, cols); (out, in) when transposed: element (r, c) is W[c, offset + r], else W[r, offset + c]).
 template <typename Fn>
-void ForEachElement(const PackedMatrix& m, const ParamSpec& s, const Fn& fn) {
-  const size_t rows = static_cast<size_t>(s.shape[0]), cols = static_cast<size_t>(s.shape[1]);
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c)
-      fn(s.transposed ? m.Index(c, s.offset + r) : m.Index(r, s.offset + c), r * cols + c);
+void ForEachElement(const PackedMatrix& m, const ParamSpec& s, RowRange rows, const Fn& fn) {
+  const size_t cols = static_cast<size_t>(s.shape[1]);
+  for (size_t r = rows.first; r < rows.first + rows.count; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      fn(s.transposed ? m.Index(c, s.offset + r) : m.Index(r, s.offset + c), (r - rows.first) * cols + c);
+    }
   }
 }
 
-// Copies between a checkpoint tensor and its place (kSave: out of it).
+// Copies rows of a checkpoint tensor between `data` and their place (kSave: out of it).
 template <bool kSave>
-void Transfer(Weights& w, const ParamSpec& s, std::conditional_t<kSave, float*, const float*> data) {
+void Transfer(Weights& w, const ParamSpec& s, std::conditional_t<kSave, float*, const float*> data, RowRange rows) {
   if (!s.is_matrix()) {
-    float* v = VectorOf(w, s)->data() + s.offset;
-    const size_t n = static_cast<size_t>(s.shape[0]) * (s.shape.size() == 2 ? static_cast<size_t>(s.shape[1]) : 1);
+    const size_t cols = s.shape.size() == 2 ? static_cast<size_t>(s.shape[1]) : 1;
+    float* v = VectorOf(w, s)->data() + s.offset + rows.first * cols;
+    const size_t n = rows.count * cols;
     if constexpr (kSave) {
       std::copy(v, v + n, data);
     } else {
@@ -93,7 +95,7 @@ void Transfer(Weights& w, const ParamSpec& s, std::conditional_t<kSave, float*, 
   }
   PackedMatrix& m = *MatrixOf(w, s);
   if constexpr (!kSave) m.Widen();
-  ForEachElement(m, s, [&](size_t index, size_t i) {
+  ForEachElement(m, s, rows, [&](size_t index, size_t i) {
     if constexpr (kSave) {
       data[i] = m.Is16() ? Bits16ToFloat(m.bits[index], m.dtype) : m.data[index];
     } else {
@@ -156,20 +158,20 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
   }
 }
 
-void Weights::Load(const ParamSpec& s, const float* data) { Transfer<false>(*this, s, data); }
-void Weights::Save(const ParamSpec& s, float* data) { Transfer<true>(*this, s, data); }
+void Weights::Load(const ParamSpec& s, const float* data, RowRange rows) { Transfer<false>(*this, s, data, rows); }
+void Weights::Save(const ParamSpec& s, float* data, RowRange rows) { Transfer<true>(*this, s, data, rows); }
 
-void Weights::Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype) {
+void Weights::Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype, RowRange rows) {
   PackedMatrix* m = s.is_matrix() ? MatrixOf(*this, s) : nullptr;
   if (m && m->Is16() && m->dtype == dtype) {
-    ForEachElement(*m, s, [&](size_t index, size_t i) { m->bits[index] = bits[i]; });
+    ForEachElement(*m, s, rows, [&](size_t index, size_t i) { m->bits[index] = bits[i]; });
     return;
   }
-  size_t n = 1;
-  for (int64_t d : s.shape) n *= static_cast<size_t>(d);
+  size_t n = rows.count;
+  for (size_t d = 1; d < s.shape.size(); ++d) n *= static_cast<size_t>(s.shape[d]);
   std::vector<float> values(n);
   for (size_t i = 0; i < n; ++i) values[i] = Bits16ToFloat(bits[i], dtype);
-  Load(s, values.data());
+  Load(s, values.data(), rows);
 }
 
 std::vector<PackedMatrix*> Weights::Matrices() {

@@ -52,6 +52,12 @@ struct BlockWeights {
   std::array<PackedMatrix*, 4> Matrices() { return {&qkv, &o, &up, &down}; }  // the one list of a block's matrices
 };
 
+// Rows [first, first + count) of a checkpoint tensor's first dimension.
+struct RowRange {
+  size_t first = 0, count = 0;
+};
+inline RowRange AllRows(const ParamSpec& s) { return {0, static_cast<size_t>(s.shape[0])}; }
+
 struct Weights {
   PackedMatrix embed, head;                                             // (E, V); head only when untied
   std::vector<float> positions, norm_f_weight, norm_f_bias, head_bias;  // (empty: the model has none)
@@ -62,10 +68,14 @@ struct Weights {
   Weights(const TransformerConfig& config, bool ones, bool sixteen = false, Dtype16 dtype = Dtype16::kF16);
 
   // Copies a checkpoint tensor (s.shape, row-major) into its place, or out of it. Load widens a 16-bit matrix first.
-  void Load(const ParamSpec& s, const float* data);
-  void Save(const ParamSpec& s, float* data);
+  // With `rows`: only its rows [rows.first, rows.first + rows.count) (of s.shape[0]), `data` holding just those.
+  void Load(const ParamSpec& s, const float* data) { Load(s, data, AllRows(s)); }
+  void Save(const ParamSpec& s, float* data) { Save(s, data, AllRows(s)); }
+  void Load(const ParamSpec& s, const float* data, RowRange rows);
+  void Save(const ParamSpec& s, float* data, RowRange rows);
   // Copies a tensor of 16-bit values in: its bits into a matrix of that 16-bit storage, else converted to float32.
-  void Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype);
+  void Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype) { Load16(s, bits, dtype, AllRows(s)); }
+  void Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype, RowRange rows);
   // Every packed matrix: the embedding, the head (empty when tied), each block's.
   std::vector<PackedMatrix*> Matrices();
   // Every matrix to float32 storage.

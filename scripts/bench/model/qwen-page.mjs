@@ -183,6 +183,7 @@ async function main(dir, { lang = 'en', max = '4', variant } = {}) {
     out.message = await loadFolder(page, dir);
     out.loadSeconds = +((performance.now() - t0) / 1000).toFixed(1);
     out.memAfterLoad = mem.sample();
+    out.memPeakLoading = mem.peak();
     out.wasmAfterLoadMiB = mib(Math.max(...(await wasmMemory(page)).workers));
     t0 = performance.now();
     const d = await generate(page, Number(max));

@@ -207,6 +207,74 @@ TEST_CASE(
   CHECK(sixteen_bit_fixtures >= 3);
 }
 
+// The fixture loaded tensor by tensor in pieces of `rows` rows (LoadTensorRows, or LoadTensor16Rows in 16-bit
+// storage), a tied head last (it is compared with the embedding).
+Transformer LoadedInPieces(const ModelFixture& f, int64_t rows, attnlab::WeightStorage storage) {
+  Transformer model(f.config, /*seed=*/0, /*initialise=*/false, storage);
+  std::vector<std::string> names;
+  for (const auto& [name, tensor] : f.checkpoint) {
+    if (tensor.is_float() && !model.CanonicalName(name).empty()) names.push_back(name);
+  }
+  std::stable_partition(names.begin(), names.end(), [&](const std::string& n) { return model.TiedTo(n).empty(); });
+  for (const std::string& name : names) {
+    const CheckpointTensor& t = f.checkpoint.at(name);
+    const int64_t n = t.shape[0], width = static_cast<int64_t>(t.values.size()) / std::max<int64_t>(n, 1);
+    for (int64_t first = 0; first < n; first += rows) {
+      attnlab::Shape shape = t.shape;
+      shape[0] = std::min(rows, n - first);
+      if (storage == attnlab::WeightStorage::kFloat32) {
+        model.LoadTensorRows(name, attnlab::TensorView{t.values.data() + first * width, shape}, first);
+      } else {
+        model.LoadTensor16Rows(name, t.bits.data() + first * width, shape, storage, first);
+      }
+    }
+  }
+  return model;
+}
+
+TEST_CASE("transformer: a tensor loaded in pieces of whole rows is the tensor loaded whole; bad pieces are named",
+          "[model]") {
+  for (const std::string& dir : ModelFixtureDirs(kModelFixtureDir)) {
+    const ModelFixture f = LoadModelFixture(dir);
+    INFO("fixture " << f.name);
+    Transformer whole = LoadedModel(f);
+    const bool sixteen = std::all_of(f.checkpoint.begin(), f.checkpoint.end(), [](const auto& kv) {
+      return !kv.second.is_float() || kv.second.dtype == "F16" || kv.second.dtype == "BF16";
+    });
+    for (const int64_t rows : {int64_t{1}, int64_t{3}}) {
+      Transformer pieces = LoadedInPieces(f, rows, attnlab::WeightStorage::kFloat32);
+      for (const auto& [name, shape] : whole.ParameterShapes())
+        CHECK(pieces.Parameter(name).data == whole.Parameter(name).data);
+      if (!sixteen) continue;
+      const bool f16 = std::any_of(f.checkpoint.begin(), f.checkpoint.end(),
+                                   [](const auto& kv) { return kv.second.dtype == "F16"; });
+      const attnlab::WeightStorage storage = f16 ? attnlab::WeightStorage::kF16 : attnlab::WeightStorage::kBF16;
+      Transformer narrow = LoadedInPieces(f, rows, storage);
+      CHECK(narrow.storage() == storage);
+      for (const auto& [name, shape] : whole.ParameterShapes())
+        CHECK(narrow.Parameter(name).data == whole.Parameter(name).data);
+    }
+  }
+  const ModelFixture f = LoadModelFixture(ModelFixtureDirs(kModelFixtureDir).front());
+  Transformer model = LoadedModel(f);
+  const auto [name, shape] = model.ParameterShapes().front();
+  const attnlab::Tensor rows = model.Parameter(name);
+  const attnlab::TensorView two{rows.data.data(), {2, shape[1]}};
+  CHECK_THROWS_WITH(model.LoadTensorRows(name, two, shape[0] - 1), Catch::Contains(name) && Catch::Contains("row"));
+  CHECK_THROWS_WITH(model.LoadTensorRows(name, two, -1), Catch::Contains(name) && Catch::Contains("row"));
+  CHECK_THROWS_WITH(model.LoadTensorRows(name, attnlab::TensorView{rows.data.data(), {2, shape[1] - 1}}, 0),
+                    Catch::Contains(name) && Catch::Contains("shape"));
+  if (model.config().tie_embeddings) {
+    const std::string head = "lm_head.weight";
+    REQUIRE(model.TiedTo(head) == name);
+    model.LoadTensorRows(head, two, 0);  // (equal to the embedding's rows)
+    std::vector<float> changed(rows.data.begin(), rows.data.begin() + 2 * shape[1]);
+    changed[1] += 0.5f;
+    CHECK_THROWS_WITH(model.LoadTensorRows(head, attnlab::TensorView{changed.data(), {2, shape[1]}}, 0),
+                      Catch::Contains(head) && Catch::Contains("equal to"));
+  }
+}
+
 TEST_CASE("transformer: 16-bit storage halves the matrices' memory; its misuse is named", "[model]") {
   const ModelFixture f = LoadModelFixture(ModelFixtureDirs(kModelFixtureDir).front());
   double wide = 0, sixteen = 0;

@@ -114,7 +114,7 @@ async function make(dir, shape = 'qwen2.5-0.5b') {
   for (const [name, dims] of shapes(config)) {
     const bits = new Uint16Array(dims.reduce((a, b) => a * b, 1));
     if (name.endsWith('norm.weight')) bits.fill(0x3f80);
-    else for (let i = 0; i < bits.length; ++i) bits[i] = 0x3b80 + Math.floor(random() * 512) + (i & 1) * 0x8000;
+    else for (let i = 0; i < bits.length; ++i) bits[i] = 0x3b80 + random.int(512) + (i & 1) * 0x8000;
     tensors[name] = { dtype: 'BF16', shape: dims, bits };
   }
   fs.mkdirSync(dir, { recursive: true });

@@ -14,6 +14,7 @@ import { initWorker } from '../../dist/worker.mjs';
 import { openBlankPage, setUpChromium } from './browser-harness.mjs';
 import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
 import { MODEL_CASES, kGpt2, kLlama, loadModelCase, modelDir, scope } from './model-helpers.mjs';
+import { makeRng } from './rng.mjs';
 
 const fixtures = MODEL_CASES.map(loadModelCase);
 const byName = (name) => fixtures.find((c) => c.name === name);
@@ -89,15 +90,15 @@ function gpt2Shapes({ vocabSize: V, contextLength: P, embedDim: E, numLayers }) 
   return out;
 }
 
-/** A safetensors file of a GPT-2 `config`'s parameters, random F16 values. */
+/** A safetensors file of a GPT-2 `config`'s parameters, random F16 values (rng.mjs's generator). */
 function randomF16Checkpoint(config) {
-  let state = 12345;
+  const rng = makeRng(12345);
   const tensors = {};
   for (const [name, shape] of gpt2Shapes(config)) {
     const bits = new Uint16Array(shape.reduce((a, b) => a * b, 1));
     for (let i = 0; i < bits.length; ++i) {
-      state = (state * 1103515245 + 12345) >>> 0;
-      bits[i] = 0x1c00 + ((state >>> 8) & 0x7ff) + ((state >>> 20) & 1) * 0x8000; // |x| in [2^-8, 2^-6)
+      const u = rng.int(0, 0xfff); // 11 bits of exponent and mantissa, and the sign
+      bits[i] = 0x1c00 + (u & 0x7ff) + (u >>> 11) * 0x8000; // |x| in [2^-8, 2^-6)
     }
     tensors[name] = { dtype: 'F16', shape, bits };
   }

@@ -15,6 +15,7 @@ import { initWorker } from '../../dist/worker.mjs';
 import { openBlankPage, setUpChromium } from './browser-harness.mjs';
 import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
 import { MODEL_CASES, kGpt2, kLlama, loadModelCase, modelDir, scope } from './model-helpers.mjs';
+import { makeRng } from './rng.mjs';
 
 /** A fixture folder as loadModelCase reads it, with its train.json when it has one (else null). */
 function loadCase(name) {
@@ -66,12 +67,8 @@ function assertParamsAfter(name, actual, expected, rule, maxAbs) {
 
 /** A seeded (B, T) batch of ids in [0, V) and its targets (the next ids; the first target of each row −100). */
 function batchOf(V, B, T, seed) {
-  let x = seed * 2654435761;
-  const next = () => {
-    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-    return (x >>> 8) % V;
-  };
-  const seq = Int32Array.from({ length: B * (T + 1) }, next);
+  const rng = makeRng(seed);
+  const seq = Int32Array.from({ length: B * (T + 1) }, () => rng.int(0, V - 1));
   const tokens = new Int32Array(B * T);
   const targets = new Int32Array(B * T);
   for (let b = 0; b < B; ++b) {

@@ -1,5 +1,5 @@
 // attnlab/viz (web/src/viz.mjs) in headless Chromium, on a plain page that loads dist/viz.mjs and nothing else of
-// attnlab: cells and links drawn for given shapes, update, hover and keyboard read-outs, destroy leaving no listener,
+// attnlab (beside the tests' seeded generator): cells and links drawn for given shapes, update, hover and keyboard read-outs, destroy leaving no listener,
 // named errors, and a colour ramp whose lightness rises monotonically (readable without hue).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -49,6 +49,11 @@ describe('attnlab/viz in Chromium', () => {
         return remove.apply(this, args);
       };
       window.viz = await import('/dist/viz.mjs');
+      // What viz.mjs loaded, before the tests' generator adds its own modules.
+      window.vizModules = performance
+        .getEntriesByType('resource')
+        .map((e) => new URL(e.name).pathname)
+        .filter((p) => p.startsWith('/dist/'));
       const { makeRng } = await import('/tests/js/rng.mjs'); // the tests' one seeded generator
       window.weights = (dims, seed = 1) => {
         // Row-stochastic weights: each last-dimension row sums to 1.
@@ -240,9 +245,12 @@ describe('attnlab/viz in Chromium', () => {
     assert.equal(r.heads, 8);
   });
 
-  test('the page loaded viz.mjs (and its painter) and nothing else of attnlab', () => {
+  test('the page loaded viz.mjs (and its painter) and nothing else of attnlab', async () => {
+    assert.deepEqual((await page.evaluate(() => window.vizModules)).sort(), ['/dist/viz-heatmap.mjs', '/dist/viz.mjs']);
+    // Over the whole run: the same, beside the tests' generator (tests/js/rng.mjs: the package's rng.mjs and the
+    // argument checks it imports).
     const dist = requests.filter((p) => p.startsWith('/dist/'));
-    assert.deepEqual(dist.sort(), ['/dist/viz-heatmap.mjs', '/dist/viz.mjs']);
+    assert.deepEqual(dist.sort(), ['/dist/rng.mjs', '/dist/validate.mjs', '/dist/viz-heatmap.mjs', '/dist/viz.mjs']);
   });
 
   test('options.text translates captions, tooltips and the legend', async () => {

@@ -1,9 +1,10 @@
 // @ts-check
-// Generation: sampling (temperature, topK, topP over a seeded xoshiro128** generator, makeRng) and the step loop
-// of model.generate, one forward per token through a KV cache. The worker host (worker-host.mjs) runs the same
+// Generation: sampling (temperature, topK, topP over the package's seeded generator, rng.mjs) and the step loop of
+// model.generate, one forward per token through a KV cache. The worker host (worker-host.mjs) runs the same
 // loop one step at a time (startGeneration), yielding to its messages in between; model.generate runs it through.
 
 import { kUsable } from './model.mjs';
+import { createRng } from './rng.mjs';
 import {
   describe,
   readDim,
@@ -39,38 +40,6 @@ export const kRawForward = Symbol('attnlab.rawForward');
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sampling.
-
-/**
- * A small seeded generator, xoshiro128** (state from splitmix32 over the seed's two 32-bit halves): the same seed
- * draws the same numbers everywhere.
- * @param {number} seed a non-negative safe integer
- */
-export function makeRng(seed) {
-  let x = (seed >>> 0) ^ 0x9e3779b9;
-  let y = Math.floor(seed / 2 ** 32) >>> 0;
-  const splitmix = () => {
-    x = (x + 0x9e3779b9) | 0;
-    let z = x ^ y;
-    y = (y + 0x632be5ab) | 0;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-    return (z ^ (z >>> 16)) >>> 0;
-  };
-  const s = [splitmix(), splitmix(), splitmix(), splitmix()];
-  if ((s[0] | s[1] | s[2] | s[3]) === 0) s[0] = 1;
-  /** A uniform number in [0, 1). */
-  return () => {
-    const result = Math.imul(((Math.imul(s[1], 5) << 7) | (Math.imul(s[1], 5) >>> 25)) >>> 0, 9) >>> 0;
-    const t = s[1] << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = (s[3] << 11) | (s[3] >>> 21);
-    return result / 2 ** 32;
-  };
-}
 
 /**
  * The next id from one row of logits: argmax at temperature 0 (the first maximum), else a draw from
@@ -255,7 +224,7 @@ export function startGeneration(model, ctx, prompt, options) {
   m[kUsable](ctx);
   const ids = readPrompt(ctx, prompt, m.config.vocabSize);
   const o = readGenerateOptions(ctx, options, ids.length, m.config);
-  const random = makeRng(o.seed);
+  const random = createRng(o.seed);
   const H = m.config.numHeads;
   const layers = o.layers;
   let cache = /** @type {KVCache | null} */ (null);

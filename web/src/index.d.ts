@@ -601,8 +601,38 @@ export interface Attnlab {
  */
 export declare function init(options?: InitOptions): Promise<Attnlab>;
 
-// #region ESM-only: readSafetensors, writeSafetensors and fromHuggingFace are exported by the ES module entry only
-// (the CommonJS entry offers init(); in CommonJS use `const { readSafetensors } = await import('attnlab')`). The
-// build drops this region from index.d.cts.
+// #region ESM-only: createRng, readSafetensors, writeSafetensors and fromHuggingFace are exported by the ES module
+// entry only (the CommonJS entry offers init(); in CommonJS use `const { readSafetensors } = await import('attnlab')`).
+// The build drops this region from index.d.cts.
 export * from './interop.js';
+
+/**
+ * {@link createRng}'s generator: each call gives the next uniform number in [0, 1) (a multiple of 2^-32). `int` and
+ * `normal` draw from the same stream.
+ */
+export interface Rng {
+  (): number;
+  /**
+   * An integer in 0 … n − 1: `Math.floor(rng() * n)` (one draw).
+   * @throws TypeError when `n` is not a number; RangeError when it is not an integer in [1, 2^32].
+   */
+  int(n: number): number;
+  /** A standard normal number, N(0, 1), by Box–Muller (two draws). */
+  normal(): number;
+}
+
+/**
+ * The package's seeded generator, xoshiro128** (its state from splitmix32 over the seed's two 32-bit halves):
+ * `generate` samples and `train`'s sampler draws its windows from it. The same seed gives the same numbers in every
+ * engine, page and worker. Plain JavaScript: needs no `init()`.
+ *
+ * @param seed a non-negative safe integer (default 0).
+ * @throws TypeError when `seed` is not a number; RangeError when it is not a non-negative safe integer.
+ * @example
+ * ```ts
+ * const rng = createRng(42);
+ * const u = rng(), die = rng.int(6) + 1, z = rng.normal();
+ * ```
+ */
+export declare function createRng(seed?: number): Rng;
 // #endregion ESM-only

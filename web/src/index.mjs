@@ -12,6 +12,7 @@
 //   model.mjs                  what the model classes share (state dict, dispose)
 //   validate.mjs               every JS-side check;  loader.mjs  the only file that knows the .wasm files
 //   safetensors.mjs, huggingface.mjs   readSafetensors, writeSafetensors, fromHuggingFace (plain JS, no wasm)
+//   rng.mjs                    createRng, the one seeded generator (generate's and train's sampler; plain JS)
 // The raw module's contract is cpp/bindings/embind.d.ts.
 
 import { Core, heapViews, kToken } from './core.mjs';
@@ -23,6 +24,7 @@ import { createModel, loadModel } from './transformer.mjs';
 import { version } from './version.mjs';
 
 export { fromHuggingFace } from './huggingface.mjs';
+export { createRng } from './rng.mjs';
 export { readSafetensors, writeSafetensors } from './safetensors.mjs';
 
 class Attnlab {

@@ -162,7 +162,7 @@ export interface GenerateOptions {
   topK?: number;
   /** In (0, 1]: nucleus sampling (Hugging Face's `top_p`). Default 1. */
   topP?: number;
-  /** The sampler's seed, a non-negative safe integer: same seed, same ids. Default 0. */
+  /** The sampler's seed (`createRng`'s), a non-negative safe integer: same seed, same ids. Default 0. */
   seed?: number;
   /** Called after each new id; returning false stops (the ids so far are returned). */
   onToken?: (id: number, step: number, info?: GenerateTokenInfo) => unknown;
@@ -205,7 +205,8 @@ export interface TrainBatch {
 
 /**
  * {@link Transformer.train}'s random batches: each step takes `batchSize` windows of `blockLength` ids from `ids`
- * (starts drawn uniformly from a seeded xoshiro128**), the targets being the ids one position later.
+ * (starts drawn uniformly from the ES module entry's `createRng(seed)`), the targets being the ids one position
+ * later.
  */
 export interface TrainSampler {
   /** The token sequence (e.g. a whole corpus); copied once. */

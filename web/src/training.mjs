@@ -4,8 +4,9 @@
 // (worker-host.mjs) runs the same loop one step at a time (startTraining), yielding to its messages in between.
 
 import { toTensorRecord } from './core.mjs';
-import { abortError, makeRng } from './generation.mjs';
+import { abortError } from './generation.mjs';
 import { Model, kCore, kParameterNames, kUsable } from './model.mjs';
+import { createRng } from './rng.mjs';
 import {
   describe,
   readDim,
@@ -294,7 +295,7 @@ function readTrainData(model, ctx, data) {
         `it), got ${ids.length}`,
     );
   }
-  const random = makeRng(readSafeInteger(ctx, o.seed, 'data.seed', 0));
+  const random = createRng(readSafeInteger(ctx, o.seed, 'data.seed', 0));
   const starts = ids.length - blockLength; // windows start at 0 … ids.length − blockLength − 1
   const shape = [batchSize, blockLength];
   const draw = (/** @type {boolean} */ sample) => {

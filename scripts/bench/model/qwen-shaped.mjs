@@ -22,7 +22,6 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { rng } from '../../../web/demo/shared/random.js';
 import { repoRoot } from './files.mjs';
 
 /** The tutorial's sentence (web/demo's "Your model" prompt in the issue): 12 tokens for Qwen3's tokenizer. */
@@ -110,13 +109,13 @@ export function qwen3TokenizerFiles() {
 async function make(dir, shape = 'qwen2.5-0.5b') {
   const config = kShapes[shape];
   if (!config) throw new RangeError(`make: shape must be one of ${Object.keys(kShapes).join(', ')}, got ${shape}`);
-  const { writeSafetensors } = await import(pathToFileURL(path.join(repoRoot, 'dist/index.mjs')).href);
-  const random = rng(1);
+  const { createRng, writeSafetensors } = await import(pathToFileURL(path.join(repoRoot, 'dist/index.mjs')).href);
+  const random = createRng(1);
   const tensors = {};
   for (const [name, dims] of shapes(config)) {
     const bits = new Uint16Array(dims.reduce((a, b) => a * b, 1));
     if (name.endsWith('norm.weight')) bits.fill(0x3f80);
-    else for (let i = 0; i < bits.length; ++i) bits[i] = 0x3b80 + Math.floor(random() * 512) + (i & 1) * 0x8000;
+    else for (let i = 0; i < bits.length; ++i) bits[i] = 0x3b80 + random.int(512) + (i & 1) * 0x8000;
     tensors[name] = { dtype: 'BF16', shape: dims, bits };
   }
   fs.mkdirSync(dir, { recursive: true });

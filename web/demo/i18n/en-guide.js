@@ -31,7 +31,7 @@ export default {
     'Drag q close to the origin, so that it is short: all three scores are near 0 and all three weights near 1/3. Then answer “Guess first”: what happens when q grows longer?',
 
   'guide.dk.1':
-    'Read “largest weight in a row”: the red dashed line (unscaled) climbs with dₖ, to about 0.95 at dₖ = 1024. The solid blue line (scaled by 1/√dₖ) stays near 0.25 from dₖ = 2 on.',
+    'Read “largest weight in a row”: the red dashed line (unscaled) climbs with dₖ, to about 0.99 at dₖ = 1024. The solid blue line (scaled by 1/√dₖ) stays near 0.25 from dₖ = 2 on.',
   'guide.dk.2':
     'Set “Keys per row” to 64: the “uniform 1/64” line drops, the blue line drops to about 0.1, and the red dashed line still races to 1. The entropy chart agrees: unscaled, the entropy falls to nearly 0; scaled, it stays near 3.7 (at most ln 64 ≈ 4.16).',
   'guide.dk.3':
@@ -45,7 +45,7 @@ export default {
     'Click “Clear clicked masks”, then set the scale to “off (1)”: the scores are no longer divided by √4 = 2, and softmax gets sharper. q0’s weight on k0 rises from 0.506 to 0.665.',
 
   'guide.cross.1':
-    'Read the 3 × 6 cross-attention table: the row of “chat” gives 0.81 of its weight to “cat”. The rows of “le” and “miaule” peak at “the” and “crying”, but only with about 0.3.',
+    'Read the 3 × 6 cross-attention table: each row peaks on the word it translates. “le” gives 0.84 of its weight to “the” and “miaule” 0.77 to “crying”; “chat” gives only 0.43 to “cat”, and 0.34 to “is”.',
   'guide.cross.2':
     'Switch to self-attention: the table becomes a square 3 × 3, and each word’s largest weight is on itself. Then look at the batch below: one call and one call per item give the same weights (largest |Δ| = 0).',
 
@@ -54,10 +54,10 @@ export default {
   'guide.heads.2':
     'Set the batch size B to 3: the first dimension of every shape becomes 3. The last line still says ✓, the same as <code>mha.forward</code>.',
   'guide.heads.3':
-    'Set B back to 2 and tick the wrong transpose, <code>K.transpose(0, 1)</code>: no error, yet head 1’s weights are off by up to 0.155. Set B to 3 and you get a shape error.',
+    'Set B back to 2 and tick the wrong transpose, <code>K.transpose(0, 1)</code>: no error, yet head 1’s weights are off by up to 0.148. Set B to 3 and you get a shape error.',
 
   'guide.mha.1':
-    'The first layer is untrained: most cells are near 1/n ≈ 0.09. In the row of “it”, the four heads’ brightest cells fall on four different words (animal, the, because, street), none above 0.25.',
+    'The first layer is untrained: most cells are near 1/n ≈ 0.09. In the row of “it”, the four heads’ brightest cells fall on four different words (tired, it, The, cross), none above 0.25.',
   'guide.mha.2':
     'Switch the weights to “Toy model: reverse”: in every row head 2 puts about 0.7 on position 5 − t, an anti-diagonal, and the table below has all 6 answers right. Tick “Causal mask”: the later letters are out of sight, and only 3 answers stay right.',
   'guide.mha.3':
@@ -71,7 +71,7 @@ export default {
     'Read the two lines under the maps: the floats read per step grow with the cache, and with 2 query heads sharing each key/value head they are half of what they would be without groups. The check says the steps equal one causal forward over the whole sequence.',
 
   'guide.myths.1':
-    'Look at the first box’s map: an untrained layer on 6 random tokens has a mean row entropy of 1.670 nats, against 1.792 when uniform. For a trained model, follow the box’s link to the model that has read Tang poems.',
+    'Look at the first box’s map: an untrained layer on 6 random tokens has a mean row entropy of 1.690 nats, against 1.792 when uniform. For a trained model, follow the box’s link to the model that has read Tang poems.',
   'guide.myths.2':
     'Answer the second box’s “Guess first”: k0 has the largest weight (0.443) and a short value. Then read the table: by weight k0 comes first, by zeroing v₀ it comes last, and by masking it comes second.',
   'guide.myths.3':

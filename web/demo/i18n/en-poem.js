@@ -105,7 +105,7 @@ export default {
   'poem.lr': 'learning rate (AdamW)',
   'poem.lrAria': 'learning rate of the training from scratch',
   'poem.lrNote':
-    'With only 399 poems the model soon learns them by heart. Measured on this page’s first run (seed 1): at 3e-3 the probe’s loss is lowest near step 100 (about 5.9) and then rises while the training loss keeps falling (about 7.4 by step 400): overfitting; 1e-3 learns more slowly and is still falling at step 400 (about 5.65); 1e-2 stalls near 6.2 from step 25, no faster. Changing the rate restarts the run.',
+    'With only 399 poems the model soon learns them by heart. Measured on this page’s first run (seed 1): at 3e-3 the probe’s loss is lowest between steps 150 and 200 (about 5.9) and then rises (about 6.9 by step 400) while the training loss keeps falling: overfitting; 1e-3 learns more slowly, reaches about 5.7 by step 200 and stays there to step 400; 1e-2 stalls near 6.3 from step 25, no faster, and rises after step 100. Changing the rate restarts the run.',
   'poem.src.poems': 'the quatrains',
   'poem.src.text': 'my text',
   'poem.textAria': 'your text (any language, one token per character)',

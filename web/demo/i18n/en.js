@@ -376,7 +376,7 @@ export default {
   'pf.no-scale.title': 'The output barely changes: the 1/√dₖ scale is missing',
   'pf.no-scale.symptom': 'Symptom: training stalls; the attention output hardly reacts to its input.',
   'pf.no-scale.why':
-    'Dot products of random dₖ-long vectors have standard deviation √dₖ. Unscaled, the scores spread over tens of units, softmax saturates to almost one-hot, and in most draws its gradient is almost zero: ‖∂/∂q‖ below is the gradient of the output with respect to the query. This is one draw and varies from draw to draw; the median over many draws is plotted in the √dₖ part. Scaling by 1/√dₖ keeps the spread near 1 for every dₖ.',
+    'Dot products of random dₖ-long vectors have standard deviation √dₖ. Unscaled, the scores spread over tens of units, softmax saturates to almost one-hot, and in most draws its gradient is almost zero: ‖∂/∂q‖ below is the gradient of the output with respect to the query. Shown: of 15 draws, the one with the median unscaled gradient; single draws vary, and the median over many draws per dₖ is plotted in the √dₖ part. Scaling by 1/√dₖ keeps the spread near 1 for every dₖ.',
   'pf.no-scale.ctl': 'dₖ (random q, 8 keys, N(0, 1) entries)',
   'pf.no-scale.stats': 'largest weight {m}, entropy {e} nats (uniform: {u}), ‖∂/∂q‖ = {g}',
   'pf.mask-zero.title': 'Masked positions still get weight: filled with 0 instead of a large negative number',

@@ -32,7 +32,7 @@ export function pseudoEmbed(tokens, E, salt = 0) {
   const x = new Float32Array(tokens.length * E);
   const pe = positionalEncoding(tokens.length, E);
   tokens.forEach((tok, i) => {
-    const r = tok === null ? null : rng(hashString(tok) ^ salt);
+    const r = tok === null ? null : rng((hashString(tok) ^ salt) >>> 0);
     for (let e = 0; e < E; e++) x[i * E + e] = (r ? r.normal() : 0) + pe[i * E + e];
   });
   return x;

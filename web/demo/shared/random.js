@@ -1,33 +1,22 @@
 // @ts-check
-// Seeded randomness, the same in every browser, worker and Node: a PRNG and a string hash for per-token seeds. The
-// one home of mulberry32: the JS tests, scripts/soak.mjs and the bench draw from it too (tests/js/rng.mjs).
+// Seeded randomness, the same in every browser, worker and Node: the package's generator (createRng, xoshiro128**:
+// the one JS generator, which generate and train sample with; the JS tests, scripts/soak.mjs and the bench draw from
+// it too, through tests/js/rng.mjs) and a string hash for per-token seeds.
+
+import { createRng } from '../attnlab.js';
 
 /**
- * @typedef {(() => number) & { int: (n: number) => number, normal: () => number }} Rng
+ * @typedef {import('../attnlab.js').Rng} Rng
  * A generator of uniform numbers in [0, 1), with int(n) (0 … n − 1) and normal() (N(0, 1), Box–Muller).
  */
 
 /**
- * mulberry32: a small seeded PRNG.
- * @param {number} seed
+ * The package's seeded generator.
+ * @param {number} seed a non-negative safe integer
  * @returns {Rng}
  */
 export function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  /** @param {number} n */
-  const int = (n) => Math.floor(next() * n);
-  const normal = () => {
-    const u = Math.max(next(), 1e-12);
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
-  };
-  return Object.assign(next, { int, normal });
+  return createRng(seed);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Type-checks the ESM typings (index.d.ts) as a `"type": "module"` consumer under moduleResolution nodenext.
 import {
+  createRng,
   init,
   readSafetensors,
   writeSafetensors,
@@ -11,6 +12,7 @@ import {
   type SafetensorsTensors,
   type MultiHeadAttention,
   type MultiHeadAttentionGradients,
+  type Rng,
   type Tensor,
   type TinyTransformer,
   type TinyTransformerOutput,
@@ -68,6 +70,9 @@ const fromBlob: Promise<SafetensorsTensors> = readSafetensors(blob);
 const written: Uint8Array = writeSafetensors(params, { format: 'pt' });
 writeSafetensors(await fromBlob, st.__metadata__);
 
+const rng: Rng = createRng(7);
+const draws: number = rng() + rng.int(6) + rng.normal() + createRng()();
+
 // @ts-expect-error data must be a Float32Array
 attn.scaledDotProductAttention({ data: [1, 2, 3], shape: [3] }, q, q);
 // @ts-expect-error mask data is Uint8Array | Float32Array
@@ -86,5 +91,7 @@ model.forward({ data: new Float32Array(12), shape: [2, 6] });
 attn.createTinyTransformer({ embedDim: 8, numHeads: 2 });
 // @ts-expect-error lr is a number
 model.trainStep(tokens, tokens, { lr: '0.01' });
+// @ts-expect-error the seed is a number
+createRng('7');
 
-export { bytes, dict, fo, gp, gq, loss, meta, out, params, ts, variant, version, w, written };
+export { bytes, dict, draws, fo, gp, gq, loss, meta, out, params, ts, variant, version, w, written };

@@ -24,7 +24,8 @@ export const SEQS = {
 export const BATCH = { B: 2, L: 4, dk: 4 };
 
 /**
- * One fixed N(0, 1) vector per token; with near, a token's vector is near's plus a little of its own.
+ * One fixed random direction per token (N(0, 1) entries, scaled to length √d, so that no token wins a dot product by
+ * its length alone); with near, a token's vector is near's plus a little of its own, scaled the same way.
  * @param {string[]} tokens
  * @param {string[] | null} [near]
  */
@@ -33,7 +34,9 @@ export function embed(tokens, near = null, d = D) {
   tokens.forEach((tok, i) => {
     const r = rng(hashString(tok));
     const base = near ? rng(hashString(near[i])) : null;
-    for (let c = 0; c < d; c++) x[i * d + c] = base ? base.normal() + 0.3 * r.normal() : r.normal();
+    const v = Array.from({ length: d }, () => (base ? base.normal() + 0.3 * r.normal() : r.normal()));
+    const scale = Math.sqrt(d) / Math.hypot(...v);
+    v.forEach((e, c) => (x[i * d + c] = e * scale));
   });
   return x;
 }

@@ -271,9 +271,9 @@ export class Transformer extends Model {
 
   /**
    * loadModel of a Blob: the header's names, shapes and dtypes checked first, then each parameter read from its
-   * byte range, piece by piece, straight into wasm memory (one widened to float32 storage: whole), and copied in
-   * before the next is read (the file is never held in JS; a tied head, read last, is compared with the embedding
-   * by C++).
+   * byte range in pieces of rows, each copied in before the next is read (one that float32 storage widens: read
+   * whole, then copied in pieces); the file is never held in JS. A tied head, read last, is compared with the
+   * embedding by C++.
    * @param {string} ctx
    * @param {Awaited<ReturnType<typeof openSafetensors>>} file
    */

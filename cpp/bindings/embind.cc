@@ -107,11 +107,14 @@ TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
   return hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
 }
 
-val TransformerMemory(const std::string& config_json, bool hugging_face, WeightStorage storage) {
+val TransformerMemory(const std::string& config_json, bool hugging_face, WeightStorage storage, bool loading) {
   return Guard([&] {
-    return MemoryNeedsToJs(TransformerParameterMemoryNeeds(ConfigOfJson(config_json, hugging_face), storage));
+    return MemoryNeedsToJs(TransformerParameterMemoryNeeds(ConfigOfJson(config_json, hugging_face), storage, loading));
   });
 }
+
+// The most bytes of a tensor that loadModel stages at once (memory_needs.h's kLoadPieceBytes).
+double LoadPieceBytes() { return static_cast<double>(kLoadPieceBytes); }
 
 std::string TargetName() { return ActiveTargetName(); }
 
@@ -482,6 +485,7 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
   using emscripten::val;
   emscripten::function("_tinyTransformerMemory", &TinyTransformerMemory);
   emscripten::function("_transformerMemory", &TransformerMemory);
+  emscripten::function("_loadPieceBytes", &LoadPieceBytes);
   BindModel<TinyTransformerBinding, ModelBinding<TinyTransformer>>("_TinyTransformer")
       .constructor(&TinyTransformerBinding::Make, emscripten::allow_raw_pointers())
       .function("forward", &TinyTransformerBinding::Forward)

@@ -181,7 +181,10 @@ export interface RawModule {
    * createModel's options (JS names, `arch`), or with huggingFace true a config.json. A bad field: RangeError naming
    * it; a field of the wrong JSON type: TypeError.
    */
-  _transformerMemory(configJson: string, huggingFace: boolean, storage: RawEnumValue): RawMemoryNeeds;
+  /** loading: the checkpoint is copied in pieces of _loadPieceBytes() (else initialising holds a whole tensor). */
+  _transformerMemory(configJson: string, huggingFace: boolean, storage: RawEnumValue, loading: boolean): RawMemoryNeeds;
+  /** The most bytes of a tensor that loadModel stages at once (whole rows). */
+  _loadPieceBytes(): number;
   /** initialise false: no random initialisation (every parameter is loaded next); 16-bit storage needs it false. */
   _Transformer: new (
     configJson: string,

@@ -40,15 +40,14 @@ const kForwardOptions = [
 ];
 /** loadModel's way in to the private loader (this module's own key; nothing else holds it). */
 const kLoadTensors = Symbol('attnlab.loadTensors');
-/** The most bytes of a tensor that loading stages at once (in JS from a Blob, and in wasm memory): whole rows. */
-const kPieceBytes = 16 << 20;
-
 /**
- * How many rows of a tensor of `bytes` in `rows` rows make a piece (at least one).
+ * How many rows of a tensor of `bytes` in `rows` rows make a piece (at least one): at most the module's
+ * _loadPieceBytes() (the memory it counts on for loading).
+ * @param {any} M the raw module
  * @param {number} bytes
  * @param {number} rows
  */
-const rowsPerPiece = (bytes, rows) => (rows ? Math.max(1, Math.floor(kPieceBytes / (bytes / rows))) : 1);
+const rowsPerPiece = (M, bytes, rows) => (rows ? Math.max(1, Math.floor(M._loadPieceBytes() / (bytes / rows))) : 1);
 /** loadModel's way in to the private loader of a Blob. */
 const kLoadBlob = Symbol('attnlab.loadBlob');
 
@@ -262,7 +261,7 @@ export class Transformer extends Model {
     if (sixteen && entries.some((e) => e.dtype === null && !e.bits)) {
       // (a float32 tensor widens its matrix: room for every matrix in float32 beside the 16-bit ones, at most)
       const config = this[kUsable](ctx).config();
-      core.checkFits(ctx, what, [], () => M._transformerMemory(config, false, M._WeightStorage.Float32));
+      core.checkFits(ctx, what, [], () => M._transformerMemory(config, false, M._WeightStorage.Float32, true));
     }
     const floats = this.#checkNames(ctx, entries, what);
     this.#checkTiedHead(ctx, floats, what);
@@ -295,7 +294,7 @@ export class Transformer extends Model {
 
   /**
    * Copies one tensor stored as the model stores it (its 16-bit dtype, or F32 for float32 storage) from the file
-   * into the model in pieces of whole rows of at most kPieceBytes: neither JS nor wasm memory holds more than a
+   * into the model in pieces of whole rows of at most the module's _loadPieceBytes(): neither JS nor wasm memory holds more than a
    * piece of it beside the model.
    * @param {string} ctx
    * @param {{ readBytes: (e: any, from: number, to: number) => Promise<Uint8Array> }} file
@@ -305,7 +304,7 @@ export class Transformer extends Model {
   async #copyInPieces(ctx, file, e, sixteen) {
     const bytes = e.end - e.begin;
     const rows = e.shape.length ? e.shape[0] : 1;
-    const step = rowsPerPiece(bytes, rows);
+    const step = rowsPerPiece(this[kCore].Module, bytes, rows);
     if (rows <= step) return this.#readPiece(ctx, file, e, sixteen, -1, e.shape, [0, bytes]);
     for (let first = 0; first < rows; first += step) {
       const count = Math.min(step, rows - first);
@@ -400,14 +399,14 @@ export class Transformer extends Model {
 
   /**
    * Copies one checked tensor into the model (its 16-bit bits as they are, or its float32 data), in pieces of whole
-   * rows of at most kPieceBytes: wasm memory stages a piece, never a second copy of a large tensor.
+   * rows of at most the module's _loadPieceBytes(): wasm memory stages a piece, never a second copy of a large tensor.
    * @param {string} ctx
    * @param {{ name: string, buffer: any, bits?: any }} e
    */
   #copyIn(ctx, { name, buffer, bits }) {
     const src = bits ?? buffer;
     const rows = buffer.shape.length ? buffer.shape[0] : 1;
-    const step = rowsPerPiece(src.bytes, rows);
+    const step = rowsPerPiece(this[kCore].Module, src.bytes, rows);
     if (rows <= step) return this.#loadPiece(ctx, name, src, !!bits, -1);
     const data = src.data; // (read once: a lazy tensor's getter widens again each time)
     const width = src.size / rows; // elements of `data` per row
@@ -569,7 +568,9 @@ function storageOf(M, tensors) {
  */
 function construct(core, ctx, config, initialise, storage = core.Module._WeightStorage.Float32) {
   const { json, huggingFace, seed } = config;
-  core.checkFits(ctx, 'the configuration', [], () => core.Module._transformerMemory(json, huggingFace, storage));
+  core.checkFits(ctx, 'the configuration', [], () =>
+    core.Module._transformerMemory(json, huggingFace, storage, !initialise),
+  );
   return wrapHandle(
     core,
     ctx,

@@ -52,11 +52,16 @@ MemoryNeeds TinyTransformerParameterMemoryNeeds(const TinyTransformerConfig& con
 MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, const Shape& tokens,
                                            bool with_gradient);
 
+// The most bytes of a checkpoint tensor that a loader stages at once (whole rows; JS loadModel's pieces).
+inline constexpr int64_t kLoadPieceBytes = int64_t{16} << 20;
+
 // The parameters of a Transformer with this configuration (normalised first: a bad field throws
-// std::invalid_argument naming it), and the one checkpoint tensor that initialising or loading holds beside them.
-// `storage`: how the weight matrices are held (2 bytes an element in 16-bit storage).
+// std::invalid_argument naming it), and what building it holds beside them: initialising, one whole tensor in
+// float32; `loading` (initialise false, the checkpoint copied in pieces of at most kLoadPieceBytes by
+// LoadTensorRows / LoadTensor16Rows), one piece and its float32 copies. `storage`: how the weight matrices are held
+// (2 bytes an element in 16-bit storage).
 MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config,
-                                            WeightStorage storage = WeightStorage::kFloat32);
+                                            WeightStorage storage = WeightStorage::kFloat32, bool loading = false);
 
 // Transformer::Forward on tokens (B, T) after `past` cached positions: logits ((B, 1, V) with last_logits_only), the
 // attentions of the layers listed (repeats counted once), hidden states when asked for, the keys and values of one

@@ -192,6 +192,7 @@ class Transformer {
   void LoadTensor16(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype);
   // The same for rows [first_row, first_row + shape[0]) of the tensor (`shape`: those rows, then the rest of its
   // shape), so that a large tensor can be copied in pieces of whole rows (a tied head: compared piece by piece).
+  // (Loaders that come in pieces keep each to at most kLoadPieceBytes: TransformerParameterMemoryNeeds counts on it.)
   void LoadTensorRows(const std::string& name, const TensorView& tensor, int64_t first_row);
   void LoadTensor16Rows(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype,
                         int64_t first_row);

@@ -56,15 +56,20 @@ MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) 
 
 }  // namespace
 
-MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config, WeightStorage storage) {
+MemoryNeeds TransformerParameterMemoryNeeds(const TransformerConfig& config, WeightStorage storage, bool loading) {
   const TransformerConfig c = NormalisedConfig(config);
   MemoryNeeds needs = ParameterParts(c, storage == WeightStorage::kFloat32 ? 1.0 : 0.5);
   for (MemoryPart& part : needs) part.bytes *= kF32;
-  // Initialising or loading holds one checkpoint tensor beside its packed copy: the embedding is the largest (a
-  // tied lm_head is compared with a copy of it).
+  // Initialising holds one whole tensor beside its packed copy: the embedding is the largest. Loading stages one
+  // piece, and at most two float32 copies of it (16-bit values widened; a tied lm_head's piece compared with the
+  // embedding's rows): 2 bytes an element at the least, so 5 pieces' bytes.
   double largest = static_cast<double>(c.vocab_size) * static_cast<double>(c.embed_dim);
   for (const ParamSpec& s : ParameterSpecs(c)) largest = std::max(largest, Numel(s.shape));
-  needs.push_back({"one tensor while initialising or loading", largest * kF32});
+  if (loading) {
+    needs.push_back({"one piece while loading", std::min(largest * kF32, 5.0 * static_cast<double>(kLoadPieceBytes))});
+  } else {
+    needs.push_back({"one tensor while initialising", largest * kF32});
+  }
   return needs;
 }
 

@@ -1,8 +1,8 @@
 // Which real checkpoints load within attnlab's wasm memory cap (docs/benchmarks.md, "What fits"; not a test): for each
 // config.json below (the published checkpoints' sizes), the parameter memory that loadModel checks before anything is
 // allocated, as the library itself reports it (the raw module's _transformerMemory, the figures of loadModel's
-// RangeError), in float32 and in 16 bits, against _maxMemoryBytes. A load also holds one checkpoint tensor as float32
-// while copying it (the embedding, the largest): that part is in the sum.
+// RangeError), in float32 and in 16 bits, against _maxMemoryBytes. A load also stages one piece of a tensor (at most
+// _loadPieceBytes(), with its float32 copies): that part is in the sum.
 //   node scripts/bench/model/fits.mjs [DIST]        (default dist/)
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -137,10 +137,10 @@ async function main(dist) {
   const M = await rawModule(dist);
   const cap = M._maxMemoryBytes();
   const needs = (config, storage) => {
-    const parts = M._transformerMemory(JSON.stringify(config), true, storage);
+    const parts = M._transformerMemory(JSON.stringify(config), true, storage, true);
     return { total: parts.reduce((s, [, b]) => s + b, 0), parts };
   };
-  console.log(`cap ${cap / MiB} MiB; MiB needed to load (parameters + one float32 tensor while loading)`);
+  console.log(`cap ${cap / MiB} MiB; MiB needed to load (parameters + one piece while loading)`);
   console.log('| checkpoint | parameters | float32 | fits | 16-bit | fits |');
   console.log('|---|---:|---:|:-:|---:|:-:|');
   for (const [name, config] of kCheckpoints) {

@@ -283,6 +283,21 @@ TEST_CASE("transformer: 16-bit storage halves the matrices' memory; its misuse i
     sixteen += part.bytes;
   }
   CHECK(sixteen < 0.75 * wide);
+  // Loading stages pieces of at most kLoadPieceBytes, initialising a whole tensor: for GPT-2 small's 154 MB
+  // embedding, five pieces' bytes instead.
+  attnlab::TransformerConfig gpt2 = f.config;
+  gpt2.vocab_size = 50257;
+  gpt2.embed_dim = 768;
+  gpt2.num_heads = gpt2.num_kv_heads = 12;
+  gpt2.head_dim = 64;
+  gpt2.hidden_dim = 4 * 768;
+  const auto last = [](const attnlab::MemoryNeeds& needs) { return needs.back(); };
+  const attnlab::MemoryPart init = last(attnlab::TransformerParameterMemoryNeeds(gpt2));
+  const attnlab::MemoryPart load =
+      last(attnlab::TransformerParameterMemoryNeeds(gpt2, attnlab::WeightStorage::kF16, /*loading=*/true));
+  CHECK(init.bytes == 50257.0 * 768 * 4);
+  CHECK(load.bytes == 5.0 * attnlab::kLoadPieceBytes);
+  CHECK(init.what != load.what);
   CHECK_THROWS_WITH(Transformer(f.config, 0, /*initialise=*/true, attnlab::WeightStorage::kF16),
                     Catch::Contains("storage"));
   Transformer model(f.config, 0, /*initialise=*/false, attnlab::WeightStorage::kF16);

@@ -118,6 +118,23 @@ void ReplayDir(const std::string& dir, size_t min_files, bool isolate) {
   });
 }
 
+// call(), and how many seconds it took.
+template <class Call>
+attnlab::AttentionResult TimedCall(Call&& call, double& seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  attnlab::AttentionResult r = call();
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+// A module of embed_dim features and num_heads heads, every other setting its default.
+attnlab::MultiHeadAttention HostileModule(int64_t embed_dim, int64_t num_heads) {
+  attnlab::MhaConfig c;
+  c.embed_dim = embed_dim;
+  c.num_heads = num_heads;
+  return attnlab::MultiHeadAttention(c);
+}
+
 }  // namespace
 
 TEST_CASE("fuzz: every seed of tests/fuzz/corpus holds the invariants", "[fuzz]") {
@@ -138,9 +155,9 @@ TEST_CASE("hostile sizes: SDPA on empty tensors with a huge batch returns quickl
   for (const bool need_weights : {true, false}) {
     attnlab::SdpaOptions o;
     o.need_weights = need_weights;
-    const auto start = std::chrono::steady_clock::now();
-    const attnlab::AttentionResult r = attnlab::ScaledDotProductAttention(q, k, v, o);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = 0;
+    const attnlab::AttentionResult r =
+        TimedCall([&] { return attnlab::ScaledDotProductAttention(q, k, v, o); }, seconds);
     CHECK(r.output.data.empty());
     CHECK(r.output.shape == attnlab::Shape{batch, 0, 4});
     INFO("need_weights " << need_weights);
@@ -154,23 +171,18 @@ TEST_CASE("hostile sizes: SDPA with dk = dv = 0 and no weights returns quickly",
   const attnlab::TensorView q{nullptr, {n, 0}}, k{nullptr, {n, 0}}, v{nullptr, {n, 0}};
   attnlab::SdpaOptions o;
   o.need_weights = false;
-  const auto start = std::chrono::steady_clock::now();
-  const attnlab::AttentionResult r = attnlab::ScaledDotProductAttention(q, k, v, o);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = 0;
+  const attnlab::AttentionResult r = TimedCall([&] { return attnlab::ScaledDotProductAttention(q, k, v, o); }, seconds);
   CHECK(r.output.shape == attnlab::Shape{n, 0});
   CHECK(seconds < 0.5);
 }
 
 TEST_CASE("hostile sizes: MHA forward on empty tensors with a huge batch returns quickly", "[fuzz][hostile]") {
-  attnlab::MhaConfig c;
-  c.embed_dim = 4;
-  c.num_heads = 2;
-  attnlab::MultiHeadAttention mha(c);
+  attnlab::MultiHeadAttention mha = HostileModule(4, 2);
   const int64_t n = int64_t{1} << 27;
   const attnlab::TensorView q{nullptr, {0, n, 4}}, k{nullptr, {0, n, 4}}, v{nullptr, {0, n, 4}};
-  const auto start = std::chrono::steady_clock::now();
-  const attnlab::AttentionResult r = mha.Forward(q, k, v);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = 0;
+  const attnlab::AttentionResult r = TimedCall([&] { return mha.Forward(q, k, v); }, seconds);
   CHECK(r.output.shape == attnlab::Shape{0, n, 4});
   CHECK(r.weights.shape == attnlab::Shape{n, 0, 0});
   CHECK(seconds < 0.5);
@@ -179,10 +191,7 @@ TEST_CASE("hostile sizes: MHA forward on empty tensors with a huge batch returns
 // N * num_heads must not overflow int64 while checking a 3-D attn_mask (signed overflow: UB, caught by UBSan in
 // the ATTNLAB_FUZZ build). The call is invalid (the mask's first dimension is not N * num_heads) and must say so.
 TEST_CASE("hostile sizes: MHA 3-D attn_mask check with N * num_heads beyond int64", "[fuzz][hostile]") {
-  attnlab::MhaConfig c;
-  c.embed_dim = 8;
-  c.num_heads = 8;
-  attnlab::MultiHeadAttention mha(c);
+  attnlab::MultiHeadAttention mha = HostileModule(8, 8);
   const int64_t n = (int64_t{1} << 61) - 1;  // the largest dimension an empty tensor may have
   const attnlab::TensorView q{nullptr, {0, n, 8}}, k{nullptr, {0, n, 8}}, v{nullptr, {0, n, 8}};
   attnlab::MhaForwardOptions o;

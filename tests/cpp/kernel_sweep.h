@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,6 +39,14 @@ inline std::vector<size_t> Misalignments(size_t n) {
   std::sort(m.begin(), m.end());
   m.erase(std::unique(m.begin(), m.end()), m.end());
   return m;
+}
+
+// The lengths a row sweep covers for vectors of n lanes: the `longer` ones (past every tile) first, then first, first +
+// 1, …, 2n + 1: every remainder up to two whole vectors and one more.
+inline std::vector<size_t> SweepLengths(size_t n, size_t first, std::initializer_list<size_t> longer) {
+  std::vector<size_t> lengths(longer);
+  for (size_t len = first; len <= 2 * n + 1; ++len) lengths.push_back(len);
+  return lengths;
 }
 
 // The tolerance of a float32 dot product of length k against float64 (the standard bound γ_k, with a margin of two

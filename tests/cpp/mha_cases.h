@@ -34,12 +34,18 @@ using NamedShapes = std::vector<std::pair<std::string, Shape>>;
 
 inline constexpr Tolerance kPathTolerance{1e-5, 1e-5};
 
-// A batch-first module of embed_dim features, num_heads query heads and num_kv_heads key/value heads (the
-// decoding tests' configuration).
-inline MhaConfig BatchFirstConfig(int64_t embed_dim, int64_t num_heads, int64_t num_kv_heads) {
+// A module of embed_dim features and num_heads heads, every other setting its default.
+inline MhaConfig HeadsConfig(int64_t embed_dim, int64_t num_heads) {
   MhaConfig c;
   c.embed_dim = embed_dim;
   c.num_heads = num_heads;
+  return c;
+}
+
+// A batch-first module of embed_dim features, num_heads query heads and num_kv_heads key/value heads (the
+// decoding tests' configuration).
+inline MhaConfig BatchFirstConfig(int64_t embed_dim, int64_t num_heads, int64_t num_kv_heads) {
+  MhaConfig c = HeadsConfig(embed_dim, num_heads);
   c.num_kv_heads = num_kv_heads;
   c.batch_first = true;
   return c;
@@ -206,35 +212,46 @@ inline void CheckForward(MultiHeadAttention& mha, const MhaCase& c, Tolerance to
   }
 }
 
+// The heads of a random configuration (num_kv_heads -1: as many as num_heads).
+struct HeadCounts {
+  int64_t embed_dim, num_heads, num_kv_heads = -1;
+};
+
+// Case i of a random sweep, from Rng(seed + i): heads picked from `heads`, SetCaseFlags(i), kdim and vdim each
+// picked from -1 (embed_dim), embed_dim itself when `explicit_embed_dim`, 5 and 11; key padding none, bool or float
+// by i % 3, attention mask `attn` (3-D when attn_3d) on n (random 1…3) items when batched, lengths from `lengths`;
+// weights except every fourth case, averaged in every other pair of cases.
+inline MhaCase RandomMhaCase(uint64_t seed, int i, const std::vector<HeadCounts>& heads, bool explicit_embed_dim,
+                             const std::vector<int64_t>& lengths, bool batched, MaskChoice attn, bool attn_3d) {
+  Rng rng(seed + static_cast<uint64_t>(i));
+  MhaConfig config;
+  const HeadCounts h = rng.Pick(heads);
+  config.embed_dim = h.embed_dim;
+  config.num_heads = h.num_heads;
+  config.num_kv_heads = h.num_kv_heads;
+  SetCaseFlags(config, i);
+  std::vector<int64_t> dims = {-1, 5, 11};
+  if (explicit_embed_dim) dims.insert(dims.begin() + 1, config.embed_dim);
+  config.kdim = rng.Pick(dims);
+  config.vdim = rng.Pick(dims);
+  const MaskChoice kpm = static_cast<MaskChoice>(i % 3);
+  MhaCase c = MakeCase(rng, config, batched, rng.Int(1, 3), rng.Pick(lengths), rng.Pick(lengths), kpm, attn, attn_3d);
+  c.need_weights = i % 4 != 3;
+  c.average_attn_weights = (i / 2) % 2 == 0;
+  c.Finish();
+  return c;
+}
+
+// 64 cases over head counts without grouped queries, batched and not, attention masks none, bool or float, 2-D or 3-D.
 inline std::vector<MhaCase> RandomCases() {
-  struct HeadConfig {
-    int64_t embed_dim, num_heads;
-  };
-  const std::vector<HeadConfig> heads = {{8, 1}, {8, 2}, {8, 8}, {12, 3}, {16, 4}, {6, 2}, {4, 4}, {20, 5}};
-  const std::vector<int64_t> lengths = {1, 2, 5, 7};
+  const std::vector<HeadCounts> heads = {{8, 1}, {8, 2}, {8, 8}, {12, 3}, {16, 4}, {6, 2}, {4, 4}, {20, 5}};
   std::vector<MhaCase> cases;
   for (int i = 0; i < 64; ++i) {
-    Rng rng(100 + i);
-    MhaConfig config;
-    const HeadConfig hc = rng.Pick(heads);
-    config.embed_dim = hc.embed_dim;
-    config.num_heads = hc.num_heads;
-    SetCaseFlags(config, i);
-    const std::vector<int64_t> dims = {-1, config.embed_dim, 5, 11};
-    config.kdim = rng.Pick(dims);
-    config.vdim = rng.Pick(dims);
-    const bool batched = i % 3 != 2;
-    const MaskChoice kpm = static_cast<MaskChoice>(i % 3);
     const int attn_variant = (i / 3) % 5;  // none, bool 2-D, float 2-D, bool 3-D, float 3-D
     const MaskChoice attn = attn_variant == 0       ? MaskChoice::kNone
                             : attn_variant % 2 == 1 ? MaskChoice::kBool
                                                     : MaskChoice::kFloat;
-    MhaCase c = MakeCase(rng, config, batched, rng.Int(1, 3), rng.Pick(lengths), rng.Pick(lengths), kpm, attn,
-                         attn_variant >= 3);
-    c.need_weights = i % 4 != 3;
-    c.average_attn_weights = (i / 2) % 2 == 0;
-    c.Finish();
-    cases.push_back(std::move(c));
+    cases.push_back(RandomMhaCase(100, i, heads, true, {1, 2, 5, 7}, i % 3 != 2, attn, attn_variant >= 3));
   }
   return cases;
 }

@@ -74,6 +74,27 @@ inline bool Same(const std::vector<float>& a, const std::vector<float>& b, size_
   return true;
 }
 
+// Checks each row (b, i) of `got`, b < items, i < rows, against `clean`: where poisoned(b, i) its `width` outputs
+// and its weights_width weights (0: weights not checked) are all NaN, elsewhere they equal the clean result.
+template <class Poisoned>
+inline void ExpectPoisonedRows(const AttentionResult& got, const AttentionResult& clean, size_t items, size_t rows,
+                               size_t width, size_t weights_width, Poisoned&& poisoned) {
+  for (size_t b = 0; b < items; ++b) {
+    for (size_t i = 0; i < rows; ++i) {
+      INFO("item " << b << ", row " << i);
+      const size_t row = b * rows + i;
+      const size_t out = row * width, w = row * weights_width;
+      if (poisoned(b, i)) {
+        CHECK(AllNaN(got.output.data, out, width));
+        if (weights_width > 0) CHECK(AllNaN(got.weights.data, w, weights_width));
+      } else {
+        CHECK(Same(got.output.data, clean.output.data, out, width));
+        if (weights_width > 0) CHECK(Same(got.weights.data, clean.weights.data, w, weights_width));
+      }
+    }
+  }
+}
+
 // Runs fn(need_weights) on every target, for both paths.
 template <class Fn>
 inline void EveryPath(Fn&& fn) {

@@ -31,3 +31,19 @@ export function createStore(initial) {
     },
   };
 }
+
+/**
+ * Replaces element `index` of the array state[key] with `value`, through set() and a copy of the array (the state
+ * is never mutated): what a control that edits one entry of a list does.
+ * @template {object} S
+ * @template {keyof S} K
+ * @param {Store<S>} store
+ * @param {K} key a key whose value is an array (or a tuple)
+ * @param {number} index
+ * @param {S[K] extends readonly (infer E)[] ? E : never} value
+ */
+export function setElement(store, key, index, value) {
+  const array = [.../** @type {unknown[]} */ (store.get()[key])];
+  array[index] = value;
+  store.set(/** @type {Partial<S>} */ ({ [key]: array }));
+}

@@ -64,6 +64,14 @@ struct MhaSaved {
   float* weights = nullptr;
 };
 
+// MHA's bias-like parameters, or their gradients: b_q and b_o (e), b_k, b_v, bias_k and bias_v (ekv); each null
+// where the module has none (bias = false: no b_*; add_bias_kv = false: no bias_k, bias_v).
+template <class T>
+struct MhaBiasParams {
+  T *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr;
+  T *bias_k = nullptr, *bias_v = nullptr;
+};
+
 // torch.nn.MultiheadAttention forward for n items with l queries and s keys:
 // query rows (tokens) of e floats, key rows of kdim, value rows of vdim. Token (item b, position t) of the
 // query is row b * l + t when batch_first, else t * n + b (likewise key and value with s). Weights are
@@ -81,17 +89,12 @@ struct MhaArgs {
   const float* value = nullptr;
   size_t n = 0, l = 0, s = 0, e = 0, heads = 0, kv_heads = 0, kdim = 0, vdim = 0;
   bool batch_first = true;
-  PackedB wq_t;               // (e, e)
-  PackedB wk_t;               // (kdim, ekv)
-  PackedB wv_t;               // (vdim, ekv)
-  const float* bq = nullptr;  // (e) or null, likewise bo; bk, bv (ekv) or null
-  const float* bk = nullptr;
-  const float* bv = nullptr;
-  const float* bias_k = nullptr;  // (ekv) or null
-  const float* bias_v = nullptr;
+  PackedB wq_t;                       // (e, e)
+  PackedB wk_t;                       // (kdim, ekv)
+  PackedB wv_t;                       // (vdim, ekv)
+  PackedB wo_t;                       // (e, e)
+  MhaBiasParams<const float> biases;  // b_q, b_k, b_v, b_o, bias_k, bias_v, each or null
   bool add_zero_attn = false;
-  PackedB wo_t;  // (e, e)
-  const float* bo = nullptr;
   // Biases over (n * heads) problems: row_bias_batch_stride applies per (item, head) index b * heads + h,
   // key_bias_batch_stride per item.
   BiasArgs bias;
@@ -122,12 +125,7 @@ struct MhaBackwardArgs {
   float* grad_w_k = nullptr;
   float* grad_w_v = nullptr;
   float* grad_w_o = nullptr;
-  float* grad_b_q = nullptr;
-  float* grad_b_k = nullptr;
-  float* grad_b_v = nullptr;
-  float* grad_b_o = nullptr;
-  float* grad_bias_k = nullptr;
-  float* grad_bias_v = nullptr;
+  MhaBiasParams<float> grad_biases;  // null where the module has no such parameter
 };
 
 // Gradients of sum(grad_out ⊙ SDPA(q, k, v)) for the problem in `forward` (its out/weights are ignored):

@@ -32,7 +32,9 @@ struct MhaLayout {
   size_t FirstRow(size_t b, size_t len) const { return a.batch_first ? b * len : b; }
   size_t PosStride() const { return a.batch_first ? 1 : a.n; }
   // Keys each head attends: the cached ones, or the new ones and the appended bias_k / zero-attention rows.
-  size_t SAll() const { return a.cache_k ? a.cache_past + a.s : a.s + (a.bias_k ? 1 : 0) + (a.add_zero_attn ? 1 : 0); }
+  size_t SAll() const {
+    return a.cache_k ? a.cache_past + a.s : a.s + (a.biases.bias_k ? 1 : 0) + (a.add_zero_attn ? 1 : 0);
+  }
   // Rows of the projected key/value buffers per item: the new tokens only when they go on into the cache.
   size_t KvRows() const { return a.cache_k ? a.s : SAll(); }
   size_t HeadDim() const { return a.e / a.heads; }
@@ -94,15 +96,15 @@ void ProjectQkv(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf
         if (piece < q_blocks) {
           const size_t rows = std::min(kRowBlock, a.l - r0);
           Project(decode, rows, e, e, a.query + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.wq_t,
-                  buf.q + (b * a.l + r0) * e, e, a.bq);
+                  buf.q + (b * a.l + r0) * e, e, a.biases.q);
           return;
         }
         const size_t rows = std::min(kRowBlock, a.s - r0);  // (an empty key's data may be null: no piece reads it)
         const size_t first = layout.FirstRow(b, a.s) + r0 * pos;
         Project(decode, rows, ekv, a.kdim, a.key + first * a.kdim, pos * a.kdim, a.wk_t,
-                buf.k + (b * kv_rows + r0) * ekv, ekv, a.bk);
+                buf.k + (b * kv_rows + r0) * ekv, ekv, a.biases.k);
         Project(decode, rows, ekv, a.vdim, a.value + first * a.vdim, pos * a.vdim, a.wv_t,
-                buf.v + (b * kv_rows + r0) * ekv, ekv, a.bv);
+                buf.v + (b * kv_rows + r0) * ekv, ekv, a.biases.v);
       },
       decode ? kMinParallelDecodeFlops : kMinParallelFlops);
 }
@@ -114,9 +116,9 @@ void AppendExtraKeys(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers
     float* kb = buf.k + b * s_all * ekv;
     float* vb = buf.v + b * s_all * ekv;
     size_t row = a.s;
-    if (a.bias_k) {
-      std::copy(a.bias_k, a.bias_k + ekv, kb + row * ekv);
-      std::copy(a.bias_v, a.bias_v + ekv, vb + row * ekv);
+    if (a.biases.bias_k) {
+      std::copy(a.biases.bias_k, a.biases.bias_k + ekv, kb + row * ekv);
+      std::copy(a.biases.bias_v, a.biases.bias_v + ekv, vb + row * ekv);
       ++row;
     }
     if (a.add_zero_attn) {
@@ -231,7 +233,7 @@ void OutProject(const MhaArgs& a, const MhaLayout& layout, const MhaBuffers& buf
   ParallelFor(a.n * q_blocks, 2.0 * kRowBlock * e * e, [&](size_t i) {
     const size_t b = i / q_blocks, r0 = i % q_blocks * kRowBlock, rows = std::min(kRowBlock, a.l - r0);
     Project(decode, rows, e, e, buf.ctx + (b * a.l + r0) * e, e, a.wo_t,
-            a.out + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.bo);
+            a.out + (layout.FirstRow(b, a.l) + r0 * pos) * e, pos * e, a.biases.o);
   });
 }
 
@@ -287,7 +289,7 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
     const float* d_out = g.grad_out + layout.FirstRow(b, a.l) * e;
     GemmUnpacked(a.l, e, e, d_out, pos * e, 1, g.w_o, e, false, d_ctx.data() + b * a.l * e, e, nullptr, false, pack);
     GemmUnpacked(e, e, a.l, d_out, 1, pos * e, saved.ctx + b * a.l * e, e, false, g.grad_w_o, e, nullptr, true, pack);
-    if (g.grad_b_o) AddColumnSums(d_out, a.l, e, pos * e, g.grad_b_o);
+    if (g.grad_biases.o) AddColumnSums(d_out, a.l, e, pos * e, g.grad_biases.o);
   }
 
   // Heads: one problem per (item, key/value head), each writing its own column slices of d_q, d_k, d_v. The
@@ -318,9 +320,9 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
   // bias_k / bias_v: the gradient at the appended position, summed over the batch; zero-attention rows have
   // no parameters. Projections: grad_x = dY W; dW += dYᵀ x; db += Σ dY (key and value: first s positions).
   for (size_t b = 0; b < a.n; ++b) {
-    if (g.grad_bias_k) {
-      AddColumnSums(d_k.data() + (b * s_all + a.s) * ekv, 1, ekv, ekv, g.grad_bias_k);
-      AddColumnSums(d_v.data() + (b * s_all + a.s) * ekv, 1, ekv, ekv, g.grad_bias_v);
+    if (g.grad_biases.bias_k) {
+      AddColumnSums(d_k.data() + (b * s_all + a.s) * ekv, 1, ekv, ekv, g.grad_biases.bias_k);
+      AddColumnSums(d_v.data() + (b * s_all + a.s) * ekv, 1, ekv, ekv, g.grad_biases.bias_v);
     }
     struct Projection {
       const float* d_y;
@@ -332,9 +334,9 @@ void MhaBackwardImpl(const MhaBackwardArgs& g) {
       float* grad_b;
     };
     const Projection projections[3] = {
-        {d_q.data() + b * a.l * e, a.l, e, e, a.query, g.w_q, g.grad_query, g.grad_w_q, g.grad_b_q},
-        {d_k.data() + b * s_all * ekv, a.s, a.kdim, ekv, a.key, g.w_k, g.grad_key, g.grad_w_k, g.grad_b_k},
-        {d_v.data() + b * s_all * ekv, a.s, a.vdim, ekv, a.value, g.w_v, g.grad_value, g.grad_w_v, g.grad_b_v}};
+        {d_q.data() + b * a.l * e, a.l, e, e, a.query, g.w_q, g.grad_query, g.grad_w_q, g.grad_biases.q},
+        {d_k.data() + b * s_all * ekv, a.s, a.kdim, ekv, a.key, g.w_k, g.grad_key, g.grad_w_k, g.grad_biases.k},
+        {d_v.data() + b * s_all * ekv, a.s, a.vdim, ekv, a.value, g.w_v, g.grad_value, g.grad_w_v, g.grad_biases.v}};
     for (const Projection& pr : projections) {
       if (pr.rows == 0) continue;  // (an empty input's data may be null)
       const size_t first = layout.FirstRow(b, pr.rows) * pr.in;

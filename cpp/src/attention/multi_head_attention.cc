@@ -197,7 +197,7 @@ AttentionResult MultiHeadAttention::Forward(const TensorView& query, const Tenso
   }
   Impl::Saved& saved = m.saved;
   saved.valid = false;
-  const size_t s_all = args.s + (args.bias_k ? 1 : 0) + (args.add_zero_attn ? 1 : 0);
+  const size_t s_all = args.s + (args.biases.bias_k ? 1 : 0) + (args.add_zero_attn ? 1 : 0);
   saved.query.assign(query.data, query.data + result.output.data.size());
   saved.key.assign(key.data, key.data + CheckedNumel("key", key.shape));
   saved.value.assign(value.data, value.data + CheckedNumel("value", value.shape));
@@ -263,12 +263,7 @@ MhaGradients MultiHeadAttention::Backward(const TensorView& grad_output) {
   args.grad_w_k = g.w_k.data();
   args.grad_w_v = g.w_v.data();
   args.grad_w_o = g.w_o.data();
-  args.grad_b_q = DataOrNull(g.b_q);
-  args.grad_b_k = DataOrNull(g.b_k);
-  args.grad_b_v = DataOrNull(g.b_v);
-  args.grad_b_o = DataOrNull(g.b_o);
-  args.grad_bias_k = DataOrNull(g.bias_k);
-  args.grad_bias_v = DataOrNull(g.bias_v);
+  args.grad_biases = BiasParamsOf<float>(g);
   MhaBackward(args);
   grads.grad_params = JoinSlots(slots, g);
   return grads;

@@ -23,6 +23,13 @@ struct MhaParams {
 
 inline float* DataOrNull(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
 
+// The bias-like parameters of p (or the gradients kept in its layout), null where absent.
+template <class T>
+MhaBiasParams<T> BiasParamsOf(MhaParams& p) {
+  return {DataOrNull(p.b_q), DataOrNull(p.b_k),    DataOrNull(p.b_v),
+          DataOrNull(p.b_o), DataOrNull(p.bias_k), DataOrNull(p.bias_v)};
+}
+
 struct MultiHeadAttention::Impl {
   MhaConfig config;  // kdim, vdim and num_kv_heads resolved
   size_t e = 0, kdim = 0, vdim = 0, ekv = 0;
@@ -57,12 +64,7 @@ struct MultiHeadAttention::Impl {
     args.wk_t = w_k_packed;
     args.wv_t = w_v_packed;
     args.wo_t = w_o_packed;
-    args.bq = DataOrNull(params.b_q);
-    args.bk = DataOrNull(params.b_k);
-    args.bv = DataOrNull(params.b_v);
-    args.bo = DataOrNull(params.b_o);
-    args.bias_k = DataOrNull(params.bias_k);
-    args.bias_v = DataOrNull(params.bias_v);
+    args.biases = BiasParamsOf<const float>(params);
   }
 };
 

@@ -63,7 +63,7 @@ std::string CanonicalName(const TransformerConfig& config, const std::string& na
 
 // Sizes derived from a normalised config.
 struct ModelSizes {
-  size_t e, heads, kv_heads, head_dim, hidden, vocab, qkv_out, up_out, down_in;
+  size_t e = 0, heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0, qkv_out = 0, up_out = 0, down_in = 0;
 };
 ModelSizes SizesOf(const TransformerConfig& config);
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "attnlab/transformer.h"
+#include "cpp/src/model/architectures.h"
 #include "cpp/src/ops/linear.h"
 #include "cpp/src/ops/packing.h"
 
@@ -84,12 +85,12 @@ struct TrainArgs {
   double loss = 0;             // out
 };
 
-struct ModelArgs {
+// One call's arguments; its sizes (E, H, KV, hd, hidden, V, ...) are the model's ModelSizes.
+struct ModelArgs : ModelSizes {
   PositionKind position_kind = PositionKind::kLearned;    // learned, sinusoidal: Embed adds `positions`; RoPE: rope_*
   MlpKind mlp = MlpKind::kGeluTanh;                       // kNone: no MLP stage
   bool causal = true;                                     // false: each query sees every key (no cache)
   size_t batch = 0, tokens = 0, past = 0, cache_max = 0;  // B, T, P; keys attended: P + T
-  size_t e = 0, heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0;
   float norm_eps = 1e-5f;
   const int32_t* ids = nullptr;      // (B, T), each in [0, vocab)
   PackedB embed;                     // the token embedding, packed as its transpose (E, V): it is the tied head

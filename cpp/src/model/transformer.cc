@@ -247,12 +247,7 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   a.tokens = static_cast<size_t>(tokens.shape[1]);
   a.past = past;
   a.cache_max = cache_max;
-  a.e = z.e;
-  a.heads = z.heads;
-  a.kv_heads = z.kv_heads;
-  a.head_dim = z.head_dim;
-  a.hidden = z.hidden;
-  a.vocab = z.vocab;
+  static_cast<ModelSizes&>(a) = z;
   a.norm_eps = static_cast<float>(c.norm_eps);
   a.ids = tokens.data;
   a.embed = w.embed.View();

@@ -232,13 +232,25 @@ HWY_INLINE void GemmBlockTiles(size_t mc, size_t n, size_t kc, const float* HWY_
   }
 }
 
-// One (mc, kc) block of A against every column tile: A packed into a_packed, or read in place.
-template <bool kPackedA>
-HWY_INLINE void GemmBlock(size_t mc, size_t n, size_t kc, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
-                          float* HWY_RESTRICT a_packed, const PackedB& b, float* HWY_RESTRICT c, size_t ldc,
-                          const float* HWY_RESTRICT bias, int init) {
-  if (kPackedA) PackA(mc, kc, a, lda, a_col_stride, a_packed);
-  GemmBlockTiles<kPackedA>(mc, n, kc, a, lda, a_col_stride, a_packed, b, c, ldc, bias, init);
+// A block of the cache blocking (GemmBlocks): rows [i0, i0 + mc) of A and C over k's range [p0, p0 + kc). a is the
+// block's first element of A, a_packed the block packed by PackA or null (A read in place), c row i0 of C; init as
+// GemmTileAt's (0: C starts from 0, 1: from bias, 2: accumulates).
+struct GemmBlockAt {
+  size_t p0, kc, mc;
+  const float* a;
+  const float* a_packed;
+  float* c;
+  int init;
+};
+
+// GemmBlockTiles on a block of GemmBlocks for n columns of B (b: their panels) into C from c, bias from `bias`.
+HWY_INLINE void GemmBlockColumns(const GemmBlockAt& blk, size_t n, size_t lda, size_t a_col_stride, const PackedB& b,
+                                 float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias) {
+  if (blk.a_packed) {
+    GemmBlockTiles<true>(blk.mc, n, blk.kc, blk.a, lda, a_col_stride, blk.a_packed, b, c, ldc, bias, blk.init);
+  } else {
+    GemmBlockTiles<false>(blk.mc, n, blk.kc, blk.a, lda, a_col_stride, nullptr, b, c, ldc, bias, blk.init);
+  }
 }
 
 // Gemm's calls without products: m or n is 0, or k is 0 (C keeps its start value, bias or 0; B is empty and its data
@@ -260,6 +272,28 @@ HWY_INLINE bool PackAPays(size_t n) {
   return (n + width - 1) / width >= kPackAMinTiles;
 }
 
+// The cache blocking of Gemm and GemmB16, C (m, n) = A (m, k) · B [+ bias] or C += A · B: per block of kGemmKc of k,
+// per block of kGemmMc rows of A, A's block packed when that pays (PackAPays); block(GemmBlockAt) runs the block's
+// column tiles. Calls without products are GemmWithoutProducts'.
+template <class Block>
+HWY_INLINE void GemmBlocks(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                           float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias, bool accumulate,
+                           const Block& block) {
+  if (GemmWithoutProducts(m, n, k, c, ldc, bias, accumulate)) return;
+  const int first_init = accumulate ? 2 : (bias ? 1 : 0);
+  const bool pack_a = PackAPays(n);
+  HWY_ALIGN float a_packed[kGemmMc * kGemmKc];
+  for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
+    const size_t kc = std::min(kGemmKc, k - p0);
+    for (size_t i0 = 0; i0 < m; i0 += kGemmMc) {
+      const size_t mc = std::min(kGemmMc, m - i0);
+      const float* a_blk = a + i0 * lda + p0 * a_col_stride;
+      if (pack_a) PackA(mc, kc, a_blk, lda, a_col_stride, a_packed);
+      block(GemmBlockAt{p0, kc, mc, a_blk, pack_a ? a_packed : nullptr, c + i0 * ldc, p0 == 0 ? first_init : 2});
+    }
+  }
+}
+
 // C (m, n) = A (m, k) · B (k, n) + (bias (n) if non-null), or C += A · B when accumulate (bias is then not read),
 // B packed (packing.h). k may be 0.
 // A's element (i, p) is a[i * lda + p * a_col_stride]: a_col_stride 1 for A, or lda 1 and a_col_stride = the
@@ -267,24 +301,9 @@ HWY_INLINE bool PackAPays(size_t n) {
 HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                      const PackedB& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                      bool accumulate) {
-  if (GemmWithoutProducts(m, n, k, c, ldc, bias, accumulate)) return;
-  const int first_init = accumulate ? 2 : (bias ? 1 : 0);
-  const bool pack_a = PackAPays(n);
-  HWY_ALIGN float a_packed[kGemmMc * kGemmKc];
-  for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
-    const size_t kc = std::min(kGemmKc, k - p0);
-    const int init = p0 == 0 ? first_init : 2;
-    const PackedB b_blk = b.At(p0, 0);
-    for (size_t i0 = 0; i0 < m; i0 += kGemmMc) {
-      const size_t mc = std::min(kGemmMc, m - i0);
-      const float* a_blk = a + i0 * lda + p0 * a_col_stride;
-      if (pack_a) {
-        GemmBlock<true>(mc, n, kc, a_blk, lda, a_col_stride, a_packed, b_blk, c + i0 * ldc, ldc, bias, init);
-      } else {
-        GemmBlock<false>(mc, n, kc, a_blk, lda, a_col_stride, a_packed, b_blk, c + i0 * ldc, ldc, bias, init);
-      }
-    }
-  }
+  GemmBlocks(m, n, k, a, lda, a_col_stride, c, ldc, bias, accumulate, [&](const GemmBlockAt& blk) HWY_ATTR {
+    GemmBlockColumns(blk, n, lda, a_col_stride, b.At(blk.p0, 0), blk.c, ldc, bias);
+  });
 }
 
 // Gemm with a 16-bit B of dtype kDtype: per (k block, row block of A) each panel's (kc, kPanel) slice of B is
@@ -295,32 +314,15 @@ template <Dtype16 kDtype>
 HWY_INLINE void GemmB16(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                         const PackedB16& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                         bool accumulate) {
-  if (GemmWithoutProducts(m, n, k, c, ldc, bias, accumulate)) return;
-  const int first_init = accumulate ? 2 : (bias ? 1 : 0);
-  const bool pack_a = PackAPays(n);
-  HWY_ALIGN float a_packed[kGemmMc * kGemmKc];
   HWY_ALIGN float b_block[kGemmKc * kPanel];  // one panel's kc rows, as float32
-  for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
-    const size_t kc = std::min(kGemmKc, k - p0);
-    const int init = p0 == 0 ? first_init : 2;
-    const PackedB b_f32{b_block, kc * kPanel};
-    for (size_t i0 = 0; i0 < m; i0 += kGemmMc) {
-      const size_t mc = std::min(kGemmMc, m - i0);
-      const float* a_blk = a + i0 * lda + p0 * a_col_stride;
-      if (pack_a) PackA(mc, kc, a_blk, lda, a_col_stride, a_packed);
-      for (size_t j0 = 0; j0 < n; j0 += kPanel) {
-        const size_t cols = std::min(kPanel, n - j0);
-        Convert16<kDtype>(b.data + (j0 / kPanel) * b.panel_stride + p0 * kPanel, kc * kPanel, b_block);
-        float* c_blk = c + i0 * ldc + j0;
-        const float* bias_blk = bias ? bias + j0 : nullptr;
-        if (pack_a) {
-          GemmBlockTiles<true>(mc, cols, kc, a_blk, lda, a_col_stride, a_packed, b_f32, c_blk, ldc, bias_blk, init);
-        } else {
-          GemmBlockTiles<false>(mc, cols, kc, a_blk, lda, a_col_stride, a_packed, b_f32, c_blk, ldc, bias_blk, init);
-        }
-      }
+  GemmBlocks(m, n, k, a, lda, a_col_stride, c, ldc, bias, accumulate, [&](const GemmBlockAt& blk) HWY_ATTR {
+    const PackedB b_f32{b_block, blk.kc * kPanel};
+    for (size_t j0 = 0; j0 < n; j0 += kPanel) {
+      Convert16<kDtype>(b.data + (j0 / kPanel) * b.panel_stride + blk.p0 * kPanel, blk.kc * kPanel, b_block);
+      GemmBlockColumns(blk, std::min(kPanel, n - j0), lda, a_col_stride, b_f32, blk.c + j0, ldc,
+                       bias ? bias + j0 : nullptr);
     }
-  }
+  });
 }
 
 // Gemm with B packed in 16 bits (F16 or BF16, packing.h): bit for bit Gemm on the float32 values of B.

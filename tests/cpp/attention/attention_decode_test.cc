@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -195,36 +196,56 @@ TEST_CASE("attention decode: a padded NaN token reaches nothing, an attended one
   });
 }
 
+// A sequence x (n, total, e) to decode.
+struct DecodeInput {
+  const std::vector<float>& x;
+  int64_t n, total, e;
+};
+
+// `steps` decode steps of `step` tokens each from token t0 on through `cache` (per-head weights on odd steps,
+// averaged on even ones), each step's output and weights appended to `all`.
+void AppendDecodeSteps(MultiHeadAttention& mha, KVCache& cache, const DecodeInput& in, int64_t t0, int64_t step,
+                       int64_t steps, std::vector<float>& all) {
+  for (int64_t t = 0; t < steps; ++t) {
+    const std::vector<float> xs = Rows(in.x, in.n, in.total, in.e, t0 + t * step, step);
+    MhaForwardOptions options;
+    options.kv_cache = &cache;
+    options.average_attn_weights = t % 2 == 0;
+    const TensorView next{xs.data(), {in.n, step, in.e}};
+    const AttentionResult r = mha.Forward(next, next, next, options);
+    all.insert(all.end(), r.output.data.begin(), r.output.data.end());
+    all.insert(all.end(), r.weights.data.begin(), r.weights.data.end());
+  }
+}
+
+// decode(threads) gives the same bits at each thread count in `counts` as at 1 thread.
+template <class Decode>
+void CheckDecodeBitIdentical(Decode&& decode, std::initializer_list<size_t> counts) {
+  const std::vector<float> one = decode(1);
+  for (size_t threads : counts) {
+    INFO(threads << " threads");
+    const std::vector<float> other = decode(threads);
+    REQUIRE(other.size() == one.size());
+    CHECK(std::memcmp(other.data(), one.data(), one.size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("attention decode: steps are bit-identical at 1, 2, 3 and 8 threads", "[mha][kv_cache][threads]") {
   MhaConfig c = BatchFirstConfig(64, 8, 2);
   const int64_t n = 3, total = 6, e = 64;
   MultiHeadAttention mha(c, 4);
   Rng rng(33);
   const std::vector<float> x = RandomVector(rng, n * total * e);
-  auto decode = [&](size_t threads) {
-    attnlab::SetThreadCount(threads);
-    KVCache cache = mha.CreateKVCache(n, total);
-    std::vector<float> all;
-    for (int64_t t = 0; t < total; ++t) {
-      const std::vector<float> xs = Rows(x, n, total, e, t, 1);
-      MhaForwardOptions options;
-      options.kv_cache = &cache;
-      options.average_attn_weights = t % 2 == 0;
-      const TensorView step{xs.data(), {n, 1, e}};
-      const AttentionResult r = mha.Forward(step, step, step, options);
-      all.insert(all.end(), r.output.data.begin(), r.output.data.end());
-      all.insert(all.end(), r.weights.data.begin(), r.weights.data.end());
-    }
-    attnlab::SetThreadCount(1);
-    return all;
-  };
-  const std::vector<float> one = decode(1);
-  for (size_t threads : {2, 3, 8}) {
-    INFO(threads << " threads");
-    const std::vector<float> other = decode(threads);
-    REQUIRE(other.size() == one.size());
-    CHECK(std::memcmp(other.data(), one.data(), one.size() * sizeof(float)) == 0);
-  }
+  CheckDecodeBitIdentical(
+      [&](size_t threads) {
+        attnlab::SetThreadCount(threads);
+        KVCache cache = mha.CreateKVCache(n, total);
+        std::vector<float> all;
+        AppendDecodeSteps(mha, cache, {x, n, total, e}, 0, 1, total, all);
+        attnlab::SetThreadCount(1);
+        return all;
+      },
+      {2, 3, 8});
 }
 
 TEST_CASE("attention decode: key/value groups split over threads are bit-identical at 1, 2 and 3 threads",
@@ -252,25 +273,11 @@ TEST_CASE("attention decode: key/value groups split over threads are bit-identic
     fill.need_weights = false;
     const TensorView first{xp.data(), {n, prompt, e}};
     std::vector<float> all = mha.Forward(first, first, first, fill).output.data;
-    for (int64_t t = 0; t < steps; ++t) {
-      const std::vector<float> xs = Rows(x, n, total, e, prompt + t * step, step);
-      MhaForwardOptions options;
-      options.kv_cache = &cache;
-      options.average_attn_weights = t % 2 == 0;  // the averaged weights are summed after the split
-      const TensorView next{xs.data(), {n, step, e}};
-      const AttentionResult r = mha.Forward(next, next, next, options);
-      all.insert(all.end(), r.output.data.begin(), r.output.data.end());
-      all.insert(all.end(), r.weights.data.begin(), r.weights.data.end());
-    }
+    // (the averaged weights are summed after the split)
+    AppendDecodeSteps(mha, cache, {x, n, total, e}, prompt, step, steps, all);
     return all;
   };
-  const std::vector<float> one = decode(1);
-  for (size_t threads : {2, 3}) {
-    INFO(threads << " threads");
-    const std::vector<float> other = decode(threads);
-    REQUIRE(other.size() == one.size());
-    CHECK(std::memcmp(other.data(), one.data(), one.size() * sizeof(float)) == 0);
-  }
+  CheckDecodeBitIdentical(decode, {2, 3});
 }
 
 }  // namespace

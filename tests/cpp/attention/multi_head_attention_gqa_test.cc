@@ -21,31 +21,12 @@ namespace attnlab_test {
 namespace {
 
 TEST_CASE("mha gqa: random configurations against the float64 reference on every target", "[mha][gqa]") {
-  struct Heads {
-    int64_t embed_dim, num_heads, num_kv_heads;
-  };
-  const std::vector<Heads> heads = {{8, 2, 1}, {8, 4, 2}, {8, 4, 1}, {16, 8, 2}, {12, 6, 3}, {24, 6, 2}, {6, 3, 1}};
-  const std::vector<int64_t> lengths = {1, 2, 5, 9};
+  const std::vector<HeadCounts> heads = {{8, 2, 1},  {8, 4, 2},  {8, 4, 1}, {16, 8, 2},
+                                         {12, 6, 3}, {24, 6, 2}, {6, 3, 1}};
   std::vector<MhaCase> cases;
   for (int i = 0; i < 40; ++i) {
-    Rng rng(7000 + i);
-    MhaConfig config;
-    const Heads h = rng.Pick(heads);
-    config.embed_dim = h.embed_dim;
-    config.num_heads = h.num_heads;
-    config.num_kv_heads = h.num_kv_heads;
-    SetCaseFlags(config, i);
-    const std::vector<int64_t> dims = {-1, 5, 11};
-    config.kdim = rng.Pick(dims);
-    config.vdim = rng.Pick(dims);
-    const MaskChoice kpm = static_cast<MaskChoice>(i % 3);
     const MaskChoice attn = static_cast<MaskChoice>((i / 3) % 3);
-    MhaCase c = MakeCase(rng, config, i % 5 != 4, rng.Int(1, 3), rng.Pick(lengths), rng.Pick(lengths), kpm, attn,
-                         (i / 9) % 2 == 1);
-    c.need_weights = i % 4 != 3;
-    c.average_attn_weights = (i / 2) % 2 == 0;
-    c.Finish();
-    cases.push_back(std::move(c));
+    cases.push_back(RandomMhaCase(7000, i, heads, false, {1, 2, 5, 9}, i % 5 != 4, attn, (i / 9) % 2 == 1));
   }
   CheckCasesOnEveryTarget(cases);
 }

@@ -28,9 +28,7 @@ TEST_CASE("mha: longer sequences, L != S, both layouts", "[mha]") {
   for (bool batch_first : {true, false}) {
     for (int variant = 0; variant < 3; ++variant) {
       Rng rng(seed++);
-      MhaConfig config;
-      config.embed_dim = 32;
-      config.num_heads = 4;
+      MhaConfig config = HeadsConfig(32, 4);
       config.batch_first = batch_first;
       if (variant == 1) {
         config.kdim = 24;
@@ -48,9 +46,7 @@ TEST_CASE("mha: unbatched inputs with a 3-D (H, L, S) attn_mask and a 1-D key_pa
   std::vector<MhaCase> cases;
   for (int variant = 0; variant < 4; ++variant) {
     Rng rng(600 + variant);
-    MhaConfig config;
-    config.embed_dim = 12;
-    config.num_heads = 3;
+    MhaConfig config = HeadsConfig(12, 3);
     config.add_bias_kv = variant == 1;
     config.add_zero_attn = variant == 2;
     config.batch_first = variant == 3;
@@ -65,9 +61,7 @@ TEST_CASE("mha: unbatched inputs with a 3-D (H, L, S) attn_mask and a 1-D key_pa
 TEST_CASE("mha: an item whose keys are all padded gives zero weights and output rows equal to out_proj.bias",
           "[mha][mask]") {
   Rng rng(700);
-  MhaConfig config;
-  config.embed_dim = 8;
-  config.num_heads = 2;
+  MhaConfig config = HeadsConfig(8, 2);
   config.batch_first = true;
   MhaCase c = MakeCase(rng, config, true, 2, 3, 5, MaskChoice::kNone, MaskChoice::kNone, false);
   c.key_padding_mask = RandomBoolMask(rng, {2, 5}, 0.0);
@@ -91,9 +85,7 @@ TEST_CASE("mha: an item whose keys are all padded gives zero weights and output 
 
 TEST_CASE("mha: moved-from and moved-to modules", "[mha]") {
   Rng rng(1000);
-  MhaConfig config;
-  config.embed_dim = 8;
-  config.num_heads = 2;
+  MhaConfig config = HeadsConfig(8, 2);
   MhaCase c = MakeCase(rng, config, true, 2, 3, 4, MaskChoice::kNone, MaskChoice::kNone, false);
   MultiHeadAttention a(config);
   a.LoadStateDict(Views(c.state));
@@ -107,9 +99,7 @@ TEST_CASE("mha: moved-from and moved-to modules", "[mha]") {
 
 TEST_CASE("mha: repeated forward calls give bit-identical results", "[mha][determinism]") {
   Rng rng(1100);
-  MhaConfig config;
-  config.embed_dim = 16;
-  config.num_heads = 4;
+  MhaConfig config = HeadsConfig(16, 4);
   config.add_bias_kv = true;
   MhaCase c = MakeCase(rng, config, true, 3, 9, 17, MaskChoice::kBool, MaskChoice::kFloat, true);
   c.average_attn_weights = false;

@@ -51,6 +51,12 @@ struct SdpaCase {
     return os.str();
   }
 
+  // An explicit scale (SdpaOptions::scale) instead of 1/sqrt(dk).
+  void SetScale(float scale) {
+    options.has_scale = true;
+    options.scale = scale;
+  }
+
   // Binds the mask and computes the reference (call after the data is final).
   void Finish() {
     options.attn_mask = mask.View();
@@ -60,13 +66,14 @@ struct SdpaCase {
   }
 };
 
+// Finishes c (SdpaCase::Finish) and appends it to cases.
+void AddFinished(std::vector<SdpaCase>& cases, SdpaCase c) {
+  c.Finish();
+  cases.push_back(std::move(c));
+}
+
 SdpaCase RandomCase(Rng& rng, const Shape& batch, int64_t lq, int64_t lk, int64_t dk, int64_t dv) {
-  SdpaCase c;
-  c.batch = batch;
-  c.lq = lq;
-  c.lk = lk;
-  c.dk = dk;
-  c.dv = dv;
+  SdpaCase c{batch, lq, lk, dk, dv};
   const int64_t b = NumElements(batch);
   c.query = RandomVector(rng, b * lq * dk, -2.0f, 2.0f);
   c.key = RandomVector(rng, b * lk * dk, -2.0f, 2.0f);
@@ -200,8 +207,7 @@ TEST_CASE("sdpa: long key sequences (several tiles), with masks and causal", "[s
       if (variant == 1) c.mask = MakeSdpaMask(rng, Mask::Kind::kBool, {d.lq, d.lk});
       if (variant == 2) c.mask = MakeSdpaMask(rng, Mask::Kind::kFloat, {2, d.lq, d.lk});
       c.options.is_causal = variant == 3;
-      c.Finish();
-      cases.push_back(std::move(c));
+      AddFinished(cases, std::move(c));
     }
   }
   CheckCasesOnEveryTarget(cases);
@@ -228,8 +234,7 @@ TEST_CASE("sdpa: bool and float masks, broadcast (Lq, Lk) and full, with and wit
             c.mask = MakeSdpaMask(rng, kind, broadcast ? Shape{len.lq, len.lk} : Concat(batch, {len.lq, len.lk}));
           }
           c.options.is_causal = causal;
-          c.Finish();
-          cases.push_back(std::move(c));
+          AddFinished(cases, std::move(c));
         }
       }
     }
@@ -244,12 +249,10 @@ TEST_CASE("sdpa: custom scale", "[sdpa][scale]") {
     for (bool causal : {false, true}) {
       Rng rng(seed++);
       SdpaCase c = RandomCase(rng, {2}, 7, causal ? 7 : 9, 8, 5);
-      c.options.has_scale = true;
-      c.options.scale = scale;
+      c.SetScale(scale);
       c.options.is_causal = causal;
       if (!causal) c.mask = MakeSdpaMask(rng, Mask::Kind::kFloat, {7, 9});
-      c.Finish();
-      cases.push_back(std::move(c));
+      AddFinished(cases, std::move(c));
     }
   }
   CheckCasesOnEveryTarget(cases);
@@ -261,10 +264,8 @@ TEST_CASE("sdpa: scale 0 (uniform weights) and a negative scale are valid", "[sd
   for (float scale : {0.0f, -0.5f}) {
     Rng rng(seed++);
     SdpaCase c = RandomCase(rng, {3}, 4, 6, 5, 3);
-    c.options.has_scale = true;
-    c.options.scale = scale;
-    c.Finish();
-    cases.push_back(std::move(c));
+    c.SetScale(scale);
+    AddFinished(cases, std::move(c));
   }
   CheckCasesOnEveryTarget(cases);
 }
@@ -286,14 +287,10 @@ TEST_CASE("sdpa: logits around 1e6 stay finite and correct (max-subtracted softm
         std::memcpy(k + 1 * dk, k, dk * sizeof(float));
         std::memcpy(k + 4 * dk, k, dk * sizeof(float));
       }
-      if (dk == 8) {
-        c.options.has_scale = true;
-        c.options.scale = 0.25f;  // default 1/sqrt(8) is not a power of two
-      }
+      if (dk == 8) c.SetScale(0.25f);  // default 1/sqrt(8) is not a power of two
       if (variant == 1) c.mask = MakeSdpaMask(rng, Mask::Kind::kBool, {6, 9});
       if (variant == 2) c.options.is_causal = true;
-      c.Finish();
-      cases.push_back(std::move(c));
+      AddFinished(cases, std::move(c));
     }
   }
   ForEachTarget([&](const std::string&) {
@@ -332,8 +329,7 @@ TEST_CASE("sdpa: unaligned input and mask pointers", "[sdpa][unaligned]") {
       SdpaCase c = RandomCase(rng, {2}, d.lq, d.lk, d.dk, d.dv);
       if (mask_variant == 1) c.mask = MakeSdpaMask(rng, Mask::Kind::kBool, {2, d.lq, d.lk});
       if (mask_variant == 2) c.mask = MakeSdpaMask(rng, Mask::Kind::kFloat, {d.lq, d.lk});
-      c.Finish();
-      cases.push_back(std::move(c));
+      AddFinished(cases, std::move(c));
     }
   }
   ForEachTarget([&](const std::string&) {

@@ -14,14 +14,10 @@
 #include "cpp/src/ops/activation-inl.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
+#include "ops/per_target.h"
 #include "test_util.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace attnlab {
-namespace HWY_NAMESPACE {
-namespace {
-
-using attnlab_test::SweepResult;
+ATTNLAB_BEGIN_TARGET_CHECKS();
 
 constexpr double kEps32 = 1.0 / 16777216.0;  // 2^-24, float32's unit roundoff
 constexpr float kSentinel = -1234.5f;
@@ -117,9 +113,7 @@ SweepResult ActivationSweep() {
   const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
   attnlab_test::Rng rng(59);
   SweepResult result;
-  std::vector<size_t> lengths{300};
-  for (size_t n = 0; n <= 2 * lanes + 1; ++n) lengths.push_back(n);
-  for (const size_t n : lengths) {
+  for (const size_t n : attnlab_test::SweepLengths(lanes, 0, {300})) {
     for (const size_t off : misalign) {
       for (const bool in_place : {false, true}) {
         CheckGelu(n, off, in_place, rng, result);
@@ -165,29 +159,15 @@ SweepResult SpecialsSweep() {
   return result;
 }
 
-}  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace attnlab
-HWY_AFTER_NAMESPACE();
+ATTNLAB_END_TARGET_CHECKS();
 
 #if HWY_ONCE
-namespace attnlab {
-namespace {
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    ActivationSweep,
+    "activation: GELU-tanh, SwiGLU and their gradients vs float64 and central differences, on every target",
+    "[activation][kernels]");
 
-HWY_EXPORT(ActivationSweep);
-HWY_EXPORT(SpecialsSweep);
-
-TEST_CASE("activation: GELU-tanh, SwiGLU and their gradients vs float64 and central differences, on every target",
-          "[activation][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(ActivationSweep)(); });
-}
-
-TEST_CASE("activation: NaN stays NaN, arguments past the clamps give the limits, on every target",
-          "[activation][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(SpecialsSweep)(); });
-}
-
-}  // namespace
-}  // namespace attnlab
+ATTNLAB_TEST_ON_EVERY_TARGET(SpecialsSweep,
+                             "activation: NaN stays NaN, arguments past the clamps give the limits, on every target",
+                             "[activation][kernels]");
 #endif  // HWY_ONCE

@@ -19,15 +19,12 @@
 #include "cpp/src/ops/gemm-inl.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
+#include "ops/per_target.h"
 #include "test_util.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace attnlab {
-namespace HWY_NAMESPACE {
-namespace {
+ATTNLAB_BEGIN_TARGET_CHECKS();
 
 using attnlab_test::DotTolerance;
-using attnlab_test::SweepResult;
 
 // A float that no computation produces: padding that must stay untouched.
 constexpr float kSentinel = -1234.5f;
@@ -471,47 +468,28 @@ SweepResult Gemv16Sweep() {
   return result;
 }
 
-}  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace attnlab
-HWY_AFTER_NAMESPACE();
+ATTNLAB_END_TARGET_CHECKS();
 
 #if HWY_ONCE
-namespace attnlab {
-namespace {
+ATTNLAB_TEST_ON_EVERY_TARGET(GemmSweep, "gemm: every tile remainder, block and layout vs float64, on every target",
+                             "[gemm][kernels]");
 
-HWY_EXPORT(GemmSweep);
-HWY_EXPORT(GemvSweep);
-HWY_EXPORT(Convert16Sweep);
-HWY_EXPORT(Gemm16Sweep);
-HWY_EXPORT(Gemv16Sweep);
+ATTNLAB_TEST_ON_EVERY_TARGET(GemvSweep,
+                             "gemm: GemvPacked (few rows) vs float64 for every panel remainder, on every target",
+                             "[gemm][kernels]");
 
-TEST_CASE("gemm: every tile remainder, block and layout vs float64, on every target", "[gemm][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(GemmSweep)(); });
-}
-
-TEST_CASE("gemm: GemvPacked (few rows) vs float64 for every panel remainder, on every target", "[gemm][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(GemvSweep)(); });
-}
-
-TEST_CASE(
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    Convert16Sweep,
     "gemm: 16-bit B, all 65536 F16 and BF16 patterns convert as packing.h's exact scalar conversion, on every "
     "target",
-    "[gemm][gemm16][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(Convert16Sweep)(); });
-}
+    "[gemm][gemm16][kernels]");
 
-TEST_CASE("gemm: Gemm with a 16-bit B is bit for bit Gemm on its float32 values, and near float64, on every target",
-          "[gemm][gemm16][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(Gemm16Sweep)(); });
-}
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    Gemm16Sweep,
+    "gemm: Gemm with a 16-bit B is bit for bit Gemm on its float32 values, and near float64, on every target",
+    "[gemm][gemm16][kernels]");
 
-TEST_CASE("gemm: GemvPacked with a 16-bit B is bit for bit GemvPacked on its float32 values, on every target",
-          "[gemm][gemm16][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(Gemv16Sweep)(); });
-}
-
-}  // namespace
-}  // namespace attnlab
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    Gemv16Sweep, "gemm: GemvPacked with a 16-bit B is bit for bit GemvPacked on its float32 values, on every target",
+    "[gemm][gemm16][kernels]");
 #endif  // HWY_ONCE

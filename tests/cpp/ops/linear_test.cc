@@ -18,15 +18,12 @@
 #include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
+#include "ops/per_target.h"
 #include "test_util.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace attnlab {
-namespace HWY_NAMESPACE {
-namespace {
+ATTNLAB_BEGIN_TARGET_CHECKS();
 
 using attnlab_test::DotTolerance;
-using attnlab_test::SweepResult;
 
 constexpr float kSentinel = -1234.5f;
 
@@ -120,23 +117,11 @@ SweepResult LinearSweep() {
   return result;
 }
 
-}  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace attnlab
-HWY_AFTER_NAMESPACE();
+ATTNLAB_END_TARGET_CHECKS();
 
 #if HWY_ONCE
-namespace attnlab {
-namespace {
-
-HWY_EXPORT(LinearSweep);
-
-TEST_CASE("linear: few rows (GEMV) and many rows (GEMM), float32 and F16/BF16 weights vs float64, on every target",
-          "[linear][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(LinearSweep)(); });
-}
-
-}  // namespace
-}  // namespace attnlab
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    LinearSweep,
+    "linear: few rows (GEMV) and many rows (GEMM), float32 and F16/BF16 weights vs float64, on every target",
+    "[linear][kernels]");
 #endif  // HWY_ONCE

@@ -16,14 +16,10 @@
 #include "cpp/src/ops/norm-inl.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
+#include "ops/per_target.h"
 #include "test_util.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace attnlab {
-namespace HWY_NAMESPACE {
-namespace {
-
-using attnlab_test::SweepResult;
+ATTNLAB_BEGIN_TARGET_CHECKS();
 
 constexpr double kEps32 = 1.0 / 16777216.0;  // 2^-24, float32's unit roundoff
 constexpr float kSentinel = -1234.5f;
@@ -110,9 +106,7 @@ SweepResult ForwardSweep() {
   const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
   attnlab_test::Rng rng(43);
   SweepResult result;
-  std::vector<size_t> lengths{64, 257};
-  for (size_t e = 1; e <= 2 * lanes + 1; ++e) lengths.push_back(e);
-  for (const size_t e : lengths) {
+  for (const size_t e : attnlab_test::SweepLengths(lanes, 1, {64, 257})) {
     for (const size_t off : misalign) {
       for (const int kind : {0, 1, 2}) {  // LayerNorm with bias, LayerNorm without, RMSNorm
         CheckForward(e, off, kind < 2, kind == 0, rng, result);
@@ -197,29 +191,15 @@ SweepResult GradSweep() {
   return result;
 }
 
-}  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace attnlab
-HWY_AFTER_NAMESPACE();
+ATTNLAB_END_TARGET_CHECKS();
 
 #if HWY_ONCE
-namespace attnlab {
-namespace {
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    ForwardSweep, "norm: LayerNormRow and RmsNormRow over lengths 1…2N+1 and long rows vs float64, on every target",
+    "[norm][kernels]");
 
-HWY_EXPORT(ForwardSweep);
-HWY_EXPORT(GradSweep);
-
-TEST_CASE("norm: LayerNormRow and RmsNormRow over lengths 1…2N+1 and long rows vs float64, on every target",
-          "[norm][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(ForwardSweep)(); });
-}
-
-TEST_CASE("norm: LayerNormGradRow and RmsNormGradRow vs the float64 Jacobian and central differences, on every target",
-          "[norm][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(GradSweep)(); });
-}
-
-}  // namespace
-}  // namespace attnlab
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    GradSweep,
+    "norm: LayerNormGradRow and RmsNormGradRow vs the float64 Jacobian and central differences, on every target",
+    "[norm][kernels]");
 #endif  // HWY_ONCE

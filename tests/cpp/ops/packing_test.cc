@@ -18,14 +18,10 @@
 #include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
+#include "ops/per_target.h"
 #include "test_util.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace attnlab {
-namespace HWY_NAMESPACE {
-namespace {
-
-using attnlab_test::SweepResult;
+ATTNLAB_BEGIN_TARGET_CHECKS();
 
 // A float that no packing writes: memory that must stay untouched.
 constexpr float kSentinel = -1234.5f;
@@ -70,23 +66,16 @@ SweepResult PackASweep() {
   return result;
 }
 
-}  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace attnlab
-HWY_AFTER_NAMESPACE();
+ATTNLAB_END_TARGET_CHECKS();
 
 #if HWY_ONCE
+ATTNLAB_TEST_ON_EVERY_TARGET(PackASweep, "packing: PackA writes its documented layout, on every target",
+                             "[packing][kernels]");
+
 namespace attnlab {
 namespace {
 
-HWY_EXPORT(PackASweep);
-
 constexpr float kUnwritten = -1234.5f;  // memory PackB must not touch
-
-TEST_CASE("packing: PackA writes its documented layout, on every target", "[packing][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(PackASweep)(); });
-}
 
 TEST_CASE("packing: PackB round trip, B and Bᵀ, through PackedIndex and PackedB::At; padding 0; grow-only",
           "[packing]") {

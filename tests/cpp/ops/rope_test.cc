@@ -13,14 +13,10 @@
 #include "cpp/src/ops/rope-inl.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
+#include "ops/per_target.h"
 #include "test_util.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace attnlab {
-namespace HWY_NAMESPACE {
-namespace {
-
-using attnlab_test::SweepResult;
+ATTNLAB_BEGIN_TARGET_CHECKS();
 
 constexpr double kEps32 = 1.0 / 16777216.0;  // 2^-24, float32's unit roundoff
 constexpr float kSentinel = -1234.5f;
@@ -92,9 +88,8 @@ SweepResult RopeSweep() {
   const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
   attnlab_test::Rng rng(53);
   SweepResult result;
-  std::vector<size_t> dims{64};
-  for (size_t half = 1; half <= 2 * lanes + 1; ++half) dims.push_back(2 * half);
-  for (const size_t d : dims) {
+  for (const size_t half : attnlab_test::SweepLengths(lanes, 1, {32})) {  // head dims 2 · half
+    const size_t d = 2 * half;
     for (const size_t heads : {size_t{1}, size_t{3}}) {
       for (const size_t off : misalign) {
         CheckRope(d, heads, off, rng, result);
@@ -105,22 +100,10 @@ SweepResult RopeSweep() {
   return result;
 }
 
-}  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace attnlab
-HWY_AFTER_NAMESPACE();
+ATTNLAB_END_TARGET_CHECKS();
 
 #if HWY_ONCE
-namespace attnlab {
-namespace {
-
-HWY_EXPORT(RopeSweep);
-
-TEST_CASE("rope: RopeHeads is rotate-half RoPE vs float64, and −θ undoes θ, on every target", "[rope][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(RopeSweep)(); });
-}
-
-}  // namespace
-}  // namespace attnlab
+ATTNLAB_TEST_ON_EVERY_TARGET(RopeSweep,
+                             "rope: RopeHeads is rotate-half RoPE vs float64, and −θ undoes θ, on every target",
+                             "[rope][kernels]");
 #endif  // HWY_ONCE

@@ -16,14 +16,10 @@
 #include "cpp/src/ops/softmax-inl.h"
 #include "hwy/highway.h"
 #include "kernel_sweep.h"
+#include "ops/per_target.h"
 #include "test_util.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace attnlab {
-namespace HWY_NAMESPACE {
-namespace {
-
-using attnlab_test::SweepResult;
+ATTNLAB_BEGIN_TARGET_CHECKS();
 
 constexpr double kInfD = std::numeric_limits<double>::infinity();
 
@@ -227,33 +223,17 @@ SweepResult OnlineSweep() {
   return result;
 }
 
-}  // namespace
-// NOLINTNEXTLINE(google-readability-namespace-comments)
-}  // namespace HWY_NAMESPACE
-}  // namespace attnlab
-HWY_AFTER_NAMESPACE();
+ATTNLAB_END_TARGET_CHECKS();
 
 #if HWY_ONCE
-namespace attnlab {
-namespace {
+ATTNLAB_TEST_ON_EVERY_TARGET(
+    MaskedRowSweep, "softmax: MaskedSoftmaxRow over lengths 0…2N+1, masks, NaN rules vs float64, on every target",
+    "[softmax][kernels]");
 
-HWY_EXPORT(MaskedRowSweep);
-HWY_EXPORT(ExpSweep);
-HWY_EXPORT(OnlineSweep);
+ATTNLAB_TEST_ON_EVERY_TARGET(ExpSweep, "softmax: ExpNonPositive within 1.3e-7 of exp over [-100, 0], on every target",
+                             "[softmax][kernels]");
 
-TEST_CASE("softmax: MaskedSoftmaxRow over lengths 0…2N+1, masks, NaN rules vs float64, on every target",
-          "[softmax][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(MaskedRowSweep)(); });
-}
-
-TEST_CASE("softmax: ExpNonPositive within 1.3e-7 of exp over [-100, 0], on every target", "[softmax][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(ExpSweep)(); });
-}
-
-TEST_CASE("softmax: OnlineSoftmaxColumns over tiles equals the exact softmax, on every target", "[softmax][kernels]") {
-  attnlab_test::CheckSweepOnEveryTarget([] { return HWY_DYNAMIC_DISPATCH(OnlineSweep)(); });
-}
-
-}  // namespace
-}  // namespace attnlab
+ATTNLAB_TEST_ON_EVERY_TARGET(OnlineSweep,
+                             "softmax: OnlineSoftmaxColumns over tiles equals the exact softmax, on every target",
+                             "[softmax][kernels]");
 #endif  // HWY_ONCE

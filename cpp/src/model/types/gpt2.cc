@@ -80,27 +80,26 @@ std::string CanonicalName(const std::string& name) {
   return bare;
 }
 
+// config.json's required integers.
+const std::vector<IntKey> kInts = {{"vocab_size", &TransformerConfig::vocab_size},
+                                   {"n_positions", &TransformerConfig::context_length},
+                                   {"n_embd", &TransformerConfig::embed_dim},
+                                   {"n_layer", &TransformerConfig::num_layers},
+                                   {"n_head", &TransformerConfig::num_heads}};
+
 void Read(const ConfigReader& hf, TransformerConfig& c) {
   hf.Only("activation_function", {"gelu_new", "gelu_pytorch_tanh"}, "'gelu_new' (GELU, tanh approximation)");
   hf.Only("tie_word_embeddings", {true}, "true (GPT-2 ties its LM head to wte)");
   hf.Only("scale_attn_weights", {true}, "true (scores scaled by 1 / sqrt(head size))");
   hf.Only("scale_attn_by_inverse_layer_idx", {false}, "false (not supported)");
   hf.Only("add_cross_attention", {false}, "false (a decoder-only model)");
-  c.vocab_size = hf.Int("vocab_size");
-  c.context_length = hf.Int("n_positions");
-  c.embed_dim = hf.Int("n_embd");
+  ReadInts(hf, kInts, c);
   hf.Only("n_inner", {4 * c.embed_dim}, "null or 4 * n_embd (the MLP width)");
-  c.num_layers = hf.Int("n_layer");
-  c.num_heads = hf.Int("n_head");
   c.norm_eps = hf.Number("layer_norm_epsilon", 1e-5);
 }
 
 bool Write(const TransformerConfig& c, nlohmann::json& hf) {
-  hf["vocab_size"] = c.vocab_size;
-  hf["n_positions"] = c.context_length;
-  hf["n_embd"] = c.embed_dim;
-  hf["n_layer"] = c.num_layers;
-  hf["n_head"] = c.num_heads;
+  WriteInts(c, kInts, hf);
   hf["n_inner"] = nullptr;
   hf["activation_function"] = "gelu_new";
   hf["layer_norm_epsilon"] = c.norm_eps;

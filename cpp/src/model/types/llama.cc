@@ -68,18 +68,21 @@ std::string LlamaCanonicalName(const std::string& name) {
   return "model." + name;
 }
 
+// The family's required integers in config.json.
+const std::vector<IntKey> kLlamaInts = {{"vocab_size", &TransformerConfig::vocab_size},
+                                        {"max_position_embeddings", &TransformerConfig::context_length},
+                                        {"hidden_size", &TransformerConfig::embed_dim},
+                                        {"num_hidden_layers", &TransformerConfig::num_layers},
+                                        {"num_attention_heads", &TransformerConfig::num_heads},
+                                        {"intermediate_size", &TransformerConfig::hidden_dim}};
+
 void ReadLlamaKeys(const ConfigReader& hf, TransformerConfig& c, int64_t head_dim_default) {
   hf.Only("hidden_act", {"silu", "swish"}, "'silu' (SwiGLU MLP)");
   hf.Only("rope_scaling", {}, "null (RoPE scaling is not supported yet)");
   hf.Only("mlp_bias", {false}, "false (MLP biases are not supported yet)");
-  c.vocab_size = hf.Int("vocab_size");
-  c.context_length = hf.Int("max_position_embeddings");
-  c.embed_dim = hf.Int("hidden_size");
-  c.num_layers = hf.Int("num_hidden_layers");
-  c.num_heads = hf.Int("num_attention_heads");
+  ReadInts(hf, kLlamaInts, c);
   c.num_kv_heads = hf.Int("num_key_value_heads", c.num_heads);
   c.head_dim = hf.Int("head_dim", head_dim_default);
-  c.hidden_dim = hf.Int("intermediate_size");
   c.norm_eps = hf.Number("rms_norm_eps", 1e-6);
   c.rope_theta = hf.Number("rope_theta", 10000);
   if (const auto rope = hf.Object("rope_parameters")) {  // (newer config.json files)
@@ -90,11 +93,7 @@ void ReadLlamaKeys(const ConfigReader& hf, TransformerConfig& c, int64_t head_di
 }
 
 void WriteLlamaKeys(const TransformerConfig& c, nlohmann::json& hf) {
-  hf["vocab_size"] = c.vocab_size;
-  hf["hidden_size"] = c.embed_dim;
-  hf["intermediate_size"] = c.hidden_dim;
-  hf["num_hidden_layers"] = c.num_layers;
-  hf["num_attention_heads"] = c.num_heads;
+  WriteInts(c, kLlamaInts, hf);
   hf["num_key_value_heads"] = c.num_kv_heads;
   hf["head_dim"] = c.head_dim;
   hf["max_position_embeddings"] = c.context_length;

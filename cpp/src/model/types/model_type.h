@@ -48,6 +48,21 @@ class ConfigReader {
   const nlohmann::json* defaults_;
 };
 
+// A required integer key of a type's config.json and the field of the normalised config it holds: one table of them
+// serves the type's read (ReadInts, in the table's order) and its write (WriteInts), so that each key is named once.
+struct IntKey {
+  const char* key;
+  int64_t TransformerConfig::*field;
+};
+
+inline void ReadInts(const ConfigReader& hf, const std::vector<IntKey>& keys, TransformerConfig& c) {
+  for (const IntKey& k : keys) c.*k.field = hf.Int(k.key);
+}
+
+inline void WriteInts(const TransformerConfig& c, const std::vector<IntKey>& keys, nlohmann::json& hf) {
+  for (const IntKey& k : keys) hf[k.key] = c.*k.field;
+}
+
 // A family of parameter names: the normalised config's `arch`.
 struct ArchType {
   const char* arch;

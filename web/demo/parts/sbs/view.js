@@ -5,7 +5,7 @@
 import { h } from '../../widgets/dom.js';
 import { QKV } from '../../widgets/colours.js';
 import { radios, radioInput, labelled, group } from '../../widgets/controls.js';
-import { createStore } from '../../store.js';
+import { createStore, setElement } from '../../store.js';
 import { t } from '../../i18n.js';
 import { DEFAULT, START, optionsText, runStages, toggled } from './compute.js';
 import { drawPipeline } from './stages.js';
@@ -123,11 +123,7 @@ function modernControls(store) {
       value: '-1',
       'aria-label': aria,
     });
-    el.addEventListener('input', () => {
-      const window = /** @type {[string, string]} */ ([...store.get().window]);
-      window[index] = el.value;
-      store.set({ window });
-    });
+    el.addEventListener('input', () => setElement(store, 'window', index, el.value));
     return el;
   };
   const softcapIn = h('input', { type: 'checkbox', id: 'sbs-softcap' });

@@ -5,7 +5,7 @@
 
 import { h } from '../../widgets/dom.js';
 import { seqColor } from '../../widgets/colours.js';
-import { createStore } from '../../store.js';
+import { createStore, setElement } from '../../store.js';
 import { fmt } from '../../shared/format.js';
 import { t, LANG } from '../../i18n.js';
 import { WORDS, FEATURES, VECTORS, PRESETS, mix, weightRatio, argmax, ratioGain } from './compute.js';
@@ -31,11 +31,7 @@ function scoreRows(store) {
       step: '0.1',
       'aria-label': t('simple.scoreAria', { w: word(j) }),
     });
-    slider.addEventListener('input', () => {
-      const scores = [...store.get().scores];
-      scores[j] = Number(slider.value);
-      store.set({ scores });
-    });
+    slider.addEventListener('input', () => setElement(store, 'scores', j, Number(slider.value)));
     const bar = h('div.simple-bar', {}, h('i'), h('b.uniform'));
     const weight = h('td.mono');
     const row = h('tr', { 'data-j': j }, h('th', { scope: 'row', text: word(j) }), h('td', {}, slider, ' ', out));

@@ -516,7 +516,7 @@ for (const variant of VARIANTS) {
       test('an unknown model_type or arch', () => {
         assertThrows(() => load({ ...llama.config, model_type: 'falcon' }), RangeError, /model_type/, /falcon/);
         assertThrows(() => load({ ...llama.config, model_type: undefined }), RangeError, /model_type/);
-        assertThrows(() => attn.createModel({ ...kGpt2, arch: 'bert' }), RangeError, /arch/, /bert/);
+        assertThrows(() => attn.createModel({ ...kGpt2, arch: 'falcon' }), RangeError, /arch/, /falcon/);
         assertThrows(() => attn.createModel({ ...kGpt2, arch: 2 }), TypeError, /arch/);
       });
 

@@ -84,6 +84,8 @@ struct TrainArgs {
   double loss = 0;             // out
 };
 
+struct EncoderArgs;  // (encoder_kernels.h)
+
 struct ModelArgs {
   PositionKind position_kind = PositionKind::kLearned;    // learned, sinusoidal: Embed adds `positions`; RoPE: rope_*
   MlpKind mlp = MlpKind::kGeluTanh;                       // kNone: no MLP stage
@@ -106,6 +108,7 @@ struct ModelArgs {
   float* logits = nullptr;  // (B, T, V), or (B, 1, V) when last_logits_only
   bool last_logits_only = false;
   float* const* hidden_states = nullptr;  // L + 1 buffers (B, T, E), or null
+  const EncoderArgs* encoder = nullptr;   // an encoder's embeddings, post-norm blocks and heads, or null
 };
 
 void TransformerForward(const ModelArgs& args);

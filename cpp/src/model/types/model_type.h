@@ -1,9 +1,10 @@
 // Model types as data. Each Hugging Face model_type is one file of this folder (gpt2.cc, llama.cc, mistral.cc,
-// qwen2.cc, qwen3.cc) and one row of model_types.cc's table; tiny.cc is an arch of attnlab's own (the demo's
-// TinyTransformer), with no config.json. A type reads its config.json into the normalised
-// configuration and writes it back. A type that owns an `arch` (the normalised config's family of names: 'gpt2',
-// 'llama', 'qwen3') also says what its blocks are made of (features), createModel's fields and defaults, its
-// parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint prefixes and buffers.
+// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc) and one row of model_types.cc's table; tiny.cc is an arch
+// of attnlab's own (the demo's TinyTransformer), with no config.json. A type reads its config.json into the
+// normalised configuration and writes it back. A type that owns an `arch` (the normalised config's family of names:
+// 'gpt2', 'llama', 'qwen3', 'bert', 'roberta') also says what its blocks are made of (features), createModel's
+// fields and defaults, its parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint
+// prefixes and buffers; an encoder's also its head from a checkpoint's names and its tied copies.
 #ifndef ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 #define ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 

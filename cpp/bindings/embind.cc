@@ -103,8 +103,16 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
 
 // A model configuration crosses as JSON text: createModel's options (JS names, `arch`) or, with `huggingFace`, a
 // config.json; C++ reads, checks and normalises it (transformer.h's ConfigFromOptions / ConfigFromHuggingFace).
+// Encoders (bert, roberta) run in the C++ library so far: their JS forward, task outputs and training are not
+// wired yet, so the module refuses them by name rather than give a decoder's results.
 TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
-  return hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
+  TransformerConfig config = hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
+  if (config.task != Task::kCausalLm) {
+    throw std::invalid_argument(std::string(hugging_face ? "model_type" : "arch") +
+                                ": expected a decoder type (encoders run in the C++ library only, so far), got '" +
+                                config.arch + "'");
+  }
+  return config;
 }
 
 val TransformerMemory(const std::string& config_json, bool hugging_face, WeightStorage storage, bool loading) {

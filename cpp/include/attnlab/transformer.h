@@ -1,7 +1,8 @@
-// Whole decoder-only Transformers in eval mode, on the same GEMM, softmax and attention kernels as the attention
-// API. Parameters use Hugging Face's names (ParameterShapes); results match PyTorch's forward to float32 accuracy.
-// One Highway dispatch per Forward. Which Hugging Face model types exist, and how each reads its config.json, is
-// data: one file per type in cpp/src/model/types/ (docs/architecture.md, "Adding a model type").
+// Whole Transformers in eval mode (decoders, and the BERT-family encoders: Task), on the same GEMM, softmax and
+// attention kernels as the attention API. Parameters use Hugging Face's names (ParameterShapes); results match
+// PyTorch's forward to float32 accuracy. One Highway dispatch per Forward. Which Hugging Face model types exist, and
+// how each reads its config.json, is data: one file per type in cpp/src/model/types/ (docs/architecture.md, "Adding a
+// model type").
 //
 // A block is made of features (TransformerConfig's `norm`, `positions`, `mlp`, `qk_norm`, biases, window):
 //   x = embed[ids] (+ wpe[pos] with learned positions); per block:
@@ -12,7 +13,9 @@
 // norm + fixed sinusoidal positions + no MLP, with a head bias.
 // Attention is causal (lower-right with a cache: new token t sits at position P + t) unless `causal` is false,
 // optionally within a sliding window (key j is visible from position p when p − window < j ≤ p, as Mistral), over
-// grouped key/value heads.
+// grouped key/value heads. Encoders (bert, roberta) are post-norm (x = norm₁(x + attn(x)), x = norm₂(x + mlp(x)),
+// no final norm) after the embeddings' LayerNorm of word + position + token type, non-causal, with the head the
+// checkpoint holds (TransformerConfig::task).
 #ifndef ATTNLAB_TRANSFORMER_H_
 #define ATTNLAB_TRANSFORMER_H_
 
@@ -46,6 +49,17 @@ enum class MlpKind {
   kGeluTanh,  // down(gelu_tanh(up h))
   kSwiGlu,    // down(silu(gate h) ⊙ up h)
   kNone,      // no MLP: a block is x += attention(norm₁(x)) only
+  kGeluErf,   // down(gelu(up h)), GELU with erf (BERT's 'gelu')
+  kRelu,      // down(relu(up h))
+  kSilu,      // down(silu(up h)) (BERT's 'silu' / 'swish')
+};
+
+// What the model computes after its last block: the head its checkpoint holds (model.task).
+enum class Task {
+  kCausalLm,                // decoders: logits (B, T, V) of norm_f(x)
+  kBase,                    // encoders without a head: the last hidden state (and the pooled output with a pooler)
+  kMaskedLm,                // logits (B, T, V) = norm(act(dense(h))) · embeddingᵀ + bias, the decoder tied
+  kSequenceClassification,  // logits (B, numLabels) of token 0: classifier(pooled) or out_proj(tanh(dense(h₀)))
 };
 
 // How the weight matrices (embedding, projections, MLP, LM head) are held in memory: float32, or the 16 bits of an
@@ -85,6 +99,18 @@ struct TransformerConfig {
   bool qk_norm = false;    // RMSNorm of each query and key head (weight (headDim)) before positions (Qwen3)
   bool causal = true;      // [causal] position p attends keys ≤ p; false: every key (no KV cache then)
   bool head_bias = false;  // the LM head has a bias (V) (the tiny model's readout)
+  // Encoders (bert, roberta; docs/api.md "Encoders, encoder–decoders and vision models"):
+  std::string hidden_act;             // [hiddenAct] the MLP's activation as config.json names it ('gelu', 'relu', ...)
+  int64_t type_vocab_size = 0;        // [typeVocabSize] token-type embeddings (types, E) added to the input; 0: none
+  int64_t pad_token_id = 0;           // [padTokenId]
+  int64_t num_labels = 0;             // [numLabels] classes of a sequence-classification head
+  Task task = Task::kCausalLm;        // [task] 'causal-lm' | 'base' | 'masked-lm' | 'sequence-classification'
+  bool pooler = false;                // [pooler] pooled output tanh(dense(h[:, 0])) (BERT's pooler)
+  bool post_norm = false;             // x = norm₁(x + attn(x)), x = norm₂(x + mlp(x)); no final norm
+  bool embed_norm = false;            // LayerNorm of the embeddings' sum
+  bool pad_offset_positions = false;  // positions padTokenId + 1 + cumsum(ids != pad), pad at pads (RoBERTa)
+  MlpKind head_act = MlpKind::kGeluErf;  // the masked-LM head's activation (of the MLP kind of that name)
+  bool classifier_dense = false;         // the classifier's own dense + tanh on token 0 before its out-projection
 };
 
 // A configuration value of the wrong JSON type (a TypeError in JS).
@@ -97,6 +123,9 @@ class ConfigTypeError : public std::invalid_argument {
 // attnlab does not compute (RoPE scaling, another activation, ...), throws std::invalid_argument naming the key
 // ("config.<key>"); a key of the wrong JSON type throws ConfigTypeError.
 TransformerConfig ConfigFromHuggingFace(const std::string& config_json);
+// The configuration with the head a checkpoint holds, from its tensor names (task, pooler: encoders; a decoder's
+// configuration comes back as it is).
+TransformerConfig ConfigWithHeads(const TransformerConfig& config, const std::vector<std::string>& names);
 // createModel's options as JSON ({ "arch": ..., "vocabSize": ..., ... }, JS names; absent = the type's default)
 // → the normalised configuration; an unknown field throws ConfigTypeError naming it.
 TransformerConfig ConfigFromOptions(const std::string& options_json);
@@ -140,6 +169,9 @@ struct TransformerForwardOptions {
   // for the others.
   std::vector<int64_t> output_attentions;
   bool output_hidden_states = false;
+  // (B, T) token types in [0, typeVocabSize) (encoders with token types), or null: all 0.
+  const int32_t* token_type_ids = nullptr;
+  Shape token_type_ids_shape;
   // Logits of each sequence's last position only, (B, 1, V) (generation needs no more; saves T·V floats).
   bool last_logits_only = false;
   // Decoding: the tokens continue the cache's sequences at position P = cache->Length(); their keys and values
@@ -148,7 +180,10 @@ struct TransformerForwardOptions {
 };
 
 struct TransformerOutput {
-  Tensor logits;                      // (B, T, V), or (B, 1, V) with last_logits_only
+  Tensor logits;                      // (B, T, V), or (B, 1, V) with last_logits_only; (B, numLabels)
+                                      //   classification; empty for an encoder without a head
+  Tensor last_hidden_state;           // encoders: (B, T, E)
+  Tensor pooled_output;               // encoders with a pooler: (B, E)
   std::vector<Tensor> attentions;     // L entries, (B, H, T, P + T) for a layer asked for, else empty
   std::vector<Tensor> hidden_states;  // L + 1 entries (B, T, E) when asked for: block inputs, then after the final norm
 };
@@ -174,11 +209,13 @@ class Transformer {
   std::vector<std::pair<std::string, Shape>> ParameterShapes() const;
 
   // Checks a whole checkpoint's names and shapes before anything is loaded: names may carry the prefix
-  // `transformer.` (GPT-2) or `model.` (Llama: the layers and norms; lm_head never has it); the buffers
-  // checkpoints carry (GPT-2's attn.bias / attn.masked_bias, rotary_emb.inv_freq) are ignored, as are names of
-  // non-float tensors among them (shape given, data null). Every parameter must be present once; an unknown name,
-  // a wrong shape or a missing parameter throws std::invalid_argument naming it. With tied embeddings an
-  // lm_head.weight is accepted (LoadStateDict checks that it equals the embedding).
+  // `transformer.` (GPT-2), `model.` (Llama: the layers and norms; lm_head never has it), `bert.` / `roberta.` (the
+  // encoders' bodies; their heads never have it); the buffers checkpoints carry (GPT-2's attn.bias /
+  // attn.masked_bias, rotary_emb.inv_freq, the encoders' embeddings.position_ids, BERT's next-sentence head
+  // cls.seq_relationship.*) are ignored, as are names of non-float tensors among them (shape given, data null).
+  // Every parameter must be present once; an unknown name, a wrong shape or a missing parameter throws
+  // std::invalid_argument naming it. Tied copies are accepted: with tied embeddings an lm_head.weight, in a
+  // masked-LM encoder the decoder's weight and bias (LoadStateDict checks that each equals its tie).
   void CheckStateDict(const std::vector<std::pair<std::string, Shape>>& names_and_shapes) const;
   // A checkpoint name as this model's parameter name (its type's prefixes removed), or "" for a buffer that loading
   // ignores. (An unknown name comes back as it is: CheckStateDict refuses it.)

@@ -58,6 +58,10 @@ ModelSizes SizesOf(const TransformerConfig& c) {
   z.qkv_out = (z.heads + 2 * z.kv_heads) * z.head_dim;
   z.up_out = c.mlp == MlpKind::kSwiGlu ? 2 * z.hidden : c.mlp == MlpKind::kNone ? 0 : z.hidden;
   z.down_in = c.mlp == MlpKind::kNone ? 0 : z.hidden;
+  z.position_rows = static_cast<size_t>(c.context_length + (c.pad_offset_positions ? c.pad_token_id + 1 : 0));
+  z.head_out = c.task == Task::kSequenceClassification ? static_cast<size_t>(c.num_labels)
+               : c.task == Task::kBase                 ? 0
+                                                       : z.vocab;
   return z;
 }
 
@@ -69,6 +73,12 @@ std::vector<ParamSpec> ParameterSpecs(const TransformerConfig& c) {
 
 std::string CanonicalName(const TransformerConfig& c, const std::string& name) {
   return ArchOf(c.arch).canonical_name(name);
+}
+
+std::string TiedName(const TransformerConfig& c, const std::string& canonical) {
+  const ArchType& arch = ArchOf(c.arch);
+  if (arch.tied_to) return arch.tied_to(c, canonical);
+  return c.tie_embeddings && canonical == "lm_head.weight" ? ParameterSpecs(c).front().name : "";
 }
 
 }  // namespace attnlab

@@ -35,6 +35,18 @@ enum class Slot {
   kUpBias,
   kDown,  // packed (hidden, E)
   kDownBias,
+  // Encoders:
+  kTokenTypes,  // (typeVocabSize, E): token-type embeddings
+  kEmbedNormWeight,
+  kEmbedNormBias,
+  kPooler,  // packed (E, E): the pooler's dense
+  kPoolerBias,
+  kHeadDense,  // packed (E, E): the masked-LM head's transform dense
+  kHeadDenseBias,
+  kHeadNormWeight,
+  kHeadNormBias,
+  kClsDense,  // packed (E, E): a classifier's own dense (RoBERTa's classifier.dense)
+  kClsDenseBias,
 };
 
 struct ParamSpec {
@@ -44,10 +56,11 @@ struct ParamSpec {
   int64_t layer;    // -1: not per block
   size_t offset;    // first output column of a packed matrix, or first element of a vector
   bool transposed;  // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
-  bool is_matrix() const { return shape.size() == 2 && slot != Slot::kPositions; }
+  bool is_matrix() const { return shape.size() == 2 && slot != Slot::kPositions && slot != Slot::kTokenTypes; }
   bool is_norm_weight() const {
     return slot == Slot::kNorm1Weight || slot == Slot::kNorm2Weight || slot == Slot::kNormFWeight ||
-           slot == Slot::kQNorm || slot == Slot::kKNorm;
+           slot == Slot::kQNorm || slot == Slot::kKNorm || slot == Slot::kEmbedNormWeight ||
+           slot == Slot::kHeadNormWeight;
   }
 };
 
@@ -61,9 +74,15 @@ std::vector<ParamSpec> ParameterSpecs(const TransformerConfig& config);
 // A checkpoint name without the prefix its type allows, or "" for a buffer that loading ignores.
 std::string CanonicalName(const TransformerConfig& config, const std::string& name);
 
+// The parameter a canonical checkpoint name is a tied copy of (a tied lm_head: the embedding; a masked-LM
+// decoder: the word embeddings or the head's bias), or "".
+std::string TiedName(const TransformerConfig& config, const std::string& canonical);
+
 // Sizes derived from a normalised config.
 struct ModelSizes {
   size_t e = 0, heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0, qkv_out = 0, up_out = 0, down_in = 0;
+  size_t position_rows = 0;  // rows of the learned position table (RoBERTa: contextLength + padTokenId + 1)
+  size_t head_out = 0;       // the head's outputs: V, numLabels (classification) or 0 (base)
 };
 ModelSizes SizesOf(const TransformerConfig& config);
 

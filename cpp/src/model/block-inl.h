@@ -15,12 +15,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "cpp/src/attention/attention-inl.h"
 #include "cpp/src/attention/attention_decode-inl.h"
 #include "cpp/src/attention/kernels-inl.h"
 #include "cpp/src/attention/layer-inl.h"
+#include "cpp/src/model/encoder_kernels.h"
 #include "cpp/src/model/model_kernels.h"
 #include "cpp/src/ops/activation-inl.h"
 #include "cpp/src/ops/linear-inl.h"
@@ -37,9 +39,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Grow-only activations of one forward: x the residual stream (rows, E), h a normed copy, qkv (rows, H·hd +
 // 2·KV·hd), qk_raw the query and key heads before the q/k norm, ctx the heads' outputs (rows, H·hd), up the MLP's
-// hidden (rows, up.out), proj a projection's output.
+// hidden (rows, up.out), proj a projection's output; an encoder's heads: first (B, E) each item's token 0, pooled
+// (B, E).
 struct ModelScratch {
-  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj;
+  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj, first, pooled;
 };
 
 inline ModelScratch& ThreadModelScratch() {
@@ -66,7 +69,8 @@ HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const 
   });
 }
 
-// x (rows, E) = embedding column ids[r] (+ positions[P + t]: learned wpe, or the fixed sinusoidal table).
+// x (rows, E) = embedding column ids[r] (+ positions[P + t]: learned wpe, or the fixed sinusoidal table; an
+// encoder's position ids pick the row instead).
 HWY_INLINE void Embed(const ModelArgs& a, float* x) {
   for (size_t r = 0; r < a.batch * a.tokens; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
@@ -77,8 +81,36 @@ HWY_INLINE void Embed(const ModelArgs& a, float* x) {
       const float* column = a.embed.data + (id / kPanel) * a.embed.panel_stride + id % kPanel;
       for (size_t c = 0; c < a.e; ++c) row[c] = column[c * kPanel];
     }
-    if (a.positions) AddRows(row, a.positions + (a.past + r % a.tokens) * a.e, a.e);
+    const bool ids = a.encoder && a.encoder->position_ids;
+    const size_t p = ids ? static_cast<size_t>(a.encoder->position_ids[r]) : a.past + r % a.tokens;
+    if (a.positions) AddRows(row, a.positions + p * a.e, a.e);
   }
+}
+
+// An encoder's embeddings: x += type_embed[token type], then x = embed_norm(x) (through m.h).
+HWY_INLINE void EncoderEmbed(const ModelArgs& a, const EncoderArgs& enc, ModelScratch& m) {
+  const size_t rows = a.batch * a.tokens;
+  for (size_t r = 0; r < rows && enc.type_embed; ++r) {
+    const size_t type = enc.token_types ? static_cast<size_t>(enc.token_types[r]) : 0;
+    AddRows(m.x.data() + r * a.e, enc.type_embed + type * a.e, a.e);
+  }
+  if (!enc.embed_norm.weight) return;
+  NormRows(a, rows, m.x.data(), enc.embed_norm, m.h.data());
+  std::swap(m.x, m.h);
+}
+
+// Post-norm blocks: x = norm(x) after a residual add (through m.h).
+HWY_INLINE void PostNorm(const ModelArgs& a, const NormArgs& norm, ModelScratch& m) {
+  NormRows(a, a.batch * a.tokens, m.x.data(), norm, m.h.data());
+  std::swap(m.x, m.h);
+}
+
+// y = act(x) over n elements (y may be x) for the elementwise MLP kinds (not SwiGLU, whose rows hold two halves).
+HWY_INLINE void ActivateRow(MlpKind kind, const float* x, size_t n, float* y) {
+  if (kind == MlpKind::kGeluErf) return GeluErfRow(x, n, y);
+  if (kind == MlpKind::kRelu) return ReluRow(x, n, y);
+  if (kind == MlpKind::kSilu) return SiluRow(x, n, y);
+  GeluTanhRow(x, n, y);
 }
 
 // The q/k norm (qk_norm): each query head (weight q_norm) and key head (k_norm) of the qkv rows RMS-normalised
@@ -182,17 +214,18 @@ HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const floa
   AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
 }
 
-// x += attention(norm₁(x)).
+// x += attention(norm₁(x)); post-norm: x = norm₁(x + attention(x)).
 HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, width = blk.qkv.out;
-  float* h = saved ? saved->h1 : m.h.data();
+  const bool post = a.encoder && a.encoder->post_norm;  // (no training: saved is null)
+  float* h = post ? m.x.data() : saved ? saved->h1 : m.h.data();
   float* qkv = saved ? saved->qkv : m.qkv.data();
   float* ctx = saved ? saved->ctx : m.ctx.data();
   if (saved) {
     std::copy(m.x.data(), m.x.data() + rows * a.e, saved->x_in);
     blk.attentions = saved->weights;
   }
-  NormRows(a, rows, m.x.data(), blk.norm1, h);
+  if (!post) NormRows(a, rows, m.x.data(), blk.norm1, h);
   Linear(rows, h, a.e, blk.qkv, qkv, width);
   if (blk.q_norm) QkNormRows(a, blk, qkv, width, saved ? saved->qk_raw : m.qk_raw.data());
   if (a.position_kind == PositionKind::kRope) RopeRows(a, qkv, width, a.rope_sin);
@@ -202,28 +235,59 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   AttendHeads(a, blk, qkv, width, ctx);
   Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
+  if (post) PostNorm(a, blk.norm1, m);
 }
 
-// x += MLP(norm₂(x)): down(gelu_tanh(up(h))) or down(silu(gate(h)) · up(h)). Without `saved` the activation
-// overwrites the pre-activation (SwiGLU's into the gate half, so its rows stay up.out apart).
+// x += MLP(norm₂(x)): down(act(up(h))) or down(silu(gate(h)) · up(h)); post-norm: x = norm₂(x + MLP(x)). Without
+// `saved` the activation overwrites the pre-activation (SwiGLU's into the gate half, so its rows stay up.out apart).
 HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, width = blk.up.out, act_stride = saved ? blk.down.in : width;
-  float* h = saved ? saved->h2 : m.h.data();
+  const bool post = a.encoder && a.encoder->post_norm;
+  float* h = post ? m.x.data() : saved ? saved->h2 : m.h.data();
   float* up = saved ? saved->up : m.up.data();
   float* act = saved ? saved->act : m.up.data();
   if (saved) std::copy(m.x.data(), m.x.data() + rows * a.e, saved->x_mid);
-  NormRows(a, rows, m.x.data(), blk.norm2, h);
+  if (!post) NormRows(a, rows, m.x.data(), blk.norm2, h);
   Linear(rows, h, a.e, blk.up, up, width);
   ParallelFor(rows, 20.0 * width, [&](size_t r) {
     const float* row = up + r * width;
     if (a.mlp == MlpKind::kSwiGlu) {
       SwiGluRow(row, row + a.hidden, a.hidden, act + r * act_stride);
     } else {
-      GeluTanhRow(row, width, act + r * act_stride);
+      ActivateRow(a.mlp, row, width, act + r * act_stride);
     }
   });
   Linear(rows, act, act_stride, blk.down, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
+  if (post) PostNorm(a, blk.norm2, m);
+}
+
+// y (B, E) = tanh(dense(x)) of B rows.
+HWY_INLINE void DenseTanh(const ModelArgs& a, const float* x, const LinearArgs& dense, float* y) {
+  Linear(a.batch, x, a.e, dense, y, a.e);
+  TanhRow(y, a.batch * a.e, y);
+}
+
+// An encoder's outputs from h (rows, E), the last hidden state: the pooled output, then the head's logits
+// (masked-LM (rows, V); classification (B, numLabels) of token 0; base: none). Uses m.x and m.proj.
+HWY_INLINE void EncoderHeads(const ModelArgs& a, const EncoderArgs& enc, ModelScratch& m, const float* h) {
+  const size_t rows = a.batch * a.tokens;
+  std::copy(h, h + rows * a.e, enc.last_hidden);
+  float* first = Sized(m.first, a.batch * a.e);
+  float* pooled = Sized(m.pooled, a.batch * a.e);
+  for (size_t b = 0; b < a.batch; ++b) std::copy(h + b * a.tokens * a.e, h + (b * a.tokens + 1) * a.e, first + b * a.e);
+  if (enc.pooler.out) DenseTanh(a, first, enc.pooler, pooled);
+  if (enc.pooled) std::copy(pooled, pooled + a.batch * a.e, enc.pooled);
+  if (enc.task == Task::kSequenceClassification) {
+    if (enc.cls_dense.out) DenseTanh(a, first, enc.cls_dense, pooled);
+    return Linear(a.batch, pooled, a.e, a.head, a.logits, a.head.out);
+  }
+  if (enc.task != Task::kMaskedLm) return;
+  Linear(rows, h, a.e, enc.head_dense, m.proj.data(), a.e);
+  ParallelFor(rows, 20.0 * a.e,
+              [&](size_t r) { ActivateRow(enc.head_act, m.proj.data() + r * a.e, a.e, m.proj.data() + r * a.e); });
+  NormRows(a, rows, m.proj.data(), enc.head_norm, m.x.data());
+  Linear(rows, m.x.data(), a.e, a.head, a.logits, a.vocab);
 }
 
 // The whole forward into a.logits; with `train`, each block's activations go to train->saved and the final
@@ -240,6 +304,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
     Sized(m.up, rows * a.blocks[l].up.out);
   }
   Embed(a, m.x.data());
+  if (a.encoder) EncoderEmbed(a, *a.encoder, m);
   for (size_t l = 0; l < a.num_blocks; ++l) {
     if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
     AttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
@@ -249,6 +314,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   if (train) std::copy(m.x.data(), m.x.data() + plane, train->x_final);
   NormRows(a, rows, m.x.data(), a.norm_f, h);
   if (a.hidden_states) std::copy(h, h + plane, a.hidden_states[a.num_blocks]);
+  if (a.encoder) return EncoderHeads(a, *a.encoder, m, h);
   if (!a.last_logits_only) return Linear(rows, h, a.e, a.head, a.logits, a.vocab);
   for (size_t b = 0; b < a.batch; ++b) {  // (each item's last row, gathered)
     std::copy(h + ((b + 1) * a.tokens - 1) * a.e, h + (b + 1) * a.tokens * a.e, m.proj.data() + b * a.e);

@@ -85,6 +85,8 @@ struct TrainArgs {
   double loss = 0;             // out
 };
 
+struct EncoderArgs;  // (encoder_kernels.h)
+
 // One call's arguments; its sizes (E, H, KV, hd, hidden, V, ...) are the model's ModelSizes.
 struct ModelArgs : ModelSizes {
   PositionKind position_kind = PositionKind::kLearned;    // learned, sinusoidal: Embed adds `positions`; RoPE: rope_*
@@ -107,6 +109,7 @@ struct ModelArgs : ModelSizes {
   float* logits = nullptr;  // (B, T, V), or (B, 1, V) when last_logits_only
   bool last_logits_only = false;
   float* const* hidden_states = nullptr;  // L + 1 buffers (B, T, E), or null
+  const EncoderArgs* encoder = nullptr;   // an encoder's embeddings, post-norm blocks and heads, or null
 };
 
 void TransformerForward(const ModelArgs& args);

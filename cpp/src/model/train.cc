@@ -99,6 +99,9 @@ void AdamWUpdate(std::vector<float>& param, const std::vector<float>& grad, std:
 }  // namespace
 
 double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets) {
+  if (impl_->config.task != Task::kCausalLm) {
+    Fail("task", "'causal-lm' for training (encoders train in a later step)", "an encoder");
+  }
   impl_->params.Widen();  // (training updates float32 weights)
   const TransformerConfig& c = impl_->config;
   const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);

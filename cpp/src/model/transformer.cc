@@ -79,8 +79,9 @@ void Transformer::CheckStateDict(const std::vector<std::pair<std::string, Shape>
     const std::string canonical = attnlab::CanonicalName(impl_->config, name);
     if (canonical.empty()) continue;
     const ParamSpec* spec = impl_->Find(canonical);
-    const Shape expected = impl_->IsTiedHead(canonical) ? impl_->specs.front().shape : spec ? spec->shape : Shape{};
-    if (!spec && !impl_->IsTiedHead(canonical)) {
+    const ParamSpec* tie = impl_->TieOf(canonical);
+    const Shape expected = tie ? tie->shape : spec ? spec->shape : Shape{};
+    if (!spec && !tie) {
       Fail(name, "a parameter of this model (e.g. '" + impl_->specs.front().name + "')", "an unknown name");
     }
     if (shape != expected) Fail(name, "shape " + ShapeString(expected), "shape " + ShapeString(shape));
@@ -98,7 +99,8 @@ std::string Transformer::CanonicalName(const std::string& name) const {
 }
 
 std::string Transformer::TiedTo(const std::string& name) const {
-  return impl_->IsTiedHead(CanonicalName(name)) ? impl_->specs.front().name : "";
+  const ParamSpec* tie = impl_->TieOf(CanonicalName(name));
+  return tie ? tie->name : "";
 }
 
 void Transformer::LoadTensor16(const std::string& name, const uint16_t* bits, const Shape& shape, WeightStorage dtype) {
@@ -116,7 +118,7 @@ void Transformer::LoadTensor16Rows(const std::string& name, const uint16_t* bits
   if (canonical.empty()) return;
   const RowRange rows = Impl::PieceRows(name, impl_->LoadSpec(name, canonical), shape, first_row);
   if (!bits) return LoadTensorRows(name, TensorView{nullptr, shape}, first_row);  // (its errors)
-  if (impl_->IsTiedHead(canonical)) {  // (compared with the embedding as float32 values)
+  if (impl_->TieOf(canonical)) {  // (compared with what it is tied to as float32 values)
     std::vector<float> values(CheckedNumel(name, shape));
     for (size_t i = 0; i < values.size(); ++i) values[i] = Bits16ToFloat(bits[i], Impl::Dtype16Of(dtype));
     return LoadTensorRows(name, TensorView{values.data(), shape}, first_row);
@@ -140,11 +142,12 @@ void Transformer::LoadTensorRows(const std::string& name, const TensorView& tens
   const RowRange rows = Impl::PieceRows(name, spec, tensor.shape, first_row);
   const size_t n = CheckTensor(name, tensor);
   impl_->ResetTraining();  // (new parameters: AdamW starts again)
-  if (!impl_->IsTiedHead(canonical)) return impl_->params.Load(spec, tensor.data, rows);
-  std::vector<float> embedding(n);
-  impl_->params.Save(spec, embedding.data(), rows);
-  if (!std::equal(embedding.begin(), embedding.end(), tensor.data)) {
-    Fail(name, "equal to " + spec.name + " (tieEmbeddings)", "a different matrix");
+  if (!impl_->TieOf(canonical)) return impl_->params.Load(spec, tensor.data, rows);
+  std::vector<float> tied(n);
+  impl_->params.Save(spec, tied.data(), rows);
+  if (!std::equal(tied.begin(), tied.end(), tensor.data)) {
+    Fail(name, "equal to " + spec.name + (impl_->config.tie_embeddings ? " (tieEmbeddings)" : " (tied)"),
+         spec.is_matrix() ? "a different matrix" : "a different vector");
   }
 }
 
@@ -158,7 +161,7 @@ void Transformer::LoadStateDict(const std::map<std::string, TensorView>& state_d
   // (a tied lm_head is compared with the embedding once that is loaded)
   for (int pass = 0; pass < 2; ++pass) {
     for (const auto& [name, view] : state_dict) {
-      if (impl_->IsTiedHead(attnlab::CanonicalName(impl_->config, name)) == (pass == 1)) LoadTensor(name, view);
+      if ((impl_->TieOf(attnlab::CanonicalName(impl_->config, name)) != nullptr) == (pass == 1)) LoadTensor(name, view);
     }
   }
 }
@@ -328,12 +331,13 @@ TransformerOutput Transformer::Forward(const TokensView& tokens, const Transform
   CheckLength(s, past, t_len, cache ? cache->max_length : static_cast<size_t>(c.context_length), cache != nullptr);
   const std::vector<float> key_bias = KeyBiasOf(options, batch, s);
   const std::vector<bool> keep = KeptLayers(c, options);
+  TransformerOutput out;
+  EncoderCall encoder;
+  const EncoderArgs* encoder_args = PrepareEncoder(c, impl_->params, tokens, options, encoder, out);
 
   CallArgs call;
   PrepareCall(tokens, past, cache ? cache->max_length : t_len, call);
-  TransformerOutput out;
-  const int64_t logit_rows = options.last_logits_only ? 1 : static_cast<int64_t>(t_len);
-  out.logits = ZeroTensor({static_cast<int64_t>(batch), t_len == 0 ? 0 : logit_rows, c.vocab_size});
+  if (c.task != Task::kBase) out.logits = ZeroTensor(LogitsShape(c, batch, t_len, options.last_logits_only));
   out.attentions.resize(keep.size());
   // (without a cache, one step's keys and values: every layer reuses them)
   std::vector<float> step_k(cache ? 0 : batch * impl_->z.kv_heads * t_len * impl_->z.head_dim), step_v(step_k.size());
@@ -357,6 +361,7 @@ TransformerOutput Transformer::Forward(const TokensView& tokens, const Transform
   call.a.logits = out.logits.data.data();
   call.a.last_logits_only = options.last_logits_only;
   call.a.hidden_states = hidden.empty() ? nullptr : hidden.data();
+  call.a.encoder = encoder_args;
   TransformerForward(call.a);
   if (cache) cache->length = s;
   return out;

@@ -15,6 +15,7 @@
 #include "attnlab/transformer.h"
 #include "cpp/src/checks.h"
 #include "cpp/src/model/architectures.h"
+#include "cpp/src/model/encoder_kernels.h"
 #include "cpp/src/model/model_kernels.h"
 #include "cpp/src/model/weights.h"
 #include "cpp/src/rng.h"
@@ -81,11 +82,17 @@ struct Transformer::Impl {
     return nullptr;
   }
 
-  bool IsTiedHead(const std::string& canonical) const { return config.tie_embeddings && canonical == "lm_head.weight"; }
+  // The parameter a canonical checkpoint name is a tied copy of (a tied lm_head, a masked-LM decoder), or null.
+  const ParamSpec* TieOf(const std::string& canonical) const {
+    const std::string target = TiedName(config, canonical);
+    return target.empty() ? nullptr : Find(target);
+  }
 
-  // The parameter checkpoint tensor `name` (`canonical`) loads into or, a tied head, is compared with; else a failure.
+  // The parameter checkpoint tensor `name` (`canonical`) loads into or, a tied copy, is compared with; else a
+  // failure.
   const ParamSpec& LoadSpec(const std::string& name, const std::string& canonical) const {
-    const ParamSpec* spec = IsTiedHead(canonical) ? &specs.front() : Find(canonical);
+    const ParamSpec* tie = TieOf(canonical);
+    const ParamSpec* spec = tie ? tie : Find(canonical);
     if (!spec) Fail(name, "a parameter of this model (e.g. '" + specs.front().name + "')", "an unknown name");
     return *spec;
   }
@@ -118,7 +125,8 @@ struct Transformer::Impl {
     Rng rng(seed);
     std::vector<float> values;
     for (const ParamSpec& s : specs) {
-      if (!(s.is_matrix() || s.slot == Slot::kPositions)) continue;  // (norms 1, biases 0 already)
+      if (!(s.is_matrix() || s.slot == Slot::kPositions || s.slot == Slot::kTokenTypes))
+        continue;  // (norms 1, biases 0)
       size_t n = 1;
       for (int64_t d : s.shape) n *= static_cast<size_t>(d);
       values.resize(n);
@@ -135,6 +143,18 @@ struct Transformer::CallArgs {
   std::vector<float> rope_cos, rope_sin, sinusoids;  // (sinusoids: (P + T, E), sinusoidal positions)
   std::vector<BlockArgs> blocks;
 };
+
+// An encoder's part of a forward call (encoder.cc): its kernel arguments and RoBERTa's position ids.
+struct EncoderCall {
+  EncoderArgs args;
+  std::vector<int32_t> position_ids;
+};
+// Checks the options only encoders take (tokenTypeIds; no lastLogitsOnly) and, for an encoder, fills `call` from the
+// weights and allocates out's lastHiddenState and pooledOutput; null for a decoder.
+const EncoderArgs* PrepareEncoder(const TransformerConfig& c, const Weights& w, const TokensView& tokens,
+                                  const TransformerForwardOptions& options, EncoderCall& call, TransformerOutput& out);
+// The logits' shape: (B, T, V), (B, 1, V) with last_only, (B, numLabels) for classification, {} for a base encoder.
+Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool last_only);
 
 // Checks tokens (B, T) and every id (in [0, vocab)); returns {B, T}.
 std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab);

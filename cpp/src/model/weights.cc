@@ -18,6 +18,12 @@ PackedMatrix* MatrixOf(Weights& w, const ParamSpec& s) {
       return &w.embed;
     case Slot::kHead:
       return &w.head;
+    case Slot::kPooler:
+      return &w.pooler;
+    case Slot::kHeadDense:
+      return &w.head_dense;
+    case Slot::kClsDense:
+      return &w.cls_dense;
     case Slot::kQkv:
       return &b->qkv;
     case Slot::kO:
@@ -42,6 +48,22 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
       return &w.norm_f_bias;
     case Slot::kHeadBias:
       return &w.head_bias;
+    case Slot::kTokenTypes:
+      return &w.token_types;
+    case Slot::kEmbedNormWeight:
+      return &w.embed_norm_weight;
+    case Slot::kEmbedNormBias:
+      return &w.embed_norm_bias;
+    case Slot::kPoolerBias:
+      return &w.pooler_bias;
+    case Slot::kHeadDenseBias:
+      return &w.head_dense_bias;
+    case Slot::kHeadNormWeight:
+      return &w.head_norm_weight;
+    case Slot::kHeadNormBias:
+      return &w.head_norm_bias;
+    case Slot::kClsDenseBias:
+      return &w.cls_dense_bias;
     case Slot::kNorm1Weight:
       return &b->norm1_weight;
     case Slot::kNorm1Bias:
@@ -113,6 +135,30 @@ void PackedMatrix::Widen() {
   std::vector<uint16_t>().swap(bits);
 }
 
+// An encoder's tensors (none for a decoder).
+template <typename Resize>
+void Weights::AllocateEncoder(const TransformerConfig& c, const ModelSizes& z, float one, const Resize& resize) {
+  token_types.assign(static_cast<size_t>(c.type_vocab_size) * z.e, 0.0f);
+  if (c.embed_norm) {
+    embed_norm_weight.assign(z.e, one);
+    embed_norm_bias.assign(z.e, 0.0f);
+  }
+  if (c.pooler) {
+    resize(pooler, z.e, z.e);
+    pooler_bias.assign(z.e, 0.0f);
+  }
+  if (c.task == Task::kMaskedLm) {
+    resize(head_dense, z.e, z.e);
+    head_dense_bias.assign(z.e, 0.0f);
+    head_norm_weight.assign(z.e, one);
+    head_norm_bias.assign(z.e, 0.0f);
+  }
+  if (c.classifier_dense) {
+    resize(cls_dense, z.e, z.e);
+    cls_dense_bias.assign(z.e, 0.0f);
+  }
+}
+
 Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype16 dtype) {
   const ModelSizes z = SizesOf(config);
   const bool layer_norm = config.norm == NormKind::kLayerNorm, norms = config.norm != NormKind::kNone;
@@ -125,12 +171,12 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
     }
   };
   resize(embed, z.e, z.vocab);
-  if (!config.tie_embeddings) resize(head, z.e, z.vocab);
-  if (config.positions == PositionKind::kLearned)
-    positions.assign(static_cast<size_t>(config.context_length) * z.e, 0.0f);
-  if (config.head_bias) head_bias.assign(z.vocab, 0.0f);
-  if (norms) norm_f_weight.assign(z.e, one);
-  if (layer_norm) norm_f_bias.assign(z.e, 0.0f);
+  if (!config.tie_embeddings) resize(head, z.e, z.head_out);
+  if (config.positions == PositionKind::kLearned) positions.assign(z.position_rows * z.e, 0.0f);
+  if (config.head_bias) head_bias.assign(z.head_out, 0.0f);
+  if (norms && !config.post_norm) norm_f_weight.assign(z.e, one);
+  if (layer_norm && !config.post_norm) norm_f_bias.assign(z.e, 0.0f);
+  AllocateEncoder(config, z, one, resize);
   blocks.resize(static_cast<size_t>(config.num_layers));
   for (BlockWeights& b : blocks) {
     resize(b.qkv, z.e, z.qkv_out);
@@ -175,7 +221,7 @@ void Weights::Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype, Ro
 }
 
 std::vector<PackedMatrix*> Weights::Matrices() {
-  std::vector<PackedMatrix*> all{&embed, &head};
+  std::vector<PackedMatrix*> all{&embed, &head, &pooler, &head_dense, &cls_dense};
   for (BlockWeights& b : blocks) {
     for (PackedMatrix* m : b.Matrices()) all.push_back(m);
   }
@@ -193,9 +239,13 @@ bool Weights::Any16() {
 
 void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool matrix)>& fn) {
   fn(embed.data, true);
-  if (!head.data.empty()) fn(head.data, true);
+  for (PackedMatrix* m : {&head, &pooler, &head_dense, &cls_dense}) {
+    if (!m->data.empty()) fn(m->data, true);
+  }
   if (!positions.empty()) fn(positions, true);
-  for (std::vector<float>* v : {&norm_f_weight, &norm_f_bias, &head_bias}) {
+  if (!token_types.empty()) fn(token_types, true);
+  for (std::vector<float>* v : {&norm_f_weight, &norm_f_bias, &head_bias, &embed_norm_weight, &embed_norm_bias,
+                                &pooler_bias, &head_dense_bias, &head_norm_weight, &head_norm_bias, &cls_dense_bias}) {
     if (!v->empty()) fn(*v, false);
   }
   for (BlockWeights& b : blocks) {

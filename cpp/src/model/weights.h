@@ -62,6 +62,11 @@ struct Weights {
   PackedMatrix embed, head;                                             // (E, V); head only when untied
   std::vector<float> positions, norm_f_weight, norm_f_bias, head_bias;  // (empty: the model has none)
   std::vector<BlockWeights> blocks;
+  // Encoders (empty: none): token types (types, E), the embeddings' LayerNorm, the pooler, the masked-LM head's
+  // transform (dense, LayerNorm), a classifier's own dense.
+  std::vector<float> token_types, embed_norm_weight, embed_norm_bias, pooler_bias, head_dense_bias, head_norm_weight,
+      head_norm_bias, cls_dense_bias;
+  PackedMatrix pooler, head_dense, cls_dense;
 
   // Sized for the (normalised) config; norm weights 1 when `ones`, everything else 0; the matrices in 16-bit storage
   // of `dtype` when `sixteen`.
@@ -76,7 +81,7 @@ struct Weights {
   // Copies a tensor of 16-bit values in: its bits into a matrix of that 16-bit storage, else converted to float32.
   void Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype) { Load16(s, bits, dtype, AllRows(s)); }
   void Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype, RowRange rows);
-  // Every packed matrix: the embedding, the head (empty when tied), each block's.
+  // Every packed matrix: the embedding, the head (empty when tied), an encoder's, each block's.
   std::vector<PackedMatrix*> Matrices();
   // Every matrix to float32 storage.
   void Widen();
@@ -88,6 +93,10 @@ struct Weights {
 
   BlockArgs ArgsOf(size_t block) const;  // the kernels' view of a block's parameters (float32 or 16-bit matrices)
   BlockGrads GradsOf(size_t block);      // the kernels' view as a gradient
+
+ private:
+  template <typename Resize>
+  void AllocateEncoder(const TransformerConfig& c, const ModelSizes& z, float one, const Resize& resize);
 };
 
 }  // namespace attnlab

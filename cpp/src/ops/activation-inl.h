@@ -1,6 +1,7 @@
 // The MLP activations of a Transformer block and their gradients, elementwise over a row:
 //   GeluTanh: y = ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))  (GPT-2's gelu_new, PyTorch's approximate='tanh');
-//   SwiGlu:   y = silu(gate) · up, silu(g) = g / (1 + e^(−g))  (Llama's MLP).
+//   SwiGlu:   y = silu(gate) · up, silu(g) = g / (1 + e^(−g))  (Llama's MLP);
+//   GeluErf:  y = ½ x (1 + erf(x / √2))  (BERT's gelu, PyTorch's default GELU); Relu; Silu; Tanh (a pooler's).
 // NaN stays NaN; the transcendental functions see clamped arguments (Highway's Exp/Tanh convert their argument to
 // int: undefined beyond int range on EMU128). Per-target code: include after hwy/highway.h, inside the
 // foreach_target unit.
@@ -12,6 +13,7 @@
 #define ATTNLAB_SRC_OPS_ACTIVATION_INL_H_
 #endif
 
+#include <cmath>
 #include <cstddef>
 
 #include "cpp/src/ops/vector_ops-inl.h"
@@ -63,6 +65,30 @@ HWY_INLINE void SwiGluRow(const float* gate, const float* HWY_RESTRICT up, size_
     const auto e = hn::Exp(dd, hn::Neg(ClampForMath(dd, g, 80.0f)));  // e^80 ≈ 5.5e34: silu(-80) ≈ -1.5e-33
     hn::StoreU(hn::Mul(hn::Div(g, hn::Add(hn::Set(dd, 1.0f), e)), hn::LoadU(dd, up + j)), dd, y + j);
   });
+}
+
+// y[j] = GeluErf(x[j]) for j in [0, n) (y may be x): std::erf per element (Highway has no erf).
+HWY_INLINE void GeluErfRow(const float* x, size_t n, float* y) {
+  for (size_t j = 0; j < n; ++j) y[j] = 0.5f * x[j] * (1.0f + std::erf(x[j] * 0.70710678118654752f));
+}
+
+// y[j] = max(x[j], 0) (y may be x; NaN stays NaN).
+HWY_INLINE void ReluRow(const float* x, size_t n, float* y) {
+  for (size_t j = 0; j < n; ++j) y[j] = x[j] > 0.0f || x[j] != x[j] ? x[j] : 0.0f;
+}
+
+// y[j] = silu(x[j]) = x / (1 + e^(−x)) (y may be x).
+HWY_INLINE void SiluRow(const float* x, size_t n, float* y) {
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto g = hn::LoadU(dd, x + j);
+    const auto e = hn::Exp(dd, hn::Neg(ClampForMath(dd, g, 80.0f)));
+    hn::StoreU(hn::Div(g, hn::Add(hn::Set(dd, 1.0f), e)), dd, y + j);
+  });
+}
+
+// y[j] = tanh(x[j]) (y may be x).
+HWY_INLINE void TanhRow(const float* x, size_t n, float* y) {
+  for (size_t j = 0; j < n; ++j) y[j] = std::tanh(x[j]);
 }
 
 // d gate[j] = dy · up · σ(g)(1 + g (1 − σ(g))), d up[j] = dy · silu(g), for y = silu(gate) · up.

@@ -124,7 +124,7 @@ TEST_CASE("model types: bad configurations are refused naming the key", "[model]
                         "config.vocab_size");
   ExpectConfigTypeError([&] { ConfigFromOptions(R"({"arch": "gpt2", "vocabSize": 8, "hiddenDim": 4})"); }, "hiddenDim");
   ExpectConfigTypeError([&] { ConfigFromOptions(R"({"vocabSize": 8})"); }, "arch");
-  ExpectInvalidArgument([&] { ConfigFromOptions(R"({"arch": "bert"})"); }, {"arch", "bert"});
+  ExpectInvalidArgument([&] { ConfigFromOptions(R"({"arch": "falcon"})"); }, {"arch", "falcon"});
   ExpectInvalidArgument(
       [&] {
         ConfigFromOptions(R"({"arch": "qwen3", "vocabSize": 8, "contextLength": 4, "embedDim": 8, "numLayers": 1,

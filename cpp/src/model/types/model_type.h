@@ -1,9 +1,10 @@
 // Model types as data. Each Hugging Face model_type is one file of this folder (gpt2.cc, llama.cc, mistral.cc,
-// qwen2.cc, qwen3.cc) and one row of model_types.cc's table; tiny.cc is an arch of attnlab's own (the demo's
-// TinyTransformer), with no config.json. A type reads its config.json into the normalised
-// configuration and writes it back. A type that owns an `arch` (the normalised config's family of names: 'gpt2',
-// 'llama', 'qwen3') also says what its blocks are made of (features), createModel's fields and defaults, its
-// parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint prefixes and buffers.
+// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc) and one row of model_types.cc's table; tiny.cc is an arch
+// of attnlab's own (the demo's TinyTransformer), with no config.json. A type reads its config.json into the
+// normalised configuration and writes it back. A type that owns an `arch` (the normalised config's family of names:
+// 'gpt2', 'llama', 'qwen3', 'bert', 'roberta') also says what its blocks are made of (features), createModel's
+// fields and defaults, its parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint
+// prefixes and buffers; an encoder's also its head from a checkpoint's names and its tied copies.
 #ifndef ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 #define ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 
@@ -29,8 +30,9 @@ class ConfigReader {
   ConfigReader WithDefaults(const nlohmann::json& defaults) const { return ConfigReader(object_, prefix_, &defaults); }
   // A nested object's reader ("config.rope_parameters."), or null when the key is absent or null.
   std::unique_ptr<ConfigReader> Object(const char* key) const;
-  bool Has(const char* key) const;     // present and not null
-  int64_t Int(const char* key) const;  // required
+  bool Has(const char* key) const;                // present and not null
+  size_t Size() const { return object_.size(); }  // the object's number of keys
+  int64_t Int(const char* key) const;             // required
   int64_t Int(const char* key, int64_t fallback) const;
   double Number(const char* key, double fallback) const;
   bool Bool(const char* key, bool fallback) const;
@@ -77,6 +79,10 @@ struct ArchType {
   void (*parameters)(const TransformerConfig& c, const ModelSizes& z, std::vector<ParamSpec>& out);
   // A checkpoint name without its prefix, or "" for a buffer that loading ignores.
   std::string (*canonical_name)(const std::string& name);
+  // Encoders: the task and pooler from a checkpoint's canonical tensor names (null: a decoder, nothing to read),
+  // and the parameter a canonical name is a tied copy of, or "" (null: a tied lm_head.weight is the embedding).
+  void (*heads)(TransformerConfig& c, const std::vector<std::string>& canonical_names) = nullptr;
+  std::string (*tied_to)(const TransformerConfig& c, const std::string& canonical) = nullptr;
 };
 
 // One Hugging Face model_type.
@@ -93,7 +99,8 @@ struct ModelType {
 
 // The rows of the table (each defined in its type's file).
 extern const ArchType kGpt2Arch, kLlamaArch, kQwen3Arch, kTinyArch;  // (tiny: an arch without a model_type)
-extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type;
+extern const ArchType kBertArch, kRobertaArch;
+extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type, kBertType, kRobertaType;
 
 // The arch of a normalised config (invalid_argument naming `arch` for an unknown one); `own` false: only the archs
 // createModel offers (not attnlab's own, such as 'tiny').
@@ -108,6 +115,17 @@ void ReadLlamaKeys(const ConfigReader& hf, TransformerConfig& c, int64_t head_di
 void WriteLlamaKeys(const TransformerConfig& c, nlohmann::json& hf);
 // RMSNorm + RoPE + SwiGLU without MLP biases, and the checks of a RoPE model (an even head dimension, θ > 1).
 void NormaliseLlama(TransformerConfig& c);
+
+// The BERT family (bert.cc; roberta.cc reuses them): the embeddings, blocks and pooler of BertModel without
+// prefix (embeddings.word_embeddings, encoder.layer.{l}.attention.self.query, ...); config.json's keys read and
+// written; the encoder features and checks of createModel's fields (`arch` names the family in messages).
+void AddBertBodyParameters(const TransformerConfig& c, const ModelSizes& z, std::vector<ParamSpec>& out);
+void ReadBertKeys(const ConfigReader& hf, TransformerConfig& c);
+void WriteBertKeys(const TransformerConfig& c, nlohmann::json& hf);
+void NormaliseBertFamily(TransformerConfig& c, const char* arch);
+// The name without `prefix` ("bert."), or "" for the buffers every BERT-family checkpoint may hold.
+std::string BertFamilyCanonicalName(const std::string& name, const std::string& prefix);
+bool HasName(const std::vector<std::string>& names, const std::string& name);
 
 }  // namespace attnlab
 

@@ -17,8 +17,9 @@ using OrderedJson = nlohmann::ordered_json;
 
 // The table: every Hugging Face model_type attnlab reads, and every arch (family of names). A new type is one file
 // and one row here.
-const ModelType* const kTypes[] = {&kGpt2Type, &kLlamaType, &kMistralType, &kQwen2Type, &kQwen3Type};
-const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch};
+const ModelType* const kTypes[] = {&kGpt2Type,  &kLlamaType, &kMistralType, &kQwen2Type,
+                                   &kQwen3Type, &kBertType,  &kRobertaType};
+const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch, &kBertArch, &kRobertaArch};
 // Archs of attnlab's own models, which createModel does not offer (the tiny model is createTinyTransformer's).
 const ArchType* const kOwnArchs[] = {&kTinyArch};
 
@@ -41,6 +42,15 @@ Json ParseObject(const std::string& text, const std::string& what) {
 }
 
 const std::vector<const char*> kAttentionBiasNames = {"none", "qkv", "all"};
+const std::vector<const char*> kTaskNames = {"causal-lm", "base", "masked-lm", "sequence-classification"};
+
+Task TaskOf(const std::string& name) {
+  for (size_t i = 0; i < kTaskNames.size(); ++i) {
+    if (name == kTaskNames[i]) return static_cast<Task>(i);
+  }
+  Fail("task", "one of " + Listed(kTaskNames, [](const char* s) { return "'" + std::string(s) + "'"; }),
+       Json(name).dump());
+}
 
 AttentionBias AttentionBiasOf(const ArchType& arch, const std::string& name) {
   for (const char* allowed : arch.attention_biases) {
@@ -61,11 +71,17 @@ struct IntField {
   const char* name;
   int64_t TransformerConfig::*member;
 };
-const IntField kIntFields[] = {
-    {"vocabSize", &TransformerConfig::vocab_size}, {"contextLength", &TransformerConfig::context_length},
-    {"embedDim", &TransformerConfig::embed_dim},   {"numLayers", &TransformerConfig::num_layers},
-    {"numHeads", &TransformerConfig::num_heads},   {"numKVHeads", &TransformerConfig::num_kv_heads},
-    {"headDim", &TransformerConfig::head_dim},     {"hiddenDim", &TransformerConfig::hidden_dim}};
+const IntField kIntFields[] = {{"vocabSize", &TransformerConfig::vocab_size},
+                               {"contextLength", &TransformerConfig::context_length},
+                               {"embedDim", &TransformerConfig::embed_dim},
+                               {"numLayers", &TransformerConfig::num_layers},
+                               {"numHeads", &TransformerConfig::num_heads},
+                               {"numKVHeads", &TransformerConfig::num_kv_heads},
+                               {"headDim", &TransformerConfig::head_dim},
+                               {"hiddenDim", &TransformerConfig::hidden_dim},
+                               {"typeVocabSize", &TransformerConfig::type_vocab_size},
+                               {"padTokenId", &TransformerConfig::pad_token_id},
+                               {"numLabels", &TransformerConfig::num_labels}};
 
 // One field of createModel's options, read from the options over the arch's defaults (absent from both: required).
 void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& field, TransformerConfig& c) {
@@ -79,6 +95,9 @@ void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& 
   if (field == "attentionBias") c.attention_bias = AttentionBiasOf(arch, r.String(f, ""));
   if (field == "slidingWindow") c.sliding_window = r.Int(f, 0);  // (null: none)
   if (field == "causal") c.causal = r.Bool(f, true);
+  if (field == "hiddenAct") c.hidden_act = r.String(f, "");
+  if (field == "task") c.task = TaskOf(r.String(f, ""));
+  if (field == "pooler") c.pooler = r.Bool(f, false);
 }
 
 void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJson& o) {
@@ -91,6 +110,9 @@ void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJs
   if (field == "attentionBias") o[field] = kAttentionBiasNames[static_cast<size_t>(c.attention_bias)];
   if (field == "slidingWindow") o[field] = c.sliding_window > 0 ? Json(c.sliding_window) : Json(nullptr);
   if (field == "causal") o[field] = c.causal;
+  if (field == "hiddenAct") o[field] = c.hidden_act;
+  if (field == "task") o[field] = kTaskNames[static_cast<size_t>(c.task)];
+  if (field == "pooler") o[field] = c.pooler;
 }
 
 }  // namespace
@@ -194,6 +216,16 @@ TransformerConfig ConfigFromHuggingFace(const std::string& config_json) {
   }
   Fail("config.model_type", "one of " + Listed(kTypes, [](const ModelType* t) { return t->model_type; }),
        type == hf.end() ? "none" : type->dump());
+}
+
+TransformerConfig ConfigWithHeads(const TransformerConfig& config, const std::vector<std::string>& names) {
+  TransformerConfig c = NormalisedConfig(config);
+  const ArchType& arch = ArchOf(c.arch);
+  if (!arch.heads) return c;
+  std::vector<std::string> canonical;
+  for (const std::string& name : names) canonical.push_back(arch.canonical_name(name));
+  arch.heads(c, canonical);
+  return NormalisedConfig(c);
 }
 
 TransformerConfig ConfigFromOptions(const std::string& options_json) {

@@ -163,8 +163,8 @@ test('errors are named: missing files, model_type, tensors that do not fit the c
   const poemConfig = json(path.join(POEM, 'config.json'));
   // (the model types are the library's: the demo names none, the load error lists them)
   await assert.rejects(
-    load(withConfig({ ...poemConfig, model_type: 'bert' })),
-    /cannot load this checkpoint: RangeError: .*model_type.*gpt2, llama, mistral, qwen2, qwen3, got "bert"/,
+    load(withConfig({ ...poemConfig, model_type: 'falcon' })),
+    /cannot load this checkpoint: RangeError: .*model_type.*gpt2, llama, mistral, qwen2, qwen3, bert, roberta, got "falcon"/,
   );
   await assert.rejects(
     load(withConfig({ ...poemConfig, hidden_size: 64 })),

@@ -1,0 +1,209 @@
+// Mirrors cpp/src/model/encoder.cc and the encoder stages of block-inl.h: BERT and RoBERTa checkpoints
+// (tests/fixtures/encoders/, made by PyTorch references that follow Hugging Face's modeling files and checked
+// against an independent NumPy forward) on every target, in float32 and in their own 16-bit storage: logits of
+// each head, the pooled output, the last hidden state, every attention and hidden state, with padding, token types
+// and head masks; the forward's encoder-only arguments named when wrong.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attnlab/transformer.h"
+#include "encoder_fixture.h"
+#include "hwy_targets.h"
+#include "nlohmann/json.hpp"
+#include "test_util.h"
+#include "validation.h"
+
+namespace attnlab_test {
+namespace {
+
+using attnlab::Transformer;
+using attnlab::TransformerForwardOptions;
+using attnlab::WeightStorage;
+using Json = nlohmann::json;
+
+const std::string kEncoderFixtureDir = ATTNLAB_FIXTURE_DIR "/../encoders";
+
+std::vector<EncoderFixture> AllFixtures() {
+  std::vector<EncoderFixture> fixtures;
+  for (const std::string& dir : ModelFixtureDirs(kEncoderFixtureDir)) fixtures.push_back(LoadEncoderFixture(dir));
+  return fixtures;
+}
+
+// The whole checkpoint, buffers and tied copies included: float32 by LoadStateDict, or tensor by tensor as its
+// 16-bit bits into a model of that storage.
+Transformer Loaded(const EncoderFixture& f, WeightStorage storage) {
+  Transformer model(f.Config(), /*seed=*/7, storage == WeightStorage::kFloat32, storage);
+  std::map<std::string, attnlab::TensorView> state;
+  std::vector<std::pair<std::string, attnlab::Shape>> shapes;
+  for (const auto& [name, tensor] : f.checkpoint) {
+    state[name] = tensor.View();
+    shapes.emplace_back(name, tensor.shape);
+  }
+  if (storage == WeightStorage::kFloat32) {
+    model.LoadStateDict(state);
+    return model;
+  }
+  model.CheckStateDict(shapes);
+  for (const auto& [name, tensor] : f.checkpoint) {
+    if (tensor.bits.empty()) {
+      model.LoadTensor(name, tensor.View());  // (the I64 position_ids buffer: ignored)
+    } else {
+      model.LoadTensor16(name, tensor.bits.data(), tensor.shape, storage);
+    }
+  }
+  return model;
+}
+
+// The 16-bit storage of the checkpoint's matrices, or kFloat32.
+WeightStorage StorageOf(const EncoderFixture& f) {
+  for (const auto& [name, tensor] : f.checkpoint) {
+    if (tensor.dtype == "F16") return WeightStorage::kF16;
+    if (tensor.dtype == "BF16") return WeightStorage::kBF16;
+  }
+  return WeightStorage::kFloat32;
+}
+
+void CheckTensorClose(const std::string& what, const attnlab::Tensor& actual, const FixtureTensor& expected,
+                      Tolerance tol) {
+  INFO(what);
+  CHECK(actual.shape == expected.shape);
+  CheckAllClose(what, actual.data, expected.values, tol);
+}
+
+attnlab::TransformerOutput Run(Transformer& model, const EncoderForwardCase& c, std::vector<uint8_t>& mask) {
+  TransformerForwardOptions options;
+  mask.assign(c.attention_mask.tensor.ints.begin(), c.attention_mask.tensor.ints.end());
+  if (c.attention_mask.present) {
+    options.attention_mask = mask.data();
+    options.attention_mask_shape = c.attention_mask.tensor.shape;
+  }
+  if (c.token_type_ids.present) {
+    options.token_type_ids = c.token_type_ids.tensor.ints.data();
+    options.token_type_ids_shape = c.token_type_ids.tensor.shape;
+  }
+  if (c.head_mask.present) {
+    options.head_mask = c.head_mask.tensor.values.data();
+    options.head_mask_shape = c.head_mask.tensor.shape;
+  }
+  for (int64_t l = 0; l < model.config().num_layers; ++l) options.output_attentions.push_back(l);
+  options.output_hidden_states = true;
+  return model.Forward({c.input_ids.ints.data(), c.input_ids.shape}, options);
+}
+
+void CheckEncoderCase(Transformer& model, const EncoderForwardCase& c, Tolerance tol) {
+  INFO("forward case " << c.name);
+  std::vector<uint8_t> mask;
+  const attnlab::TransformerOutput out = Run(model, c, mask);
+  if (c.logits.present) {
+    CheckTensorClose("logits", out.logits, c.logits.tensor, tol);
+  } else {
+    CHECK(out.logits.data.empty());
+  }
+  if (c.pooler_output.present) {
+    CheckTensorClose("pooledOutput", out.pooled_output, c.pooler_output.tensor, tol);
+  } else {
+    CHECK(out.pooled_output.data.empty());
+  }
+  CheckTensorClose("lastHiddenState", out.last_hidden_state, c.last_hidden_state, tol);
+  REQUIRE(out.attentions.size() == c.attentions.size());
+  for (size_t l = 0; l < c.attentions.size(); ++l) {
+    CheckTensorClose("attentions[" + std::to_string(l) + "]", out.attentions[l], c.attentions[l], tol);
+  }
+  REQUIRE(out.hidden_states.size() == c.hidden_states.size());
+  for (size_t l = 0; l < c.hidden_states.size(); ++l) {
+    CheckTensorClose("hiddenStates[" + std::to_string(l) + "]", out.hidden_states[l], c.hidden_states[l], tol);
+  }
+}
+
+TEST_CASE(
+    "encoders: BERT and RoBERTa checkpoints give PyTorch's logits, pooled output, attentions and hidden "
+    "states on every target",
+    "[model][encoder]") {
+  const std::vector<EncoderFixture> fixtures = AllFixtures();
+  REQUIRE(fixtures.size() == 4);
+  for (const EncoderFixture& f : fixtures) {
+    INFO("fixture " << f.name);
+    std::vector<WeightStorage> storages = {WeightStorage::kFloat32};
+    if (StorageOf(f) != WeightStorage::kFloat32) storages.push_back(StorageOf(f));
+    ForEachTarget([&](const std::string&) {
+      for (WeightStorage s : storages) {
+        Transformer model = Loaded(f, s);
+        CHECK(model.storage() == s);
+        for (const EncoderForwardCase& c : f.forward) CheckEncoderCase(model, c, f.tol);
+      }
+    });
+  }
+}
+
+TEST_CASE("encoders: each config.json with its checkpoint's names reads as the expected config and task",
+          "[model][encoder][types]") {
+  for (const EncoderFixture& f : AllFixtures()) {
+    INFO("fixture " << f.name);
+    const attnlab::TransformerConfig c = f.Config();
+    const Json got = Json::parse(attnlab::OptionsJson(c));
+    for (const auto& [key, value] : f.config.items()) {
+      INFO(key);
+      if (key != "maxPositionEmbeddings") CHECK(got.at(key) == value);
+    }
+    CHECK(got.at("task") == f.task);
+    const Transformer model(c, 0, false);
+    CHECK(model.ParameterShapes().at(1).first == "embeddings.position_embeddings.weight");
+    CHECK(model.ParameterShapes().at(1).second.at(0) == f.config.at("maxPositionEmbeddings").get<int64_t>());
+    // model.config → createModel, and the writer's config.json → loadModel: the same configuration again.
+    CHECK(Json::parse(attnlab::OptionsJson(attnlab::ConfigFromOptions(got.dump()))) == got);
+    const std::string written = attnlab::HuggingFaceConfigJson(c);
+    CHECK(Json::parse(written).at("model_type") == Json::parse(f.config_json).at("model_type"));
+    CHECK(Json::parse(attnlab::OptionsJson(
+              attnlab::ConfigWithHeads(attnlab::ConfigFromHuggingFace(written), f.Names()))) == got);
+  }
+}
+
+// The first fixture of `name`, loaded in float32.
+Transformer LoadedFixture(const std::string& name) {
+  return Loaded(LoadEncoderFixture(kEncoderFixtureDir + "/" + name), WeightStorage::kFloat32);
+}
+
+TEST_CASE("encoders: token types out of range or of another shape are named", "[model][encoder][validation]") {
+  Transformer model = LoadedFixture("bert_cls_f16");  // (3 token types)
+  const std::vector<int32_t> ids = {1, 2, 3, 4}, types = {0, 1, 2, 3};
+  TransformerForwardOptions options;
+  options.token_type_ids = types.data();
+  options.token_type_ids_shape = {1, 4};
+  ExpectInvalidArgument([&] { model.Forward({ids.data(), {1, 4}}, options); }, {"tokenTypeIds"});
+  options.token_type_ids_shape = {2, 2};
+  ExpectInvalidArgument([&] { model.Forward({ids.data(), {1, 4}}, options); }, {"tokenTypeIds"});
+}
+
+TEST_CASE("encoders: a decoder refuses token types", "[model][encoder][validation]") {
+  Transformer gpt2(attnlab::ConfigFromOptions(
+      R"({"arch": "gpt2", "vocabSize": 8, "contextLength": 4, "embedDim": 8, "numLayers": 1, "numHeads": 2})"));
+  const std::vector<int32_t> ids = {1, 2}, types = {0, 0};
+  TransformerForwardOptions options;
+  options.token_type_ids = types.data();
+  options.token_type_ids_shape = {1, 2};
+  ExpectInvalidArgument([&] { gpt2.Forward({ids.data(), {1, 2}}, options); }, {"tokenTypeIds"});
+}
+
+TEST_CASE("encoders: lastLogitsOnly, a KV cache and training are refused", "[model][encoder][validation]") {
+  Transformer model = LoadedFixture("roberta_mlm_bf16");
+  const std::vector<int32_t> ids = {3, 4, 5};
+  TransformerForwardOptions options;
+  options.last_logits_only = true;
+  ExpectInvalidArgument([&] { model.Forward({ids.data(), {1, 3}}, options); }, {"lastLogitsOnly"});
+  ExpectInvalidArgument([&] { model.CreateKVCache(1, 4); }, {"causal"});
+  ExpectInvalidArgument([&] { model.LossAndGradient({ids.data(), {1, 3}}, {ids.data(), {1, 3}}); }, {"task"});
+}
+
+TEST_CASE("encoders: RoBERTa's positions limit a forward to contextLength tokens", "[model][encoder][validation]") {
+  Transformer model = LoadedFixture("roberta_mlm_bf16");  // (max_position_embeddings 12, pad 1: 10 tokens)
+  REQUIRE(model.config().context_length == 10);
+  const std::vector<int32_t> ids(11, 5);
+  ExpectInvalidArgument([&] { model.Forward({ids.data(), {1, 11}}); }, {"tokens"});
+  CHECK(model.Forward({ids.data(), {1, 10}}).logits.shape == attnlab::Shape{1, 10, 24});
+}
+
+}  // namespace
+}  // namespace attnlab_test

@@ -1,5 +1,5 @@
-// Type declarations of attnlab/analysis (docs/api.md, "attnlab/analysis"): pure functions of the attention lists a
-// model's forward returns. Needs no wasm and no init().
+// Type declarations of attnlab/analysis (docs/api.md, "Rollout and flow: attnlab/analysis"): pure functions of the
+// attention lists a model's forward returns. Needs no wasm and no init().
 
 /**
  * One layer's attention weights `(B, H, T, T)`: attnlab's `attentions[l]` (`{ data, shape }`) or a transformers.js /

@@ -1,6 +1,6 @@
 // @ts-check
-// attnlab/analysis: pure functions of the attention lists a model's forward returns (docs/api.md, "attnlab/analysis").
-// Needs no wasm and no init().
+// attnlab/analysis: pure functions of the attention lists a model's forward returns (docs/api.md, "Rollout and
+// flow: attnlab/analysis"). Needs no wasm and no init().
 //
 //   rollout(attentions, { residual, heads })               (B, T, T)  Abnar & Zuidema 2020's attention rollout
 //   attentionFlow(attentions, { residual, heads, query })  (B, T)     their attention flow (max flow), T ≤ 256

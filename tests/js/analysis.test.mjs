@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { attentionFlow, kMaxFlowLength, rollout } from '../../dist/analysis.mjs';
+import { init } from '../../dist/index.mjs';
 import { assertThrows, root } from './helpers.mjs';
+import { kGpt2, scope } from './model-helpers.mjs';
 import { makeRng } from './rng.mjs';
 
 const fixture = JSON.parse(readFileSync(join(root, 'tests/fixtures/analysis/analysis.json'), 'utf8'));
@@ -208,6 +210,41 @@ describe('properties', () => {
     const row = hat(layer, 0, [0], 0.5)[17];
     assertNear(f, row, 'flow');
     assert.equal(rollout([layer]).shape[1], T);
+  });
+});
+
+describe("a model's forward", () => {
+  test('a GPT-2-shaped decoder: rollout is the float64 product, causal, rows sum to 1; flow from position 0', async (t) => {
+    const attn = await init();
+    const own = scope(t);
+    const model = own(attn.createModel({ ...kGpt2, seed: 11 }));
+    const rng = makeRng(11);
+    const T = 8;
+    const tokens = { data: Int32Array.from({ length: 2 * T }, () => rng.int(0, kGpt2.vocabSize - 1)), shape: [2, T] };
+    const { attentions } = model.forward(tokens, { outputAttentions: true });
+    const r = rollout(attentions, { residual: 0.3 });
+    assert.deepEqual(r.shape, [2, T, T]);
+    for (let b = 0; b < 2; ++b) {
+      const hats = attentions.map((layer) => hat(layer, b, [0, 1], 0.3));
+      const product = hats.reduce((acc, a) =>
+        a.map((row) => acc[0].map((_, j) => row.reduce((s, v, k) => s + v * acc[k][j], 0))),
+      );
+      for (let i = 0; i < T; ++i) {
+        const row = r.data.subarray((b * T + i) * T, (b * T + i + 1) * T);
+        assertNear(row, product[i], `row ${b}, ${i}`);
+        assert.ok(Math.abs(row.reduce((a, v) => a + v, 0) - 1) < 1e-5, 'rows sum to 1');
+        for (let j = i + 1; j < T; ++j) assert.equal(row[j], 0, 'a decoder draws on no later position');
+      }
+    }
+    const flow = attentionFlow(attentions, { query: 0 });
+    assertNear(flow.data, [1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0], 'position 0 can only reach itself');
+  });
+
+  test('a forward that asked for some layers only: TypeError naming the null layer', async (t) => {
+    const attn = await init();
+    const model = scope(t)(attn.createModel({ ...kGpt2, seed: 11 }));
+    const { attentions } = model.forward({ data: new Int32Array([1, 2, 3]), shape: [1, 3] }, { outputAttentions: [1] });
+    assertThrows(() => rollout(attentions), TypeError, /attentions\[0\] is null/);
   });
 });
 

@@ -40,8 +40,8 @@ export declare const kMaxFlowLength: number;
  *   only): pass `outputAttentions: true`.
  * @returns `(B, T, T)`
  * @throws TypeError / RangeError naming the argument: not an array, a null layer, layers of different shapes,
- *   non-square maps, weights negative or not finite, `residual` outside [0, 1], `heads` out of range, repeated or
- *   empty.
+ *   non-square maps, weights of the chosen heads negative or not finite, `residual` outside [0, 1], `heads` out of
+ *   range, repeated or empty.
  */
 export declare function rollout(attentions: readonly AttentionsInput[], options?: RolloutOptions): AnalysisTensor;
 

@@ -68,7 +68,7 @@ cp web/src/*.mjs web/src/*.cjs web/src/*.d.ts build/dist.tmp/
 sed '/^\/\/ #region ESM-only/,/^\/\/ #endregion ESM-only/d' web/src/index.d.ts >build/dist.tmp/index.d.cts
 # dist/package.json makes every .d.ts in dist/ CommonJS types, so the ESM entry points' types ship as .d.mts copies
 # (their relative imports pointing at the .d.mts siblings), which package.json's "import"/"types" conditions name.
-for f in index interop models worker viz; do
+for f in index interop models worker viz analysis; do
   sed -e "s#from '\./\(index\|interop\|models\)\.js'#from './\1.mjs'#" "web/src/$f.d.ts" >"build/dist.tmp/$f.d.mts"
 done
 version=$(node -p "require('./package.json').version")

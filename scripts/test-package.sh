@@ -59,7 +59,7 @@ pack() {
   # threaded variant's classic-script worker CommonJS in Node), and web/src's modules + generated files.
   {
     printf '%s\n' package.json README.md CHANGELOG.md LICENSE THIRD_PARTY_NOTICES dist/index.d.ts dist/index.d.cts \
-      dist/version.mjs dist/package.json dist/index.d.mts dist/interop.d.mts dist/models.d.mts dist/worker.d.mts dist/viz.d.mts "${VARIANT_FILES[@]/#/dist/}"
+      dist/version.mjs dist/package.json dist/index.d.mts dist/interop.d.mts dist/models.d.mts dist/worker.d.mts dist/viz.d.mts dist/analysis.d.mts "${VARIANT_FILES[@]/#/dist/}"
     for f in web/src/*.mjs web/src/*.cjs web/src/*.d.ts; do echo "dist/${f#web/src/}"; done
   } | sort -u >"$tmp/expected.txt"
   cat "$tmp/files.txt"
@@ -73,11 +73,12 @@ lint() {
   mkdir -p "$tmp/unpacked"
   tar -xzf "$tmp/attnlab.tgz" -C "$tmp/unpacked"
   (cd "$CONSUMER" && npx --no-install publint run "$tmp/unpacked/package" --pack false --strict)
-  # The main entry serves every resolution mode (node10, node16 CJS and ESM, bundler). attnlab/worker and
-  # attnlab/viz are ESM-only by design. The .wasm subpaths are assets for bundlers, not modules: not checked.
+  # The main entry serves every resolution mode (node10, node16 CJS and ESM, bundler). attnlab/worker,
+  # attnlab/viz and attnlab/analysis are ESM-only by design. The .wasm subpaths are assets for bundlers, not
+  # modules: not checked.
   (cd "$CONSUMER" && npx --no-install attw "$tmp/attnlab.tgz" --format table-flipped --entrypoints .)
   (cd "$CONSUMER" && npx --no-install attw "$tmp/attnlab.tgz" --format table-flipped --profile esm-only \
-    --entrypoints ./worker ./viz)
+    --entrypoints ./worker ./viz ./analysis)
 }
 
 install_consumer() (
@@ -131,6 +132,7 @@ if ((ok)); then
   step "publint + @arethetypeswrong/cli on the tarball" lint
   step "node: ESM import 'attnlab'" node "$CONSUMER/esm.mjs"
   step "node: CJS require('attnlab')" node "$CONSUMER/cjs.cjs"
+  step "node: ESM import 'attnlab/analysis' (no wasm)" node "$CONSUMER/analysis.mjs"
   step "tsc --noEmit: TypeScript consumers (nodenext ESM + CJS, bundler, using)" tsc_check
   step "Vite 8 dev server, no configuration: page + module worker" browser vite8-dev
   step "Vite 7 dev server with optimizeDeps.exclude: page + module worker (without: fails)" browser vite7-dev

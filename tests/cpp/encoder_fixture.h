@@ -20,6 +20,9 @@
 
 namespace attnlab_test {
 
+// tests/fixtures/encoders/: one folder per case (gen_encoders.py).
+inline const std::string kEncoderFixtureDir = ATTNLAB_FIXTURE_DIR "/../encoders";
+
 // A tensor of expected.json that may be null.
 struct OptionalTensor {
   bool present = false;

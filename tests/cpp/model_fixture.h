@@ -176,6 +176,27 @@ inline std::vector<std::string> ModelFixtureDirs(const std::string& root) {
   return dirs;
 }
 
+// A result tensor against its fixture: the same shape, values within `tol`.
+inline void CheckTensorClose(const std::string& what, const attnlab::Tensor& actual, const FixtureTensor& expected,
+                             Tolerance tol) {
+  INFO(what);
+  CHECK(actual.shape == expected.shape);
+  CheckAllClose(what, actual.data, expected.values, tol);
+}
+
+// Every layer's attentions and every hidden state of a forward against the fixture's lists.
+inline void CheckLayerOutputs(const attnlab::TransformerOutput& out, const std::vector<FixtureTensor>& attentions,
+                              const std::vector<FixtureTensor>& hidden_states, Tolerance tol) {
+  REQUIRE(out.attentions.size() == attentions.size());
+  for (size_t l = 0; l < attentions.size(); ++l) {
+    CheckTensorClose("attentions[" + std::to_string(l) + "]", out.attentions[l], attentions[l], tol);
+  }
+  REQUIRE(out.hidden_states.size() == hidden_states.size());
+  for (size_t l = 0; l < hidden_states.size(); ++l) {
+    CheckTensorClose("hiddenStates[" + std::to_string(l) + "]", out.hidden_states[l], hidden_states[l], tol);
+  }
+}
+
 }  // namespace attnlab_test
 
 #endif  // ATTNLAB_TESTS_CPP_MODEL_FIXTURE_H_

@@ -24,8 +24,6 @@ using attnlab::TransformerForwardOptions;
 using attnlab::WeightStorage;
 using Json = nlohmann::json;
 
-const std::string kEncoderFixtureDir = ATTNLAB_FIXTURE_DIR "/../encoders";
-
 std::vector<EncoderFixture> AllFixtures() {
   std::vector<EncoderFixture> fixtures;
   for (const std::string& dir : ModelFixtureDirs(kEncoderFixtureDir)) fixtures.push_back(LoadEncoderFixture(dir));
@@ -66,13 +64,6 @@ WeightStorage StorageOf(const EncoderFixture& f) {
   return WeightStorage::kFloat32;
 }
 
-void CheckTensorClose(const std::string& what, const attnlab::Tensor& actual, const FixtureTensor& expected,
-                      Tolerance tol) {
-  INFO(what);
-  CHECK(actual.shape == expected.shape);
-  CheckAllClose(what, actual.data, expected.values, tol);
-}
-
 attnlab::TransformerOutput Run(Transformer& model, const EncoderForwardCase& c, std::vector<uint8_t>& mask) {
   TransformerForwardOptions options;
   mask.assign(c.attention_mask.tensor.ints.begin(), c.attention_mask.tensor.ints.end());
@@ -108,14 +99,7 @@ void CheckEncoderCase(Transformer& model, const EncoderForwardCase& c, Tolerance
     CHECK(out.pooled_output.data.empty());
   }
   CheckTensorClose("lastHiddenState", out.last_hidden_state, c.last_hidden_state, tol);
-  REQUIRE(out.attentions.size() == c.attentions.size());
-  for (size_t l = 0; l < c.attentions.size(); ++l) {
-    CheckTensorClose("attentions[" + std::to_string(l) + "]", out.attentions[l], c.attentions[l], tol);
-  }
-  REQUIRE(out.hidden_states.size() == c.hidden_states.size());
-  for (size_t l = 0; l < c.hidden_states.size(); ++l) {
-    CheckTensorClose("hiddenStates[" + std::to_string(l) + "]", out.hidden_states[l], c.hidden_states[l], tol);
-  }
+  CheckLayerOutputs(out, c.attentions, c.hidden_states, tol);
 }
 
 TEST_CASE(

@@ -41,13 +41,6 @@ std::vector<int64_t> AllLayers(const Transformer& model) {
   return layers;
 }
 
-void CheckTensorClose(const std::string& what, const attnlab::Tensor& actual, const FixtureTensor& expected,
-                      Tolerance tol) {
-  INFO(what);
-  CHECK(actual.shape == expected.shape);
-  CheckAllClose(what, actual.data, expected.values, tol);
-}
-
 void CheckForwardCase(Transformer& model, const ModelForwardCase& c, Tolerance tol) {
   INFO("forward case " << c.name);
   std::vector<uint8_t> mask(c.attention_mask.ints.begin(), c.attention_mask.ints.end());
@@ -64,14 +57,7 @@ void CheckForwardCase(Transformer& model, const ModelForwardCase& c, Tolerance t
   options.output_hidden_states = true;
   const attnlab::TransformerOutput out = model.Forward(TokensOf(c.input_ids), options);
   CheckTensorClose("logits", out.logits, c.logits, tol);
-  REQUIRE(out.attentions.size() == c.attentions.size());
-  for (size_t l = 0; l < c.attentions.size(); ++l) {
-    CheckTensorClose("attentions[" + std::to_string(l) + "]", out.attentions[l], c.attentions[l], tol);
-  }
-  REQUIRE(out.hidden_states.size() == c.hidden_states.size());
-  for (size_t l = 0; l < c.hidden_states.size(); ++l) {
-    CheckTensorClose("hiddenStates[" + std::to_string(l) + "]", out.hidden_states[l], c.hidden_states[l], tol);
-  }
+  CheckLayerOutputs(out, c.attentions, c.hidden_states, tol);
 }
 
 void CheckDecoding(Transformer& model, const ModelFixture& f) {

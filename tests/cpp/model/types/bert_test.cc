@@ -21,8 +21,6 @@ using attnlab::Task;
 using attnlab::TransformerConfig;
 using Json = nlohmann::json;
 
-const std::string kEncoderDir = ATTNLAB_FIXTURE_DIR "/../encoders";
-
 Json BertJson() {
   return Json::parse(R"({"model_type": "bert", "vocab_size": 30, "hidden_size": 16, "num_hidden_layers": 1,
     "num_attention_heads": 2, "intermediate_size": 24, "max_position_embeddings": 8})");
@@ -107,7 +105,7 @@ struct Checkpoint {
   EncoderFixture f;
   std::map<std::string, std::vector<float>> copies;
   std::map<std::string, attnlab::TensorView> views;
-  explicit Checkpoint(const std::string& name) : f(LoadEncoderFixture(kEncoderDir + "/" + name)) {
+  explicit Checkpoint(const std::string& name) : f(LoadEncoderFixture(kEncoderFixtureDir + "/" + name)) {
     for (const auto& [n, t] : f.checkpoint) views[n] = t.View();
   }
   void Change(const std::string& name, size_t index, float delta) {

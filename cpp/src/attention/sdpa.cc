@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -99,10 +100,14 @@ void CheckPast(const SdpaOptions& o, const TensorView& key, const TensorView& va
 Tensor Concat(const TensorView& past, const TensorView& now, size_t problems, const char* name) {
   const int64_t lpast = past.shape.end()[-2], lk = now.shape.end()[-2], d = now.shape.back();
   Shape shape = now.shape;
+  if (lk > std::numeric_limits<int64_t>::max() - lpast) {
+    Fail(name, "past and new rows whose sum fits in int64", std::to_string(lpast) + " + " + std::to_string(lk));
+  }
   shape.end()[-2] = lpast + lk;
   Tensor t{std::vector<float>(CheckedNumel(name, shape)), shape};
+  if (problems == 0 || t.data.empty()) return t;  // (an empty batch may have any row count: no row sizes to form)
   const size_t a = static_cast<size_t>(lpast * d), b = static_cast<size_t>(lk * d);
-  for (size_t p = 0; p < problems && a + b > 0; ++p) {
+  for (size_t p = 0; p < problems; ++p) {
     std::copy(past.data + p * a, past.data + (p + 1) * a, t.data.data() + p * (a + b));
     std::copy(now.data + p * b, now.data + (p + 1) * b, t.data.data() + p * (a + b) + a);
   }

@@ -404,14 +404,6 @@ export async function openSafetensors(blob) {
   const dataStart = 8 + headerBytes;
   const text = new Uint8Array(await b.slice(8, dataStart).arrayBuffer());
   const { entries, metadata } = parseHeader(text, size - dataStart);
-  /** @param {Entry} e */
-  const read = async (e) => {
-    const u8 = new Uint8Array(await b.slice(dataStart + e.begin, dataStart + e.end).arrayBuffer());
-    if (u8.byteLength !== e.end - e.begin) {
-      throw new RangeError(`${ctx}: tensor ${JSON.stringify(e.name)}: the file changed while it was read`);
-    }
-    return tensorOf(e, u8, 0, true);
-  };
   /**
    * The bytes [from, to) of one tensor's data, as stored (little-endian).
    * @param {Entry} e
@@ -425,6 +417,8 @@ export async function openSafetensors(blob) {
     }
     return u8;
   };
+  /** @param {Entry} e */
+  const read = async (e) => tensorOf(e, await readBytes(e, 0, e.end - e.begin), 0, true);
   return { entries, metadata, read, readBytes };
 }
 

@@ -41,13 +41,20 @@ const kForwardOptions = [
 /** loadModel's way in to the private loader (this module's own key; nothing else holds it). */
 const kLoadTensors = Symbol('attnlab.loadTensors');
 /**
- * How many rows of a tensor of `bytes` in `rows` rows make a piece (at least one): at most the module's
- * _loadPieceBytes() (the memory it counts on for loading).
+ * How a tensor of `bytes` and `shape` is copied in: whole ([{ first: −1, count }]) when it fits in a piece, else in
+ * pieces of whole rows of at most the module's _loadPieceBytes() (the memory it counts on for loading).
  * @param {any} M the raw module
  * @param {number} bytes
- * @param {number} rows
+ * @param {number[]} shape
  */
-const rowsPerPiece = (M, bytes, rows) => (rows ? Math.max(1, Math.floor(M._loadPieceBytes() / (bytes / rows))) : 1);
+function piecesOf(M, bytes, shape) {
+  const rows = shape.length ? shape[0] : 1;
+  const step = rows ? Math.max(1, Math.floor(M._loadPieceBytes() / (bytes / rows))) : 1;
+  if (rows <= step) return [{ first: -1, count: rows }];
+  const pieces = [];
+  for (let first = 0; first < rows; first += step) pieces.push({ first, count: Math.min(step, rows - first) });
+  return pieces;
+}
 /** loadModel's way in to the private loader of a Blob. */
 const kLoadBlob = Symbol('attnlab.loadBlob');
 
@@ -303,12 +310,9 @@ export class Transformer extends Model {
    */
   async #copyInPieces(ctx, file, e, sixteen) {
     const bytes = e.end - e.begin;
-    const rows = e.shape.length ? e.shape[0] : 1;
-    const step = rowsPerPiece(this[kCore].Module, bytes, rows);
-    if (rows <= step) return this.#readPiece(ctx, file, e, sixteen, -1, e.shape, [0, bytes]);
-    for (let first = 0; first < rows; first += step) {
-      const count = Math.min(step, rows - first);
-      const range = [(first * bytes) / rows, ((first + count) * bytes) / rows];
+    for (const { first, count } of piecesOf(this[kCore].Module, bytes, e.shape)) {
+      if (first < 0) return this.#readPiece(ctx, file, e, sixteen, -1, e.shape, [0, bytes]);
+      const range = [(first * bytes) / e.shape[0], ((first + count) * bytes) / e.shape[0]];
       await this.#readPiece(ctx, file, e, sixteen, first, [count, ...e.shape.slice(1)], range);
     }
   }
@@ -405,14 +409,12 @@ export class Transformer extends Model {
    */
   #copyIn(ctx, { name, buffer, bits }) {
     const src = bits ?? buffer;
-    const rows = buffer.shape.length ? buffer.shape[0] : 1;
-    const step = rowsPerPiece(this[kCore].Module, src.bytes, rows);
-    if (rows <= step) return this.#loadPiece(ctx, name, src, !!bits, -1);
+    const pieces = piecesOf(this[kCore].Module, src.bytes, buffer.shape);
+    if (pieces[0].first < 0) return this.#loadPiece(ctx, name, src, !!bits, -1);
     const data = src.data; // (read once: a lazy tensor's getter widens again each time)
-    const width = src.size / rows; // elements of `data` per row
+    const width = src.size / buffer.shape[0]; // elements of `data` per row
     const elementBytes = src.bytes / src.size;
-    for (let first = 0; first < rows; first += step) {
-      const count = Math.min(step, rows - first);
+    for (const { first, count } of pieces) {
       const size = count * width;
       const shape = [count, ...buffer.shape.slice(1)];
       const part = data.subarray(first * width, first * width + size);

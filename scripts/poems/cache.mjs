@@ -20,6 +20,26 @@ export function defaultCache() {
   return process.env.ATTNLAB_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'attnlab');
 }
 
+// The data scripts' command line: --cache, --source, --out (default <cache>/<dataDir>), --min-count (default 2).
+export function parseDataArgs(argv, dataDir) {
+  const args = { cache: defaultCache(), source: null, out: null, minCount: 2 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--cache') args.cache = value();
+    else if (a === '--source') args.source = value();
+    else if (a === '--out') args.out = value();
+    else if (a === '--min-count') args.minCount = Number(value());
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (!Number.isInteger(args.minCount) || args.minCount < 1) throw new Error('--min-count: an integer >= 1');
+  args.out ??= join(args.cache, ...dataDir.split('/'));
+  return args;
+}
+
 function log(msg) {
   process.stderr.write(`${msg}\n`);
 }

@@ -1,6 +1,7 @@
 // Shared helpers of the JS tests: fixtures, comparison, seeded random tensors, and checks that an instance still
 // works. The float64 references are in reference.mjs, the seeded generator in rng.mjs.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,3 +164,13 @@ export function assertThrows(fn, Class, ...patterns) {
   assert.doesNotMatch(error.message, /internal failure/, 'no wasm trap or abort');
   return error;
 }
+
+/** The data scripts' split bucket of a poem id, written again from docs/poem-model.md: SHA-256, first 4 bytes, mod 100. */
+export const splitBucket = (id) => createHash('sha256').update(id).digest().readUInt32BE(0) % 100;
+
+/** A JSON-lines file as an array of objects. */
+export const readJsonl = (file) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));

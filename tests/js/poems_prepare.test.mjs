@@ -5,14 +5,11 @@
 // devDependencies; nothing is fetched (--source reads the slice).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { test } from 'node:test';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { readJsonl, root, splitBucket } from './helpers.mjs';
 
 function prepare(out) {
   const stdout = execFileSync(
@@ -31,13 +28,6 @@ function prepare(out) {
   return JSON.parse(stdout);
 }
 
-const bucket = (id) => createHash('sha256').update(id).digest().readUInt32BE(0) % 100;
-const jsonl = (file) =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-
 test('prepare.mjs on the fixture slice', () => {
   const out = mkdtempSync(join(tmpdir(), 'attnlab-poems-'));
   const again = mkdtempSync(join(tmpdir(), 'attnlab-poems-'));
@@ -53,11 +43,11 @@ test('prepare.mjs on the fixture slice', () => {
     assert.deepEqual(counts, { train: 6, validation: 2, test: 2, neighbour: 1 });
 
     // The held-out poems: in the split their id's bucket says, simplified, with the traditional text and strains.
-    const validation = jsonl(join(out, 'validation.jsonl'));
-    const testSplit = jsonl(join(out, 'test.jsonl'));
-    const neighbour = jsonl(join(out, 'neighbour.jsonl'));
-    for (const p of validation) assert.ok(bucket(p.id) >= 90 && bucket(p.id) < 95, p.id);
-    for (const p of [...testSplit, ...neighbour]) assert.ok(bucket(p.id) >= 95, p.id);
+    const validation = readJsonl(join(out, 'validation.jsonl'));
+    const testSplit = readJsonl(join(out, 'test.jsonl'));
+    const neighbour = readJsonl(join(out, 'neighbour.jsonl'));
+    for (const p of validation) assert.ok(splitBucket(p.id) >= 90 && splitBucket(p.id) < 95, p.id);
+    for (const p of [...testSplit, ...neighbour]) assert.ok(splitBucket(p.id) >= 95, p.id);
     const zhu = validation.find((p) => p.author === '朱存');
     assert.equal(zhu.text, '牛头天际碧凝岚，王导无稽亦妄谈。若指远山为上阙，长安应合指终南。');
     assert.equal(zhu.traditional, '牛頭天際碧凝嵐，王導無稽亦妄談。若指遠山爲上闕，長安應合指終南。');
@@ -65,7 +55,7 @@ test('prepare.mjs on the fixture slice', () => {
     assert.equal(zhu.strains.length, 2);
     assert.equal([...zhu.strains[0]].length, 16);
     assert.equal(neighbour[0].form, 'lushi7');
-    assert.ok(!jsonl(join(out, 'test.jsonl')).some((p) => p.text.includes('□')));
+    assert.ok(!readJsonl(join(out, 'test.jsonl')).some((p) => p.text.includes('□')));
 
     // Vocabulary: specials, punctuation, then the training split's characters only.
     const { tokens } = JSON.parse(readFileSync(join(out, 'vocab.json'), 'utf8'));

@@ -1,9 +1,10 @@
 // The poem chapter (#26 item 4), in 中文 and English: the shipped model loads through the page's public path, writes
 // a quatrain that keeps the form with attention rows that sum to 1, the layers × heads grid and a head's map, the
 // random initialisation, the "guess first" card of the ablation table (answered from heads.json), a head switched
-// off (the held-out loss and the poem change), and 50 steps of training from
-// scratch in the worker (each head's entropy starts near the uniform level); no console error, no failed request
-// (heads.json, written by scripts/poems/heads.mjs, is part of the model folder: the trained heads' names are its).
+// off (the held-out loss and the poem change), the §11 architecture card and its "this line only" experiment, and
+// 50 steps of training from scratch in the worker (each head's entropy starts near the uniform level); no console
+// error, no failed request (heads.json, written by scripts/poems/heads.mjs, is part of the model folder: the trained
+// heads' names are its).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -82,6 +83,20 @@ for (const lang of ['zh', 'en']) {
         assert.ok(Math.abs(Number(cmp.lossRandom) - Number(cmp.lnV)) < 0.5, JSON.stringify(cmp));
         assert.ok(Number(cmp.lossTrained) < 5, JSON.stringify(cmp));
         await page.click('#poem-model-trained');
+        // §11: the architecture card, and "this line only" measured on demand; its sentence shows its own numbers
+        assert.equal(await attr(page, '#poem-arch', 'data-total'), '1677184');
+        assert.equal(await page.$$eval('#poem-arch tr[data-stage]', (r) => r.length), 13);
+        await page.click('#poem-window-run');
+        await page.waitForFunction(() => document.querySelector('#poem-window')?.dataset.only, null, {
+          timeout: 120000,
+        });
+        const win = await data(page, '#poem-window');
+        assert.ok(Number(win.only) > Number(win.full), JSON.stringify(win));
+        const said = await page.textContent('#poem-window p');
+        for (const v of [win.only, win.full, win.targets])
+          assert.ok(said.includes(String(+Number(v).toFixed(3))), said);
+        const windows = await page.$$eval('#poem-window-table tbody tr', (r) => r.map((x) => x.dataset.window));
+        assert.deepEqual(windows, ['1', '2', '4', '8', '16', 'full']);
         // train 50 steps from scratch in the worker
         await page.waitForFunction(() => document.querySelector('#poem-train')?.dataset.state === 'ready', null, {
           timeout: 60000,

@@ -6,6 +6,7 @@ import training from './en-train.js';
 import model from './en-model.js';
 import modern from './en-modern.js';
 import poem from './en-poem.js';
+import arch from './en-arch.js';
 import guide from './en-guide.js';
 
 export default {
@@ -13,6 +14,7 @@ export default {
   ...model,
   ...modern,
   ...poem,
+  ...arch,
   ...guide,
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',

@@ -6,6 +6,7 @@ import training from './zh-train.js';
 import model from './zh-model.js';
 import modern from './zh-modern.js';
 import poem from './zh-poem.js';
+import arch from './zh-arch.js';
 import guide from './zh-guide.js';
 
 export default {
@@ -13,6 +14,7 @@ export default {
   ...model,
   ...modern,
   ...poem,
+  ...arch,
   ...guide,
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',

@@ -25,6 +25,7 @@ import {
 } from './heads.js';
 import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead } from './draw.js';
 import { ScratchTrainer } from './scratch.js';
+import { ArchCard } from './arch-view.js';
 import { guessCard } from '../../widgets/guess.js';
 
 /** Held-out poems the random model's heads are measured on here (pattern scores, entropy, names). */
@@ -105,6 +106,8 @@ class PoemPart {
     const facts = h('p.poem-facts#poem-facts');
     this.root.append(status, facts, this.genPanel(), this.switchPanel(), this.gridPanel(), this.maskPanel());
     this.root.append(panel('poem-train', 'train'));
+    this.arch = new ArchCard(panel, this.attn);
+    this.root.append(this.arch.el);
     this.root.dataset.state = 'loading';
   }
 
@@ -209,6 +212,7 @@ class PoemPart {
     this.root.querySelector('#poem-status').textContent = '';
     this.generate();
     this.scratch.setPoems(this.quatrains.map((p) => p.text));
+    this.arch.show(this.models.trained, this.inputs);
     await this.measureModel();
   }
 

@@ -33,21 +33,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePoetry, importTool, parseDataArgs, POETRY } from './cache.mjs';
-import { bucketOf, buildVocab, selectPoems, sha256 } from './select.mjs';
+import { buildVocab, selectPoems, sha256, splitPoems } from './select.mjs';
 import { PAD, UNK, BOS, EOS, encodeChars, tokenizerJson, tokenizerConfigJson, verifyTokenizer } from './tokenizer.mjs';
 
 const CONTEXT_LENGTH = 80; // the model's max_position_embeddings (a regulated verse of 7-character lines is 66 tokens)
-
-// Split by poem: bucket < 90 train, < 95 validation, else test; regulated verses of buckets ≥ 95 are the neighbour set.
-function splitPoems({ quatrain, regulated }) {
-  const splits = { train: [], validation: [], test: [], neighbour: [] };
-  for (const p of quatrain) {
-    const b = bucketOf(p.id);
-    splits[b < 90 ? 'train' : b < 95 ? 'validation' : 'test'].push(p);
-  }
-  for (const p of regulated) if (bucketOf(p.id) >= 95) splits.neighbour.push(p);
-  return splits;
-}
 
 // <split>.u16 ([BOS] text [EOS] per poem) and, for the held-out splits, <split>.jsonl; returns their statistics.
 function writeSplits(out, splits, idOf, written) {

@@ -123,6 +123,17 @@ export function selectPoems(dist, toSimplified, stats) {
   return kept;
 }
 
+// Split by poem: bucket < 90 train, < 95 validation, else test; regulated verses of buckets ≥ 95 are the neighbour set.
+export function splitPoems({ quatrain, regulated }) {
+  const splits = { train: [], validation: [], test: [], neighbour: [] };
+  for (const p of quatrain) {
+    const b = bucketOf(p.id);
+    splits[b < 90 ? 'train' : b < 95 ? 'validation' : 'test'].push(p);
+  }
+  for (const p of regulated) if (bucketOf(p.id) >= 95) splits.neighbour.push(p);
+  return splits;
+}
+
 // The vocabulary, from the training split only: specials, punctuation, then characters seen ≥ minCount times.
 export function buildVocab(train, minCount) {
   const counts = new Map();

@@ -115,6 +115,12 @@ for (const lang of ['zh', 'en']) {
         for (const e of e0) assert.ok(e > 0.9 * u, `initial entropy ${e} near uniform ${u}`);
         assert.ok(Math.min(...e1) < Math.min(...e0), `entropy fell: ${e0} → ${e1}`);
         assert.ok(Number(tr.loss) < Number(tr.lossInitial), `loss fell: ${tr.lossInitial} → ${tr.loss}`);
+        // the training subset (not the held-out poems) was fetched; the probes' loss and pattern scores came back
+        assert.ok(Number(tr.trainPoems) > 4000, tr.trainPoems);
+        const patterns = JSON.parse(tr.patterns);
+        assert.ok(patterns.previous.best >= 0 && patterns.previous.best <= 1, tr.patterns);
+        const yMax = Number(await attr(page, '#poem-loss-chart', 'data-y-max'));
+        assert.ok(yMax >= Number(tr.probeLoss), `the axis shows the probe: ${yMax} ≥ ${tr.probeLoss}`);
         console.log(
           `poem (${lang}): step ${tr.step}, loss ${Number(tr.lossInitial).toFixed(2)} → ${Number(tr.loss).toFixed(2)}, lowest entropy ${Math.min(...e1).toFixed(2)} (uniform ${u.toFixed(2)})`,
         );

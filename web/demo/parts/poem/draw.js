@@ -189,14 +189,15 @@ function ticks(lo, hi) {
 }
 
 /**
- * The curves of a from-scratch run: training loss (and the probe's), each head's entropy against the uniform level.
- * @param {{ loss: HTMLCanvasElement, entropy: HTMLCanvasElement }} els
- * @param {{ losses: number[], probe: [number, number][], entropy: [number, number[][]][], uniform: number, lnV: number }} hist
+ * The curves of a from-scratch run: training loss and the held-out probes' (the axis reaches the highest of either),
+ * the best head's score per attention pattern, each head's entropy against the uniform level.
+ * @param {{ loss: HTMLCanvasElement, patterns: HTMLCanvasElement, entropy: HTMLCanvasElement }} els
+ * @param {import('./scratch.js').History} hist
  * @param {number} width
  */
 export function drawCurves(els, hist, width) {
   const xMax = Math.max(10, hist.losses.length);
-  const top = Math.max(hist.lnV, ...hist.losses.slice(0, 5)) * 1.05;
+  const top = Math.max(hist.lnV, ...hist.losses.slice(0, 5), ...hist.probe.map((p) => p[1])) * 1.05;
   canvasLineChart(els.loss, {
     width,
     height: 180,
@@ -212,6 +213,8 @@ export function drawCurves(els, hist, width) {
     guides: [{ y: hist.lnV, label: t('poem.lnV', { v: fmt(hist.lnV, 2) }) }],
   });
   els.loss.dataset.points = String(hist.losses.length);
+  els.loss.dataset.yMax = String(top);
+  drawPatternCurves(els.patterns, hist, width, xMax);
   const series = hist.entropy[0]?.[1].flatMap((row, l) =>
     row.map((_, hh) => ({
       points: /** @type {[number, number][]} */ (hist.entropy.map(([s, e]) => [s, e[l][hh]])),
@@ -232,4 +235,46 @@ export function drawCurves(els, hist, width) {
     guides: [{ y: hist.uniform, label: t('poem.uniformLine', { v: fmt(hist.uniform, 2) }) }],
   });
   els.entropy.dataset.uniform = String(hist.uniform);
+}
+
+/** The patterns the from-scratch chart draws, with their colours. */
+const PATTERN_COLOURS = /** @type {const} */ ([
+  ['previous', '#3366cc'],
+  ['couplet', '#dc3912'],
+  ['rhyme', '#ff9900'],
+  ['punctuation', '#109618'],
+  ['lineStart', '#990099'],
+  ['bos', '#777777'],
+]);
+
+/**
+ * The best head's score on each pattern over the steps (0 … 1), and a legend beside the canvas.
+ * @param {HTMLCanvasElement} canvas
+ * @param {import('./scratch.js').History} hist
+ * @param {number} width
+ * @param {number} xMax
+ */
+function drawPatternCurves(canvas, hist, width, xMax) {
+  const shown = PATTERN_COLOURS.filter(([name]) => hist.patterns[0]?.[1][name]);
+  canvasLineChart(canvas, {
+    width,
+    height: 180,
+    xMax,
+    xTitle: t('poem.steps'),
+    yMin: 0,
+    yMax: 1,
+    yTicks: ticks(0, 1),
+    series: shown.map(([name, color]) => ({
+      points: /** @type {[number, number][]} */ (hist.patterns.map(([s, p]) => [s, p[name].best])),
+      color,
+      width: 1.5,
+    })),
+  });
+  const legend = canvas.parentElement?.querySelector('.poem-legend');
+  if (legend && legend.childElementCount !== shown.length)
+    legend.replaceChildren(
+      ...shown.map(([name, color]) =>
+        h('span', {}, h('i', { style: `background:${color}` }), t(`poem.pattern.${name}`)),
+      ),
+    );
 }

@@ -213,6 +213,20 @@ export function headScores(model, poems) {
 }
 
 /**
+ * Per pattern with queries, the highest score of any head and the uniform baseline: how far the most specialised
+ * head has come, what the from-scratch run plots over its steps.
+ * @param {Record<string, { score: number[][], baseline: number, count: number }>} patterns  headScores().patterns
+ * @returns {Record<string, { best: number, baseline: number }>}
+ */
+export function bestPatternScores(patterns) {
+  /** @type {Record<string, { best: number, baseline: number }>} */
+  const out = {};
+  for (const [name, { score, baseline, count }] of Object.entries(patterns))
+    if (count > 0) out[name] = { best: Math.max(...score.flat()), baseline };
+  return out;
+}
+
+/**
  * accumulateEntropy's sums → the mean entropy per (layer, head), the uniform rows' mean, and the rows counted.
  * @param {{ sum: Float64Array, uniform: number, rows: number }} acc
  * @param {number} numLayers

@@ -1,14 +1,17 @@
 // @ts-check
 // The poem chapter's "train from scratch" (§10.1): a small Llama (compute.js SMALL) trains in a module Web Worker
-// (worker.js) on the held-out quatrains or on the reader's text; the page plots the loss, each head's attention
-// entropy against the uniform level, the live maps of a probe sequence and kept snapshots of them. Pause, resume,
-// reset; a learning-rate choice (the quatrains overfit by step ~100 at 3e-3). Test hooks: #poem-train[data-state]
-// [data-step][data-loss][data-entropy][data-entropy-initial][data-lr].
+// (worker.js) on the training subset (train-subset.txt of the model folder: about 5,000 quatrains of the poem
+// model's training split, fetched when the panel first needs them) or on the reader's text; the page plots the loss
+// and the loss on PROBES held-out poems (never trained on; the axis shows all of it), the best head's score on each
+// attention pattern there, each head's attention entropy against the uniform level, the live maps of a probe
+// sequence and kept snapshots of them. Pause, resume, reset; a learning-rate choice. Test hooks:
+// #poem-train[data-state][data-step][data-loss][data-probe-loss][data-patterns][data-entropy][data-entropy-initial]
+// [data-lr][data-train-poems].
 
 import { h } from '../../widgets/dom.js';
 import { radios } from '../../widgets/controls.js';
 import { drawHeatmap } from '../../widgets/heatmap.js';
-import { fmt } from '../../shared/format.js';
+import { fmt, errText } from '../../shared/format.js';
 import { t } from '../../i18n.js';
 import * as C from './compute.js';
 import { drawCurves, layerHead } from './draw.js';
@@ -17,6 +20,8 @@ import { drawCurves, layerHead } from './draw.js';
 const LRS = [1e-3, 3e-3, 1e-2];
 const LR = 3e-3;
 const BATCH = 16;
+/** Held-out poems the run is probed on (the first of them is drawn). */
+const PROBES = 16;
 /** Snapshots of the maps are kept at these steps (and the latest). */
 const SNAP_STEPS = [0, 10, 25, 50, 100, 200, 400, 800, 1600, 3200, 6400];
 
@@ -24,6 +29,7 @@ const SNAP_STEPS = [0, 10, 25, 50, 100, 200, 400, 800, 1600, 3200, 6400];
  * @typedef {object} History  one run's curves and kept maps
  * @property {number[]} losses
  * @property {[number, number][]} probe
+ * @property {[number, Record<string, { best: number, baseline: number }>][]} patterns
  * @property {[number, number[][]][]} entropy
  * @property {number} uniform
  * @property {number} lnV
@@ -41,8 +47,12 @@ export class ScratchTrainer {
     this.box = box;
     /** @type {'poems' | 'text'} */
     this.source = 'poems';
-    /** @type {string[]} */
-    this.poems = [];
+    /** @type {string[]} held-out poems: the probes */
+    this.probes = [];
+    /** @type {string[] | null} the training subset, once fetched */
+    this.subset = null;
+    /** @type {URL | null} */
+    this.subsetUrl = null;
     this.gen = 0;
     this.seed = 1;
     this.lr = LR;
@@ -92,7 +102,11 @@ export class ScratchTrainer {
   build() {
     this.controls();
     const { src, lr, text, start, pause, reset, snap } = this.ui;
-    this.charts = { loss: h('canvas#poem-loss-chart'), entropy: h('canvas#poem-entropy-chart') };
+    this.charts = {
+      loss: h('canvas#poem-loss-chart'),
+      patterns: h('canvas#poem-pattern-chart'),
+      entropy: h('canvas#poem-entropy-chart'),
+    };
     this.box.append(
       h('div.controls', {}, ...src),
       text,
@@ -103,7 +117,14 @@ export class ScratchTrainer {
       h(
         'div.poem-charts',
         {},
-        h('figure', {}, h('figcaption', { text: t('poem.lossCaption') }), this.charts.loss),
+        h('figure', {}, h('figcaption', { text: t('poem.lossCaption', { n: PROBES }) }), this.charts.loss),
+        h(
+          'figure',
+          {},
+          h('figcaption', { text: t('poem.patternCaption') }),
+          this.charts.patterns,
+          h('div.poem-legend#poem-pattern-legend'),
+        ),
         h('figure', {}, h('figcaption', { text: t('poem.entropyCaption') }), this.charts.entropy),
       ),
       h('div.controls', {}, h('label', { for: 'poem-snap' }, t('poem.snap'), ' ', snap), h('span#poem-snap-step')),
@@ -111,10 +132,24 @@ export class ScratchTrainer {
     );
   }
 
-  /** @param {string[]} poems  the held-out quatrains (the last one is the probe, never trained on) */
-  setPoems(poems) {
-    this.poems = poems;
+  /**
+   * @param {string[]} heldOut  the held-out quatrains: the last PROBES are the probes, the last one drawn
+   * @param {URL} subsetUrl  the training subset, one poem per line
+   */
+  setPoems(heldOut, subsetUrl) {
+    this.probes = heldOut.slice(-PROBES).reverse();
+    this.subsetUrl = subsetUrl;
     if (this.ready) this.reset();
+  }
+
+  /** The training subset, fetched once. */
+  async loadSubset() {
+    if (this.subset) return this.subset;
+    const r = await fetch(/** @type {URL} */ (this.subsetUrl));
+    if (!r.ok) throw new Error(t('poem.httpError', { f: 'train-subset.txt', s: r.status }));
+    this.subset = (await r.text()).split('\n').filter(Boolean);
+    this.box.dataset.trainPoems = String(this.subset.length);
+    return this.subset;
   }
 
   /** @param {string} s */
@@ -128,21 +163,27 @@ export class ScratchTrainer {
   }
 
   /** A new model for the current source: the worker answers with a tick at step 0. */
-  reset() {
-    if (!this.ready || !this.poems.length) return;
+  async reset() {
+    if (!this.ready || !this.probes.length) return;
     const base = { type: 'reset', gen: ++this.gen, seed: this.seed, lr: this.lr, batch: BATCH };
     /** @type {History} */
-    this.hist = { losses: [], probe: [], entropy: [], uniform: 1, lnV: 1, snaps: [] };
+    this.hist = { losses: [], probe: [], patterns: [], entropy: [], uniform: 1, lnV: 1, snaps: [] };
     this.ui.msg.replaceChildren();
     if (this.source === 'text') {
       const text = this.ui.text.value;
       const n = [...text].length;
       if (n < C.MIN_TEXT) return this.problem(t('poem.textShort', { n, min: C.MIN_TEXT }));
       this.worker.postMessage({ ...base, source: 'text', text });
+      this.setState('loading');
     } else {
-      this.worker.postMessage({ ...base, source: 'poems', poems: this.poems.slice(0, -1), probe: this.poems.at(-1) });
+      this.setState('loading');
+      try {
+        const poems = await this.loadSubset();
+        if (base.gen === this.gen) this.worker.postMessage({ ...base, source: 'poems', poems, probes: this.probes });
+      } catch (e) {
+        this.fail(errText(e));
+      }
     }
-    this.setState('loading');
   }
 
   /** @param {string} text */
@@ -186,6 +227,7 @@ export class ScratchTrainer {
     }
     hist.losses.push(...m.losses);
     hist.probe.push([m.step, m.probeLoss]);
+    if (m.patterns) hist.patterns.push([m.step, m.patterns]);
     hist.entropy.push([m.step, m.entropy]);
     // kept: one snapshot per step of SNAP_STEPS passed; the last entry is the live one, replaced every tick
     if (hist.snaps.at(-1)?.live) hist.snaps.pop();
@@ -215,6 +257,7 @@ export class ScratchTrainer {
       cfg: t('poem.train.cfg', { E: c.embedDim, L: c.numLayers, H: c.numHeads, V: c.vocabSize }),
     });
     Object.assign(this.box.dataset, { step: m.step, entropy: JSON.stringify(m.entropy), uniform: m.uniform });
+    Object.assign(this.box.dataset, { probeLoss: m.probeLoss, patterns: JSON.stringify(m.patterns ?? {}) });
     if (loss !== undefined) Object.assign(this.box.dataset, { loss, lossInitial: this.hist.losses[0] });
   }
 

@@ -211,7 +211,10 @@ class PoemPart {
     this.root.dataset.state = 'ready';
     this.root.querySelector('#poem-status').textContent = '';
     this.generate();
-    this.scratch.setPoems(this.quatrains.map((p) => p.text));
+    this.scratch.setPoems(
+      this.quatrains.map((p) => p.text),
+      new URL('train-subset.txt', dir),
+    );
     this.arch.show(this.models.trained, this.inputs);
     await this.measureModel();
   }

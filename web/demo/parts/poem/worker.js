@@ -1,11 +1,12 @@
 // @ts-check
 // Module Web Worker of the poem chapter's "train from scratch": owns a small attnlab Llama (compute.js SMALL) and
-// trains it with trainStep (AdamW) on the held-out quatrains or on the reader's text, character by character, so
-// that the page stays responsive. Every TICK_MS of running it posts a tick: the new losses and, on a fixed probe
-// sequence, every head's map and mean row entropy.
+// trains it with trainStep (AdamW) on the training subset's quatrains or on the reader's text, character by
+// character, so that the page stays responsive. Every TICK_MS of running it posts a tick: the new losses; the loss on
+// held-out probe poems, never trained on, and the best head's score on each attention pattern there (heads.js); and,
+// on the first probe sequence, every head's map and mean row entropy.
 //
 // in:  { type: 'init', variant }                          → { type: 'ready', variant }
-//      { type: 'reset', gen, source: 'poems' | 'text', poems?: string[], probe?: string, text?: string, seed,
+//      { type: 'reset', gen, source: 'poems' | 'text', poems?: string[], probes?: string[], text?: string, seed,
 //        lr, batch }                                      → a tick at step 0 (with the vocabulary and the probe)
 //      { type: 'run' } | { type: 'pause' }                 → ticks … then { type: 'stopped', step }
 // out: { type: 'tick' | 'stopped' | 'error', gen, ... }
@@ -14,7 +15,7 @@ import { init } from '../../attnlab.js';
 import { rng } from '../../shared/random.js';
 import { fromText } from '../../shared/char-tokenizer.js';
 import * as C from './compute.js';
-import { poemFromText, sequenceEntropy, sequenceLoss } from './heads.js';
+import { bestPatternScores, headScores, meanLoss, poemFromText, sequenceEntropy, sequenceLoss } from './heads.js';
 
 const TICK_MS = 200;
 const STEP_OPTIONS = { betas: /** @type {[number, number]} */ ([0.9, 0.99]), weightDecay: 0.01, clipGradNorm: 1 };
@@ -23,7 +24,16 @@ const STEP_OPTIONS = { betas: /** @type {[number, number]} */ ([0.9, 0.99]), wei
 let attn = null;
 /** @type {import('../../attnlab.js').Transformer} */
 let model = null;
-/** @type {{ gen: number, lr: number, batch: number, next: () => ReturnType<typeof C.poemBatch>, probe: Int32Array }} */
+/**
+ * @typedef {object} Run
+ * @property {number} gen
+ * @property {number} lr
+ * @property {number} batch
+ * @property {() => ReturnType<typeof C.poemBatch>} next
+ * @property {Int32Array} probe  the sequence whose maps are posted
+ * @property {{ ids: Int32Array, chars: string[] }[]} [probes]  held-out poems (the probe first)
+ */
+/** @type {Run} */
 let run = null;
 let step = 0;
 let running = false;
@@ -71,10 +81,12 @@ function reset(m) {
   const r = rng(m.seed * 2 + 1);
   let next;
   let probe;
+  let probes;
   if (m.source === 'poems') {
     const poems = m.poems.map((/** @type {string} */ p) => poemFromText(tok, p).ids);
     next = () => C.poemBatch(poems, r, m.batch, tok.special.pad);
-    probe = poemFromText(tok, m.probe).ids;
+    probes = m.probes.map((/** @type {string} */ p) => poemFromText(tok, p));
+    probe = probes[0].ids;
   } else {
     const ids = tok.encode(text, { bos: false });
     const T = Math.min(C.TEXT_BLOCK, ids.length - 1);
@@ -82,7 +94,7 @@ function reset(m) {
     probe = ids.slice(0, T);
   }
   model = attn.createModel(C.smallConfig(tok.tokens.length, m.seed));
-  run = { gen: m.gen, lr: m.lr, batch: m.batch, next, probe };
+  run = { gen: m.gen, lr: m.lr, batch: m.batch, next, probe, probes };
   step = 0;
   runMs = 0;
   const probeTokens = Array.from(probe, (id) => tok.tokens[id]);
@@ -110,7 +122,8 @@ function loop(c) {
 }
 
 /**
- * A tick: the new losses, the probe's maps (per layer (H, T, T)) and each head's mean entropy of the rows i ≥ 1.
+ * A tick: the new losses, the probe's maps (per layer (H, T, T)) and each head's mean entropy of the rows i ≥ 1; with
+ * probe poems, the loss on them all and, per pattern, the best head's score and the uniform baseline.
  * @param {number[]} losses
  * @param {Record<string, any>} [extra]
  */
@@ -124,7 +137,8 @@ function post(losses, extra = {}) {
     step,
     runMs,
     losses,
-    probeLoss: sequenceLoss(logits.data, p, model.config.vocabSize),
+    probeLoss: run.probes ? meanLoss(model, run.probes) : sequenceLoss(logits.data, p, model.config.vocabSize),
+    patterns: run.probes ? bestPatternScores(headScores(model, run.probes).patterns) : null,
     maps: attentions.map((a) => a.data),
     entropy: entropy.mean,
     uniform: entropy.uniform,

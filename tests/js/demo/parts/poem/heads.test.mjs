@@ -9,6 +9,7 @@ import path from 'node:path';
 
 import {
   ablationAnswer,
+  bestPatternScores,
   NAME_MIN_LIFT,
   NAME_MIN_SCORE,
   PATTERNS,
@@ -216,4 +217,37 @@ test("ablationAnswer on the shipped heads.json: the answer is the ablation table
   assert.equal(a.rank, 1 + ents.filter((e) => e < a.top.entropy).length);
   // what the answer says: the costliest head is not the sharpest, and the sharpest costs far less
   assert.ok(a.rank > 1 && a.sharpest.delta < a.top.delta / 10, JSON.stringify(a));
+});
+
+test('bestPatternScores: the highest head per pattern with queries, beside its baseline', () => {
+  const patterns = {
+    previous: {
+      score: [
+        [0.1, 0.7],
+        [0.4, 0.2],
+      ],
+      baseline: 0.1,
+      count: 20,
+    },
+    rhyme: {
+      score: [
+        [0.3, 0.05],
+        [0.9, 0.2],
+      ],
+      baseline: 0.08,
+      count: 2,
+    },
+    tone: {
+      score: [
+        [0, 0],
+        [0, 0],
+      ],
+      baseline: 0,
+      count: 0,
+    },
+  };
+  assert.deepEqual(bestPatternScores(patterns), {
+    previous: { best: 0.7, baseline: 0.1 },
+    rhyme: { best: 0.9, baseline: 0.08 },
+  });
 });

@@ -117,6 +117,9 @@ for (const lang of ['zh', 'en']) {
         assert.ok(Number(tr.loss) < Number(tr.lossInitial), `loss fell: ${tr.lossInitial} → ${tr.loss}`);
         // the training subset (not the held-out poems) was fetched; the probes' loss and pattern scores came back
         assert.ok(Number(tr.trainPoems) > 4000, tr.trainPoems);
+        // the shipped model's own run, from its losses.csv
+        await page.waitForFunction(() => document.querySelector('#poem-shipped')?.dataset.steps === '6000');
+        for (const c of await canvasInk(page, '#poem-shipped-chart')) assert.ok(c.ink > 0.01, JSON.stringify(c));
         const patterns = JSON.parse(tr.patterns);
         assert.ok(patterns.previous.best >= 0 && patterns.previous.best <= 1, tr.patterns);
         const yMax = Number(await attr(page, '#poem-loss-chart', 'data-y-max'));

@@ -121,6 +121,10 @@ export default {
     'Step {s} · loss {loss} (probe {probe}) · {sps} steps/s · {sec} s · lowest head entropy {e} (uniform {u}) · {cfg}',
   'poem.lossCaption': 'Loss (nats): training batches, and the {n} held-out probe poems (dashed)',
   'poem.entropyCaption': 'Each head’s mean attention entropy on the probe (layer 2 dashed)',
+  'poem.shipped.caption':
+    'How the poem model above trained: {steps} steps, its training loss (solid) and its loss on 1,000 validation poems (dashed), in nats',
+  'poem.shipped.note':
+    'Its training loss fell from {t0} at step 50 to {t1}; its validation loss from {v0} at step {s0} to {v1} at step {s1}, still falling slowly at the end. The small model below walks the same road, much smaller and much shorter.',
   'poem.patternCaption': 'On the held-out probe poems, the score of the best head on each attention pattern (0 to 1)',
   'poem.steps': 'step',
   'poem.lnV': 'ln V = {v}',

@@ -118,6 +118,10 @@ export default {
     '第 {s} 步 · 损失 {loss}（观察诗 {probe}）· 每秒 {sps} 步 · {sec} 秒 · 最低的头熵 {e}（均匀 {u}）· {cfg}',
   'poem.lossCaption': '损失（奈特）：训练批次，以及 {n} 首留出的观察诗（虚线）',
   'poem.entropyCaption': '观察诗上每个头的平均注意力熵（第 2 层为虚线）',
+  'poem.shipped.caption':
+    '上面那个诗歌模型自己的训练过程：{steps} 步，训练损失（实线）和 1,000 首验证诗上的损失（虚线），单位奈特',
+  'poem.shipped.note':
+    '它的训练损失从第 50 步的 {t0} 降到最后的 {t1}；验证损失从第 {s0} 步的 {v0} 降到第 {s1} 步的 {v1}，到最后还在缓慢下降。下面的小模型走的是同一条路，只是小得多、短得多。',
   'poem.patternCaption': '留出的观察诗上，每种注意力模式得分最高的那个头的得分（0 到 1）',
   'poem.steps': '步数',
   'poem.lnV': 'ln V = {v}',

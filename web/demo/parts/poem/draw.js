@@ -278,3 +278,26 @@ function drawPatternCurves(canvas, hist, width, xMax) {
       ),
     );
 }
+
+/**
+ * The shipped model's own run: its training loss and its validation loss over the steps.
+ * @param {HTMLCanvasElement} canvas
+ * @param {import('./shipped-run.js').ShippedRun} run
+ * @param {number} width
+ */
+export function drawShippedRun(canvas, run, width) {
+  const top = Math.max(...run.train.map((p) => p[1])) * 1.05;
+  canvasLineChart(canvas, {
+    width,
+    height: 180,
+    xMax: run.steps,
+    xTitle: t('poem.steps'),
+    yMin: 0,
+    yMax: top,
+    yTicks: ticks(0, top),
+    series: [
+      { points: run.train, color: '#3366cc' },
+      { points: run.validation, color: '#dc3912', dash: true },
+    ],
+  });
+}

@@ -14,7 +14,8 @@ import { drawHeatmap } from '../../widgets/heatmap.js';
 import { fmt, errText } from '../../shared/format.js';
 import { t } from '../../i18n.js';
 import * as C from './compute.js';
-import { drawCurves, layerHead } from './draw.js';
+import { drawCurves, drawShippedRun, layerHead } from './draw.js';
+import { parseLossesCsv } from './shipped-run.js';
 
 /** The learning rates offered (AdamW); the first run uses LR. */
 const LRS = [1e-3, 3e-3, 1e-2];
@@ -107,7 +108,9 @@ export class ScratchTrainer {
       patterns: h('canvas#poem-pattern-chart'),
       entropy: h('canvas#poem-entropy-chart'),
     };
+    this.shipped = h('figure#poem-shipped', {}, h('figcaption'), h('canvas#poem-shipped-chart'), h('p.note'));
     this.box.append(
+      this.shipped,
       h('div.controls', {}, ...src),
       text,
       h('div.controls', {}, h('label', { for: 'poem-lr' }, t('poem.lr'), ' ', lr), start, pause, reset),
@@ -140,6 +143,34 @@ export class ScratchTrainer {
     this.probes = heldOut.slice(-PROBES).reverse();
     this.subsetUrl = subsetUrl;
     if (this.ready) this.reset();
+    this.showShippedRun(new URL('losses.csv', subsetUrl));
+  }
+
+  /**
+   * The shipped model's own training curves, from its folder's losses.csv.
+   * @param {URL} url
+   */
+  async showShippedRun(url) {
+    try {
+      const r = await fetch(url);
+      if (!r.ok) throw new Error(t('poem.httpError', { f: 'losses.csv', s: r.status }));
+      const run = parseLossesCsv(await r.text());
+      const [caption, canvas, note] = /** @type {HTMLElement[]} */ ([...this.shipped.children]);
+      caption.textContent = t('poem.shipped.caption', { steps: run.steps });
+      drawShippedRun(/** @type {HTMLCanvasElement} */ (canvas), run, Math.min(520, this.box.clientWidth || 520));
+      const [v0, v1] = [run.validation[0], run.validation.at(-1)];
+      note.textContent = t('poem.shipped.note', {
+        t0: fmt(run.train[0][1], 2),
+        t1: fmt(run.train.at(-1)[1], 2),
+        s0: v0[0],
+        v0: fmt(v0[1], 2),
+        s1: v1[0],
+        v1: fmt(v1[1], 2),
+      });
+      Object.assign(this.shipped.dataset, { steps: run.steps, val: v1[1] });
+    } catch (e) {
+      this.shipped.replaceChildren(h('div.error-box', { role: 'alert', text: errText(e) }));
+    }
   }
 
   /** The training subset, fetched once. */

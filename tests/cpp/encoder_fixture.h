@@ -1,4 +1,5 @@
-// Loads an encoder fixture folder of tests/fixtures/encoders/ (format: tests/fixtures/models/README.md, "Encoders"):
+// Loads an encoder fixture folder of tests/fixtures/encoders/ (format: tests/fixtures/models/README.md, "Encoders";
+// text encoders and vision models):
 // config.json as Hugging Face wrote it, the checkpoint (model.safetensors: F32, F16 or BF16, with the prefixes,
 // buffers and tied copies real checkpoints have) and expected.json (the normalised config, the task, forward cases).
 #ifndef ATTNLAB_TESTS_CPP_ENCODER_FIXTURE_H_
@@ -9,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,9 +31,10 @@ struct OptionalTensor {
   FixtureTensor tensor;
 };
 
+// One forward of a text encoder (input_ids, maybe a mask and token types) or of a vision model (pixel_values).
 struct EncoderForwardCase {
   std::string name;
-  FixtureTensor input_ids;
+  OptionalTensor input_ids, pixel_values;
   OptionalTensor attention_mask, token_type_ids, head_mask, logits, pooler_output;
   FixtureTensor last_hidden_state;
   std::vector<FixtureTensor> attentions, hidden_states;
@@ -55,10 +58,11 @@ struct EncoderFixture {
   }
 };
 
-inline OptionalTensor ParseOptional(const nlohmann::json& j) {
+// A tensor that may be null, or absent from `object`.
+inline OptionalTensor ParseOptional(const nlohmann::json& object, const char* key) {
   OptionalTensor t;
-  t.present = !j.is_null();
-  if (t.present) t.tensor = ParseFixtureTensor(j);
+  t.present = object.contains(key) && !object.at(key).is_null();
+  if (t.present) t.tensor = ParseFixtureTensor(object.at(key));
   return t;
 }
 
@@ -71,12 +75,13 @@ inline std::string FileText(const std::string& path) {
 inline EncoderForwardCase ParseEncoderCase(const nlohmann::json& c) {
   EncoderForwardCase fc;
   fc.name = c.at("name").get<std::string>();
-  fc.input_ids = ParseFixtureTensor(c.at("input_ids"));
-  fc.attention_mask = ParseOptional(c.at("attention_mask"));
-  fc.token_type_ids = ParseOptional(c.at("token_type_ids"));
-  fc.head_mask = ParseOptional(c.at("head_mask"));
-  fc.logits = ParseOptional(c.at("logits"));
-  fc.pooler_output = ParseOptional(c.at("pooler_output"));
+  const std::pair<const char*, OptionalTensor*> optional[] = {
+      {"input_ids", &fc.input_ids},           {"pixel_values", &fc.pixel_values},
+      {"attention_mask", &fc.attention_mask}, {"token_type_ids", &fc.token_type_ids},
+      {"head_mask", &fc.head_mask},           {"logits", &fc.logits},
+      {"pooler_output", &fc.pooler_output}};
+  for (const auto& [key, tensor] : optional) *tensor = ParseOptional(c, key);
+  if (fc.input_ids.present == fc.pixel_values.present) throw std::runtime_error("input_ids or pixel_values: one");
   fc.last_hidden_state = ParseFixtureTensor(c.at("last_hidden_state"));
   fc.attentions = ParseTensorList(c.at("attentions"));
   fc.hidden_states = ParseTensorList(c.at("hidden_states"));

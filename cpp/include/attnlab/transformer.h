@@ -15,7 +15,8 @@
 // optionally within a sliding window (key j is visible from position p when p − window < j ≤ p, as Mistral), over
 // grouped key/value heads. Encoders (bert, roberta) are post-norm (x = norm₁(x + attn(x)), x = norm₂(x + mlp(x)),
 // no final norm) after the embeddings' LayerNorm of word + position + token type, non-causal, with the head the
-// checkpoint holds (TransformerConfig::task).
+// checkpoint holds (TransformerConfig::task). ViT (vit) embeds pixels instead ([CLS], then each patch through the
+// patch projection, + learned positions) into pre-norm non-causal blocks with a final LayerNorm.
 #ifndef ATTNLAB_TRANSFORMER_H_
 #define ATTNLAB_TRANSFORMER_H_
 
@@ -60,6 +61,7 @@ enum class Task {
   kBase,                    // encoders without a head: the last hidden state (and the pooled output with a pooler)
   kMaskedLm,                // logits (B, T, V) = norm(act(dense(h))) · embeddingᵀ + bias, the decoder tied
   kSequenceClassification,  // logits (B, numLabels) of token 0: classifier(pooled) or out_proj(tanh(dense(h₀)))
+  kImageClassification,     // vision: logits (B, numLabels) = classifier(h₀), token 0 after the final norm
 };
 
 // How the weight matrices (embedding, projections, MLP, LM head) are held in memory: float32, or the 16 bits of an
@@ -72,6 +74,7 @@ enum class AttentionBias {
   kNone,  // Llama, Mistral
   kQkv,   // Qwen2: q_proj, k_proj, v_proj
   kAll,   // GPT-2; Llama's and Qwen3's attention_bias: q/k/v and o_proj
+  kOut,   // the out-projection only (ViT's qkv_bias false)
 };
 
 // The normalised configuration (docs/api.md, "Transformer models"; JS names in brackets).
@@ -111,6 +114,17 @@ struct TransformerConfig {
   bool pad_offset_positions = false;  // positions padTokenId + 1 + cumsum(ids != pad), pad at pads (RoBERTa)
   MlpKind head_act = MlpKind::kGeluErf;  // the masked-LM head's activation (of the MLP kind of that name)
   bool classifier_dense = false;         // the classifier's own dense + tanh on token 0 before its out-projection
+  // Vision models (vit; 0: a text model): pixels (B, numChannels, imageSize, imageSize) cut into patches of
+  // patchSize² pixels (trailing pixels dropped), contextLength = 1 + (imageSize / patchSize)² tokens with [CLS].
+  int64_t image_size = 0;    // [imageSize]
+  int64_t patch_size = 0;    // [patchSize]
+  int64_t num_channels = 0;  // [numChannels]
+};
+
+// A vision model's input: normalised pixel values (B, C, H, W), row-major, H = W = imageSize (no interpolation).
+struct PixelsView {
+  const float* data = nullptr;
+  Shape shape;
 };
 
 // A configuration value of the wrong JSON type (a TypeError in JS).
@@ -180,12 +194,14 @@ struct TransformerForwardOptions {
 };
 
 struct TransformerOutput {
-  Tensor logits;                      // (B, T, V), or (B, 1, V) with last_logits_only; (B, numLabels)
-                                      //   classification; empty for an encoder without a head
-  Tensor last_hidden_state;           // encoders: (B, T, E)
-  Tensor pooled_output;               // encoders with a pooler: (B, E)
-  std::vector<Tensor> attentions;     // L entries, (B, H, T, P + T) for a layer asked for, else empty
-  std::vector<Tensor> hidden_states;  // L + 1 entries (B, T, E) when asked for: block inputs, then after the final norm
+  Tensor logits;                   // (B, T, V), or (B, 1, V) with last_logits_only; (B, numLabels)
+                                   //   classification; empty for an encoder without a head
+  Tensor last_hidden_state;        // encoders: (B, T, E), after a final norm (ViT's layernorm)
+  Tensor pooled_output;            // encoders with a pooler: (B, E)
+  std::vector<Tensor> attentions;  // L entries, (B, H, T, P + T) for a layer asked for, else empty
+  // L + 1 entries (B, T, E) when asked for: block inputs, then a decoder's after the final norm, an encoder's before
+  // it (Hugging Face's: ViT's last is the last block's output, not last_hidden_state). A vision model's T: 1 + N.
+  std::vector<Tensor> hidden_states;
 };
 
 class Transformer {
@@ -244,6 +260,8 @@ class Transformer {
   Tensor Parameter(const std::string& name) const;
 
   TransformerOutput Forward(const TokensView& tokens, const TransformerForwardOptions& options = {});
+  // A vision model's forward (token ids to a vision model, or pixels to a text model: std::invalid_argument).
+  TransformerOutput Forward(const PixelsView& pixels, const TransformerForwardOptions& options = {});
 
   // A cache for batch_size sequences of up to max_length (≤ contextLength) positions.
   TransformerKVCache CreateKVCache(int64_t batch_size, int64_t max_length) const;
@@ -279,6 +297,8 @@ class Transformer {
   struct Impl;
   struct CallArgs;
   void PrepareCall(const TokensView& tokens, size_t past, size_t cache_max, CallArgs& call) const;
+  // The forward of checked tokens (B, T), or of `pixels` (then tokens has their shape (B, 1 + N) and no data).
+  TransformerOutput Run(const TokensView& tokens, const PixelsView* pixels, const TransformerForwardOptions& options);
   // Forward with saved activations and backward into the training state's gradients; returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets);
   std::unique_ptr<Impl> impl_;

@@ -1,6 +1,7 @@
 // The checks every configuration passes, sizes, and the parameter table by model type (architectures.h).
 #include "cpp/src/model/architectures.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -22,8 +23,9 @@ void CheckPositive(const char* field, int64_t value, int64_t max = std::numeric_
 TransformerConfig NormalisedConfig(const TransformerConfig& config) {
   TransformerConfig c = config;
   const ArchType& arch = ArchOf(c.arch);
-  CheckPositive("vocabSize", c.vocab_size);
-  CheckPositive("contextLength", c.context_length, int64_t{1} << 20);
+  // (a family without the field derives it: a vision model has no vocabulary, its length is its patches')
+  const auto has = [&](const char* field) { return std::count(arch.fields.begin(), arch.fields.end(), field) > 0; };
+  if (has("vocabSize")) CheckPositive("vocabSize", c.vocab_size);
   CheckPositive("embedDim", c.embed_dim, int64_t{1} << 16);
   CheckPositive("numLayers", c.num_layers, 1024);
   CheckPositive("numHeads", c.num_heads, c.embed_dim);
@@ -36,6 +38,7 @@ TransformerConfig NormalisedConfig(const TransformerConfig& config) {
   if (c.num_kv_heads == 0) c.num_kv_heads = c.num_heads;
   if (c.head_dim == 0) c.head_dim = c.embed_dim / c.num_heads;
   arch.normalise(c);
+  CheckPositive("contextLength", c.context_length, int64_t{1} << 20);
   CheckPositive("numKVHeads", c.num_kv_heads, c.num_heads);
   if (c.num_heads % c.num_kv_heads != 0) {
     Fail("numKVHeads", "a divisor of numHeads " + std::to_string(c.num_heads), std::to_string(c.num_kv_heads));
@@ -59,9 +62,9 @@ ModelSizes SizesOf(const TransformerConfig& c) {
   z.up_out = c.mlp == MlpKind::kSwiGlu ? 2 * z.hidden : c.mlp == MlpKind::kNone ? 0 : z.hidden;
   z.down_in = c.mlp == MlpKind::kNone ? 0 : z.hidden;
   z.position_rows = static_cast<size_t>(c.context_length + (c.pad_offset_positions ? c.pad_token_id + 1 : 0));
-  z.head_out = c.task == Task::kSequenceClassification ? static_cast<size_t>(c.num_labels)
-               : c.task == Task::kBase                 ? 0
-                                                       : z.vocab;
+  const bool classifier = c.task == Task::kSequenceClassification || c.task == Task::kImageClassification;
+  z.head_out = classifier ? static_cast<size_t>(c.num_labels) : c.task == Task::kBase ? 0 : z.vocab;
+  z.patch_in = static_cast<size_t>(c.num_channels * c.patch_size * c.patch_size);
   return z;
 }
 

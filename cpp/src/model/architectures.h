@@ -47,6 +47,10 @@ enum class Slot {
   kHeadNormBias,
   kClsDense,  // packed (E, E): a classifier's own dense (RoBERTa's classifier.dense)
   kClsDenseBias,
+  // Vision models:
+  kPatch,  // packed (C·p·p, E): the patch projection, a Conv2d weight (E, C, p, p) read as (E, C·p·p)
+  kPatchBias,
+  kClsToken,  // (E): the [CLS] embedding
 };
 
 struct ParamSpec {
@@ -56,7 +60,15 @@ struct ParamSpec {
   int64_t layer;    // -1: not per block
   size_t offset;    // first output column of a packed matrix, or first element of a vector
   bool transposed;  // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
-  bool is_matrix() const { return shape.size() == 2 && slot != Slot::kPositions && slot != Slot::kTokenTypes; }
+  bool is_matrix() const {
+    return (shape.size() == 2 || slot == Slot::kPatch) && slot != Slot::kPositions && slot != Slot::kTokenTypes;
+  }
+  // Elements per row of the first dimension (a matrix's columns; 1 for a vector).
+  size_t row_size() const {
+    size_t n = 1;
+    for (size_t d = 1; d < shape.size(); ++d) n *= static_cast<size_t>(shape[d]);
+    return n;
+  }
   bool is_norm_weight() const {
     return slot == Slot::kNorm1Weight || slot == Slot::kNorm2Weight || slot == Slot::kNormFWeight ||
            slot == Slot::kQNorm || slot == Slot::kKNorm || slot == Slot::kEmbedNormWeight ||
@@ -83,6 +95,7 @@ struct ModelSizes {
   size_t e = 0, heads = 0, kv_heads = 0, head_dim = 0, hidden = 0, vocab = 0, qkv_out = 0, up_out = 0, down_in = 0;
   size_t position_rows = 0;  // rows of the learned position table (RoBERTa: contextLength + padTokenId + 1)
   size_t head_out = 0;       // the head's outputs: V, numLabels (classification) or 0 (base)
+  size_t patch_in = 0;       // a vision model's patch: C·p·p pixels (0: a text model)
 };
 ModelSizes SizesOf(const TransformerConfig& config);
 

@@ -27,6 +27,7 @@
 #include "cpp/src/ops/activation-inl.h"
 #include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/norm-inl.h"
+#include "cpp/src/ops/patches.h"
 #include "cpp/src/ops/rope-inl.h"
 #include "cpp/src/ops/vector_ops-inl.h"
 #include "cpp/src/parallel.h"
@@ -42,7 +43,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // hidden (rows, up.out), proj a projection's output; an encoder's heads: first (B, E) each item's token 0, pooled
 // (B, E).
 struct ModelScratch {
-  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj, first, pooled;
+  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj, first, pooled, patches;
 };
 
 inline ModelScratch& ThreadModelScratch() {
@@ -97,6 +98,22 @@ HWY_INLINE void EncoderEmbed(const ModelArgs& a, const EncoderArgs& enc, ModelSc
   if (!enc.embed_norm.weight) return;
   NormRows(a, rows, m.x.data(), enc.embed_norm, m.h.data());
   std::swap(m.x, m.h);
+}
+
+// A vision model's embeddings (EncoderArgs: [CLS], then each patch through the patch projection, + positions).
+HWY_INLINE void PatchEmbed(const ModelArgs& a, const EncoderArgs& enc, ModelScratch& m) {
+  const size_t n = a.tokens - 1, in = enc.patch_embed.in, image = enc.channels * enc.image * enc.image;
+  float* patches = Sized(m.patches, a.batch * n * in);
+  for (size_t b = 0; b < a.batch; ++b) {
+    UnfoldPatches(enc.pixels + b * image, enc.channels, enc.image, enc.patch, patches + b * n * in);
+  }
+  Linear(a.batch * n, patches, in, enc.patch_embed, m.proj.data(), a.e);
+  for (size_t b = 0; b < a.batch; ++b) {
+    float* x = m.x.data() + b * a.tokens * a.e;
+    std::copy(enc.cls_token, enc.cls_token + a.e, x);
+    std::copy(m.proj.data() + b * n * a.e, m.proj.data() + (b + 1) * n * a.e, x + a.e);
+    AddRows(x, a.positions, a.tokens * a.e);
+  }
 }
 
 // Post-norm blocks: x = norm(x) after a residual add (through m.h).
@@ -269,7 +286,8 @@ HWY_INLINE void DenseTanh(const ModelArgs& a, const float* x, const LinearArgs& 
 }
 
 // An encoder's outputs from h (rows, E), the last hidden state: the pooled output, then the head's logits
-// (masked-LM (rows, V); classification (B, numLabels) of token 0; base: none). Uses m.x and m.proj.
+// (masked-LM (rows, V); classification (B, numLabels) of token 0, an image's of h₀ itself; base: none). Uses m.x
+// and m.proj.
 HWY_INLINE void EncoderHeads(const ModelArgs& a, const EncoderArgs& enc, ModelScratch& m, const float* h) {
   const size_t rows = a.batch * a.tokens;
   std::copy(h, h + rows * a.e, enc.last_hidden);
@@ -278,6 +296,7 @@ HWY_INLINE void EncoderHeads(const ModelArgs& a, const EncoderArgs& enc, ModelSc
   for (size_t b = 0; b < a.batch; ++b) std::copy(h + b * a.tokens * a.e, h + (b * a.tokens + 1) * a.e, first + b * a.e);
   if (enc.pooler.out) DenseTanh(a, first, enc.pooler, pooled);
   if (enc.pooled) std::copy(pooled, pooled + a.batch * a.e, enc.pooled);
+  if (enc.task == Task::kImageClassification) return Linear(a.batch, first, a.e, a.head, a.logits, a.head.out);
   if (enc.task == Task::kSequenceClassification) {
     if (enc.cls_dense.out) DenseTanh(a, first, enc.cls_dense, pooled);
     return Linear(a.batch, pooled, a.e, a.head, a.logits, a.head.out);
@@ -303,7 +322,11 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
     if (a.blocks[l].q_norm) Sized(m.qk_raw, rows * (a.heads + a.kv_heads) * a.head_dim);
     Sized(m.up, rows * a.blocks[l].up.out);
   }
-  Embed(a, m.x.data());
+  if (a.encoder && a.encoder->pixels) {
+    PatchEmbed(a, *a.encoder, m);
+  } else {
+    Embed(a, m.x.data());
+  }
   if (a.encoder) EncoderEmbed(a, *a.encoder, m);
   for (size_t l = 0; l < a.num_blocks; ++l) {
     if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
@@ -313,7 +336,9 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   float* h = train ? train->h_final : m.h.data();
   if (train) std::copy(m.x.data(), m.x.data() + plane, train->x_final);
   NormRows(a, rows, m.x.data(), a.norm_f, h);
-  if (a.hidden_states) std::copy(h, h + plane, a.hidden_states[a.num_blocks]);
+  // (an encoder's last hidden state is the last block's output, before a final norm: Hugging Face's ViT)
+  const float* last = a.encoder ? m.x.data() : h;
+  if (a.hidden_states) std::copy(last, last + plane, a.hidden_states[a.num_blocks]);
   if (a.encoder) return EncoderHeads(a, *a.encoder, m, h);
   if (!a.last_logits_only) return Linear(rows, h, a.e, a.head, a.logits, a.vocab);
   for (size_t b = 0; b < a.batch; ++b) {  // (each item's last row, gathered)

@@ -1,5 +1,7 @@
 // An encoder's forward arguments (transformer_impl.h's PrepareEncoder): token types checked, RoBERTa's position ids
-// counted from the ids, the heads' weights as kernel arguments, lastHiddenState and pooledOutput allocated.
+// counted from the ids, a vision model's pixels checked, the heads' and patch projection's weights as kernel
+// arguments, lastHiddenState and pooledOutput allocated.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -56,17 +58,41 @@ Tensor Zeros(Shape shape) {
   return t;
 }
 
+// A vision model's embeddings: its pixels, the patch projection and [CLS].
+void PreparePatches(const TransformerConfig& c, const Weights& w, const PixelsView& pixels, EncoderArgs& e) {
+  e.pixels = pixels.data;
+  e.channels = static_cast<size_t>(c.num_channels);
+  e.image = static_cast<size_t>(c.image_size);
+  e.patch = static_cast<size_t>(c.patch_size);
+  e.patch_embed = LinearOf(w.patch, w.patch_bias);
+  e.cls_token = OrNull(w.cls_token);
+}
+
 }  // namespace
 
 Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool last_only) {
   const int64_t b = static_cast<int64_t>(batch);
   if (c.task == Task::kBase) return {};
-  if (c.task == Task::kSequenceClassification) return {b, c.num_labels};
+  if (c.task == Task::kSequenceClassification || c.task == Task::kImageClassification) return {b, c.num_labels};
   return {b, t_len == 0 ? 0 : last_only ? 1 : static_cast<int64_t>(t_len), c.vocab_size};
 }
 
+Shape CheckPixels(const TransformerConfig& c, const PixelsView& pixels) {
+  if (c.image_size == 0) Fail("pixelValues", "token ids for arch '" + c.arch + "' (a text model)", "pixel values");
+  const Shape image{c.num_channels, c.image_size, c.image_size};
+  if (pixels.shape.size() != 4 || !std::equal(image.begin(), image.end(), pixels.shape.begin() + 1)) {
+    Fail("pixelValues",
+         "shape [B, " + std::to_string(c.num_channels) + ", " + std::to_string(c.image_size) + ", " +
+             std::to_string(c.image_size) + "] (numChannels, imageSize, imageSize)",
+         "shape " + ShapeString(pixels.shape));
+  }
+  CheckTensor("pixelValues", TensorView{pixels.data, pixels.shape});
+  return {pixels.shape[0], c.context_length};
+}
+
 const EncoderArgs* PrepareEncoder(const TransformerConfig& c, const Weights& w, const TokensView& tokens,
-                                  const TransformerForwardOptions& options, EncoderCall& call, TransformerOutput& out) {
+                                  const PixelsView* pixels, const TransformerForwardOptions& options, EncoderCall& call,
+                                  TransformerOutput& out) {
   CheckTokenTypes(c, tokens, options);
   if (c.task == Task::kCausalLm) return nullptr;
   if (options.last_logits_only) Fail("lastLogitsOnly", "false for an encoder", "true");
@@ -83,6 +109,7 @@ const EncoderArgs* PrepareEncoder(const TransformerConfig& c, const Weights& w, 
   e.head_dense = LinearOf(w.head_dense, w.head_dense_bias);
   e.head_norm = NormArgs{OrNull(w.head_norm_weight), OrNull(w.head_norm_bias)};
   e.head_act = c.head_act;
+  if (pixels) PreparePatches(c, w, *pixels, e);
   const int64_t batch = tokens.shape[0], t_len = tokens.shape[1];
   out.last_hidden_state = Zeros({batch, t_len, c.embed_dim});
   e.last_hidden = out.last_hidden_state.data.data();

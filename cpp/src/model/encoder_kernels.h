@@ -1,5 +1,6 @@
 // What an encoder (TransformerConfig's task other than causal-lm) adds to the dispatched forward's ModelArgs:
-// token types, position ids, the embeddings' LayerNorm, post-norm blocks, and the heads after the last block.
+// token types, position ids, the embeddings' LayerNorm or a vision model's patch embedding, post-norm blocks, and
+// the heads after the last block.
 // Pointers and sizes only; cpp/src/model/encoder.cc validates and fills them.
 #ifndef ATTNLAB_SRC_MODEL_ENCODER_KERNELS_H_
 #define ATTNLAB_SRC_MODEL_ENCODER_KERNELS_H_
@@ -24,8 +25,14 @@ struct EncoderArgs {
   LinearArgs head_dense;                  // masked-LM: logits = head(norm(act(head_dense(h))))
   NormArgs head_norm;
   MlpKind head_act = MlpKind::kGeluErf;
-  float* last_hidden = nullptr;  // (B, T, E) out
-  float* pooled = nullptr;       // (B, E) out, or null (no pooler)
+  // A vision model's embeddings (pixels non-null; ModelArgs::ids unused): x[b, 0] = cls_token + positions[0],
+  // x[b, 1 + n] = patch_embed(patch n of image b) + positions[1 + n] (ops/patches.h), T = 1 + (image / patch)².
+  const float* pixels = nullptr;              // (B, C, image, image)
+  size_t channels = 0, image = 0, patch = 0;  // C, image, patch
+  LinearArgs patch_embed;                     // (C·patch², E) and its bias
+  const float* cls_token = nullptr;           // (E)
+  float* last_hidden = nullptr;               // (B, T, E) out
+  float* pooled = nullptr;                    // (B, E) out, or null (no pooler)
 };
 
 }  // namespace attnlab

@@ -321,7 +321,19 @@ Tensor ZeroTensor(Shape shape) {
 
 TransformerOutput Transformer::Forward(const TokensView& tokens, const TransformerForwardOptions& options) {
   const TransformerConfig& c = impl_->config;
-  const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
+  if (c.image_size > 0) Fail("tokens", "pixel values for arch '" + c.arch + "' (a vision model)", "token ids");
+  CheckTokens(tokens, c.vocab_size);
+  return Run(tokens, nullptr, options);
+}
+
+TransformerOutput Transformer::Forward(const PixelsView& pixels, const TransformerForwardOptions& options) {
+  return Run(TokensView{nullptr, CheckPixels(impl_->config, pixels)}, &pixels, options);
+}
+
+TransformerOutput Transformer::Run(const TokensView& tokens, const PixelsView* pixels,
+                                   const TransformerForwardOptions& options) {
+  const TransformerConfig& c = impl_->config;
+  const size_t batch = static_cast<size_t>(tokens.shape[0]), t_len = static_cast<size_t>(tokens.shape[1]);
   TransformerKVCache::Impl* cache = options.cache ? options.cache->impl_.get() : nullptr;
   if (cache && cache->owner != impl_.get()) Fail("kvCache", "a cache made by this model", "another model's cache");
   if (cache && cache->batch != batch) {
@@ -333,7 +345,7 @@ TransformerOutput Transformer::Forward(const TokensView& tokens, const Transform
   const std::vector<bool> keep = KeptLayers(c, options);
   TransformerOutput out;
   EncoderCall encoder;
-  const EncoderArgs* encoder_args = PrepareEncoder(c, impl_->params, tokens, options, encoder, out);
+  const EncoderArgs* encoder_args = PrepareEncoder(c, impl_->params, tokens, pixels, options, encoder, out);
 
   CallArgs call;
   PrepareCall(tokens, past, cache ? cache->max_length : t_len, call);

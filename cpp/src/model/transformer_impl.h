@@ -125,7 +125,7 @@ struct Transformer::Impl {
     Rng rng(seed);
     std::vector<float> values;
     for (const ParamSpec& s : specs) {
-      if (!(s.is_matrix() || s.slot == Slot::kPositions || s.slot == Slot::kTokenTypes))
+      if (!(s.is_matrix() || s.slot == Slot::kPositions || s.slot == Slot::kTokenTypes || s.slot == Slot::kClsToken))
         continue;  // (norms 1, biases 0)
       size_t n = 1;
       for (int64_t d : s.shape) n *= static_cast<size_t>(d);
@@ -150,10 +150,15 @@ struct EncoderCall {
   std::vector<int32_t> position_ids;
 };
 // Checks the options only encoders take (tokenTypeIds; no lastLogitsOnly) and, for an encoder, fills `call` from the
-// weights and allocates out's lastHiddenState and pooledOutput; null for a decoder.
+// weights (and a vision model's `pixels`, checked) and allocates out's lastHiddenState and pooledOutput; null for a
+// decoder.
 const EncoderArgs* PrepareEncoder(const TransformerConfig& c, const Weights& w, const TokensView& tokens,
-                                  const TransformerForwardOptions& options, EncoderCall& call, TransformerOutput& out);
-// The logits' shape: (B, T, V), (B, 1, V) with last_only, (B, numLabels) for classification, {} for a base encoder.
+                                  const PixelsView* pixels, const TransformerForwardOptions& options, EncoderCall& call,
+                                  TransformerOutput& out);
+// Checks a vision model's pixels (B, numChannels, imageSize, imageSize); returns its tokens' shape (B, 1 + N).
+Shape CheckPixels(const TransformerConfig& c, const PixelsView& pixels);
+// The logits' shape: (B, T, V), (B, 1, V) with last_only, (B, numLabels) for classification (of a sequence or an
+// image), {} for a base encoder.
 Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool last_only);
 
 // Checks tokens (B, T) and every id (in [0, vocab)); returns {B, T}.

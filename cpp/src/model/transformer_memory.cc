@@ -40,14 +40,19 @@ MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) 
   const double norm = c.norm == NormKind::kNone ? 0 : layer_norm ? 2 : 1;  // floats of a norm per feature
   block += 2 * norm * e;                                                   // norm weights (and LayerNorm's biases)
   if (c.qk_norm) block += 2 * static_cast<double>(z.head_dim);
-  if (c.attention_bias != AttentionBias::kNone) block += static_cast<double>(z.qkv_out);
-  if (c.attention_bias == AttentionBias::kAll) block += e;
+  const AttentionBias bias = c.attention_bias;
+  if (bias == AttentionBias::kQkv || bias == AttentionBias::kAll) block += static_cast<double>(z.qkv_out);
+  if (bias == AttentionBias::kAll || bias == AttentionBias::kOut) block += e;
   if (c.mlp_bias) block += static_cast<double>(z.up_out) + e;
   MemoryNeeds parts;
   parts.push_back({"token embedding (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
   if (!c.tie_embeddings) parts.push_back({"LM head (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
   if (c.head_bias) parts.push_back({"LM head bias (vocabSize)", v});
   if (learned) parts.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e});
+  if (z.patch_in > 0) {  // (a vision model: the patch projection, its bias and [CLS])
+    parts.push_back({"patch projection (numChannels x patchSize², embedDim)",
+                     matrix_scale * Packed(static_cast<double>(z.patch_in), e) + 2 * e});
+  }
   parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block * 4)) + " bytes)",
                    static_cast<double>(c.num_layers) * block});
   if (norm > 0) parts.push_back({"final norm", norm * e});

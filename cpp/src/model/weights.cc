@@ -24,6 +24,8 @@ PackedMatrix* MatrixOf(Weights& w, const ParamSpec& s) {
       return &w.head_dense;
     case Slot::kClsDense:
       return &w.cls_dense;
+    case Slot::kPatch:
+      return &w.patch;
     case Slot::kQkv:
       return &b->qkv;
     case Slot::kO:
@@ -64,6 +66,10 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
       return &w.head_norm_bias;
     case Slot::kClsDenseBias:
       return &w.cls_dense_bias;
+    case Slot::kPatchBias:
+      return &w.patch_bias;
+    case Slot::kClsToken:
+      return &w.cls_token;
     case Slot::kNorm1Weight:
       return &b->norm1_weight;
     case Slot::kNorm1Bias:
@@ -90,10 +96,11 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
 }
 
 // fn(packed index, index in `rows`' data) for every element of rows `rows` of the matrix tensor s (row-major
-// (rows, cols); (out, in) when transposed: element (r, c) is W[c, offset + r], else W[r, offset + c]).
+// (rows, cols), cols all its dimensions after the first; (out, in) when transposed: element (r, c) is
+// W[c, offset + r], else W[r, offset + c]).
 template <typename Fn>
 void ForEachElement(const PackedMatrix& m, const ParamSpec& s, RowRange rows, const Fn& fn) {
-  const size_t cols = static_cast<size_t>(s.shape[1]);
+  const size_t cols = s.row_size();
   for (size_t r = rows.first; r < rows.first + rows.count; ++r) {
     for (size_t c = 0; c < cols; ++c) {
       fn(s.transposed ? m.Index(c, s.offset + r) : m.Index(r, s.offset + c), (r - rows.first) * cols + c);
@@ -105,7 +112,7 @@ void ForEachElement(const PackedMatrix& m, const ParamSpec& s, RowRange rows, co
 template <bool kSave>
 void Transfer(Weights& w, const ParamSpec& s, std::conditional_t<kSave, float*, const float*> data, RowRange rows) {
   if (!s.is_matrix()) {
-    const size_t cols = s.shape.size() == 2 ? static_cast<size_t>(s.shape[1]) : 1;
+    const size_t cols = s.row_size();
     float* v = VectorOf(w, s)->data() + s.offset + rows.first * cols;
     const size_t n = rows.count * cols;
     if constexpr (kSave) {
@@ -157,6 +164,11 @@ void Weights::AllocateEncoder(const TransformerConfig& c, const ModelSizes& z, f
     resize(cls_dense, z.e, z.e);
     cls_dense_bias.assign(z.e, 0.0f);
   }
+  if (z.patch_in > 0) {
+    resize(patch, z.patch_in, z.e);
+    patch_bias.assign(z.e, 0.0f);
+    cls_token.assign(z.e, 0.0f);
+  }
 }
 
 Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype16 dtype) {
@@ -199,8 +211,9 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
       b.q_norm.assign(z.head_dim, one);
       b.k_norm.assign(z.head_dim, one);
     }
-    if (config.attention_bias != AttentionBias::kNone) b.qkv_bias.assign(z.qkv_out, 0.0f);
-    if (config.attention_bias == AttentionBias::kAll) b.o_bias.assign(z.e, 0.0f);
+    const AttentionBias bias = config.attention_bias;
+    if (bias == AttentionBias::kQkv || bias == AttentionBias::kAll) b.qkv_bias.assign(z.qkv_out, 0.0f);
+    if (bias == AttentionBias::kAll || bias == AttentionBias::kOut) b.o_bias.assign(z.e, 0.0f);
   }
 }
 
@@ -213,15 +226,14 @@ void Weights::Load16(const ParamSpec& s, const uint16_t* bits, Dtype16 dtype, Ro
     ForEachElement(*m, s, rows, [&](size_t index, size_t i) { m->bits[index] = bits[i]; });
     return;
   }
-  size_t n = rows.count;
-  for (size_t d = 1; d < s.shape.size(); ++d) n *= static_cast<size_t>(s.shape[d]);
+  const size_t n = rows.count * s.row_size();
   std::vector<float> values(n);
   for (size_t i = 0; i < n; ++i) values[i] = Bits16ToFloat(bits[i], dtype);
   Load(s, values.data(), rows);
 }
 
 std::vector<PackedMatrix*> Weights::Matrices() {
-  std::vector<PackedMatrix*> all{&embed, &head, &pooler, &head_dense, &cls_dense};
+  std::vector<PackedMatrix*> all{&embed, &head, &pooler, &head_dense, &cls_dense, &patch};
   for (BlockWeights& b : blocks) {
     for (PackedMatrix* m : b.Matrices()) all.push_back(m);
   }
@@ -239,13 +251,14 @@ bool Weights::Any16() {
 
 void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool matrix)>& fn) {
   fn(embed.data, true);
-  for (PackedMatrix* m : {&head, &pooler, &head_dense, &cls_dense}) {
+  for (PackedMatrix* m : {&head, &pooler, &head_dense, &cls_dense, &patch}) {
     if (!m->data.empty()) fn(m->data, true);
   }
   if (!positions.empty()) fn(positions, true);
   if (!token_types.empty()) fn(token_types, true);
-  for (std::vector<float>* v : {&norm_f_weight, &norm_f_bias, &head_bias, &embed_norm_weight, &embed_norm_bias,
-                                &pooler_bias, &head_dense_bias, &head_norm_weight, &head_norm_bias, &cls_dense_bias}) {
+  for (std::vector<float>* v :
+       {&norm_f_weight, &norm_f_bias, &head_bias, &embed_norm_weight, &embed_norm_bias, &pooler_bias, &head_dense_bias,
+        &head_norm_weight, &head_norm_bias, &cls_dense_bias, &patch_bias, &cls_token}) {
     if (!v->empty()) fn(*v, false);
   }
   for (BlockWeights& b : blocks) {

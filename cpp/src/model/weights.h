@@ -63,10 +63,10 @@ struct Weights {
   std::vector<float> positions, norm_f_weight, norm_f_bias, head_bias;  // (empty: the model has none)
   std::vector<BlockWeights> blocks;
   // Encoders (empty: none): token types (types, E), the embeddings' LayerNorm, the pooler, the masked-LM head's
-  // transform (dense, LayerNorm), a classifier's own dense.
+  // transform (dense, LayerNorm), a classifier's own dense; a vision model's patch projection and [CLS] (E).
   std::vector<float> token_types, embed_norm_weight, embed_norm_bias, pooler_bias, head_dense_bias, head_norm_weight,
-      head_norm_bias, cls_dense_bias;
-  PackedMatrix pooler, head_dense, cls_dense;
+      head_norm_bias, cls_dense_bias, patch_bias, cls_token;
+  PackedMatrix pooler, head_dense, cls_dense, patch;
 
   // Sized for the (normalised) config; norm weights 1 when `ones`, everything else 0; the matrices in 16-bit storage
   // of `dtype` when `sixteen`.

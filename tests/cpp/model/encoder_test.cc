@@ -1,8 +1,8 @@
-// Mirrors cpp/src/model/encoder.cc and the encoder stages of block-inl.h: BERT and RoBERTa checkpoints
+// Mirrors cpp/src/model/encoder.cc and the encoder stages of block-inl.h: BERT, RoBERTa and ViT checkpoints
 // (tests/fixtures/encoders/, made by PyTorch references that follow Hugging Face's modeling files and checked
 // against an independent NumPy forward) on every target, in float32 and in their own 16-bit storage: logits of
 // each head, the pooled output, the last hidden state, every attention and hidden state, with padding, token types
-// and head masks; the forward's encoder-only arguments named when wrong.
+// (or pixels) and head masks; the forward's encoder-only arguments named when wrong.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -81,7 +81,10 @@ attnlab::TransformerOutput Run(Transformer& model, const EncoderForwardCase& c, 
   }
   for (int64_t l = 0; l < model.config().num_layers; ++l) options.output_attentions.push_back(l);
   options.output_hidden_states = true;
-  return model.Forward({c.input_ids.ints.data(), c.input_ids.shape}, options);
+  if (c.pixel_values.present)
+    return model.Forward(attnlab::PixelsView{c.pixel_values.tensor.values.data(), c.pixel_values.tensor.shape},
+                         options);
+  return model.Forward({c.input_ids.tensor.ints.data(), c.input_ids.tensor.shape}, options);
 }
 
 void CheckEncoderCase(Transformer& model, const EncoderForwardCase& c, Tolerance tol) {
@@ -103,11 +106,11 @@ void CheckEncoderCase(Transformer& model, const EncoderForwardCase& c, Tolerance
 }
 
 TEST_CASE(
-    "encoders: BERT and RoBERTa checkpoints give PyTorch's logits, pooled output, attentions and hidden "
+    "encoders: BERT, RoBERTa and ViT checkpoints give PyTorch's logits, pooled output, attentions and hidden "
     "states on every target",
     "[model][encoder]") {
   const std::vector<EncoderFixture> fixtures = AllFixtures();
-  REQUIRE(fixtures.size() == 4);
+  REQUIRE(fixtures.size() == 6);
   for (const EncoderFixture& f : fixtures) {
     INFO("fixture " << f.name);
     std::vector<WeightStorage> storages = {WeightStorage::kFloat32};
@@ -134,8 +137,12 @@ TEST_CASE("encoders: each config.json with its checkpoint's names reads as the e
     }
     CHECK(got.at("task") == f.task);
     const Transformer model(c, 0, false);
-    CHECK(model.ParameterShapes().at(1).first == "embeddings.position_embeddings.weight");
-    CHECK(model.ParameterShapes().at(1).second.at(0) == f.config.at("maxPositionEmbeddings").get<int64_t>());
+    if (f.config.contains("maxPositionEmbeddings")) {  // (text; a vision model's positions: (1, contextLength, E))
+      CHECK(model.ParameterShapes().at(1).first == "embeddings.position_embeddings.weight");
+      CHECK(model.ParameterShapes().at(1).second.at(0) == f.config.at("maxPositionEmbeddings").get<int64_t>());
+    } else {
+      CHECK(model.ParameterShapes().at(1).second == attnlab::Shape{1, c.context_length, c.embed_dim});
+    }
     // model.config → createModel, and the writer's config.json → loadModel: the same configuration again.
     CHECK(Json::parse(attnlab::OptionsJson(attnlab::ConfigFromOptions(got.dump()))) == got);
     const std::string written = attnlab::HuggingFaceConfigJson(c);

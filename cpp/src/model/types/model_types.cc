@@ -18,8 +18,8 @@ using OrderedJson = nlohmann::ordered_json;
 // The table: every Hugging Face model_type attnlab reads, and every arch (family of names). A new type is one file
 // and one row here.
 const ModelType* const kTypes[] = {&kGpt2Type,  &kLlamaType, &kMistralType, &kQwen2Type,
-                                   &kQwen3Type, &kBertType,  &kRobertaType};
-const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch, &kBertArch, &kRobertaArch};
+                                   &kQwen3Type, &kBertType,  &kRobertaType, &kVitType};
+const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch, &kBertArch, &kRobertaArch, &kVitArch};
 // Archs of attnlab's own models, which createModel does not offer (the tiny model is createTinyTransformer's).
 const ArchType* const kOwnArchs[] = {&kTinyArch};
 
@@ -41,8 +41,9 @@ Json ParseObject(const std::string& text, const std::string& what) {
   return j;
 }
 
-const std::vector<const char*> kAttentionBiasNames = {"none", "qkv", "all"};
-const std::vector<const char*> kTaskNames = {"causal-lm", "base", "masked-lm", "sequence-classification"};
+const std::vector<const char*> kAttentionBiasNames = {"none", "qkv", "all", "out"};
+const std::vector<const char*> kTaskNames = {"causal-lm", "base", "masked-lm", "sequence-classification",
+                                             "image-classification"};
 
 Task TaskOf(const std::string& name) {
   for (size_t i = 0; i < kTaskNames.size(); ++i) {
@@ -81,7 +82,10 @@ const IntField kIntFields[] = {{"vocabSize", &TransformerConfig::vocab_size},
                                {"hiddenDim", &TransformerConfig::hidden_dim},
                                {"typeVocabSize", &TransformerConfig::type_vocab_size},
                                {"padTokenId", &TransformerConfig::pad_token_id},
-                               {"numLabels", &TransformerConfig::num_labels}};
+                               {"numLabels", &TransformerConfig::num_labels},
+                               {"imageSize", &TransformerConfig::image_size},
+                               {"patchSize", &TransformerConfig::patch_size},
+                               {"numChannels", &TransformerConfig::num_channels}};
 
 // One field of createModel's options, read from the options over the arch's defaults (absent from both: required).
 void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& field, TransformerConfig& c) {
@@ -98,6 +102,7 @@ void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& 
   if (field == "hiddenAct") c.hidden_act = r.String(f, "");
   if (field == "task") c.task = TaskOf(r.String(f, ""));
   if (field == "pooler") c.pooler = r.Bool(f, false);
+  if (field == "qkvBias") c.attention_bias = r.Bool(f, true) ? AttentionBias::kAll : AttentionBias::kOut;
 }
 
 void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJson& o) {
@@ -113,6 +118,7 @@ void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJs
   if (field == "hiddenAct") o[field] = c.hidden_act;
   if (field == "task") o[field] = kTaskNames[static_cast<size_t>(c.task)];
   if (field == "pooler") o[field] = c.pooler;
+  if (field == "qkvBias") o[field] = c.attention_bias == AttentionBias::kAll;
 }
 
 }  // namespace

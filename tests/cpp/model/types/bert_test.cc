@@ -93,6 +93,7 @@ TEST_CASE("bert types: createModel's task, pooler and padTokenId are checked", "
                                "numHeads": 2, )";
   ExpectInvalidArgument([&] { ConfigFromOptions(base + R"("task": "causal-lm"})"); }, {"task"});
   ExpectInvalidArgument([&] { ConfigFromOptions(base + R"("task": "translation"})"); }, {"task"});
+  ExpectInvalidArgument([&] { ConfigFromOptions(base + R"("task": "image-classification"})"); }, {"task"});
   ExpectInvalidArgument([&] { ConfigFromOptions(base + R"("task": "sequence-classification", "pooler": false})"); },
                         {"pooler"});
   ExpectInvalidArgument([&] { ConfigFromOptions(base + R"("padTokenId": 8})"); }, {"padTokenId"});

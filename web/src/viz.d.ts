@@ -14,6 +14,18 @@ export interface View {
   update(weights: WeightsInput | WeightsInput[]): void;
   /** Removes the root element and every listener the view added. */
   destroy(): void;
+  /**
+   * The view as a standalone SVG document (xmlns, width, height, viewBox in CSS px): heat maps with their captions,
+   * labels as text (XML-escaped) and the colour scale; a map of more than 4,096 cells comes as one embedded PNG
+   * image (one pixel a cell) instead of one rect a cell. tokenLinks: its legend chips, one line a link, the tokens.
+   * Maps not yet painted (large views paint on demand) are painted first.
+   */
+  toSVG(): string;
+  /**
+   * toSVG() rasterised in a browser canvas (`scale` × its size, default 1) and encoded as PNG (canvas.toBlob).
+   * Rejects with an Error where there is no 2-D canvas (Node), with a RangeError for a scale that is not positive.
+   */
+  toPNG(options?: { scale?: number }): Promise<Blob>;
 }
 
 /** The words a view shows; pass some or all in `options.text` to translate them. */

@@ -31,6 +31,23 @@ function putColour(px, k, v) {
   for (let c = 0; c < 3; ++c) px[k + c] = Math.round(a[c] + (b[c] - a[c]) * f);
 }
 
+/** @type {Uint32Array | null} */
+let lut = null;
+/**
+ * putColour of 4,097 weights k / 4096, then NaN's grey, as RGBA words in the byte order of an ImageData (so that
+ * a map's pixels are one table look-up a cell; at most 0.2 of a colour level from putColour's).
+ */
+function colourTable() {
+  if (lut) return lut;
+  const px = new Uint8ClampedArray(4 * 4098);
+  for (let k = 0; k <= 4096; ++k) putColour(px, 4 * k, k / 4096);
+  putColour(px, 4 * 4097, NaN);
+  lut = new Uint32Array(px.buffer);
+  return lut;
+}
+/** colourTable's entry for weight v. */
+const lutIndex = (/** @type {number} */ v) => (v >= 0 ? Math.round(Math.min(v, 1) * 4096) : Number.isNaN(v) ? 4097 : 0);
+
 /** @param {number} v a weight in [0, 1] (clamped; NaN shows as grey) */
 export function weightColour(v) {
   if (Number.isNaN(v)) return '#999';
@@ -61,11 +78,13 @@ function shorten(/** @type {string} */ s, /** @type {number} */ n) {
  */
 export function cellPixels(data, offset, L, S, cell) {
   const f = Math.min(1, cell);
-  const width = Math.max(1, Math.ceil(S * f));
-  const height = Math.max(1, Math.ceil(L * f));
+  const width = Math.max(1, Math.ceil(S * f - 1e-9));
+  const height = Math.max(1, Math.ceil(L * f - 1e-9));
   const pixels = new Uint8ClampedArray(width * height * 4);
+  const words = new Uint32Array(pixels.buffer);
+  const table = colourTable();
   if (f === 1) {
-    for (let k = 0; k < L * S; ++k) putColour(pixels, 4 * k, data[offset + k]);
+    for (let k = 0; k < L * S; ++k) words[k] = table[lutIndex(data[offset + k])];
     return { width, height, pixels };
   }
   const best = new Float32Array(width * height).fill(-Infinity);
@@ -77,7 +96,7 @@ export function cellPixels(data, offset, L, S, cell) {
       if (v > best[p] || Number.isNaN(v)) best[p] = v;
     }
   }
-  for (let p = 0; p < best.length; ++p) putColour(pixels, 4 * p, best[p]);
+  for (let p = 0; p < best.length; ++p) words[p] = table[lutIndex(best[p])];
   return { width, height, pixels };
 }
 
@@ -98,8 +117,9 @@ export function pixelCanvas(doc, image) {
 
 /**
  * What heatMap painted into a canvas, for its SVG (heatMapSVG): the data, the labels as drawn and the geometry.
+ * image: the cells' pixels (cellPixels) when they were painted as one image.
  * @type {WeakMap<HTMLCanvasElement, ReturnType<typeof layout> & { data: ArrayLike<number>, offset: number,
- *   L: number, S: number, dim: (k: number) => boolean }>}
+ *   L: number, S: number, dim: (k: number) => boolean, image: HTMLCanvasElement | null }>}
  */
 const kPainted = new WeakMap();
 
@@ -135,8 +155,10 @@ function layout(probe, o) {
  * @param {ArrayLike<number>} data
  * @param {{ rows: number, cols: number, offset?: number, rowLabels?: string[], colLabels?: string[],
  *           cell?: number, width?: number, labelLength?: number, masked?: (i: number, j: number) => boolean,
- *           dim?: (k: number) => boolean, cursor?: [number, number] | null }} o
- *   cell: cell size in px, or fit `width`; no labels: no margins; dim(k): label k greyed; cursor: a cell outlined
+ *           dim?: (k: number) => boolean, cursor?: [number, number] | null, reuse?: boolean }} o
+ *   cell: cell size in px, or fit `width`; no labels: no margins; dim(k): label k greyed; cursor: a cell outlined;
+ *   reuse: the values are unchanged since this canvas's last paint of the same array (e.g. only the cursor moved),
+ *   so the cells' image is reused
  */
 export function heatMap(canvas, data, o) {
   const { rows: L, cols: S } = o;
@@ -154,8 +176,13 @@ export function heatMap(canvas, data, o) {
   ctx.fillRect(0, 0, width, height);
   const dim = o.dim ?? (() => false);
   paintLabels(ctx, g, dim);
+  const prev = o.reuse ? kPainted.get(canvas) : undefined;
+  const same = prev && prev.data === data && prev.offset === offset && prev.L === L && prev.S === S;
+  /** @type {HTMLCanvasElement | null} */
+  let image = null;
   if (cell <= 10) {
-    const image = pixelCanvas(canvas.ownerDocument, cellPixels(data, offset, L, S, cell));
+    image =
+      same && prev.cell === cell ? prev.image : pixelCanvas(canvas.ownerDocument, cellPixels(data, offset, L, S, cell));
     ctx.imageSmoothingEnabled = false;
     if (image) ctx.drawImage(image, left, top, cell * S, cell * L);
   }
@@ -170,7 +197,7 @@ export function heatMap(canvas, data, o) {
   }
   canvas.dataset.rows = String(L);
   canvas.dataset.cols = String(S);
-  kPainted.set(canvas, { ...g, data, offset, L, S, dim });
+  kPainted.set(canvas, { ...g, data, offset, L, S, dim, image });
   return { left, top, cell, width, height };
 }
 
@@ -291,7 +318,8 @@ export function heatMapSVG(canvas) {
       `<g transform="translate(${num(x)} ${num(top - 4)}) rotate(-90)">${svgText(0, 0, s, `${font} ${fill(j)}`)}</g>`,
     );
   });
-  const image = L * S > kSvgCells ? pixelCanvas(canvas.ownerDocument, cellPixels(p.data, p.offset, L, S, cell)) : null;
+  const pixels = () => p.image ?? pixelCanvas(canvas.ownerDocument, cellPixels(p.data, p.offset, L, S, cell));
+  const image = L * S > kSvgCells ? pixels() : null;
   if (image) {
     const size = `x="${num(left)}" y="${num(top)}" width="${num(cell * S)}" height="${num(cell * L)}"`;
     const style = 'preserveAspectRatio="none" style="image-rendering:pixelated"';

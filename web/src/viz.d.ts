@@ -123,11 +123,18 @@ export interface HeatMapOptions {
   dim?: (k: number) => boolean;
   /** A cell outlined (a keyboard cursor). */
   cursor?: [number, number] | null;
+  /**
+   * The values are those of this canvas's last paint (the same array, offset and shape, unchanged: e.g. only the
+   * cursor moved), so the cells' image is reused instead of recomputed. Default false.
+   */
+  reuse?: boolean;
 }
 
 /**
  * The painter under every view: paints a (rows, cols) matrix into a canvas (sized here) and returns its geometry in
- * CSS px for hit tests: cell (i, j) spans `[left + j·cell, +cell) × [top + i·cell, +cell)`. Painting only.
+ * CSS px for hit tests: cell (i, j) spans `[left + j·cell, +cell) × [top + i·cell, +cell)`. Painting only. Cells of
+ * 10 px or less are painted as one image (a pixel a cell, scaled); cells under 1 px (a fractional `cell`) show the
+ * largest weight of the cells each pixel covers, so that a sharp line of attention stays visible.
  */
 export declare function heatMap(
   canvas: HTMLCanvasElement,

@@ -149,9 +149,9 @@ function makeRoot(element, fn, kind) {
 }
 
 /**
- * Paints maps on demand: with `lazy`, each when it comes within 200 px of the viewport (IntersectionObserver), at
- * most about 12 ms of them per task so that the page stays responsive; otherwise (or without IntersectionObserver)
- * at once. The observer and any pending task end with the drawing (r.offAll).
+ * Paints maps on demand: with `lazy`, each when it comes within 200 px of the viewport (IntersectionObserver), about
+ * 12 ms of them per animation frame so that the page stays responsive; otherwise (or without IntersectionObserver)
+ * at once. The observer and any pending frame end with the drawing (r.offAll).
  * @param {ReturnType<typeof makeRoot>} r
  * @param {boolean} lazy
  * @returns {(el: Element, paint: () => void) => void}
@@ -172,18 +172,18 @@ function scheduler(r, lazy) {
       shown.delete(el);
       paints.get(el)?.();
     }
-    if (shown.size) timer = win.setTimeout(run, 0);
+    if (shown.size) timer = win.requestAnimationFrame(run);
   };
   const io = new win.IntersectionObserver(
     (entries) => {
       for (const e of entries) if (e.isIntersecting) shown.add(e.target);
-      if (shown.size && !timer) timer = win.setTimeout(run, 0);
+      if (shown.size && !timer) timer = win.requestAnimationFrame(run);
     },
     { rootMargin: '200px' },
   );
   r.onClean(() => {
     io.disconnect();
-    win.clearTimeout(timer);
+    win.cancelAnimationFrame(timer);
     paints.clear();
     shown.clear();
   });
@@ -259,6 +259,7 @@ function heatFigure(r, m, schedule) {
       colLabels: labelled ? cols : [],
       cell,
       cursor,
+      reuse: !first,
     });
     if (first) r.root.dataset.painted = String(Number(r.root.dataset.painted ?? 0) + 1);
   };

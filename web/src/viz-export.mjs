@@ -54,7 +54,7 @@ function placeIn(root, el) {
  * An SVG document of a view's heat maps where the page shows them (captions above), or one under the other when the
  * page has not laid them out; the colour scale below. Each figure's map must have been painted (heatMap).
  * @param {HTMLElement} root
- * @param {Array<{ canvas: HTMLCanvasElement, caption: string }>} figures
+ * @param {Array<{ canvas: HTMLCanvasElement, caption: string, captionElement?: HTMLElement }>} figures
  */
 export function figuresSVG(root, figures) {
   const parts = [];
@@ -65,7 +65,8 @@ export function figuresSVG(root, figures) {
     if (!map) continue;
     const at = placeIn(root, f.canvas) ?? { x: 0, y: height + 18, width: map.width, height: map.height };
     const k = at.width / map.width; // CSS may shrink the canvas
-    parts.push(svgText(at.x, at.y - 9, f.caption, `${kFont} fill="#222"`));
+    const cap = f.captionElement && placeIn(root, f.captionElement);
+    parts.push(svgText(cap ? cap.x : at.x, cap ? cap.y + cap.height / 2 : at.y - 9, f.caption, `${kFont} fill="#222"`));
     parts.push(`<g transform="translate(${num(at.x)} ${num(at.y)}) scale(${num(k)})">${map.svg}</g>`);
     width = Math.max(width, at.x + at.width);
     height = Math.max(height, at.y + at.height);

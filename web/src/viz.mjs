@@ -225,7 +225,8 @@ function start(r, draw, weights, toSVG) {
  *           cell: number, showLabels?: boolean, text: Text }} m  rows/cols name the tokens (tooltips always use them;
  *           showLabels draws them, where cells are 4 px or more)
  * @param {ReturnType<typeof scheduler>} schedule
- * @returns {{ cells: number, canvas: HTMLCanvasElement, caption: string, ensure: () => void }}
+ * @returns {{ cells: number, canvas: HTMLCanvasElement, caption: string, captionElement: HTMLElement,
+ *             ensure: () => void }}
  */
 function heatFigure(r, m, schedule) {
   const { rows, cols, cell } = m;
@@ -277,7 +278,7 @@ function heatFigure(r, m, schedule) {
   figure.append(caption, canvas);
   r.body.append(figure);
   schedule(canvas, ensure);
-  return { cells: L * S, canvas, caption: m.caption, ensure };
+  return { cells: L * S, canvas, caption: m.caption, captionElement: caption, ensure };
 }
 
 /**

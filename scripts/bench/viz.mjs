@@ -55,6 +55,12 @@ async function setUpPage(page) {
           mo.observe(view.element, { attributes: true, attributeFilter: ['data-painted'] });
         });
       window.median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+      window.fresh = () => {
+        const host = document.getElementById('host');
+        host.replaceChildren();
+        window.scrollTo(0, 0);
+        return host;
+      };
       window.frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve(performance.now())));
     },
     { T, LAYERS, HEADS },
@@ -64,9 +70,7 @@ async function setUpPage(page) {
 /** One headMaps run: first paint, hover and key handler times, exports. */
 function headMapsRun(page) {
   return page.evaluate(async (T) => {
-    const host = document.getElementById('host');
-    host.replaceChildren();
-    window.scrollTo(0, 0);
+    const host = window.fresh();
     const t0 = performance.now();
     const view = window.viz.headMaps(host, window.layers[0]);
     const call = performance.now() - t0;
@@ -114,9 +118,7 @@ function headMapsRun(page) {
 /** One modelGrid run: first thumbnail, all near the viewport painted, the longest frame gap meanwhile. */
 function gridRun(page) {
   return page.evaluate(async () => {
-    const host = document.getElementById('host');
-    host.replaceChildren();
-    window.scrollTo(0, 0);
+    const host = window.fresh();
     const t0 = performance.now();
     const view = window.viz.modelGrid(host, window.layers);
     const first = (await window.untilPainted(view, 1)) - t0;
@@ -142,6 +144,31 @@ function gridRun(page) {
   });
 }
 
+/** One tokenLinks run (one layer): the first paint (every link at least 0.01), hovering queries, leaving. */
+function linksRun(page) {
+  return page.evaluate(async (T) => {
+    const host = window.fresh();
+    const t0 = performance.now();
+    const view = window.viz.tokenLinks(host, window.layers[0]);
+    const first = performance.now() - t0;
+    const links = Number(view.element.dataset.links);
+    const canvas = view.element.querySelector('canvas');
+    const b = canvas.getBoundingClientRect();
+    const hover = [];
+    for (let k = 0; k < 50; ++k) {
+      const s = performance.now();
+      const y = b.top + 4 + ((k * 389) % T) * 20 + 10;
+      canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: b.left + 50, clientY: y }));
+      hover.push(performance.now() - s);
+    }
+    const s = performance.now();
+    canvas.dispatchEvent(new MouseEvent('mouseleave'));
+    const leave = performance.now() - s;
+    view.destroy();
+    return { first, links, hover: window.median(hover), leave };
+  }, T);
+}
+
 /** Medians of each field over runs. */
 const medians = (runs) => Object.fromEntries(Object.keys(runs[0]).map((k) => [k, median(runs.map((r) => r[k]))]));
 
@@ -165,7 +192,10 @@ async function main() {
     for (let i = 0; i < RUNS; ++i) maps.push(await headMapsRun(page));
     const grids = [];
     for (let i = 0; i < RUNS; ++i) grids.push(await gridRun(page));
-    report({ cpu, chromium: browser.version(), runs: RUNS, headMaps: medians(maps), modelGrid: medians(grids) });
+    const links = [];
+    for (let i = 0; i < RUNS; ++i) links.push(await linksRun(page));
+    const [headMaps, modelGrid, tokenLinks] = [maps, grids, links].map(medians);
+    report({ cpu, chromium: browser.version(), runs: RUNS, headMaps, modelGrid, tokenLinks });
   } finally {
     await browser.close();
     await server.close();
@@ -192,6 +222,9 @@ function report(r) {
     `| modelGrid | ${g.painted} thumbnails near the viewport painted | ${fmtMs(g.all)} ms |`,
     `| modelGrid | longest frame gap meanwhile | ${fmtMs(g.gap)} ms |`,
     `| modelGrid | hover handler | ${fmtMs(g.hover)} ms |`,
+    `| tokenLinks (1 layer) | first paint (${r.tokenLinks.links} links ≥ 0.01) | ${fmtMs(r.tokenLinks.first)} ms |`,
+    `| tokenLinks | hover a query (its links only; median of 50) | ${fmtMs(r.tokenLinks.hover)} ms |`,
+    `| tokenLinks | mouse leaves (all links again) | ${fmtMs(r.tokenLinks.leave)} ms |`,
   ];
   console.log(lines.join('\n'));
   fs.mkdirSync(path.dirname(JSON_OUT), { recursive: true });

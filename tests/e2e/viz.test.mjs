@@ -1,7 +1,8 @@
 // attnlab/viz's exports and scale in Chromium, on a blank page that loads dist/viz.mjs: toPNG gives a PNG Blob of
 // the SVG's size (× scale) whose pixels at cell centres have the cells' weight colours; a 1,024-token headMaps view
 // of 12 heads paints its first map, not all 13, hovers the right value, paints the mean of heads when it is scrolled
-// into view (computed then), and exports it.
+// into view (computed then), and exports it; a 1,024-token tokenLinks view shows a hovered query's links only and
+// announces each head's strongest key.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
@@ -153,5 +154,42 @@ describe('attnlab/viz exports and 1,024 tokens (Chromium)', () => {
     assert.ok(Math.abs(Number(m[1]) - mean.expected) <= 6e-5, `${m[1]} vs ${mean.expected}`);
     assert.equal(mean.errors, 0);
     assert.equal(mean.images, 13, 'every map exported, as one image each');
+  });
+
+  test('tokenLinks at T = 1,024: hovering a query shows its links only and each head’s strongest key', async () => {
+    const page = await blankPage();
+    const r = await page.evaluate(() => {
+      const T = 1024;
+      const w = window.weights([4, T, T], 13);
+      const view = window.viz.tokenLinks(document.getElementById('host'), w, { threshold: 0.005 });
+      const all = Number(view.element.dataset.links);
+      const canvas = view.element.querySelector('canvas');
+      const b = canvas.getBoundingClientRect();
+      const i = 733;
+      canvas.dispatchEvent(new MouseEvent('mousemove', { clientX: b.left + 50, clientY: b.top + 4 + i * 20 + 10 }));
+      const links = Number(view.element.dataset.links);
+      const said = view.element.querySelector('.attnlab-viz-live').textContent;
+      view.destroy();
+      // The reference: count and argmax of row i of every head, straight from the weights.
+      let expected = 0;
+      let expectedAll = 0;
+      const best = [];
+      for (let h = 0; h < 4; ++h) {
+        let k = 0;
+        for (let j = 0; j < T; ++j) {
+          const v = w.data[(h * T + i) * T + j];
+          if (v >= 0.005) expected += 1;
+          if (v > w.data[(h * T + i) * T + k]) k = j;
+        }
+        best.push(`head ${h} → ${k} ${w.data[(h * T + i) * T + k].toFixed(3)}`);
+      }
+      for (const v of w.data) if (v >= 0.005) expectedAll += 1;
+      return { all, expectedAll, links, expected, said, best: `query ${i}: ${best.join('; ')}` };
+    });
+    await page.close();
+    assert.equal(r.all, r.expectedAll);
+    assert.equal(r.links, r.expected);
+    assert.ok(r.expected > 0);
+    assert.equal(r.said, r.best);
   });
 });

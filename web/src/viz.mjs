@@ -473,6 +473,7 @@ export function tokenLinks(element, weights, options = {}) {
       return text.query(rows[i], parts.join('; '));
     };
     const pick = (/** @type {number} */ i) => {
+      if (i === g.focus) return; // the same query: nothing changes
       g.focus = i;
       paint();
       if (i >= 0) r.show(canvas, g.x0, 4 + i * g.rowHeight, describeQuery(i));
@@ -510,6 +511,8 @@ function linkGeometry(H, L, S, options, shown) {
     x0: 110,
     x1: width - 110,
     focus: -1,
+    /** @type {HTMLCanvasElement | null | undefined} the tokens, painted once (tokenLabels) */
+    labels: undefined,
     /** @type {() => string} */
     svg: () => '',
   };
@@ -548,10 +551,8 @@ function paintLinks(r, ctx, g, at, t) {
   const links = new Array(g.H).fill(0);
   Object.assign(r.root.dataset, { focus: String(g.focus), links: '0', linksByHead: JSON.stringify(links) });
   if (!ctx) return;
-  const { x0, x1, rowHeight, width } = g;
+  const { x0, x1, rowHeight } = g;
   ctx.clearRect(0, 0, g.width, g.height);
-  ctx.font = '12px system-ui, sans-serif';
-  ctx.textBaseline = 'middle';
   eachLink(g, at, (h, i, j, v) => {
     ctx.strokeStyle = headColour(h);
     ctx.globalAlpha = Math.min(1, v);
@@ -563,13 +564,34 @@ function paintLinks(r, ctx, g, at, t) {
     links[h] += 1;
   });
   ctx.globalAlpha = 1;
+  g.labels ??= tokenLabels(r.doc, g, t);
+  if (g.labels) ctx.drawImage(g.labels, 0, 0);
+  r.root.dataset.links = String(links.reduce((a, b) => a + b, 0));
+  r.root.dataset.linksByHead = JSON.stringify(links);
+}
+
+/**
+ * The tokens of tokenLinks on a transparent canvas of its size, painted once a drawing (a hover repaints the links
+ * over a copy of it: at 1,024 tokens, 2,048 texts would take most of a repaint); null without a 2-D context.
+ * @param {Document} doc
+ * @param {ReturnType<typeof linkGeometry>} g
+ * @param {{ rows: string[], cols: string[] }} t
+ */
+function tokenLabels(doc, g, t) {
+  const canvas = doc.createElement('canvas');
+  canvas.width = g.width;
+  canvas.height = g.height;
+  const ctx = canvas.getContext('2d');
+  if (!ctx) return null;
+  const { x0, x1, rowHeight, width } = g;
+  ctx.font = '12px system-ui, sans-serif';
+  ctx.textBaseline = 'middle';
   ctx.fillStyle = '#222';
   ctx.textAlign = 'right';
   t.rows.forEach((s, i) => ctx.fillText(s, x0 - 6, 4 + i * rowHeight + rowHeight / 2, x0 - 8));
   ctx.textAlign = 'left';
   t.cols.forEach((s, j) => ctx.fillText(s, x1 + 6, 4 + j * rowHeight + rowHeight / 2, width - x1 - 8));
-  r.root.dataset.links = String(links.reduce((a, b) => a + b, 0));
-  r.root.dataset.linksByHead = JSON.stringify(links);
+  return canvas;
 }
 
 /**

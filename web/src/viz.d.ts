@@ -51,7 +51,7 @@ export interface HeadMapsOptions {
   keyTokens?: string[];
   /** Also draw the mean over heads (PyTorch's `average_attn_weights` diagnostic). Default true when H > 1. */
   average?: boolean;
-  /** Cell size in CSS px; default fits `width`. */
+  /** Cell size in CSS px; default fits `width` (4 to 28 px), or 1,024 px / Lk where 4 px cells would pass 1,024 px. */
   cellSize?: number;
   /** Width in CSS px one map's cells should take; default 240. */
   width?: number;
@@ -77,13 +77,14 @@ export interface ModelGridOptions {
   text?: Partial<VizText>;
   queryTokens?: string[];
   keyTokens?: string[];
-  /** Cell size of the thumbnails in CSS px; default fits about 96 px. */
+  /** Cell size of the thumbnails in CSS px; default fits about 96 px (2 to 8 px, or 96 px / Lk past 96 keys). */
   cellSize?: number;
 }
 
 /**
  * One heat map per head of `weights` `(H, Lq, Lk)` (leading 1s, e.g. a batch of one, are dropped), plus their mean.
- * Hover shows the value; Tab then arrow keys move a cursor and announce it.
+ * Hover shows the value; Tab then arrow keys move a cursor and announce it. A view of more than 2^20 cells paints
+ * each map when it comes near the viewport (the mean computed then); the root's `data-painted` counts painted maps.
  * @throws TypeError / RangeError naming `weights` when they are not a tensor of that shape.
  */
 export declare function headMaps(element: HTMLElement, weights: WeightsInput, options?: HeadMapsOptions): View;

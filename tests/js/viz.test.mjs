@@ -373,6 +373,33 @@ describe('attnlab/viz in Chromium', () => {
     );
   });
 
+  test('toSVG in a DOM without a 2-D canvas is an Error saying so, and toPNG rejects', async () => {
+    const r = await page.evaluate(async () => {
+      const host = document.getElementById('host');
+      const getContext = HTMLCanvasElement.prototype.getContext;
+      HTMLCanvasElement.prototype.getContext = () => null;
+      try {
+        const view = window.viz.headMaps(host, window.weights([2, 3, 3]));
+        let svg;
+        try {
+          svg = view.toSVG();
+        } catch (e) {
+          svg = `${e.name}: ${e.message}`;
+        }
+        const png = await view.toPNG().then(
+          () => 'resolved',
+          (e) => `${e.name}: ${e.message}`,
+        );
+        view.destroy();
+        return { svg, png };
+      } finally {
+        HTMLCanvasElement.prototype.getContext = getContext;
+      }
+    });
+    assert.match(r.svg, /^Error: toSVG: needs a DOM with a 2-D canvas/);
+    assert.match(r.png, /^Error: toSVG: needs a DOM with a 2-D canvas/);
+  });
+
   test('options.text translates captions, tooltips and the legend', async () => {
     const r = await page.evaluate(() => {
       const host = document.getElementById('host');

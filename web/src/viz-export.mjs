@@ -52,7 +52,8 @@ function placeIn(root, el) {
 
 /**
  * An SVG document of a view's heat maps where the page shows them (captions above), or one under the other when the
- * page has not laid them out; the colour scale below. Each figure's map must have been painted (heatMap).
+ * page has not laid them out; the colour scale below. Each figure's map must have been painted (heatMap): an Error
+ * where it could not be (a DOM without a 2-D canvas).
  * @param {HTMLElement} root
  * @param {Array<{ canvas: HTMLCanvasElement, caption: string, captionElement?: HTMLElement }>} figures
  */
@@ -62,7 +63,7 @@ export function figuresSVG(root, figures) {
   let height = 0;
   for (const f of figures) {
     const map = heatMapSVG(f.canvas);
-    if (!map) continue;
+    if (!map) throw new Error('toSVG: needs a DOM with a 2-D canvas (maps are exported as painted; none was here)');
     const at = placeIn(root, f.canvas) ?? { x: 0, y: height + 18, width: map.width, height: map.height };
     const k = at.width / map.width; // CSS may shrink the canvas
     const cap = f.captionElement && placeIn(root, f.captionElement);

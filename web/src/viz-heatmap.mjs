@@ -190,9 +190,13 @@ export function heatMap(canvas, data, o) {
     for (let j = 0; j < S; j++) paintCell(ctx, g, data[offset + i * S + j], i, j, o.masked);
   }
   if (o.cursor) {
+    // A box of the cell, or, for cells under 6 px, of 6 px around its centre (visible at 1 px a cell).
+    const side = Math.max(cell, 6);
+    const x = left + (o.cursor[1] + 0.5) * cell - side / 2;
+    const y = top + (o.cursor[0] + 0.5) * cell - side / 2;
     ctx.strokeStyle = '#f00';
     ctx.lineWidth = 2;
-    ctx.strokeRect(left + o.cursor[1] * cell + 1, top + o.cursor[0] * cell + 1, cell - 2, cell - 2);
+    ctx.strokeRect(x + 1, y + 1, side - 2, side - 2);
     ctx.lineWidth = 1;
   }
   canvas.dataset.rows = String(L);

@@ -19,6 +19,7 @@ export interface View {
    * labels as text (XML-escaped) and the colour scale; a map of more than 4,096 cells comes as one embedded PNG
    * image (one pixel a cell) instead of one rect a cell. tokenLinks: its legend chips, one line a link, the tokens.
    * Maps not yet painted (large views paint on demand) are painted first.
+   * @throws Error for heat maps in a DOM without a 2-D canvas (maps are exported as painted).
    */
   toSVG(): string;
   /**

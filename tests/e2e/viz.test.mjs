@@ -119,9 +119,14 @@ describe('attnlab/viz exports and 1,024 tokens (Chromium)', () => {
       const corner = canvases[0].getContext('2d').getImageData(0, 0, 8, 8).data;
       let red = 0;
       for (let k = 0; k < corner.length; k += 4) red += corner[k] > 200 && corner[k + 1] < 60 && corner[k + 2] < 60;
+      for (const key of ['PageDown', 'PageDown', 'End'])
+        canvases[0].dispatchEvent(new KeyboardEvent('keydown', { key }));
+      const jumped = view.element.querySelector('.attnlab-viz-live').textContent;
       return {
         said,
         saidExpected: w.data[1 * 1024 + 1].toFixed(4),
+        jumped,
+        jumpedExpected: w.data[129 * 1024 + 1023].toFixed(4),
         red,
         maps: canvases.length,
         painted: Number(view.element.dataset.painted),
@@ -137,6 +142,7 @@ describe('attnlab/viz exports and 1,024 tokens (Chromium)', () => {
     assert.deepEqual(r.size, [1026, 1026]);
     assert.equal(r.hover, `head 0: query 517 → key 803: ${r.expected}`);
     assert.equal(r.said, `head 0: query 1 → key 1: ${r.saidExpected}`, 'arrow keys move a cursor cell by cell');
+    assert.equal(r.jumped, `head 0: query 129 → key 1023: ${r.jumpedExpected}`, 'PageDown: 64 rows; End: the last key');
     assert.ok(r.red >= 4, `the cursor is visible on 1 px cells (${r.red} red pixels)`);
     // Scrolled to the mean of heads: it is computed and painted then; its value is the heads' mean.
     await page.evaluate(() => [...window.view.element.querySelectorAll('canvas')].at(-1).scrollIntoView());

@@ -11,7 +11,8 @@
 // { element, update(weights), destroy() }; destroy() removes the root and every listener it added.
 // Colours: a viridis-like ramp for weights (readable with red-green colour blindness), Okabe–Ito colours for heads.
 // heatMap (viz-heatmap.mjs) is the painter every heat map uses, the demo page's included; options.text translates.
-// Hover shows the number; every view is keyboard reachable (Tab, then arrow keys) and announces the value.
+// Hover shows the number; every view is keyboard reachable (Tab, then arrow keys; on heat maps PageUp/PageDown move
+// a sixteenth of the rows, Home/End to a row's ends) and announces the value.
 // Views export: toSVG() → a standalone SVG string, toPNG() → Promise<Blob> (viz-export.mjs). Large views (more than
 // kEagerCells cells in all) paint each map when it scrolls into view, a few per task, so 1,024 tokens stay interactive.
 
@@ -282,7 +283,7 @@ function heatFigure(r, m, schedule) {
 }
 
 /**
- * A heat map's hover read-out and keyboard cursor (Tab, then the arrow keys).
+ * A heat map's hover read-out and keyboard cursor (Tab, then the arrow keys; PageUp/PageDown and Home/End jump).
  * @param {ReturnType<typeof makeRoot>} r
  * @param {HTMLCanvasElement} canvas
  * @param {{ L: number, S: number, geometry: () => { left: number, top: number, cell: number, width: number },
@@ -313,7 +314,17 @@ function listenCells(r, canvas, f) {
   });
   r.on(canvas, 'keydown', (ev) => {
     const e = /** @type {KeyboardEvent} */ (ev);
-    const move = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+    const page = Math.max(1, Math.round(L / 16)); // PageUp/PageDown: a sixteenth of the rows; Home/End: a row's ends
+    const move = {
+      ArrowUp: [-1, 0],
+      ArrowDown: [1, 0],
+      ArrowLeft: [0, -1],
+      ArrowRight: [0, 1],
+      PageUp: [-page, 0],
+      PageDown: [page, 0],
+      Home: [0, -S],
+      End: [0, S],
+    }[e.key];
     if (!move || L === 0 || S === 0) return;
     e.preventDefault();
     // The first key press shows the top-left cell; later ones move the cursor.

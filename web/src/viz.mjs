@@ -8,19 +8,20 @@
 // weights: { data, shape } or { data, dims } (attnlab's results, onnxruntime-web's and transformers.js's tensors;
 // leading dimensions of size 1, e.g. a batch of one, are dropped); modelGrid also takes an array with one such tensor
 // per layer (transformers.js's `attentions`). Each function appends one root element to `element` and returns
-// { element, update(weights), destroy() }; destroy() removes the root and every listener it added.
+// { element, update(weights), destroy(), toSVG(), toPNG() }; destroy() removes the root and every listener it added.
 // Colours: a viridis-like ramp for weights (readable with red-green colour blindness), Okabe–Ito colours for heads.
 // heatMap (viz-heatmap.mjs) is the painter every heat map uses, the demo page's included; options.text translates.
 // Hover shows the number; every view is keyboard reachable (Tab, then arrow keys; on heat maps PageUp/PageDown move
 // a sixteenth of the rows, Home/End to a row's ends) and announces the value.
 // Views export: toSVG() → a standalone SVG string, toPNG() → Promise<Blob> (viz-export.mjs). Large views (more than
-// kEagerCells cells in all) paint each map when it scrolls into view, a few per task, so 1,024 tokens stay interactive.
-
-/** Views with more cells than this in all paint their maps on demand (when shown) instead of at once. */
-const kEagerCells = 1 << 20;
+// kEagerCells cells in all) paint each map when it comes into view, about 12 ms of maps a frame, so that 1,024 tokens
+// stay interactive.
 
 import { chipSVG, figuresSVG, svgDocument, svgText, svgToPNG } from './viz-export.mjs';
 import { headColour, heatMap, weightColour } from './viz-heatmap.mjs';
+
+/** Views with more cells than this in all paint their maps on demand (when shown) instead of at once. */
+const kEagerCells = 1 << 20;
 
 export { headColour, heatMap, weightColour };
 

@@ -245,12 +245,159 @@ describe('attnlab/viz in Chromium', () => {
     assert.equal(r.heads, 8);
   });
 
-  test('the page loaded viz.mjs (and its painter) and nothing else of attnlab', async () => {
-    assert.deepEqual((await page.evaluate(() => window.vizModules)).sort(), ['/dist/viz-heatmap.mjs', '/dist/viz.mjs']);
+  test('the page loaded viz.mjs (and its painter and exporter) and nothing else of attnlab', async () => {
+    const viz = ['/dist/viz-export.mjs', '/dist/viz-heatmap.mjs', '/dist/viz.mjs'];
+    assert.deepEqual((await page.evaluate(() => window.vizModules)).sort(), viz);
     // Over the whole run: the same, beside the tests' generator (tests/js/rng.mjs: the package's rng.mjs and the
     // argument checks it imports).
     const dist = requests.filter((p) => p.startsWith('/dist/'));
-    assert.deepEqual(dist.sort(), ['/dist/rng.mjs', '/dist/validate.mjs', '/dist/viz-heatmap.mjs', '/dist/viz.mjs']);
+    assert.deepEqual(dist.sort(), ['/dist/rng.mjs', '/dist/validate.mjs', ...viz]);
+  });
+
+  test('headMaps.toSVG is a standalone SVG: one rect a cell in its colour, escaped labels, captions, the scale', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      host.replaceChildren();
+      const w = window.weights([2, 3, 4], 7);
+      const queryTokens = ['<b>', 'a&b', '"q\'s"'];
+      const keyTokens = ['x', 'y', 'z', '\u0001w'];
+      const view = window.viz.headMaps(host, w, { queryTokens, keyTokens, cellSize: 20 });
+      const svg = view.toSVG();
+      view.destroy();
+      const doc = new DOMParser().parseFromString(svg, 'image/svg+xml'); // a strict XML parser
+      const root = doc.documentElement;
+      const cells = [...doc.querySelectorAll('rect')].filter((e) => e.getAttribute('fill').startsWith('rgb('));
+      const mean = Array.from({ length: 12 }, (_, k) => (w.data[k] + w.data[12 + k]) / 2);
+      const values = [...w.data, ...mean];
+      return {
+        errors: doc.getElementsByTagName('parsererror').length,
+        name: root.localName,
+        ns: root.namespaceURI,
+        size: ['width', 'height', 'viewBox'].map((a) => root.getAttribute(a)),
+        cells: cells.length,
+        sides: [...new Set(cells.map((e) => e.getAttribute('width')))],
+        fillsMatch: cells.every((e, k) => e.getAttribute('fill') === window.viz.weightColour(values[k])),
+        texts: [...doc.querySelectorAll('text')].map((t) => t.textContent),
+        raw: svg.includes('<b>'),
+        scale: doc.querySelectorAll('linearGradient stop').length,
+      };
+    });
+    assert.equal(r.errors, 0);
+    assert.equal(r.name, 'svg');
+    assert.equal(r.ns, 'http://www.w3.org/2000/svg');
+    const [width, height, viewBox] = r.size;
+    assert.ok(Number(width) >= 3 * 82 && Number(height) >= 62, `size ${width} × ${height}`); // 3 maps of 4 × 3 cells
+    assert.equal(viewBox, `0 0 ${width} ${height}`);
+    assert.equal(r.cells, 3 * 12, 'one rect per cell of 2 heads and their mean');
+    assert.deepEqual(r.sides, ['19'], '20 px cells less the 1 px gap');
+    assert.ok(r.fillsMatch, 'every cell has its weight colour, in row-major order, head by head');
+    for (const label of ['<b>', 'a&b', '"q\'s"', 'head 0', 'head 1', 'mean of heads', '0', '1']) {
+      assert.ok(r.texts.includes(label), `text ${label}`);
+    }
+    assert.ok(r.texts.includes('\uFFFDw'), 'a control character XML cannot hold is replaced');
+    assert.equal(r.raw, false, 'the label <b> is escaped, not markup');
+    assert.equal(r.scale, 11, 'the colour scale');
+  });
+
+  test('a map of more than 4,096 cells exports as one embedded PNG, one pixel a cell', async () => {
+    const r = await page.evaluate(async () => {
+      const host = document.getElementById('host');
+      const view = window.viz.headMaps(host, window.weights([1, 80, 96], 8), { cellSize: 2 });
+      const svg = view.toSVG();
+      view.destroy();
+      const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+      const images = [...doc.querySelectorAll('image')];
+      const href = images[0]?.getAttribute('href') ?? '';
+      const img = new Image();
+      img.src = href;
+      await img.decode();
+      return {
+        images: images.length,
+        rgbRects: [...doc.querySelectorAll('rect')].filter((e) => e.getAttribute('fill').startsWith('rgb(')).length,
+        size: [images[0].getAttribute('width'), images[0].getAttribute('height')],
+        png: href.startsWith('data:image/png;base64,'),
+        natural: [img.naturalWidth, img.naturalHeight],
+      };
+    });
+    assert.deepEqual(r, { images: 1, rgbRects: 0, size: ['192', '160'], png: true, natural: [96, 80] });
+  });
+
+  test('tokenLinks.toSVG has one line a link drawn, in its head colour, the legend and the tokens', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const view = window.viz.tokenLinks(host, window.weights([3, 4, 5], 9), {
+        queryTokens: ['a', 'b', 'c', 'd'],
+        keyTokens: ['<p>', 'q', 'r', 's', 't'],
+        threshold: 0.2,
+      });
+      host.querySelector('button').click(); // hide head 0
+      const svg = view.toSVG();
+      const links = Number(view.element.dataset.links);
+      const byHead = JSON.parse(view.element.dataset.linksByHead);
+      view.destroy();
+      const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+      const lines = [...doc.querySelectorAll('line')];
+      const colours = [1, 2].map((h) => window.viz.headColour(h));
+      return {
+        errors: doc.getElementsByTagName('parsererror').length,
+        lines: lines.length,
+        links,
+        byColour: colours.map((c) => lines.filter((l) => l.getAttribute('stroke') === c).length),
+        byHead: byHead.slice(1),
+        texts: [...doc.querySelectorAll('text')].map((t) => t.textContent),
+      };
+    });
+    assert.equal(r.errors, 0);
+    assert.ok(r.links > 0);
+    assert.equal(r.lines, r.links);
+    assert.deepEqual(r.byColour, r.byHead);
+    for (const t of ['head 0', 'head 1', 'head 2', 'a', 'd', '<p>', 't']) assert.ok(r.texts.includes(t), t);
+  });
+
+  test('modelGrid.toSVG has every layer × head map with its caption', async () => {
+    const r = await page.evaluate(() => {
+      const host = document.getElementById('host');
+      const view = window.viz.modelGrid(host, window.weights([2, 3, 4, 4], 10));
+      const svg = view.toSVG();
+      view.destroy();
+      const doc = new DOMParser().parseFromString(svg, 'image/svg+xml');
+      return {
+        cells: [...doc.querySelectorAll('rect')].filter((e) => e.getAttribute('fill').startsWith('rgb(')).length,
+        texts: [...doc.querySelectorAll('text')].map((t) => t.textContent).filter((t) => t.startsWith('layer')),
+      };
+    });
+    assert.equal(r.cells, 2 * 3 * 16);
+    assert.deepEqual(
+      r.texts,
+      ['0 0', '0 1', '0 2', '1 0', '1 1', '1 2'].map((s) => s.replace(/(\d) (\d)/, 'layer $1 head $2')),
+    );
+  });
+
+  test('toSVG in a DOM without a 2-D canvas is an Error saying so, and toPNG rejects', async () => {
+    const r = await page.evaluate(async () => {
+      const host = document.getElementById('host');
+      const getContext = HTMLCanvasElement.prototype.getContext;
+      HTMLCanvasElement.prototype.getContext = () => null;
+      try {
+        const view = window.viz.headMaps(host, window.weights([2, 3, 3]));
+        let svg;
+        try {
+          svg = view.toSVG();
+        } catch (e) {
+          svg = `${e.name}: ${e.message}`;
+        }
+        const png = await view.toPNG().then(
+          () => 'resolved',
+          (e) => `${e.name}: ${e.message}`,
+        );
+        view.destroy();
+        return { svg, png };
+      } finally {
+        HTMLCanvasElement.prototype.getContext = getContext;
+      }
+    });
+    assert.match(r.svg, /^Error: toSVG: needs a DOM with a 2-D canvas/);
+    assert.match(r.png, /^Error: toSVG: needs a DOM with a 2-D canvas/);
   });
 
   test('options.text translates captions, tooltips and the legend', async () => {

@@ -14,6 +14,19 @@ export interface View {
   update(weights: WeightsInput | WeightsInput[]): void;
   /** Removes the root element and every listener the view added. */
   destroy(): void;
+  /**
+   * The view as a standalone SVG document (xmlns, width, height, viewBox in CSS px): heat maps with their captions,
+   * labels as text (XML-escaped) and the colour scale; a map of more than 4,096 cells comes as one embedded PNG
+   * image (one pixel a cell) instead of one rect a cell. tokenLinks: its legend chips, one line a link, the tokens.
+   * Maps not yet painted (large views paint on demand) are painted first.
+   * @throws Error for heat maps in a DOM without a 2-D canvas (maps are exported as painted).
+   */
+  toSVG(): string;
+  /**
+   * toSVG() rasterised in a browser canvas (`scale` × its size, default 1) and encoded as PNG (canvas.toBlob).
+   * Rejects with an Error where there is no 2-D canvas (Node), with a RangeError for a scale that is not positive.
+   */
+  toPNG(options?: { scale?: number }): Promise<Blob>;
 }
 
 /** The words a view shows; pass some or all in `options.text` to translate them. */
@@ -39,7 +52,7 @@ export interface HeadMapsOptions {
   keyTokens?: string[];
   /** Also draw the mean over heads (PyTorch's `average_attn_weights` diagnostic). Default true when H > 1. */
   average?: boolean;
-  /** Cell size in CSS px; default fits `width`. */
+  /** Cell size in CSS px; default fits `width` (4 to 28 px), or 1,024 px / Lk where 4 px cells would pass 1,024 px. */
   cellSize?: number;
   /** Width in CSS px one map's cells should take; default 240. */
   width?: number;
@@ -65,13 +78,14 @@ export interface ModelGridOptions {
   text?: Partial<VizText>;
   queryTokens?: string[];
   keyTokens?: string[];
-  /** Cell size of the thumbnails in CSS px; default fits about 96 px. */
+  /** Cell size of the thumbnails in CSS px; default fits about 96 px (2 to 8 px, or 96 px / Lk past 96 keys). */
   cellSize?: number;
 }
 
 /**
  * One heat map per head of `weights` `(H, Lq, Lk)` (leading 1s, e.g. a batch of one, are dropped), plus their mean.
- * Hover shows the value; Tab then arrow keys move a cursor and announce it.
+ * Hover shows the value; Tab then arrow keys move a cursor and announce it. A view of more than 2^20 cells paints
+ * each map when it comes near the viewport (the mean computed then); the root's `data-painted` counts painted maps.
  * @throws TypeError / RangeError naming `weights` when they are not a tensor of that shape.
  */
 export declare function headMaps(element: HTMLElement, weights: WeightsInput, options?: HeadMapsOptions): View;
@@ -111,11 +125,18 @@ export interface HeatMapOptions {
   dim?: (k: number) => boolean;
   /** A cell outlined (a keyboard cursor). */
   cursor?: [number, number] | null;
+  /**
+   * The values are those of this canvas's last paint (the same array, offset and shape, unchanged: e.g. only the
+   * cursor moved), so the cells' image is reused instead of recomputed. Default false.
+   */
+  reuse?: boolean;
 }
 
 /**
  * The painter under every view: paints a (rows, cols) matrix into a canvas (sized here) and returns its geometry in
- * CSS px for hit tests: cell (i, j) spans `[left + j·cell, +cell) × [top + i·cell, +cell)`. Painting only.
+ * CSS px for hit tests: cell (i, j) spans `[left + j·cell, +cell) × [top + i·cell, +cell)`. Painting only. Cells of
+ * 10 px or less are painted as one image (a pixel a cell, scaled); cells under 1 px (a fractional `cell`) show the
+ * largest weight of the cells each pixel covers, so that a sharp line of attention stays visible.
  */
 export declare function heatMap(
   canvas: HTMLCanvasElement,

@@ -8,12 +8,20 @@
 // weights: { data, shape } or { data, dims } (attnlab's results, onnxruntime-web's and transformers.js's tensors;
 // leading dimensions of size 1, e.g. a batch of one, are dropped); modelGrid also takes an array with one such tensor
 // per layer (transformers.js's `attentions`). Each function appends one root element to `element` and returns
-// { element, update(weights), destroy() }; destroy() removes the root and every listener it added.
+// { element, update(weights), destroy(), toSVG(), toPNG() }; destroy() removes the root and every listener it added.
 // Colours: a viridis-like ramp for weights (readable with red-green colour blindness), Okabe–Ito colours for heads.
 // heatMap (viz-heatmap.mjs) is the painter every heat map uses, the demo page's included; options.text translates.
-// Hover shows the number; every view is keyboard reachable (Tab, then arrow keys) and announces the value.
+// Hover shows the number; every view is keyboard reachable (Tab, then arrow keys; on heat maps PageUp/PageDown move
+// a sixteenth of the rows, Home/End to a row's ends) and announces the value.
+// Views export: toSVG() → a standalone SVG string, toPNG() → Promise<Blob> (viz-export.mjs). Large views (more than
+// kEagerCells cells in all) paint each map when it comes into view, about 12 ms of maps a frame, so that 1,024 tokens
+// stay interactive.
 
+import { chipSVG, figuresSVG, svgDocument, svgText, svgToPNG } from './viz-export.mjs';
 import { headColour, heatMap, weightColour } from './viz-heatmap.mjs';
+
+/** Views with more cells than this in all paint their maps on demand (when shown) instead of at once. */
+const kEagerCells = 1 << 20;
 
 export { headColour, heatMap, weightColour };
 
@@ -34,14 +42,17 @@ const kText = {
 const textOf = (/** @type {{ text?: Partial<Text> }} */ options) => ({ ...kText, ...options.text });
 
 /**
- * The weights as { data, dims } of exactly `rank` dimensions (leading 1s dropped, missing leading dims added).
+ * The weights as `dims` of exactly `rank` dimensions (leading 1s dropped, missing leading dims added) and `at(m)`,
+ * where the m-th (Lq, Lk) matrix starts: { data, offset }. The data are held, not copied (an array of per-layer
+ * tensors stays an array).
  * @param {string} ctx
  * @param {any} weights
  * @param {number} rank
+ * @returns {{ dims: number[], at: (m: number) => { data: Float32Array | Float64Array, offset: number } }}
  */
 function readWeights(ctx, weights, rank) {
   if (Array.isArray(weights)) {
-    // One tensor per layer (transformers.js `attentions`): stack them.
+    // One tensor per layer (transformers.js `attentions`).
     const layers = weights.map((w, i) => readWeights(`${ctx} (layer ${i})`, w, rank - 1));
     const dims = layers[0]?.dims ?? [];
     if (layers.some((l) => l.dims.join() !== dims.join())) {
@@ -49,9 +60,8 @@ function readWeights(ctx, weights, rank) {
         `${ctx}: weights of every layer must have one shape, got ${layers.map((l) => `[${l.dims}]`).join(', ')}`,
       );
     }
-    const data = new Float32Array(layers.length * (layers[0]?.data.length ?? 0));
-    layers.forEach((l, i) => data.set(l.data, i * l.data.length));
-    return { data, dims: [layers.length, ...dims] };
+    const per = dims.slice(0, -2).reduce((a, b) => a * b, 1); // matrices in a layer
+    return { dims: [layers.length, ...dims], at: (m) => layers[Math.floor(m / per)].at(m % per) };
   }
   const data = weights?.data;
   const shape = weights?.shape ?? weights?.dims;
@@ -69,7 +79,8 @@ function readWeights(ctx, weights, rank) {
       `${ctx}: weights of shape [${shape.join(', ')}] (${data.length} values) are not ${rank}-D here`,
     );
   }
-  return { data, dims };
+  const n = dims.slice(-2).reduce((a, b) => a * b, 1);
+  return { dims, at: (m) => ({ data, offset: m * n }) };
 }
 
 /** Labels for n positions: the given tokens, else 0 … n-1. */
@@ -101,12 +112,15 @@ function makeRoot(element, fn, kind) {
   live.style.cssText = 'position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)';
   /** @type {Array<[EventTarget, string, EventListener]>} */
   const listeners = [];
+  /** @type {Array<() => void>} */
+  const cleanups = [];
   const on = (/** @type {EventTarget} */ target, /** @type {string} */ type, /** @type {EventListener} */ fn) => {
     target.addEventListener(type, fn);
     listeners.push([target, type, fn]);
   };
   const offAll = () => {
     for (const [target, type, fn] of listeners.splice(0)) target.removeEventListener(type, fn);
+    for (const fn of cleanups.splice(0)) fn();
   };
   /** Shows `text` next to (x, y) of `over` (CSS px inside it), and announces it. */
   const show = (
@@ -132,7 +146,53 @@ function makeRoot(element, fn, kind) {
     offAll();
     root.remove();
   };
-  return { doc, root, body, on, offAll, show, hide, destroy };
+  const onClean = (/** @type {() => void} */ fn) => cleanups.push(fn);
+  return { doc, root, body, on, onClean, offAll, show, hide, destroy };
+}
+
+/**
+ * Paints maps on demand: with `lazy`, each when it comes within 200 px of the viewport (IntersectionObserver), about
+ * 12 ms of them per animation frame so that the page stays responsive; otherwise (or without IntersectionObserver)
+ * at once. The observer and any pending frame end with the drawing (r.offAll).
+ * @param {ReturnType<typeof makeRoot>} r
+ * @param {boolean} lazy
+ * @returns {(el: Element, paint: () => void) => void}
+ */
+function scheduler(r, lazy) {
+  const win = r.doc.defaultView;
+  if (!lazy || !win?.IntersectionObserver) return (_el, paint) => paint();
+  /** @type {Map<Element, () => void>} */
+  const paints = new Map();
+  /** @type {Set<Element>} */
+  const shown = new Set();
+  let timer = 0;
+  const run = () => {
+    timer = 0;
+    const t0 = performance.now();
+    for (const el of shown) {
+      if (performance.now() - t0 > 12) break;
+      shown.delete(el);
+      paints.get(el)?.();
+    }
+    if (shown.size) timer = win.requestAnimationFrame(run);
+  };
+  const io = new win.IntersectionObserver(
+    (entries) => {
+      for (const e of entries) if (e.isIntersecting) shown.add(e.target);
+      if (shown.size && !timer) timer = win.requestAnimationFrame(run);
+    },
+    { rootMargin: '200px' },
+  );
+  r.onClean(() => {
+    io.disconnect();
+    win.cancelAnimationFrame(timer);
+    paints.clear();
+    shown.clear();
+  });
+  return (el, paint) => {
+    paints.set(el, paint);
+    io.observe(el);
+  };
 }
 
 /**
@@ -140,27 +200,38 @@ function makeRoot(element, fn, kind) {
  * @param {ReturnType<typeof makeRoot>} r
  * @param {(weights: any) => void} draw
  * @param {any} weights
+ * @param {() => string} toSVG
  */
-function start(r, draw, weights) {
+function start(r, draw, weights, toSVG) {
   try {
     draw(weights);
   } catch (e) {
     r.destroy();
     throw e;
   }
-  return { element: r.root, update: draw, destroy: r.destroy };
+  const view = {
+    element: r.root,
+    update: draw,
+    destroy: r.destroy,
+    toSVG,
+    toPNG: async (/** @type {{ scale?: number }} */ o = {}) => svgToPNG(r.doc, view.toSVG(), o.scale),
+  };
+  return view;
 }
 
 /**
- * One heat map (the shared painter, viz-heatmap.mjs) in a figure with its caption, hover and keyboard cursor.
- * Returns the number of cells drawn.
+ * One heat map (the shared painter, viz-heatmap.mjs) in a figure with its caption, hover and keyboard cursor,
+ * painted when `schedule` says (its matrix `at()` is asked for then, or on the first hover or key).
  * @param {ReturnType<typeof makeRoot>} r
- * @param {{ data: ArrayLike<number>, offset: number, rows: string[], cols: string[], caption: string, cell: number,
- *           showLabels?: boolean, text: Text }} m  rows/cols name the tokens (tooltips always use them; showLabels
- *           draws them)
+ * @param {{ at: () => { data: ArrayLike<number>, offset: number }, rows: string[], cols: string[], caption: string,
+ *           cell: number, showLabels?: boolean, text: Text }} m  rows/cols name the tokens (tooltips always use them;
+ *           showLabels draws them, where cells are 4 px or more)
+ * @param {ReturnType<typeof scheduler>} schedule
+ * @returns {{ cells: number, canvas: HTMLCanvasElement, caption: string, captionElement: HTMLElement,
+ *             ensure: () => void }}
  */
-function heatFigure(r, m) {
-  const { rows, cols } = m;
+function heatFigure(r, m, schedule) {
+  const { rows, cols, cell } = m;
   const L = rows.length;
   const S = cols.length;
   const figure = r.doc.createElement('figure');
@@ -171,59 +242,101 @@ function heatFigure(r, m) {
   canvas.tabIndex = 0;
   canvas.setAttribute('role', 'img');
   canvas.setAttribute('aria-label', `${m.caption}: ${L} × ${S}`);
-  const labelled = m.showLabels ?? true;
+  canvas.style.width = `${cell * S + 2}px`; // until painted (labels add margins then)
+  canvas.style.height = `${cell * L + 2}px`;
+  const labelled = (m.showLabels ?? true) && cell >= 4;
   /** @type {[number, number] | null} */
   let cursor = null;
-  let geometry = { left: 0, top: 0, cell: m.cell, width: 0, height: 0 };
+  /** @type {{ data: ArrayLike<number>, offset: number } | null} */
+  let src = null;
+  let geometry = { left: 0, top: 0, cell, width: cell * S + 2, height: cell * L + 2 };
   const paint = () => {
+    src ??= m.at();
     if (!canvas.getContext('2d')) return; // no 2-D context (a DOM without canvas): the structure is still there
-    geometry = heatMap(canvas, m.data, {
+    const first = !canvas.dataset.rows;
+    geometry = heatMap(canvas, src.data, {
       rows: L,
       cols: S,
-      offset: m.offset,
+      offset: src.offset,
       rowLabels: labelled ? rows : [],
       colLabels: labelled ? cols : [],
-      cell: m.cell,
+      cell,
       cursor,
+      reuse: !first,
     });
+    if (first) r.root.dataset.painted = String(Number(r.root.dataset.painted ?? 0) + 1);
   };
-  const value = (/** @type {number} */ i, /** @type {number} */ j) => Number(m.data[m.offset + i * S + j]);
+  const ensure = () => {
+    if (!src) paint();
+  };
+  const value = (/** @type {number} */ i, /** @type {number} */ j) => {
+    ensure();
+    const { data, offset } = /** @type {{ data: ArrayLike<number>, offset: number }} */ (src);
+    return Number(data[offset + i * S + j]);
+  };
   const describeCell = (/** @type {number} */ i, /** @type {number} */ j) =>
     m.text.cell(m.caption, rows[i], cols[j], value(i, j).toFixed(4));
+  listenCells(r, canvas, { L, S, geometry: () => geometry, describeCell, paint, setCursor: (c) => (cursor = c) });
+  figure.append(caption, canvas);
+  r.body.append(figure);
+  schedule(canvas, ensure);
+  return { cells: L * S, canvas, caption: m.caption, captionElement: caption, ensure };
+}
+
+/**
+ * A heat map's hover read-out and keyboard cursor (Tab, then the arrow keys; PageUp/PageDown and Home/End jump).
+ * @param {ReturnType<typeof makeRoot>} r
+ * @param {HTMLCanvasElement} canvas
+ * @param {{ L: number, S: number, geometry: () => { left: number, top: number, cell: number, width: number },
+ *           describeCell: (i: number, j: number) => string, paint: () => void,
+ *           setCursor: (c: [number, number] | null) => void }} f
+ */
+function listenCells(r, canvas, f) {
+  const { L, S } = f;
+  /** @type {[number, number] | null} */
+  let cursor = null;
   r.on(canvas, 'mousemove', (ev) => {
     const e = /** @type {MouseEvent} */ (ev);
+    const g = f.geometry();
     const b = canvas.getBoundingClientRect();
-    const k = geometry.width / (b.width || geometry.width || 1); // CSS may shrink the canvas
+    const k = g.width / (b.width || g.width || 1); // CSS may shrink the canvas
     const x = (e.clientX - b.left) * k;
     const y = (e.clientY - b.top) * k;
-    const i = Math.floor((y - geometry.top) / geometry.cell);
-    const j = Math.floor((x - geometry.left) / geometry.cell);
+    const i = Math.floor((y - g.top) / g.cell);
+    const j = Math.floor((x - g.left) / g.cell);
     if (i < 0 || j < 0 || i >= L || j >= S) return r.hide();
-    r.show(canvas, x / k, y / k, describeCell(i, j));
+    r.show(canvas, x / k, y / k, f.describeCell(i, j));
   });
   r.on(canvas, 'mouseleave', () => r.hide());
   r.on(canvas, 'blur', () => {
-    cursor = null;
-    paint();
+    f.setCursor((cursor = null));
+    f.paint();
     r.hide();
   });
   r.on(canvas, 'keydown', (ev) => {
     const e = /** @type {KeyboardEvent} */ (ev);
-    const move = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[e.key];
+    const page = Math.max(1, Math.round(L / 16)); // PageUp/PageDown: a sixteenth of the rows; Home/End: a row's ends
+    const move = {
+      ArrowUp: [-1, 0],
+      ArrowDown: [1, 0],
+      ArrowLeft: [0, -1],
+      ArrowRight: [0, 1],
+      PageUp: [-page, 0],
+      PageDown: [page, 0],
+      Home: [0, -S],
+      End: [0, S],
+    }[e.key];
     if (!move || L === 0 || S === 0) return;
     e.preventDefault();
     // The first key press shows the top-left cell; later ones move the cursor.
     cursor = cursor
       ? [Math.max(0, Math.min(L - 1, cursor[0] + move[0])), Math.max(0, Math.min(S - 1, cursor[1] + move[1]))]
       : [0, 0];
-    paint();
-    const { left, top, cell } = geometry;
-    r.show(canvas, left + cursor[1] * cell, top + cursor[0] * cell, describeCell(cursor[0], cursor[1]));
+    f.setCursor(cursor);
+    f.paint();
+    const { left, top, cell } = f.geometry();
+    r.show(canvas, left + cursor[1] * cell, top + cursor[0] * cell, f.describeCell(cursor[0], cursor[1]));
   });
-  paint();
-  figure.append(caption, canvas);
-  r.body.append(figure);
-  return L * S;
 }
 
 /**
@@ -236,12 +349,13 @@ function heatFigure(r, m) {
  * @param {{ queryTokens?: string[], keyTokens?: string[] }} options
  */
 function redraw(r, fn, weights, rank, options) {
-  const { data, dims } = readWeights(fn, weights, rank);
+  const { at, dims } = readWeights(fn, weights, rank);
   r.offAll();
   r.body.replaceChildren();
+  r.root.dataset.painted = '0';
   const [L, S] = dims.slice(-2);
   return {
-    data,
+    at,
     dims,
     rows: labels(options.queryTokens, L),
     cols: labels(options.keyTokens ?? options.queryTokens, S),
@@ -249,13 +363,30 @@ function redraw(r, fn, weights, rank, options) {
 }
 
 /**
- * Cell size that fits `cols` columns in about `width` px.
+ * Cell size that fits `cols` columns in about `width` px: 4 to 28 px, and, where 4 px cells would take more than
+ * 1,024 px (past 256 columns), 1,024 px / cols (1 px at 1,024 tokens).
  * @param {number | undefined} cell
  * @param {number} cols
  * @param {number} width
  */
 function cellFor(cell, cols, width) {
-  return cell ?? Math.max(4, Math.min(28, Math.floor(width / Math.max(cols, 1))));
+  const fit = Math.max(4, Math.min(28, Math.floor(width / Math.max(cols, 1))));
+  return cell ?? (fit * cols > 1024 ? 1024 / cols : fit);
+}
+
+/**
+ * The mean over heads of the H matrices `at(0)` … `at(H - 1)`, each n values.
+ * @param {(m: number) => { data: ArrayLike<number>, offset: number }} at
+ * @param {number} H
+ * @param {number} n
+ */
+function meanOfHeads(at, H, n) {
+  const mean = new Float32Array(n);
+  for (let h = 0; h < H; ++h) {
+    const { data, offset } = at(h);
+    for (let k = 0; k < n; ++k) mean[k] += data[offset + k] / H;
+  }
+  return mean;
 }
 
 /**
@@ -268,23 +399,32 @@ function cellFor(cell, cols, width) {
  */
 export function headMaps(element, weights, options = {}) {
   const r = makeRoot(element, 'headMaps', 'head-maps');
+  /** @type {Array<ReturnType<typeof heatFigure>>} */
+  let figures = [];
   const draw = (/** @type {any} */ w) => {
-    const { data, dims, rows, cols } = redraw(r, 'headMaps', w, 3, options);
+    const { at, dims, rows, cols } = redraw(r, 'headMaps', w, 3, options);
     const [H, L, S] = dims;
     const cell = cellFor(options.cellSize, S, options.width ?? 240);
     const text = textOf(options);
-    let cells = 0;
-    for (let h = 0; h < H; ++h) {
-      cells += heatFigure(r, { data, offset: h * L * S, rows, cols, caption: text.head(h), cell, text });
-    }
-    if ((options.average ?? true) && H > 1) {
-      const mean = new Float32Array(L * S);
-      for (let h = 0; h < H; ++h) for (let k = 0; k < L * S; ++k) mean[k] += data[h * L * S + k] / H;
-      cells += heatFigure(r, { data: mean, offset: 0, rows, cols, caption: text.mean, cell, text });
-    }
-    r.root.dataset.cells = String(cells);
+    const average = (options.average ?? true) && H > 1;
+    const schedule = scheduler(r, (H + (average ? 1 : 0)) * L * S > kEagerCells);
+    const fig = (/** @type {string} */ caption, /** @type {() => any} */ of) =>
+      heatFigure(r, { at: of, rows, cols, caption, cell, text }, schedule);
+    figures = Array.from({ length: H }, (_, h) => fig(text.head(h), () => at(h)));
+    if (average) figures.push(fig(text.mean, () => ({ data: meanOfHeads(at, H, L * S), offset: 0 })));
+    r.root.dataset.cells = String(figures.reduce((a, f) => a + f.cells, 0));
   };
-  return start(r, draw, weights);
+  return start(r, draw, weights, () => exportFigures(r, figures));
+}
+
+/**
+ * toSVG of a view of heat maps: every map painted (those not yet shown are, now), then composed.
+ * @param {ReturnType<typeof makeRoot>} r
+ * @param {Array<ReturnType<typeof heatFigure>>} figures
+ */
+function exportFigures(r, figures) {
+  figures.forEach((f) => f.ensure());
+  return figuresSVG(r.root, figures);
 }
 
 /**
@@ -300,16 +440,17 @@ export function headMaps(element, weights, options = {}) {
  */
 export function tokenLinks(element, weights, options = {}) {
   const r = makeRoot(element, 'tokenLinks', 'token-links');
-  const threshold = options.threshold ?? 0.01;
-  const rowHeight = options.rowHeight ?? 20;
   /** @type {Set<number>} */
   const hidden = new Set();
+  /** @type {ReturnType<typeof linkGeometry> | null} */
+  let shape = null;
   const draw = (/** @type {any} */ w) => {
-    const { data, dims, rows, cols } = redraw(r, 'tokenLinks', w, 3, options);
+    const { at, dims, rows, cols } = redraw(r, 'tokenLinks', w, 3, options);
     const [H, L, S] = dims;
     const text = textOf(options);
+    const g = linkGeometry(H, L, S, options, (h) => !hidden.has(h) && (!options.heads || options.heads.includes(h)));
+    shape = g;
     const legend = r.doc.createElement('div');
-    const shown = (/** @type {number} */ h) => !hidden.has(h) && (!options.heads || options.heads.includes(h));
     for (let h = 0; h < H && options.legend !== false; ++h) {
       const b = r.doc.createElement('button');
       b.type = 'button';
@@ -324,87 +465,199 @@ export function tokenLinks(element, weights, options = {}) {
       legend.append(b);
     }
     const canvas = r.doc.createElement('canvas');
-    const width = 360;
-    canvas.width = width;
-    canvas.height = Math.max(L, S) * rowHeight + 8;
+    canvas.width = g.width;
+    canvas.height = g.height;
     canvas.tabIndex = 0;
     canvas.setAttribute('role', 'img');
     canvas.setAttribute('aria-label', `Token links of ${H} heads, ${L} queries to ${S} keys. Arrow keys pick a query.`);
     const ctx = canvas.getContext('2d');
-    const x0 = 110;
-    const x1 = width - 110;
-    let focus = -1;
-    const paint = () => {
-      const links = new Array(H).fill(0);
-      Object.assign(r.root.dataset, { focus: String(focus), links: '0', linksByHead: JSON.stringify(links) });
-      if (!ctx) return;
-      ctx.clearRect(0, 0, canvas.width, canvas.height);
-      ctx.font = '12px system-ui, sans-serif';
-      ctx.textBaseline = 'middle';
-      for (let h = 0; h < H; ++h) {
-        if (!shown(h)) continue;
-        ctx.strokeStyle = headColour(h);
-        for (let i = 0; i < L; ++i) {
-          if (focus >= 0 && i !== focus) continue;
-          for (let j = 0; j < S; ++j) {
-            const v = data[(h * L + i) * S + j];
-            if (!(v >= threshold)) continue;
-            ctx.globalAlpha = Math.min(1, v);
-            ctx.lineWidth = 1 + 2 * v;
-            ctx.beginPath();
-            ctx.moveTo(x0, 4 + i * rowHeight + rowHeight / 2);
-            ctx.lineTo(x1, 4 + j * rowHeight + rowHeight / 2);
-            ctx.stroke();
-            links[h] += 1;
-          }
-        }
-      }
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = '#222';
-      ctx.textAlign = 'right';
-      rows.forEach((s, i) => ctx.fillText(s, x0 - 6, 4 + i * rowHeight + rowHeight / 2, x0 - 8));
-      ctx.textAlign = 'left';
-      cols.forEach((s, j) => ctx.fillText(s, x1 + 6, 4 + j * rowHeight + rowHeight / 2, width - x1 - 8));
-      r.root.dataset.links = String(links.reduce((a, b) => a + b, 0));
-      r.root.dataset.linksByHead = JSON.stringify(links);
-    };
+    const paint = () => paintLinks(r, ctx, g, at, { rows, cols });
     const describeQuery = (/** @type {number} */ i) => {
       const parts = [];
-      for (let h = 0; h < H; ++h) {
-        if (!shown(h)) continue;
+      for (let h = 0; h < H && S > 0; ++h) {
+        if (!g.shown(h)) continue;
+        const { data, offset } = at(h);
+        const row = offset + i * S;
         let best = 0;
-        for (let j = 1; j < S; ++j) if (data[(h * L + i) * S + j] > data[(h * L + i) * S + best]) best = j;
-        if (S > 0) parts.push(`${text.head(h)} → ${cols[best]} ${data[(h * L + i) * S + best].toFixed(3)}`);
+        for (let j = 1; j < S; ++j) if (data[row + j] > data[row + best]) best = j;
+        parts.push(`${text.head(h)} → ${cols[best]} ${data[row + best].toFixed(3)}`);
       }
       return text.query(rows[i], parts.join('; '));
     };
     const pick = (/** @type {number} */ i) => {
-      focus = i;
+      if (i === g.focus) return; // the same query: nothing changes
+      g.focus = i;
       paint();
-      if (i >= 0) r.show(canvas, x0, 4 + i * rowHeight, describeQuery(i));
+      if (i >= 0) r.show(canvas, g.x0, 4 + i * g.rowHeight, describeQuery(i));
       else r.hide();
     };
-    r.on(canvas, 'mousemove', (ev) => {
-      const e = /** @type {MouseEvent} */ (ev);
-      const b = canvas.getBoundingClientRect();
-      const k = canvas.width / (b.width || canvas.width);
-      const x = (e.clientX - b.left) * k;
-      const i = Math.floor(((e.clientY - b.top) * k - 4) / rowHeight);
-      pick(x < (x0 + x1) / 2 && i >= 0 && i < L ? i : -1);
-    });
-    r.on(canvas, 'mouseleave', () => pick(-1));
-    r.on(canvas, 'blur', () => pick(-1));
-    r.on(canvas, 'keydown', (ev) => {
-      const e = /** @type {KeyboardEvent} */ (ev);
-      const step = { ArrowUp: -1, ArrowDown: 1 }[e.key];
-      if (!step || L === 0) return;
-      e.preventDefault();
-      pick(Math.max(0, Math.min(L - 1, focus < 0 ? 0 : focus + step)));
-    });
+    listenLinks(r, canvas, g, pick);
     r.body.append(legend, canvas);
     paint();
+    g.svg = () => linksSVG(g, at, { rows, cols, heads: options.legend !== false ? text.head : null });
   };
-  return start(r, draw, weights);
+  return start(r, draw, weights, () => shape?.svg() ?? '');
+}
+
+/**
+ * tokenLinks' layout and state: a canvas `width` × `height` px, query tokens right-aligned at x0, keys from x1, one
+ * row of `rowHeight` px each; `shown(h)` whether head h is drawn, `focus` the query shown alone (-1: all).
+ * @param {number} H
+ * @param {number} L
+ * @param {number} S
+ * @param {{ threshold?: number, rowHeight?: number }} options
+ * @param {(h: number) => boolean} shown
+ */
+function linkGeometry(H, L, S, options, shown) {
+  const rowHeight = options.rowHeight ?? 20;
+  const width = 360;
+  return {
+    H,
+    L,
+    S,
+    shown,
+    rowHeight,
+    threshold: options.threshold ?? 0.01,
+    width,
+    height: Math.max(L, S) * rowHeight + 8,
+    x0: 110,
+    x1: width - 110,
+    focus: -1,
+    /** @type {HTMLCanvasElement | null | undefined} the tokens, painted once (tokenLabels) */
+    labels: undefined,
+    /** @type {() => string} */
+    svg: () => '',
+  };
+}
+
+/**
+ * Calls `fn(h, i, j, v)` for every link drawn: shown heads, the focused query (or all), weights ≥ threshold.
+ * @param {ReturnType<typeof linkGeometry>} g
+ * @param {(m: number) => { data: ArrayLike<number>, offset: number }} at
+ * @param {(h: number, i: number, j: number, v: number) => void} fn
+ */
+function eachLink(g, at, fn) {
+  for (let h = 0; h < g.H; ++h) {
+    if (!g.shown(h)) continue;
+    const { data, offset } = at(h);
+    for (let i = 0; i < g.L; ++i) {
+      if (g.focus >= 0 && i !== g.focus) continue;
+      for (let j = 0; j < g.S; ++j) {
+        const v = data[offset + i * g.S + j];
+        if (v >= g.threshold) fn(h, i, j, v);
+      }
+    }
+  }
+}
+
+/**
+ * Paints the links and tokens, and records on the root the number of links (data-links, data-links-by-head) and the
+ * focused query (data-focus).
+ * @param {ReturnType<typeof makeRoot>} r
+ * @param {CanvasRenderingContext2D | null} ctx
+ * @param {ReturnType<typeof linkGeometry>} g
+ * @param {(m: number) => { data: ArrayLike<number>, offset: number }} at
+ * @param {{ rows: string[], cols: string[] }} t
+ */
+function paintLinks(r, ctx, g, at, t) {
+  const links = new Array(g.H).fill(0);
+  Object.assign(r.root.dataset, { focus: String(g.focus), links: '0', linksByHead: JSON.stringify(links) });
+  if (!ctx) return;
+  const { x0, x1, rowHeight } = g;
+  ctx.clearRect(0, 0, g.width, g.height);
+  eachLink(g, at, (h, i, j, v) => {
+    ctx.strokeStyle = headColour(h);
+    ctx.globalAlpha = Math.min(1, v);
+    ctx.lineWidth = 1 + 2 * v;
+    ctx.beginPath();
+    ctx.moveTo(x0, 4 + i * rowHeight + rowHeight / 2);
+    ctx.lineTo(x1, 4 + j * rowHeight + rowHeight / 2);
+    ctx.stroke();
+    links[h] += 1;
+  });
+  ctx.globalAlpha = 1;
+  g.labels ??= tokenLabels(r.doc, g, t);
+  if (g.labels) ctx.drawImage(g.labels, 0, 0);
+  r.root.dataset.links = String(links.reduce((a, b) => a + b, 0));
+  r.root.dataset.linksByHead = JSON.stringify(links);
+}
+
+/**
+ * The tokens of tokenLinks on a transparent canvas of its size, painted once a drawing (a hover repaints the links
+ * over a copy of it: at 1,024 tokens, 2,048 texts would take most of a repaint); null without a 2-D context.
+ * @param {Document} doc
+ * @param {ReturnType<typeof linkGeometry>} g
+ * @param {{ rows: string[], cols: string[] }} t
+ */
+function tokenLabels(doc, g, t) {
+  const canvas = doc.createElement('canvas');
+  canvas.width = g.width;
+  canvas.height = g.height;
+  const ctx = canvas.getContext('2d');
+  if (!ctx) return null;
+  const { x0, x1, rowHeight, width } = g;
+  ctx.font = '12px system-ui, sans-serif';
+  ctx.textBaseline = 'middle';
+  ctx.fillStyle = '#222';
+  ctx.textAlign = 'right';
+  t.rows.forEach((s, i) => ctx.fillText(s, x0 - 6, 4 + i * rowHeight + rowHeight / 2, x0 - 8));
+  ctx.textAlign = 'left';
+  t.cols.forEach((s, j) => ctx.fillText(s, x1 + 6, 4 + j * rowHeight + rowHeight / 2, width - x1 - 8));
+  return canvas;
+}
+
+/**
+ * tokenLinks' hover (the query under the mouse, left half) and keys (up and down move the focused query).
+ * @param {ReturnType<typeof makeRoot>} r
+ * @param {HTMLCanvasElement} canvas
+ * @param {ReturnType<typeof linkGeometry>} g
+ * @param {(i: number) => void} pick
+ */
+function listenLinks(r, canvas, g, pick) {
+  r.on(canvas, 'mousemove', (ev) => {
+    const e = /** @type {MouseEvent} */ (ev);
+    const b = canvas.getBoundingClientRect();
+    const k = canvas.width / (b.width || canvas.width);
+    const x = (e.clientX - b.left) * k;
+    const i = Math.floor(((e.clientY - b.top) * k - 4) / g.rowHeight);
+    pick(x < (g.x0 + g.x1) / 2 && i >= 0 && i < g.L ? i : -1);
+  });
+  r.on(canvas, 'mouseleave', () => pick(-1));
+  r.on(canvas, 'blur', () => pick(-1));
+  r.on(canvas, 'keydown', (ev) => {
+    const e = /** @type {KeyboardEvent} */ (ev);
+    const step = { ArrowUp: -1, ArrowDown: 1 }[e.key];
+    if (!step || g.L === 0) return;
+    e.preventDefault();
+    pick(Math.max(0, Math.min(g.L - 1, g.focus < 0 ? 0 : g.focus + step)));
+  });
+}
+
+/**
+ * tokenLinks as shown, as an SVG document: the legend's head chips (when `heads` names them), one line a link (the
+ * head's colour, the weight as opacity and width) and the tokens as text.
+ * @param {ReturnType<typeof linkGeometry>} g
+ * @param {(m: number) => { data: ArrayLike<number>, offset: number }} at
+ * @param {{ rows: string[], cols: string[], heads: ((h: number) => string) | null }} t
+ */
+function linksSVG(g, at, t) {
+  const out = [];
+  let x = 0;
+  for (let h = 0; h < g.H && t.heads; ++h) {
+    const chip = chipSVG(x, 0, t.heads(h), headColour(h), g.shown(h));
+    out.push(chip.svg);
+    x += chip.width + 4;
+  }
+  const top = t.heads ? 26 : 0;
+  const y = (/** @type {number} */ k) => top + 4 + (k + 0.5) * g.rowHeight;
+  eachLink(g, at, (h, i, j, v) => {
+    const a = `stroke="${headColour(h)}" stroke-opacity="${Math.min(1, v).toFixed(3)}" stroke-width="${(1 + 2 * v).toFixed(2)}"`;
+    out.push(`<line x1="${g.x0}" y1="${y(i)}" x2="${g.x1}" y2="${y(j)}" ${a}/>`);
+  });
+  const font = 'font-family="system-ui, sans-serif" font-size="12" fill="#222"';
+  t.rows.forEach((s, i) => out.push(svgText(g.x0 - 6, y(i), s, `text-anchor="end" ${font}`)));
+  t.cols.forEach((s, j) => out.push(svgText(g.x1 + 6, y(j), s, `text-anchor="start" ${font}`)));
+  return svgDocument(Math.max(g.width, x), top + g.height, out.join(''));
 }
 
 /**
@@ -416,24 +669,24 @@ export function tokenLinks(element, weights, options = {}) {
  */
 export function modelGrid(element, weights, options = {}) {
   const r = makeRoot(element, 'modelGrid', 'model-grid');
+  /** @type {Array<ReturnType<typeof heatFigure>>} */
+  let figures = [];
   const draw = (/** @type {any} */ w) => {
-    const { data, dims, rows, cols } = redraw(r, 'modelGrid', w, 4, options);
+    const { at, dims, rows, cols } = redraw(r, 'modelGrid', w, 4, options);
     const [layers, H, L, S] = dims;
     const grid = r.doc.createElement('div');
     grid.style.cssText = `display:grid;grid-template-columns:repeat(${H}, auto);gap:6px`;
     r.body.append(grid);
-    const cell = options.cellSize ?? Math.max(2, Math.min(8, Math.floor(96 / Math.max(S, 1))));
+    const fit = Math.max(2, Math.min(8, Math.floor(96 / Math.max(S, 1))));
+    const cell = options.cellSize ?? (fit * S > 192 ? 96 / S : fit);
     const text = textOf(options);
-    let cells = 0;
     const sub = { ...r, body: grid };
-    for (let l = 0; l < layers; ++l) {
-      for (let h = 0; h < H; ++h) {
-        const caption = text.layerHead(l, h);
-        const offset = (l * H + h) * L * S;
-        cells += heatFigure(sub, { data, offset, rows, cols, caption, cell, showLabels: false, text });
-      }
-    }
-    r.root.dataset.cells = String(cells);
+    const schedule = scheduler(r, layers * H * L * S > kEagerCells);
+    figures = Array.from({ length: layers * H }, (_, m) => {
+      const caption = text.layerHead(Math.floor(m / H), m % H);
+      return heatFigure(sub, { at: () => at(m), rows, cols, caption, cell, showLabels: false, text }, schedule);
+    });
+    r.root.dataset.cells = String(figures.reduce((a, f) => a + f.cells, 0));
   };
-  return start(r, draw, weights);
+  return start(r, draw, weights, () => exportFigures(r, figures));
 }

@@ -96,7 +96,8 @@ using emscripten::val;
   X(val, output_attentions, "outputAttentions", val::array(), "Layers whose attention weights are returned.") \
   X(bool, output_hidden_states, "outputHiddenStates", false, "")                                              \
   X(bool, last_logits_only, "lastLogitsOnly", false,                                                          \
-    "Logits (B, 1, V) of each sequence's last position only (generation).")
+    "Logits (B, 1, V) of each sequence's last position only (generation).")                                   \
+  X(TensorArg, token_type_ids, "tokenTypeIds", {}, "Int32Array (B, T) (encoders); ptr 0 and shape [] when absent.")
 
 // Transformer::AdamWOptions: one torch.optim.AdamW step (clipGradNorm 0: no clipping). Values become float32.
 #define ATTNLAB_ADAMW_ARGS(X)                      \
@@ -208,6 +209,8 @@ inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
   o.output_attentions = LayersOf(a.output_attentions);
   o.output_hidden_states = a.output_hidden_states;
   o.last_logits_only = a.last_logits_only;
+  o.token_type_ids = reinterpret_cast<const int32_t*>(a.token_type_ids.ptr);
+  o.token_type_ids_shape = ToShape(a.token_type_ids.shape);
   return o;
 }
 

@@ -92,6 +92,8 @@ export interface TransformerForwardArgs {
   outputHiddenStates: boolean;
   /** Logits (B, 1, V) of each sequence's last position only (generation). */
   lastLogitsOnly: boolean;
+  /** Int32Array (B, T) (encoders); ptr 0 and shape [] when absent. */
+  tokenTypeIds: TensorArg;
 }
 
 /** Transformer::AdamWOptions: one torch.optim.AdamW step (clipGradNorm 0: no clipping). Values become float32. */

@@ -103,16 +103,27 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
 
 // A model configuration crosses as JSON text: createModel's options (JS names, `arch`) or, with `huggingFace`, a
 // config.json; C++ reads, checks and normalises it (transformer.h's ConfigFromOptions / ConfigFromHuggingFace).
-// Encoders (bert, roberta) run in the C++ library so far: their JS forward, task outputs and training are not
-// wired yet, so the module refuses them by name rather than give a decoder's results.
+// Vision models (vit) run in the C++ library so far: pixelValues are not wired into JS, so the module refuses them
+// by name rather than take token ids.
 TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
   TransformerConfig config = hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
-  if (config.task != Task::kCausalLm) {
+  if (config.patch_size > 0) {
     throw std::invalid_argument(std::string(hugging_face ? "model_type" : "arch") +
-                                ": expected a decoder type (encoders run in the C++ library only, so far), got '" +
+                                ": expected a text model (vision models run in the C++ library only, so far), got '" +
                                 config.arch + "'");
   }
   return config;
+}
+
+// loadModel: the configuration with the heads a checkpoint's tensor names hold (an encoder's task and pooler;
+// ConfigWithHeads), as createModel's options JSON (what model.config gives).
+std::string ConfigWithHeadsJson(const std::string& json, bool hugging_face, val names) {
+  return Guard([&] {
+    std::vector<std::string> list;
+    const size_t n = names["length"].as<size_t>();
+    for (size_t i = 0; i < n; ++i) list.push_back(names[i].as<std::string>());
+    return OptionsJson(ConfigWithHeads(ConfigOfJson(json, hugging_face), list));
+  });
 }
 
 val TransformerMemory(const std::string& config_json, bool hugging_face, WeightStorage storage, bool loading) {
@@ -493,6 +504,7 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
   using emscripten::val;
   emscripten::function("_tinyTransformerMemory", &TinyTransformerMemory);
   emscripten::function("_transformerMemory", &TransformerMemory);
+  emscripten::function("_transformerConfigWithHeads", &ConfigWithHeadsJson);
   emscripten::function("_loadPieceBytes", &LoadPieceBytes);
   BindModel<TinyTransformerBinding, ModelBinding<TinyTransformer>>("_TinyTransformer")
       .constructor(&TinyTransformerBinding::Make, emscripten::allow_raw_pointers())

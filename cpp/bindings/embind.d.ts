@@ -54,7 +54,11 @@ export interface RawWeightStorages {
 }
 
 export interface RawTransformerOutput {
+  /** Absent only for an encoder without a head (task 'base'). */
   logits: RawTensor;
+  /** Encoders: (B, T, E), and (B, E) when the model has a pooler. */
+  lastHiddenState?: RawTensor;
+  pooledOutput?: RawTensor;
   /** L entries: (B, H, T, P + T), or null for a layer not asked for. */
   attentions: Array<RawTensor | null>;
   /** L + 1 tensors (B, T, E) when outputHiddenStates. */
@@ -185,6 +189,8 @@ export interface RawModule {
   _transformerMemory(configJson: string, huggingFace: boolean, storage: RawEnumValue, loading: boolean): RawMemoryNeeds;
   /** The most bytes of a tensor that loadModel stages at once (whole rows). */
   _loadPieceBytes(): number;
+  /** The configuration with the heads (an encoder's task, pooler) that a checkpoint's tensor names hold, as options JSON. */
+  _transformerConfigWithHeads(configJson: string, huggingFace: boolean, names: string[]): string;
   /** initialise false: no random initialisation (every parameter is loaded next); 16-bit storage needs it false. */
   _Transformer: new (
     configJson: string,

@@ -45,10 +45,13 @@ inline val TensorToJs(const Tensor& tensor) {
   return pair;
 }
 
-// { logits, attentions: [RawTensor | null] × L (null: a layer not asked for), hiddenStates?: RawTensor[] }.
+// { logits?, lastHiddenState?, pooledOutput?, attentions: [RawTensor | null] × L (null: a layer not asked for),
+// hiddenStates?: RawTensor[] }: logits unless an encoder without a head, the other two from encoders.
 inline val TransformerOutputToJs(const TransformerOutput& out, bool with_hidden_states) {
   val result = val::object();
-  result.set("logits", TensorToJs(out.logits));
+  if (!out.logits.shape.empty()) result.set("logits", TensorToJs(out.logits));
+  if (!out.last_hidden_state.shape.empty()) result.set("lastHiddenState", TensorToJs(out.last_hidden_state));
+  if (!out.pooled_output.shape.empty()) result.set("pooledOutput", TensorToJs(out.pooled_output));
   val attentions = val::array();
   for (size_t l = 0; l < out.attentions.size(); ++l) {
     const Tensor& w = out.attentions[l];

@@ -5,7 +5,7 @@
 // greedy generation), loading from a safetensors Blob one tensor at a time, the state-dict round trip, seeded sampling, generate's options and attention rows, each bad
 // input as its own error, memory refused up front, and the same API in attnlab/worker.
 import assert from 'node:assert/strict';
-import { openAsBlob, readFileSync, readdirSync } from 'node:fs';
+import { openAsBlob, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
@@ -562,13 +562,6 @@ for (const variant of VARIANTS) {
         assertThrows(() => load({ ...llama.config, model_type: undefined }), RangeError, /model_type/);
         assertThrows(() => attn.createModel({ ...kGpt2, arch: 'falcon' }), RangeError, /arch/, /falcon/);
         assertThrows(() => attn.createModel({ ...kGpt2, arch: 2 }), TypeError, /arch/);
-      });
-
-      test('an encoder type (bert, roberta: C++ only so far): a RangeError saying so, not a decoder result', () => {
-        for (const dir of readdirSync(join(modelDir, '..', 'encoders'))) {
-          const config = JSON.parse(readFileSync(join(modelDir, '..', 'encoders', dir, 'config.json'), 'utf8'));
-          assertThrows(() => load(config), RangeError, /model_type/, /encoders run in the C\+\+ library only/);
-        }
       });
 
       test('rope_scaling, mlp_bias, Qwen2 use_sliding_window, another activation: RangeErrors naming them', () => {

@@ -3,6 +3,7 @@
 // model.generate, one forward per token through a KV cache. The worker host (worker-host.mjs) runs the same
 // loop one step at a time (startGeneration), yielding to its messages in between; model.generate runs it through.
 
+import { decoderOnly } from './encoder.mjs';
 import { kUsable } from './model.mjs';
 import { createRng } from './rng.mjs';
 import {
@@ -222,6 +223,7 @@ export function startGeneration(model, ctx, prompt, options) {
   }
   const m = /** @type {Transformer} */ (model);
   m[kUsable](ctx);
+  decoderOnly(m, ctx);
   const ids = readPrompt(ctx, prompt, m.config.vocabSize);
   const o = readGenerateOptions(ctx, options, ids.length, m.config);
   const random = createRng(o.seed);

@@ -566,16 +566,19 @@ export interface Attnlab {
    */
   createTinyTransformer(options: TinyTransformerOptions): TinyTransformer;
   /**
-   * A whole model of an `arch` ({@link ModelConfig}: GPT-2, the Llama family, Qwen3), initialised from `seed`.
+   * A whole model of an `arch` ({@link ModelConfig}: GPT-2, the Llama family, Qwen3, BERT, RoBERTa), initialised
+   * from `seed`.
    * @throws TypeError for a wrong option type or an option of another arch; RangeError for a bad value, or weights
    *   that cannot fit in wasm memory (before anything is allocated).
    */
   createModel(options: CreateModelOptions): Transformer;
   /**
-   * A whole model from a Hugging Face `config.json` object and its tensors (`readSafetensors`).
-   * @throws RangeError for an unknown model_type, a field attnlab does not compute (rope_scaling, mlp_bias, …), a
-   *   missing, unknown or misshapen tensor, an lm_head.weight that differs from tied embeddings, weights that cannot
-   *   fit; TypeError for a missing config field or a wrong type.
+   * A whole model from a Hugging Face `config.json` object and its tensors (`readSafetensors`); an encoder's task
+   * (bert, roberta: {@link Transformer.task}) is the head its tensors hold.
+   * @throws RangeError for an unknown model_type, a field attnlab does not compute (rope_scaling, mlp_bias,
+   *   position_embedding_type, …), a missing, unknown or misshapen tensor, a tied copy (lm_head.weight, a masked-LM
+   *   decoder) that differs from its tie, weights that cannot fit; TypeError for a missing config field or a wrong
+   *   type.
    */
   loadModel(options: LoadModelOptions): Transformer;
   /**

@@ -71,8 +71,42 @@ export interface Qwen3Config extends Omit<LlamaConfig, 'arch' | 'attentionBias' 
   attentionBias: 'none' | 'all';
 }
 
+/** The head an encoder computes ({@link Transformer.task}); loadModel reads it from the checkpoint's head tensors. */
+export type EncoderTask = 'base' | 'masked-lm' | 'sequence-classification';
+
+/**
+ * The normalised configuration of a BERT or RoBERTa encoder (docs/api.md, "Encoders"): post-LayerNorm blocks,
+ * learned positions, token types; the head from the checkpoint (`task`, `pooler`).
+ */
+export interface EncoderConfig {
+  arch: 'bert' | 'roberta';
+  vocabSize: number;
+  /** Tokens a forward may hold: `max_position_embeddings` (RoBERTa: less `pad_token_id` + 1). */
+  contextLength: number;
+  /** E: `hidden_size`, divisible by `numHeads`. */
+  embedDim: number;
+  numLayers: number;
+  numHeads: number;
+  /** The MLP's width (`intermediate_size`). Default 4·E. */
+  hiddenDim: number;
+  /** LayerNorm's epsilon (`layer_norm_eps`). Default 1e-12. */
+  normEps: number;
+  /** `hidden_act`: `'gelu'` (erf), `'gelu_new'` / `'gelu_pytorch_tanh'` (tanh), `'relu'`, `'silu'` / `'swish'`. */
+  hiddenAct: 'gelu' | 'gelu_new' | 'gelu_pytorch_tanh' | 'relu' | 'silu' | 'swish';
+  /** Token types (`type_vocab_size`). Default 2. */
+  typeVocabSize: number;
+  /** `pad_token_id` (RoBERTa's positions count from it). Default 0. */
+  padTokenId: number;
+  /** Default `'base'`. */
+  task: EncoderTask;
+  /** Whether the model has the pooler (`pooledOutput`). Default true. */
+  pooler: boolean;
+  /** Classes of a `'sequence-classification'` head (`num_labels`). Default 2. */
+  numLabels: number;
+}
+
 /** {@link Transformer.config}: what {@link Attnlab.createModel} takes back to build the same architecture. */
-export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config;
+export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config | EncoderConfig;
 
 /** Options of {@link Attnlab.createModel}: a {@link ModelConfig} (fields with defaults optional) and a seed. */
 export type CreateModelOptions =
@@ -86,9 +120,16 @@ export type CreateModelOptions =
   | (Pick<Qwen3Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
       Partial<Omit<Qwen3Config, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
         seed?: number;
+      })
+  | (Pick<EncoderConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
+      Partial<Omit<EncoderConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
+        seed?: number;
       });
 
-/** A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'`, `'qwen2'` or `'qwen3'`). */
+/**
+ * A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'`, `'qwen2'`, `'qwen3'`,
+ * `'bert'` or `'roberta'`).
+ */
 export interface HuggingFaceConfig {
   model_type: string;
   [field: string]: unknown;
@@ -104,7 +145,8 @@ export interface LoadModelOptions {
   config: HuggingFaceConfig | ModelConfig;
   /**
    * The checkpoint's tensors, e.g. `readSafetensors(bytes)` (or, awaited, of a `File`): Hugging Face's names with
-   * or without the checkpoint's prefix (`transformer.`, `model.`); the buffers checkpoints carry are ignored.
+   * or without the checkpoint's prefix (`transformer.`, `model.`, `bert.`, `roberta.`); the buffers checkpoints carry
+   * (and BERT's next-sentence head) are ignored; a tied copy (lm_head, a masked-LM decoder) must equal its tie.
    */
   tensors: Record<string, CheckpointTensor>;
 }
@@ -134,6 +176,32 @@ export interface ModelForwardOptions {
    * {@link Transformer.generate} uses), without T · vocabSize floats. Default false.
    */
   lastLogitsOnly?: boolean;
+}
+
+/** Options of an encoder's {@link Transformer.forward} (no causal mask; no kvCache, no lastLogitsOnly). */
+export interface EncoderForwardOptions {
+  /** (B, T) token types in [0, typeVocabSize) (BERT's segments). Default zeros. */
+  tokenTypeIds?: { data: Int32Array; shape: number[] } | null;
+  /** (B, T), 1 = token, 0 = padding: no query attends to a padded key. */
+  attentionMask?: { data: Uint8Array; shape: number[] } | null;
+  /** (L, H): multiplies head h's weights in layer l after the softmax (Hugging Face's `head_mask`). */
+  headMask?: TensorInput | null;
+  /** `true` (every layer) or layer indices: `attentions[l]` (B, H, T, T), `null` for the layers not asked for. */
+  outputAttentions?: boolean | number[];
+  /** Also return the L + 1 hidden states (B, T, E): the embeddings' output, then each block's. Default false. */
+  outputHiddenStates?: boolean;
+}
+
+/** What an encoder's {@link Transformer.forward} returns. */
+export interface EncoderOutput {
+  /** (B, T, E): the last block's output. */
+  lastHiddenState: Tensor;
+  /** (B, E) `tanh(dense(h[:, 0]))`, when the model has a pooler. */
+  pooledOutput?: Tensor;
+  /** 'masked-lm': (B, T, vocabSize); 'sequence-classification': (B, numLabels); 'base': absent. */
+  logits?: Tensor;
+  attentions?: Array<Tensor | null>;
+  hiddenStates?: Tensor[];
 }
 
 /** What {@link Transformer.forward} returns. */
@@ -243,18 +311,30 @@ export interface TrainResult {
 }
 
 /**
- * A whole decoder-only model (GPT-2, the Llama family, Qwen3) in eval mode, owning wasm memory. Create with {@link Attnlab.createModel} or
+ * A whole model in eval mode, owning wasm memory: a decoder (GPT-2, the Llama family, Qwen3) or an encoder (BERT,
+ * RoBERTa: {@link Transformer.kind}; createKVCache, generate and the training methods are the decoders' only, a
+ * TypeError naming the method on an encoder, whose training is not there yet). Create with {@link Attnlab.createModel} or
  * {@link Attnlab.loadModel}; **call {@link Transformer.dispose}** (or use `using`) when done.
  */
 export interface Transformer {
   /** The normalised configuration (frozen): `createModel(model.config)` builds the same architecture. */
   readonly config: ModelConfig;
+  /** `'decoder'` (GPT-2, the Llama family, Qwen3) or `'encoder'` (BERT, RoBERTa). */
+  readonly kind: 'decoder' | 'encoder';
+  /** `'causal-lm'` for decoders; an encoder's head ({@link EncoderTask}). */
+  readonly task: 'causal-lm' | EncoderTask;
   /**
    * Logits, and on request attention weights and hidden states.
    * @throws TypeError for a wrong type; RangeError for a bad shape, a token id outside [0, vocabSize), T + P past
    *   contextLength or the cache's maxLength, a bad mask shape or layer index; Error after dispose.
    */
   forward(tokens: Tokens, options?: ModelForwardOptions): ModelOutput;
+  /**
+   * An encoder's forward (`model.kind === 'encoder'`): lastHiddenState, pooledOutput and logits as its head gives.
+   * @throws as above; RangeError for tokenTypeIds of another shape than tokens or out of [0, typeVocabSize);
+   *   TypeError for a decoder's option (kvCache, lastLogitsOnly).
+   */
+  forward(tokens: Tokens, options?: EncoderForwardOptions): EncoderOutput;
   /** An empty KV cache of batchSize sequences of up to maxLength (≤ contextLength) positions. */
   createKVCache(options: KVCacheOptions): KVCache;
   /**

@@ -4,6 +4,7 @@
 // (worker-host.mjs) runs the same loop one step at a time (startTraining), yielding to its messages in between.
 
 import { toTensorRecord } from './core.mjs';
+import { decoderOnly } from './encoder.mjs';
 import { abortError } from './generation.mjs';
 import { Model, kCore, kParameterNames, kUsable } from './model.mjs';
 import { createRng } from './rng.mjs';
@@ -149,6 +150,7 @@ function checkIds(ctx, data, name, V, isTarget) {
 export function lossAndGrad(model, tokens, targets) {
   const ctx = 'model.lossAndGrad';
   model[kUsable](ctx);
+  decoderOnly(model, ctx);
   const batch = readBatch(model, ctx, tokens, targets, '');
   checkTrainFits(model, ctx, batch, true);
   const raw = withBatch(model, ctx, batch, (handle, t, y) => handle.lossAndGrad(t, y));
@@ -167,6 +169,7 @@ export function lossAndGrad(model, tokens, targets) {
 export function trainStep(model, tokens, targets, options) {
   const ctx = 'model.trainStep';
   model[kUsable](ctx);
+  decoderOnly(model, ctx);
   const batch = readBatch(model, ctx, tokens, targets, '');
   if (options === undefined || options === null) {
     throw new TypeError(`${ctx}: options { lr, … } are required (lr has no default), got ${describe(options)}`);
@@ -211,6 +214,7 @@ export function startTraining(given, ctx, data, options) {
   }
   const model = /** @type {Transformer} */ (given);
   model[kUsable](ctx);
+  decoderOnly(model, ctx);
   const source = readTrainData(model, ctx, data);
   if (options === undefined || options === null) {
     throw new TypeError(`${ctx}: options { steps, lr, … } are required (lr has no default), got ${describe(options)}`);

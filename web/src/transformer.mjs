@@ -6,6 +6,7 @@
 // training.mjs's (AdamW in C++; train: a loop of steps over given batches or random windows of a token sequence).
 
 import { kToken, toTensor } from './core.mjs';
+import { decoderOnly, encoderResult, kEncoderForwardOptions, kindOf, taskOf, withHeads } from './encoder.mjs';
 import { generate, kRawForward } from './generation.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
 import { Model, kCore, kUsable, wrapHandle } from './model.mjs';
@@ -84,8 +85,19 @@ export class Transformer extends Model {
     return this.#config;
   }
 
+  /** 'decoder' or 'encoder' (encoder.mjs). */
+  get kind() {
+    return kindOf(this.#config);
+  }
+
+  /** The head the model computes: 'causal-lm' (decoders), 'base', 'masked-lm' or 'sequence-classification'. */
+  get task() {
+    return taskOf(this.#config);
+  }
+
   /**
-   * Logits, and on request every (or some) layer's attention weights and the hidden states.
+   * Logits (an encoder: lastHiddenState, and pooledOutput and logits as its head gives: encoder.mjs), and on request
+   * every (or some) layer's attention weights and the hidden states.
    * @param {unknown} tokens { data: Int32Array, shape: [B, T] }
    * @param {unknown} [options]
    */
@@ -93,7 +105,10 @@ export class Transformer extends Model {
     const ctx = 'model.forward';
     this[kUsable](ctx);
     const t = readTokens(ctx, tokens, 'tokens');
-    const o = readOptions(ctx, options, 'options', kForwardOptions);
+    const encoder = this.kind === 'encoder';
+    const o = readOptions(ctx, options, 'options', encoder ? kEncoderForwardOptions : kForwardOptions);
+    const types =
+      o.tokenTypeIds === undefined || o.tokenTypeIds === null ? null : readTokens(ctx, o.tokenTypeIds, 'tokenTypeIds');
     const layers = readLayers(ctx, o.outputAttentions, 'outputAttentions', this.#config.numLayers);
     const hidden = readBool(ctx, o.outputHiddenStates, 'outputHiddenStates', false);
     const cache = this.#readCache(ctx, o.kvCache);
@@ -103,7 +118,8 @@ export class Transformer extends Model {
     }
     const headMask = o.headMask === undefined || o.headMask === null ? null : readTensor(ctx, o.headMask, 'headMask');
     const last = readBool(ctx, o.lastLogitsOnly, 'lastLogitsOnly', false);
-    const raw = this[kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last });
+    const raw = this[kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last, types });
+    if (encoder) return encoderResult(raw, layers, hidden);
     /** @type {{ logits: { data: Float32Array, shape: number[] }, attentions?: any[], hiddenStates?: any[] }} */
     const result = { logits: toTensor(raw.logits) };
     if (layers) result.attentions = raw.attentions.map((a) => (a ? toTensor(a) : null));
@@ -116,9 +132,10 @@ export class Transformer extends Model {
    * @param {string} ctx
    * @param {any} t checked tokens
    * @param {{ layers: number[] | null, hidden: boolean, mask: any, headMask: any, cache: KVCache | null,
-   *   last: boolean }} o last: the logits of each sequence's last position only, (B, 1, V)
+   *   last: boolean, types?: any }} o last: the logits of each sequence's last position only, (B, 1, V); types: an
+   *   encoder's checked tokenTypeIds
    */
-  [kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last }) {
+  [kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last, types = null }) {
     const core = this[kCore];
     /** @type {TransformerForwardArgs} */
     const args = {
@@ -128,8 +145,9 @@ export class Transformer extends Model {
       outputAttentions: layers ?? [],
       outputHiddenStates: hidden,
       lastLogitsOnly: last,
+      tokenTypeIds: types ? core.tensorArg(types) : { ptr: 0, shape: [] },
     };
-    const inputs = [t, mask, headMask];
+    const inputs = [t, mask, headMask, types];
     // (The handles are looked up again inside each call: a getter of an argument may dispose them meanwhile.)
     const handle = () => this[kUsable](ctx);
     const rawCache = () => (cache ? cache[kCacheHandle](ctx) : null);
@@ -138,7 +156,7 @@ export class Transformer extends Model {
       return handle().forwardMemory(args, c ? c.length() : 0, c !== null);
     });
     return core.withHeap(ctx, 'tokens and masks', inputs, (p) => {
-      [args.tokens.ptr, args.attentionMask.ptr, args.headMask.ptr] = p;
+      [args.tokens.ptr, args.attentionMask.ptr, args.headMask.ptr, args.tokenTypeIds.ptr] = p;
       return handle().forward(args, rawCache());
     });
   }
@@ -173,6 +191,7 @@ export class Transformer extends Model {
     const ctx = 'model.createKVCache';
     const core = this[kCore];
     this[kUsable](ctx);
+    decoderOnly(this, ctx);
     const { batchSize, maxLength } = readCacheOptions(ctx, options);
     if (maxLength > this.#config.contextLength) {
       throw new RangeError(
@@ -619,7 +638,7 @@ export function loadModel(core, options) {
     throw new TypeError(`${ctx}: tensors is a Promise (readSafetensors of a Blob): await it first`);
   }
   const storage = storageOf(core.Module, /** @type {Record<string, unknown>} */ (tensors));
-  const model = construct(core, ctx, config, false, storage);
+  const model = construct(core, ctx, withHeads(core, ctx, config, Object.keys(tensors)), false, storage);
   try {
     model[kLoadTensors](ctx, /** @type {Record<string, unknown>} */ (tensors), 'tensors');
   } catch (e) {
@@ -645,7 +664,13 @@ async function loadBlob(core, ctx, config, blob) {
   const storage =
     only === 'F16' ? M._WeightStorage.F16 : only === 'BF16' ? M._WeightStorage.BF16 : M._WeightStorage.Float32;
   core.checkUsable(ctx);
-  const model = construct(core, ctx, config, false, storage);
+  const named = withHeads(
+    core,
+    ctx,
+    config,
+    file.entries.map((e) => e.name),
+  );
+  const model = construct(core, ctx, named, false, storage);
   try {
     await model[kLoadBlob](ctx, file);
   } catch (e) {

@@ -10,7 +10,7 @@
 //                   which the worker waits for → { id, op: 'continue' | 'stop' | 'abort' } (so that no step runs after
 //                   the caller's onStep said stop); without progress it runs on, and 'abort' stops it between steps
 // Created objects (createMultiHeadAttention, createTinyTransformer, createModel, loadModel, createKVCache) stay
-// here; the caller gets { objectId } (and a model's config), and names a KV cache in forward's options as
+// here; the caller gets { objectId } (and a model's config, kind and task), and names a KV cache in forward's options as
 // kvCache: { attnlabObjectId }.
 
 import { startGeneration } from './generation.mjs';
@@ -174,7 +174,8 @@ async function run(msg, post) {
   if (kCreators.includes(method)) {
     const objectId = nextObjectId++;
     objects.set(objectId, result);
-    return method === 'createModel' || method === 'loadModel' ? { objectId, config: result.config } : { objectId };
+    if (method !== 'createModel' && method !== 'loadModel') return { objectId };
+    return { objectId, config: result.config, kind: result.kind, task: result.task };
   }
   return result;
 }

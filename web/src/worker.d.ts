@@ -5,6 +5,9 @@ import type {
   AttentionGradients,
   CheckpointTensor,
   CreateModelOptions,
+  EncoderForwardOptions,
+  EncoderOutput,
+  EncoderTask,
   GenerateOptions,
   LoadModelFromBlobOptions,
   LoadModelOptions,
@@ -99,10 +102,16 @@ export interface WorkerTinyTransformer {
  */
 export interface WorkerTransformer {
   readonly config: ModelConfig;
+  /** As {@link Transformer.kind}: a plain property. */
+  readonly kind: 'decoder' | 'encoder';
+  /** As {@link Transformer.task}: a plain property. */
+  readonly task: 'causal-lm' | EncoderTask;
   forward(
     tokens: Tokens,
     options?: Omit<ModelForwardOptions, 'kvCache'> & { kvCache?: WorkerKVCache | null } & CallOptions,
   ): Promise<ModelOutput>;
+  /** An encoder's forward (kind 'encoder'). */
+  forward(tokens: Tokens, options?: EncoderForwardOptions & CallOptions): Promise<EncoderOutput>;
   createKVCache(options: KVCacheOptions, call?: CallOptions): Promise<WorkerKVCache>;
   generate(prompt: Int32Array, options: Omit<GenerateOptions, 'signal'> & CallOptions): Promise<Int32Array>;
   lossAndGrad(tokens: Tokens, targets: Tokens, call?: CallOptions): Promise<LossAndGrad>;

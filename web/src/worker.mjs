@@ -368,8 +368,9 @@ function remoteCache(client, objectId) {
  * @param {'mha' | 'model' | 'transformer'} kind
  * @param {number} objectId
  * @param {any} [config] a Transformer's config
+ * @param {{ kind?: string, task?: string }} [model] a Transformer's kind and task
  */
-function remoteObject(client, kind, objectId, config) {
+function remoteObject(client, kind, objectId, config, model) {
   const m = (/** @type {string} */ name, /** @type {number} */ at) => remote(client, objectId, name, at);
   /** @type {Record<string | symbol, any>} */
   const object = {
@@ -385,7 +386,7 @@ function remoteObject(client, kind, objectId, config) {
   }
   if (kind === 'mha') object.backward = m('backward', kOptionsAt.backward);
   else if (kind === 'transformer') {
-    object.config = config;
+    Object.assign(object, { config, kind: model?.kind, task: model?.task });
     object.generate = remoteGenerate(client, objectId);
     object.train = remoteTrain(client, objectId);
   }
@@ -424,8 +425,8 @@ export async function initWorker(options) {
     throw e;
   }
   const create = (/** @type {string} */ method, /** @type {'mha' | 'model' | 'transformer'} */ kind) =>
-    remote(client, 0, method, kOptionsAt[method], ({ objectId, config }) =>
-      remoteObject(client, kind, objectId, config),
+    remote(client, 0, method, kOptionsAt[method], ({ objectId, config, ...model }) =>
+      remoteObject(client, kind, objectId, config, model),
     );
   return {
     variant: info.variant,

@@ -28,6 +28,17 @@ double Numel(const Shape& shape) {
   return n;
 }
 
+// An encoder's floats beyond the blocks and the head: token types, the embeddings' LayerNorm, the pooler, the
+// masked-LM head's transform and the classifier's dense layer (weights.cc's AllocateEncoder).
+double EncoderFloats(const TransformerConfig& c, const ModelSizes& z, double matrix_scale) {
+  const double e = static_cast<double>(z.e);
+  double n = static_cast<double>(c.type_vocab_size) * e + (c.embed_norm ? 2 * e : 0);
+  if (c.pooler) n += matrix_scale * Packed(e, e) + e;
+  if (c.task == Task::kMaskedLm) n += matrix_scale * Packed(e, e) + 3 * e;
+  if (c.classifier_dense) n += matrix_scale * Packed(e, e) + e;
+  return n;
+}
+
 // The parameter storage's parts (weights.h's Weights: packed matrices, vectors), in elements; gradients and
 // AdamW's moments have the same layout. The matrices' count is scaled by matrix_scale (16-bit storage: 0.5).
 MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) {
@@ -46,16 +57,20 @@ MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) 
   if (c.mlp_bias) block += static_cast<double>(z.up_out) + e;
   MemoryNeeds parts;
   parts.push_back({"token embedding (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
-  if (!c.tie_embeddings) parts.push_back({"LM head (vocabSize, embedDim)", matrix_scale * Packed(e, v)});
-  if (c.head_bias) parts.push_back({"LM head bias (vocabSize)", v});
-  if (learned) parts.push_back({"positions (contextLength, embedDim)", static_cast<double>(c.context_length) * e});
+  const double out = static_cast<double>(z.head_out);  // (V; numLabels for a classifier)
+  if (!c.tie_embeddings) parts.push_back({"head (outputs, embedDim)", matrix_scale * Packed(e, out)});
+  if (c.head_bias) parts.push_back({"head bias (outputs)", out});
+  if (learned) {  // (RoBERTa's table has padTokenId + 1 rows more than contextLength)
+    parts.push_back({"positions (position rows, embedDim)", static_cast<double>(z.position_rows) * e});
+  }
+  if (c.task != Task::kCausalLm) parts.push_back({"encoder embeddings and heads", EncoderFloats(c, z, matrix_scale)});
   if (z.patch_in > 0) {  // (a vision model: the patch projection, its bias and [CLS])
     parts.push_back({"patch projection (numChannels x patchSize², embedDim)",
                      matrix_scale * Packed(static_cast<double>(z.patch_in), e) + 2 * e});
   }
   parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block * 4)) + " bytes)",
                    static_cast<double>(c.num_layers) * block});
-  if (norm > 0) parts.push_back({"final norm", norm * e});
+  if (norm > 0 && !c.post_norm) parts.push_back({"final norm", norm * e});
   return parts;
 }
 
@@ -90,8 +105,13 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
   const double e = static_cast<double>(z.e), hd = static_cast<double>(z.head_dim);
   if (last_logits_only) {
     needs.push_back({"logits (B, 1, vocabSize)", (t > 0 ? b : 0) * static_cast<double>(z.vocab) * kF32});
+  } else if (c.task == Task::kSequenceClassification) {
+    needs.push_back({"logits (B, numLabels)", b * static_cast<double>(z.head_out) * kF32});
   } else {
-    needs.push_back({"logits (B, T, vocabSize)", rows * static_cast<double>(z.vocab) * kF32});
+    needs.push_back({"logits (B, T, vocabSize)", rows * static_cast<double>(z.head_out) * kF32});
+  }
+  if (c.task != Task::kCausalLm) {
+    needs.push_back({"lastHiddenState (B, T, E) and pooledOutput (B, E)", (rows + b) * e * kF32});
   }
   std::vector<int64_t> layers = output_attentions;
   std::sort(layers.begin(), layers.end());

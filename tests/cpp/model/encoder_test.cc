@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attnlab/memory_needs.h"
 #include "attnlab/transformer.h"
 #include "encoder_fixture.h"
 #include "hwy_targets.h"
@@ -194,6 +195,38 @@ TEST_CASE("encoders: RoBERTa's positions limit a forward to contextLength tokens
   const std::vector<int32_t> ids(11, 5);
   ExpectInvalidArgument([&] { model.Forward({ids.data(), {1, 11}}); }, {"tokens"});
   CHECK(model.Forward({ids.data(), {1, 10}}).logits.shape == attnlab::Shape{1, 10, 24});
+}
+
+// The estimate's bytes for parts whose description starts with `prefix`.
+double PartBytes(const attnlab::MemoryNeeds& needs, const std::string& prefix) {
+  double bytes = 0;
+  for (const attnlab::MemoryPart& part : needs) bytes += part.what.rfind(prefix, 0) == 0 ? part.bytes : 0;
+  return bytes;
+}
+
+TEST_CASE("encoders: memory estimates count every parameter (RoBERTa's position rows too) and the outputs",
+          "[model][encoder][memory_needs]") {
+  for (const EncoderFixture& f : AllFixtures()) {
+    INFO(f.name);
+    const attnlab::TransformerConfig c = f.Config();
+    const attnlab::MemoryNeeds needs = attnlab::TransformerParameterMemoryNeeds(c);
+    const std::string table = f.config_json.find("roberta") != std::string::npos ? "roberta" : "bert";
+    const attnlab::Shape positions = f.checkpoint.at(table + ".embeddings.position_embeddings.weight").shape;
+    CHECK(PartBytes(needs, "positions") == static_cast<double>(positions[0] * positions[1]) * 4);
+    double stored = 0, estimated = 0;
+    for (const auto& [name, shape] : Transformer(c, 0).ParameterShapes())
+      stored += static_cast<double>(NumElements(shape)) * 4;
+    for (size_t i = 0; i + 1 < needs.size(); ++i) estimated += needs[i].bytes;  // (the last: staging)
+    CHECK(estimated >= stored);
+    CHECK(estimated < 1.5 * stored + 4 * 1024 * 1024);
+    Transformer model(c, 0);
+    const std::vector<int32_t> ids = {3, 4, 5, 6, 7, 8};
+    const attnlab::TransformerOutput out = model.Forward({ids.data(), {2, 3}});
+    const attnlab::MemoryNeeds forward = attnlab::TransformerForwardMemoryNeeds(c, {2, 3}, 0, {}, false, false, false);
+    CHECK(PartBytes(forward, "logits") == static_cast<double>(NumElements(out.logits.shape)) * 4);
+    CHECK(PartBytes(forward, "lastHiddenState") >=
+          static_cast<double>(NumElements(out.last_hidden_state.shape) + NumElements(out.pooled_output.shape)) * 4);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// @ts-check
+// Encoders (bert, roberta) on transformer.mjs's Transformer class: which kind of model a configuration is
+// (model.kind, model.task), the task a checkpoint's head tensors give (loadModel), the encoder's forward options
+// and results (token types; lastHiddenState, pooledOutput, the head's logits), and the refusal of the decoder-only
+// methods (generate, KV caches, training: encoder training is not there yet). The math is C++'s
+// (cpp/src/model/encoder.cc); the contract is docs/api.md, "Encoders".
+
+import { toTensor } from './core.mjs';
+
+/** @typedef {import('./core.mjs').Core} Core */
+/** @typedef {import('./model_config.mjs').ModelConfig} ModelConfig */
+
+/** An encoder's forward options (no kvCache, no lastLogitsOnly: there is nothing to decode). */
+export const kEncoderForwardOptions = [
+  'tokenTypeIds',
+  'attentionMask',
+  'headMask',
+  'outputAttentions',
+  'outputHiddenStates',
+];
+
+/**
+ * model.task: the head the model computes ('causal-lm' for decoders, whose configurations carry no task).
+ * @param {ModelConfig} config model.config
+ */
+export function taskOf(config) {
+  return 'task' in config ? config.task : 'causal-lm';
+}
+
+/**
+ * model.kind: 'decoder' (causal-lm) or 'encoder'.
+ * @param {ModelConfig} config model.config
+ * @returns {'decoder' | 'encoder'}
+ */
+export function kindOf(config) {
+  return taskOf(config) === 'causal-lm' ? 'decoder' : 'encoder';
+}
+
+/**
+ * Throws for a decoder-only method (generate, createKVCache, training) called on an encoder.
+ * @param {{ kind: string, task: string, config: { arch: string } }} model
+ * @param {string} ctx the method, e.g. 'model.generate'
+ */
+export function decoderOnly(model, ctx) {
+  if (model.kind === 'decoder') return;
+  const why =
+    ctx.endsWith('generate') || ctx.endsWith('KVCache') ? 'decoders only' : 'encoder training is not there yet';
+  throw new TypeError(
+    `${ctx}: not available for an ${model.kind} (arch '${model.config.arch}', task '${model.task}'): ${why}`,
+  );
+}
+
+/**
+ * loadModel's configuration with the heads that the checkpoint's tensor names hold (C++'s ConfigWithHeads: an
+ * encoder's task and pooler), as createModel's options; a decoder's comes back the same.
+ * @param {Core} core
+ * @param {string} ctx
+ * @param {{ json: string, huggingFace: boolean, seed: number }} config
+ * @param {string[]} names
+ */
+export function withHeads(core, ctx, config, names) {
+  const json = core.call(ctx, () => core.Module._transformerConfigWithHeads(config.json, config.huggingFace, names));
+  return { json, huggingFace: false, seed: config.seed };
+}
+
+/**
+ * An encoder's forward result from the raw one: lastHiddenState, then what the model has (pooledOutput, logits),
+ * then the attentions and hidden states asked for.
+ * @param {any} raw
+ * @param {number[] | null} layers
+ * @param {boolean} hidden
+ */
+export function encoderResult(raw, layers, hidden) {
+  /** @type {Record<string, any>} */
+  const result = { lastHiddenState: toTensor(raw.lastHiddenState) };
+  if (raw.pooledOutput) result.pooledOutput = toTensor(raw.pooledOutput);
+  if (raw.logits) result.logits = toTensor(raw.logits);
+  if (layers) result.attentions = raw.attentions.map((/** @type {any} */ a) => (a ? toTensor(a) : null));
+  if (hidden && raw.hiddenStates) result.hiddenStates = raw.hiddenStates.map(toTensor);
+  return result;
+}

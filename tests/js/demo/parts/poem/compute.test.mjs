@@ -166,5 +166,13 @@ test('the shipped model: generatePoem keeps the form (forced only where needed),
   const mean = (e) => e.mean.flat().reduce((x, y) => x + y, 0) / e.mean.flat().length;
   assert.ok(Math.abs(mean(rm) - rm.uniform) < 0.01, `${mean(rm)} vs ${rm.uniform}`);
   assert.ok(mean(trained) < rm.uniform - 0.3);
+  // the random model's poem stops at its fourth line too, even when the form forced the last 。 (no run of [EOS])
+  for (const seed of [1, 2, 3]) {
+    const rp = C.generatePoem(random, tok, { temperature: 0.8, seed, lineLen: 7 });
+    assert.equal(rp.tokens.length, 32, rp.tokens.map((g) => g.s).join(''));
+    assert.equal(rp.tokens.at(-1).s, '。');
+    assert.ok(rp.tokens.every((g) => g.s !== '[EOS]'));
+    assert.deepEqual(rp.form, { ok: true, lineLen: 7 });
+  }
   random.dispose();
 });

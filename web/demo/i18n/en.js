@@ -239,7 +239,7 @@ export default {
   'why.rnnLabel': 'RNN: the first word reaches the last through {steps} state updates, one after the other',
   'why.attnLabel': 'Attention: the last word looks at every word in one step, all pairs at once',
   'why.picNote':
-    'The sentence of Section 2.3 of the tutorial, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
+    'The sentence of Section 2.3 of the tutorial, in English ({n} words; the Chinese page counts one character as one token from here on, as the poem model does). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
   'why.colRnnPath': 'RNN path, first → last',
   'why.colAttnPath': 'attention path',
   'why.colCnn': 'CNN layers of width 3, first ↔ last',
@@ -271,6 +271,7 @@ export default {
   'cross.mode': 'Attention type',
   'cross.self': 'self-attention: Q = K = V = the decoder sequence',
   'cross.cross': 'cross-attention: Q from the decoder, K = V from the encoder',
+  'cross.scores': 'scores',
   'cross.weights': 'weights',
   'cross.output': 'output',
   'cross.selfNote':
@@ -384,6 +385,8 @@ export default {
   'pf.mask-zero.why':
     "The last keys are padding and must get no weight. <code>scores.masked_fill(mask == 0, 0)</code> sets their scores to 0, an ordinary score: e⁰ = 1 still takes a share. Fill with −1e9 (the tutorial) or −∞ so that exp gives 0. Note that −1e9 is outside float16's range (largest ≈ 65504): in half precision PyTorch's <code>masked_fill</code> raises (<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>), which is why real code writes <code>torch.finfo(scores.dtype).min</code>. attnlab takes a bool mask (SDPA: 1 = may attend) and never gives a masked key weight; nn.MultiheadAttention's masks use the opposite convention (1 = masked).",
   'pf.mask-zero.ctl': 'padding keys',
+  'pf.mask-zero.pad': '{k} (pad)',
+  'pf.mask-zero.rightCode': 'attnMask (1 = may attend)',
   'pf.mask-zero.bad': 'masked keys still get {p} % of the weight',
   'pf.mask-zero.good': 'masked keys get exactly 0',
 

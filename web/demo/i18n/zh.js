@@ -47,7 +47,7 @@ export default {
   'part.why.toc': '为什么用注意力',
   'part.why.title': '注意力为什么胜过 RNN 和 CNN',
   'part.why.intro':
-    'RNN 要把第 1 个词的信息传到第 n 个词，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（教程第 3 节）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
+    'RNN 要把第 1 个词元的信息传到第 n 个词元，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（教程第 3 节）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
   'part.dot.toc': '查询/键/值与点积',
   'part.dot.title': '图书馆类比：查询、键、值，以及用点积衡量相似度',
   'part.dot.intro':
@@ -130,7 +130,7 @@ export default {
   'sbs.softcapOn': '开',
   'sbs.softcapAria': '软截断系数 c',
   'sbs.modernNote':
-    '现代大模型在此基础上又加了几条规则，attnlab 都已内置。因果掩码可以左上对齐（训练时：查询 i 就是第 i 个词元），也可以右下对齐（用缓存解码时：Lq 个查询是 Lk 个位置中的最后 Lq 个，所以查询 i 能看到键 j ≤ i + Lk − Lq；让 Q 的行数比 K 少就能看出区别）。滑动窗口（Mistral、Gemma 2）让对齐位置为 p 的查询只看键 p − left … p + right。软截断（Gemma 2）在加掩码之前用 c·tanh(s / c) 把每个分数压进 (−c, c)。这些规则去掉的格子一律是 −∞，与填充值无关；填充值只作用于你点击的格子。',
+    '现代大模型在此基础上又加了几条规则，attnlab 都已内置。因果掩码可以左上对齐（训练时：查询 i 就是第 i 个词元），也可以右下对齐（用缓存解码时：Lq 个查询是 Lk 个位置中的最后 Lq 个，所以查询 i 能看到键 j ≤ i + Lk − Lq；让 Q 的行数比 K 少就能看出区别）。滑动窗口（Mistral、Gemma 2）让对齐位置为 p 的查询只看键 p − 左 … p + 右。软截断（Gemma 2）在加掩码之前用 c·tanh(s / c) 把每个分数压进 (−c, c)。这些规则去掉的格子一律是 −∞，与填充值无关；填充值只作用于你点击的格子。',
   'sbs.lowerRightSquare': '这里 Lq = Lk，右下对齐和左上对齐完全一样：让 Q 的行数比 K 少（或多），就能看出区别。',
   'sbs.callNote':
     '下面每一步都是用同样的选项调用一次 attnlab，只有 <code>returnScores</code> 选项不同（QKᵀ 那一步另把 <code>scale</code> 设为 1）：',
@@ -181,7 +181,7 @@ export default {
   'sbs.tagAttnTitle': '来自 attn.scaledDotProductAttention',
   'sbs.advanced': '进阶：−∞ 填充、温度、因果掩码的对齐、滑动窗口、软截断',
   'simple.sentence':
-    '教程 2.3 节的句子：“这只猫因为没有及时喂食所以一直在<b>叫</b>。”下面处理的是“叫”。句子已经切成词元（token：模型处理文本的基本单位，这里一个词算一个词元），每个词元有一个向量。',
+    '教程 2.3 节的句子：“这只猫因为没有及时喂食所以一直在<b>叫</b>。”下面处理的是“叫”。句子已经切成词元（token：模型处理文本的基本单位，这里一个词算一个词元；从下一部分起，一个字算一个词元），每个词元有一个向量。',
   'simple.step1': '① 打分：“叫”该关注谁？',
   'simple.scoreAria': '“{w}”的分数',
   'simple.preset.tutorial': '教程的打分：猫高，喂食中，因为低',
@@ -234,7 +234,7 @@ export default {
   'why.rnnLabel': 'RNN：第一个字的信息要经过 {steps} 次串行的状态更新才能传到最后一个字',
   'why.attnLabel': '注意力：最后一个字一步就能看到每个字，所有位置对同时计算',
   'why.picNote':
-    '这是教程 2.3 节的句子（{n} 个词元）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
+    '这是教程 2.3 节的句子（{n} 个词元：从这里起，中文一个字算一个词元，和诗歌一章的模型一样）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
   'why.colRnnPath': 'RNN 路径（首 → 尾）',
   'why.colAttnPath': '注意力路径',
   'why.colCnn': 'CNN 层数（宽度 3，首 ↔ 尾）',
@@ -265,6 +265,7 @@ export default {
   'cross.mode': '注意力类型',
   'cross.self': '自注意力：Q = K = V = 解码器序列',
   'cross.cross': '交叉注意力：Q 来自解码器，K = V 来自编码器',
+  'cross.scores': '分数',
   'cross.weights': '权重',
   'cross.output': '输出',
   'cross.selfNote': '序列里每个词元看同一序列里的词元：权重是 Lq × Lq 的方阵。',
@@ -374,6 +375,8 @@ export default {
   'pf.mask-zero.why':
     '最后几个键是填充（padding）词元，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。注意 −1e9 超出了 float16 的范围（最大约 65504）：半精度下 PyTorch 的 <code>masked_fill</code> 会直接报错（<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>），所以实际代码常写 <code>torch.finfo(scores.dtype).min</code>。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
   'pf.mask-zero.ctl': '填充键的个数',
+  'pf.mask-zero.pad': '{k}（填充）',
+  'pf.mask-zero.rightCode': 'attnMask（1 = 可以看）',
   'pf.mask-zero.bad': '被屏蔽的键仍分到 {p} % 的权重',
   'pf.mask-zero.good': '被屏蔽的键权重恰好为 0',
 
@@ -391,7 +394,7 @@ export default {
   'speed.doneShort': '完成',
   'speed.warmup': '预热中',
   'speed.noteLoad': 'attnlab 的 {variant} 版本无法在这里加载：{err}',
-  'speed.done': '用时 {s} 秒完成（报告的逻辑核数为 {cores}；这里的 attnlab 是单线程）。',
+  'speed.done': '用时 {s} 秒完成（浏览器报告有 {cores} 个逻辑核；这里的 attnlab 是单线程）。',
   'speed.failed': '失败。',
   'speed.failedWorker': '测速在后台线程中失败：{err}',
   'speed.crashed': '测速用的后台线程无法启动或已崩溃：{err}',

@@ -159,6 +159,12 @@ function lastRows(attentions) {
  */
 
 /**
+ * The number of predicted characters (targets) in tokenized poems: each poem's tokens after the first.
+ * @param {{ ids: Int32Array }[]} poems
+ */
+export const targetCount = (poems) => poems.reduce((a, p) => a + p.ids.length - 1, 0);
+
+/**
  * A poem from [BOS] by model.generate (seeded sampling, each token with its attention rows from onToken). With
  * `form`, a token the form does not allow stops generate; the form's choice replaces it (the punctuation it needs,
  * or a sample of the model's distribution restricted to what it allows) and generate goes on, seeded anew; the

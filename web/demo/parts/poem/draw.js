@@ -44,8 +44,9 @@ export const layerHead = (l, hh) => t('poem.lh', { l: l + 1, h: hh + 1 });
  * @param {Float32Array[]} rows  per layer (H, S)
  * @param {string[]} keys  S labels
  * @param {number} width
+ * @param {string} [title]
  */
-export function drawRows(canvas, rows, keys, width) {
+export function drawRows(canvas, rows, keys, width, title = t('poem.rowsTitle')) {
   const H = rows[0].length / keys.length;
   const data = new Float32Array(rows.length * rows[0].length);
   rows.forEach((r, l) => data.set(r, l * r.length));
@@ -57,7 +58,7 @@ export function drawRows(canvas, rows, keys, width) {
     colLabels: keys,
     target: Math.min(width, 24 * keys.length + 60),
     labelLen: 16,
-    title: t('poem.rowsTitle'),
+    title,
   });
 }
 

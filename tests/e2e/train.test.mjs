@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setUp, withPage, ROOT, attr, canvasInk, shot, overflow } from './harness.mjs';
+import { fmt } from '../../web/demo/shared/format.js';
 
 setUp();
 
@@ -113,6 +114,12 @@ test(
       assert.ok(Math.min(...eNow) < 0.75 * lnT, `a head's entropy fell below ln T: ${eNow}`);
       const series = JSON.parse(await attr(page, '#train-entropy-chart', 'data-series'));
       assert.ok(series.length >= 10 && Math.min(...series.at(-1)[1]) < lnT);
+      // the guide's first card quotes the step-0 entropies the chart starts from (hist.stats[0], data-entropy-initial) and its red line (computed, not typed)
+      const card = await page.$$eval('#train-guide output[data-guide]', (os) =>
+        Object.fromEntries(os.map((o) => [o.dataset.guide, o.textContent])),
+      );
+      assert.equal(card.start, e0.map((e) => fmt(e, 2)).join(' 和 '));
+      assert.equal(card.uniform, fmt(lnT, 2));
       const mass = JSON.parse(await attr(page, '#train', 'data-mass'));
       assert.ok(Math.max(...mass) > 0.5, `a head puts most of its weight on the anti-diagonal: ${mass}`);
       for (const c of await canvasInk(page, '#train-entropy-chart, #train-mass-chart'))

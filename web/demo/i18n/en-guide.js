@@ -84,8 +84,9 @@ export default {
   'guide.pitfalls.3':
     'Last row: set the padding keys from 2 to 3. The wrong version, filled with 0, leaks 12.9 % and then 32.9 % of the weight to the padding keys; on attnlab’s side the masked keys get exactly 0.',
 
+  'guide.and': ' and ',
   'guide.train.1':
-    'Click “Train” (by default: reverse, 2 heads). In the entropy chart both curves start near the red line ln 6 ≈ 1.79, and once the task is learnt at least one head is far below it. Training stops by itself at 95 % accuracy.',
+    'Click “Train” (by default: reverse, 2 heads). In the entropy chart each head’s curve starts at <output data-guide="start">…</output>, a little below the red line (the entropy of uniform weights, ln 6 ≈ <output data-guide="uniform">…</output>), since untrained heads are already not quite uniform; once the task is learnt at least one head is far below it. Training stops by itself at 95 % accuracy.',
   'guide.train.2':
     'Once it stops, drag the “Maps at step” slider all the way left, then slowly right (or click “▶ Replay”): the maps go from near uniform to the anti-diagonal, query t looking at key 5 − t.',
   'guide.train.3':

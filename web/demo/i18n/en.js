@@ -7,6 +7,7 @@ import model from './en-model.js';
 import modern from './en-modern.js';
 import poem from './en-poem.js';
 import guide from './en-guide.js';
+import glossary from './en-glossary.js';
 
 export default {
   ...training,
@@ -14,6 +15,7 @@ export default {
   ...modern,
   ...poem,
   ...guide,
+  ...glossary,
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',
   'page.lede':

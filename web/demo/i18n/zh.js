@@ -7,6 +7,7 @@ import model from './zh-model.js';
 import modern from './zh-modern.js';
 import poem from './zh-poem.js';
 import guide from './zh-guide.js';
+import glossary from './zh-glossary.js';
 
 export default {
   ...training,
@@ -14,6 +15,7 @@ export default {
   ...modern,
   ...poem,
   ...guide,
+  ...glossary,
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
   'page.lede':

@@ -162,6 +162,18 @@ for (const lang of ['zh', 'en']) {
       await page.click('#sbs-advanced > summary');
       assert.equal(await page.isVisible('#sbs-causal-lower-right'), true);
       assert.match(await page.textContent('#sbs-modern-note'), /Gemma 2/);
+      // parts 7, 12 and 13 keep their side paths in closed 进阶 folds too (#37): what each holds, hidden until opened
+      for (const [fold, inside] of [
+        ['#heads-advanced', '#heads-merged'],
+        ['#train-advanced', '#train-lr'],
+        ['#poem-advanced', '#poem-mask-reset'],
+      ]) {
+        assert.equal(await page.$eval(fold, (d) => d.open), false, fold);
+        assert.match(await page.textContent(`${fold} > summary`), lang === 'zh' ? /^进阶：/ : /^Advanced: /);
+        assert.equal(await page.isVisible(inside), false, `${inside} waits in ${fold}`);
+        await page.click(`${fold} > summary`);
+        assert.equal(await page.isVisible(inside), true, `${inside} shown once ${fold} is open`);
+      }
       // heat-map legends mark 1/n: step by step's weights (Lk = 3) and part 8's maps
       assert.equal(Number(await attr(page, '#part-sbs .legend[data-mark]', 'data-mark')), 1 / 3);
       assert.ok(Number(await attr(page, '#part-mha .legend[data-mark]', 'data-mark')) > 0);

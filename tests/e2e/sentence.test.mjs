@@ -63,3 +63,42 @@ for (const lang of ['zh', 'en']) {
     }),
   );
 }
+
+// The poem cells of the random model (which samples rare characters, some outside the BMP): a character no font of
+// this browser draws shows its code point instead of a box; the rest show the character itself.
+test('poem cells: a character no font draws shows its code point, not a box', { timeout: 240000 }, () =>
+  withPage('?lang=zh', async (page) => {
+    await page.waitForFunction(() => document.querySelector('#poem')?.dataset.state === 'ready', null, {
+      timeout: 120000,
+    });
+    const probe = await page.evaluate(async () => {
+      const g = await import('./widgets/glyph.js');
+      return { common: g.drawable('手'), none: g.drawable('\u{10FFFD}') };
+    });
+    assert.deepEqual(probe, { common: true, none: false });
+    await page.click('#poem-model-random');
+    let missing = 0;
+    for (let seed = 1; seed <= 12; seed++) {
+      await page.fill('#poem-seed', String(seed));
+      await page.click('#poem-go');
+      await page.waitForFunction(() => document.querySelector('#poem-out')?.dataset.done === '1');
+      const cells = await page.$$eval('#poem-out .poem-char', (cs) =>
+        cs.map((c) => ({ ch: c.dataset.char, text: c.textContent, noGlyph: c.classList.contains('no-glyph') })),
+      );
+      const drawn = await page.evaluate(
+        async (chars) => {
+          const g = await import('./widgets/glyph.js');
+          return chars.map((c) => g.drawable(c));
+        },
+        cells.map((c) => c.ch),
+      );
+      cells.forEach((c, i) => {
+        assert.equal(c.noGlyph, !drawn[i], c.ch);
+        const hex = c.ch.codePointAt(0).toString(16).toUpperCase();
+        assert.equal(c.text, c.noGlyph ? hex.padStart(4, '0') : c.ch);
+      });
+      missing += cells.filter((c) => c.noGlyph).length;
+    }
+    console.log(`poem cells: ${missing} characters without a font in 12 random-model poems`);
+  }),
+);

@@ -21,6 +21,8 @@ async function trainData(page) {
     out[k] = ['state', 'task', 'variant', 'entropy', 'entropyInitial', 'mass'].includes(k) ? v : Number(v);
   return out;
 }
+/** Open part 12's 进阶 fold (learning rate, batch, pace, seed, stop, initial scale, no 1/√dₖ). */
+const openAdvanced = (page) => page.$eval('#train-advanced', (d) => (d.open = true));
 const trainState = (page, states, timeout = 90000) =>
   page.waitForFunction((s) => s.includes(document.querySelector('#train')?.dataset.state), states, { timeout });
 /** The live heat maps: one matrix (rows = queries) per head. */
@@ -154,6 +156,7 @@ test(
       await shot(page, 'train', 'train-trained-zh-1280');
 
       // Keep training at full speed (stopping at 95 % happens once), then pause: the step counter stops.
+      await openAdvanced(page);
       await page.selectOption('#train-pace', '0');
       await page.click('#train-start');
       await trainState(page, ['running']);
@@ -209,6 +212,7 @@ test(
     await withPage('?lang=en&variant=scalar&trainseed=2', 400, async (page) => {
       await trainState(page, ['ready']);
       assert.equal((await trainData(page)).variant, 'scalar');
+      await openAdvanced(page);
       await page.selectOption('#train-pace', '0');
 
       // next token (causal): nothing above the diagonal, ever
@@ -270,6 +274,7 @@ test(
     await withPage('?lang=en&trainseed=4', async (page) => {
       await trainState(page, ['ready']);
       const plain = JSON.parse(await attr(page, '#train', 'data-entropy'));
+      await openAdvanced(page);
       await page.check('#train-noscale');
       await page.waitForFunction(
         () =>
@@ -306,6 +311,7 @@ test(
     for (const variant of ['simd', 'scalar']) {
       await withPage(`?lang=en&variant=${variant}&trainseed=1`, async (page) => {
         await trainState(page, ['ready']);
+        await openAdvanced(page);
         await page.selectOption('#train-pace', '0'); // full speed, batch 32, lr 0.01, 2 heads (the defaults)
         await page.click('#train-start');
         await trainState(page, ['done']);

@@ -13,6 +13,7 @@ export default {
   'poem.waiting': 'Waiting for the model…',
   'poem.facts':
     '<strong>The model</strong>: {p} M parameters, {L} layers × {H} heads, E = {E}, a vocabulary of {V} characters. <strong>Held-out loss</strong>: on the {poems} held-out quatrains shipped with the model ({chars} predicted tokens: every character and each poem’s final [EOS]), {loss} nats per character; “held-out loss” in this chapter always means these poems. For reference, the training report gives, on the whole test split ({n} predicted tokens): {bigram} for a bigram model that sees only the previous character, {unigram} for character frequencies alone.',
+  'poem.legend': 'attention weight ({bos} = [BOS], the start token)',
   'poem.layer': 'layer {l}',
   'poem.lh': 'layer {l} · head {h}',
   'poem.headN': 'head {h}',
@@ -32,6 +33,7 @@ export default {
   'poem.write': 'Write a poem',
   'poem.nextSeed': 'Another (seed + 1)',
   'poem.cellTip': 'character {i}: click for its attention rows',
+  'poem.noGlyph': '(no font on this computer draws this character; its code point {u} is shown)',
   'poem.forcedTip': 'set by the form; the model had sampled “{want}”',
   'poem.form.none': 'The model kept the form on its own: nothing was replaced.',
   'poem.form.some': 'The form replaced {n} of the model’s characters (sampled → kept): {list}.',
@@ -90,10 +92,13 @@ export default {
   'poem.sentence.other.comma': 'the sentence without its comma',
   'poem.sentence.other.plain': 'the sentence with its comma',
   'poem.sentence.card':
-    '叫 sees {n} tokens ([BOS] and every character before it); uniform attention would give each {u}. Of the {heads} heads, the one that puts most weight on 喂 (feed) is {feed}: {fw}, while its largest weight goes to “{fk}” ({fkw}). The most any head puts on 猫 (cat) is {cat}: {cw}, and that head looks mostly at “{ck}” ({ckw}). In {other}, the same {feed} looks mostly at “{ek}” ({ew}).',
+    '叫 sees {n} tokens ([BOS] and every character before it); uniform attention would give each {u}. Of the {heads} heads, the one that puts most weight on 喂 (feed) is {feed}: {fw}{feedTop}. The most any head puts on 猫 (cat) is {cat}: {cw}{catTop}. In {other}, the same {feed} looks mostly at “{ek}” ({ew}).',
+  'poem.sentence.top.self': ', its largest weight of all',
+  'poem.sentence.top.other': ', while its largest weight goes to “{k}” ({w})',
   'poem.sentence.moral':
     'No head links 叫 mainly to 猫 as the tutorial’s picture does. This model has read only quatrains, and its heads learned the structure of poems: punctuation, the previous character, the start of a line (see the grid above). Adding or removing one comma changes what the same head looks at: it looks for positions and punctuation, not for who is crying. The tutorial’s ideal reader is drawn to make a point; what a trained model learns depends on what it has read.',
 
+  'poem.advanced': 'Advanced: switch heads off, and guess first which head matters most (Section 8.2 of the tutorial)',
   'poem.mask.title': 'Switch heads off',
   'poem.mask.sec': '§8.2',
   'poem.mask.note':

@@ -285,6 +285,7 @@ export default {
   'cross.batchNote':
     'One attnlab call on the whole batch; every item is attended on its own, with no weight between items. Compared with one call per item: max |Δ| = {d}.',
 
+  'heads.advanced': 'Advanced: each head’s output, the merge back to (B, L, 8), W_O',
   'heads.batch': 'Batch size B (the tutorial: 2)',
   'heads.batchAria': 'batch size',
   'heads.wrong': 'Wrong transpose: scores with',

@@ -13,6 +13,7 @@ export default {
   'poem.waiting': '等待模型加载……',
   'poem.facts':
     '<strong>模型概况</strong>：{p} M 参数，{L} 层 × {H} 个头，E = {E}，词表 {V} 个字。<strong>留出诗上的损失</strong>：在随模型附带的 {poems} 首留出绝句（{chars} 个预测词元：每个字和诗末的 [EOS]）上，每字 {loss} 奈特；本节说“留出诗上的损失”，指的都是这组诗。作为参照，训练报告在整个测试集（{n} 个预测词元）上给出：只看前一个字的二元模型 {bigram}，只看字频 {unigram}。',
+  'poem.legend': '注意力权重（{bos} = [BOS]，开头标记）',
   'poem.layer': '第 {l} 层',
   'poem.lh': '第 {l} 层 · 头 {h}',
   'poem.headN': '头 {h}',
@@ -32,6 +33,7 @@ export default {
   'poem.write': '写一首',
   'poem.nextSeed': '再来一首（种子 + 1）',
   'poem.cellTip': '第 {i} 个字：点击查看它的注意力行',
+  'poem.noGlyph': '（本机没有能显示这个字的字体，这里写出它的码位 {u}）',
   'poem.forcedTip': '为守格式而定；模型原本抽到的是“{want}”',
   'poem.form.none': '模型自己守住了格式，没有替换任何字。',
   'poem.form.some': '为守格式替换了模型的 {n} 个字（抽到的 → 保留的）：{list}。',
@@ -88,10 +90,13 @@ export default {
   'poem.sentence.other.comma': '去掉逗号的句子',
   'poem.sentence.other.plain': '带逗号的原句',
   'poem.sentence.card':
-    '“叫”能看到 {n} 个词元（[BOS] 和它前面的每个字），均匀分配时每个得 {u}。{heads} 个头里，给“喂”权重最多的是{feed}：{fw}，而它最看重的是“{fk}”（{fkw}）。给“猫”最多的是{cat}：{cw}，它最看重的是“{ck}”（{ckw}）。同一个{feed}在{other}里最看重“{ek}”（{ew}）。',
+    '“叫”能看到 {n} 个词元（[BOS] 和它前面的每个字），均匀分配时每个得 {u}。{heads} 个头里，给“喂”权重最多的是{feed}：{fw}{feedTop}。给“猫”最多的是{cat}：{cw}{catTop}。同一个{feed}在{other}里最看重“{ek}”（{ew}）。',
+  'poem.sentence.top.self': '，这也是它给得最多的一个',
+  'poem.sentence.top.other': '，而它最看重的是“{k}”（{w}）',
   'poem.sentence.moral':
     '没有一个头像教程的示意图那样把“叫”主要连到“猫”上。这个模型只读过绝句，它的头学到的是诗的结构：标点、前一个字、句首（见上面的网格）。加不加一个逗号，同一个头看的字就会换掉，说明它找的是位置和标点，不是“谁在叫”。教程里的理想读者是为了讲道理画出来的；训练出来的模型学到什么，取决于它读过什么。',
 
+  'poem.advanced': '进阶：把头关掉，先猜哪个头最重要（教程 8.2 节）',
   'poem.mask.title': '把头关掉',
   'poem.mask.sec': '§8.2',
   'poem.mask.note':

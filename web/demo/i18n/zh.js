@@ -278,6 +278,7 @@ export default {
   'cross.batchNote':
     '对整个批次只调用一次 attnlab；每个样本单独计算，不同样本之间互不关注。和逐个样本分别调用相比：最大 |Δ| = {d}。',
 
+  'heads.advanced': '进阶：每个头的输出、拼回 (B, L, 8)、W_O',
   'heads.batch': '批量大小 B（教程里是 2）',
   'heads.batchAria': '批量大小',
   'heads.wrong': '错误的转置：计算分数时用',

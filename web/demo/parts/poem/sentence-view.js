@@ -7,7 +7,7 @@
 import { h } from '../../widgets/dom.js';
 import { fmt } from '../../shared/format.js';
 import { t } from '../../i18n.js';
-import { drawRows, layerHead } from './draw.js';
+import { drawRows, layerHead, weightLegend } from './draw.js';
 
 /** @typedef {ReturnType<typeof import('./sentence.js').sentenceStudy>} Study */
 /** @typedef {'comma' | 'plain'} Preset */
@@ -27,6 +27,7 @@ export function sentenceBody(onPick) {
     h('p.poem-sentence-text#poem-sentence-text', { lang: 'zh-CN' }),
     h('p.poem-card#poem-sentence-card'),
     h('div.poem-scroll', {}, h('canvas#poem-sentence-rows')),
+    weightLegend(),
     h('p.note', { html: t('poem.sentence.moral') }),
   ];
 }
@@ -54,17 +55,18 @@ export function showSentence(box, study, preset, { names, width }) {
   const s = study[preset];
   const { feed, cat, uniform, heads } = s.claims;
   const w = (/** @type {number} */ x) => fmt(x, 2);
+  /** @param {{ top: { key: string, weight: number } }} c @param {string} on  the key the claim is about */
+  const top = (c, on) =>
+    c.top.key === on ? t('poem.sentence.top.self') : t('poem.sentence.top.other', { k: c.top.key, w: w(c.top.weight) });
   box.querySelector('#poem-sentence-text').textContent = s.text;
   box.querySelector('#poem-sentence-card').textContent = t('poem.sentence.card', {
     heads,
     feed: named(feed, names),
     fw: w(feed.weight),
-    fk: feed.top.key,
-    fkw: w(feed.top.weight),
+    feedTop: top(feed, '喂'),
     cat: named(cat, names),
     cw: w(cat.weight),
-    ck: cat.top.key,
-    ckw: w(cat.top.weight),
+    catTop: top(cat, '猫'),
     u: w(uniform),
     n: s.labels.length,
     other: t(`poem.sentence.other.${preset}`),

@@ -23,7 +23,7 @@ import {
   poemFromText,
   readHeadsJson,
 } from './heads.js';
-import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead } from './draw.js';
+import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead, weightLegend } from './draw.js';
 import { ScratchTrainer } from './scratch.js';
 import { guessCard } from '../../widgets/guess.js';
 import { sentenceStudy } from './sentence.js';
@@ -116,7 +116,7 @@ class PoemPart {
       this.switchPanel(),
       this.gridPanel(),
       this.sentencePanel(),
-      this.maskPanel(),
+      this.advanced(),
     );
     this.root.append(panel('poem-train', 'train'));
     this.root.dataset.state = 'loading';
@@ -158,7 +158,7 @@ class PoemPart {
     const rows = h('canvas#poem-rows');
     const rate = h('p.note#poem-rate');
     const gen = panel('poem-gen', 'gen', controls, out, h('p.note#poem-form-note'), h('p.note#poem-rows-note'));
-    gen.append(h('div.poem-scroll', {}, rows), h('div.controls', {}, measure), rate);
+    gen.append(h('div.poem-scroll', {}, rows), weightLegend(), h('div.controls', {}, measure), rate);
     this.els = { len, temp, seed, form, go, again, out, rows, measure, rate };
     return gen;
   }
@@ -185,7 +185,7 @@ class PoemPart {
       h('div.poem-scroll', {}, h('canvas#poem-head-map')),
       h('div.poem-links#poem-head-links'),
     );
-    return panel('poem-heads', 'grid', h('div.poem-grid#poem-grid'), h('p.note#poem-names-note'), body);
+    return panel('poem-heads', 'grid', h('div.poem-grid#poem-grid'), weightLegend(), h('p.note#poem-names-note'), body);
   }
 
   /** The tutorial's sentence through the trained model (sentence.js), computed once the model is there. */
@@ -199,6 +199,12 @@ class PoemPart {
     const box = /** @type {HTMLElement} */ (this.root.querySelector('#poem-sentence'));
     const width = Math.max(280, this.root.clientWidth - 40);
     showSentence(box, this.study, preset, { names: this.headsJson.names, width });
+  }
+
+  /** 进阶: switching heads off (§8.2), folded so that the chapter's main line stays short. */
+  advanced() {
+    const summary = h('summary', { text: t('poem.advanced') });
+    return h('details.advanced', { id: 'poem-advanced' }, summary, this.maskPanel());
   }
 
   maskPanel() {
@@ -387,7 +393,9 @@ class PoemPart {
     map.dataset.layer = String(l);
     map.dataset.head = String(hh);
     const links = /** @type {HTMLElement} */ (this.root.querySelector('#poem-head-links'));
-    drawHead({ map, links }, m, labels, caption, Math.min(520, Math.max(260, this.root.clientWidth - 60)));
+    // 18 px cells where the page is wide enough: the characters' labels upright at 12 px
+    const width = Math.max(260, Math.min(this.root.clientWidth - 60, 18 * T + 40));
+    drawHead({ map, links }, m, labels, caption, width, { bosMark: true });
   }
   /**
    * The heads of the current model: the trained model's from heads.json, the random model's measured here on

@@ -261,6 +261,11 @@ for (const lang of ['zh', 'en']) {
       assert.equal(await page.isVisible('#myth-contrib'), false, '§8.2: the table waits for the answer');
       const myths = await reveal('myths');
       assert.equal(myths.value.toFixed(3), '0.359', 'masking k0 moves the output by 0.359');
+      // k0's places in the two rankings (the table's own numbers): last of 4 by ‖α·v‖, second by masking
+      assert.match(
+        myths.text,
+        lang === 'zh' ? /按 ‖α₀ⱼ·vⱼ‖ 排第 4（共 4 个），按屏蔽的效果排第 2/ : /4 by ‖α₀ⱼ·vⱼ‖ and 2 by masking/,
+      );
       assert.equal(await page.isVisible('#myth-contrib'), true);
       await shot(page, 'why', `why-${lang}-guess`);
     });

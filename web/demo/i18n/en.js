@@ -322,7 +322,7 @@ export default {
   'myths.m1Caption': 'untrained layer, head 1',
   'myths.m2': '§8.2 · A large weight is not a large effect',
   'myths.m2Note':
-    '<b>Much more: masking k{a} moves the output by {k}; zeroing v{a} moves it by only {z}.</b> A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. Ranked by ‖α₀ⱼ·vⱼ‖, k{c} matters most; ranked by masking, k{m}. Importance depends on the intervention. A weight map is a view, not an explanation.',
+    '<b>Much more: masking k{a} moves the output by {k}; zeroing v{a} moves it by only {z}.</b> A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. The same k{a} ranks 1 of {n} by weight, {rc} by ‖α₀ⱼ·vⱼ‖ and {rm} by masking. Importance depends on the intervention. A weight map is a view, not an explanation.',
   'myths.m2Lead':
     'A weight α₀ⱼ says in what proportion vⱼ is mixed into the output. Is the most-weighted key the one that matters most?',
   'myths.m2Guess':

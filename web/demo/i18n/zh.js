@@ -313,7 +313,7 @@ export default {
   'myths.m1Caption': '未训练的层，头 1',
   'myths.m2': '§8.2 · 权重大不等于作用大',
   'myths.m2Note':
-    '<b>大得多：屏蔽 k{a}，输出移动 {k}；把 v{a} 换成 0，只移动 {z}。</b>权重 α₀ⱼ 只说明 vⱼ 按多大比例混入输出，不说明它对输出的影响有多大。“影响”取决于你拿掉什么：把 vⱼ 换成 0，输出移动 ‖α₀ⱼ·vⱼ‖；把键 kⱼ 整个屏蔽，softmax 会把它的权重重新分给其他键，输出移动的是最后一列。k{a} 的权重最大，值向量却很短：把它的值换成 0，输出只动 {z}；屏蔽这个键，输出却动了 {k}。按 ‖α₀ⱼ·vⱼ‖ 排，影响最大的是 k{c}；按屏蔽的效果排，是 k{m}。重要不重要，要看做的是哪种干预。权重热力图只是一种观察手段，不是解释。',
+    '<b>大得多：屏蔽 k{a}，输出移动 {k}；把 v{a} 换成 0，只移动 {z}。</b>权重 α₀ⱼ 只说明 vⱼ 按多大比例混入输出，不说明它对输出的影响有多大。“影响”取决于你拿掉什么：把 vⱼ 换成 0，输出移动 ‖α₀ⱼ·vⱼ‖；把键 kⱼ 整个屏蔽，softmax 会把它的权重重新分给其他键，输出移动的是最后一列。k{a} 的权重最大，值向量却很短：把它的值换成 0，输出只动 {z}；屏蔽这个键，输出却动了 {k}。同一个 k{a}，按权重排第 1，按 ‖α₀ⱼ·vⱼ‖ 排第 {rc}（共 {n} 个），按屏蔽的效果排第 {rm}。重要不重要，要看做的是哪种干预。权重热力图只是一种观察手段，不是解释。',
   'myths.m2Lead': '权重 α₀ⱼ 说明 vⱼ 按多大比例混入输出。权重最大的键，就是对输出最重要的键吗？',
   'myths.m2Guess':
     'k{a} 的权重最大（α = {w}），但它的值向量很短（‖v{a}‖ = {n}）。把 v{a} 换成 0，输出只移动 α·‖v{a}‖，很小。如果把键 k{a} 整个屏蔽呢？输出移动得比这大得多、差不多，还是更小？',
@@ -376,7 +376,7 @@ export default {
   'pf.mask-zero.title': '被屏蔽的位置仍有权重：填的是 0 而不是很大的负数',
   'pf.mask-zero.symptom': '现象：填充词元也分到了注意力。',
   'pf.mask-zero.why':
-    '最后几个键是填充（padding）词元，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。注意 −1e9 超出了 float16 的范围（最大约 65504）：半精度下 PyTorch 的 <code>masked_fill</code> 会直接报错（<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>），所以实际代码常写 <code>torch.finfo(scores.dtype).min</code>。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
+    '最后几个键是填充（padding）词元，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。注意 −1e9 超出了 float16 的范围（最大约 65504）：半精度下 PyTorch 的 <code>masked_fill</code> 会直接报错（<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>），所以实际代码常写 <code>torch.finfo(scores.dtype).min</code>。attnlab 接收布尔掩码（缩放点积注意力的约定：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
   'pf.mask-zero.ctl': '填充键的个数',
   'pf.mask-zero.pad': '{k}（填充）',
   'pf.mask-zero.rightCode': 'attnMask（1 = 可以看）',

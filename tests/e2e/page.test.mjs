@@ -162,6 +162,18 @@ for (const lang of ['zh', 'en']) {
       await page.click('#sbs-advanced > summary');
       assert.equal(await page.isVisible('#sbs-causal-lower-right'), true);
       assert.match(await page.textContent('#sbs-modern-note'), /Gemma 2/);
+      // parts 7, 12 and 13 keep their side paths in closed 进阶 folds too (#37): what each holds, hidden until opened
+      for (const [fold, inside] of [
+        ['#heads-advanced', '#heads-merged'],
+        ['#train-advanced', '#train-lr'],
+        ['#poem-advanced', '#poem-mask-reset'],
+      ]) {
+        assert.equal(await page.$eval(fold, (d) => d.open), false, fold);
+        assert.match(await page.textContent(`${fold} > summary`), lang === 'zh' ? /^进阶：/ : /^Advanced: /);
+        assert.equal(await page.isVisible(inside), false, `${inside} waits in ${fold}`);
+        await page.click(`${fold} > summary`);
+        assert.equal(await page.isVisible(inside), true, `${inside} shown once ${fold} is open`);
+      }
       // heat-map legends mark 1/n: step by step's weights (Lk = 3) and part 8's maps
       assert.equal(Number(await attr(page, '#part-sbs .legend[data-mark]', 'data-mark')), 1 / 3);
       assert.ok(Number(await attr(page, '#part-mha .legend[data-mark]', 'data-mark')) > 0);
@@ -249,6 +261,11 @@ for (const lang of ['zh', 'en']) {
       assert.equal(await page.isVisible('#myth-contrib'), false, '§8.2: the table waits for the answer');
       const myths = await reveal('myths');
       assert.equal(myths.value.toFixed(3), '0.359', 'masking k0 moves the output by 0.359');
+      // k0's places in the two rankings (the table's own numbers): last of 4 by ‖α·v‖, second by masking
+      assert.match(
+        myths.text,
+        lang === 'zh' ? /按 ‖α₀ⱼ·vⱼ‖ 排第 4（共 4 个），按屏蔽的效果排第 2/ : /4 by ‖α₀ⱼ·vⱼ‖ and 2 by masking/,
+      );
       assert.equal(await page.isVisible('#myth-contrib'), true);
       await shot(page, 'why', `why-${lang}-guess`);
     });

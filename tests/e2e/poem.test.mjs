@@ -48,6 +48,7 @@ for (const lang of ['zh', 'en']) {
           assert.ok(Math.abs(r.reduce((a, b) => a + b, 0) - 1) < 1e-3);
         }
         // guess first (§8.2): the ablation table waits behind the question; the answer is heads.json's costliest head
+        await page.$eval('#poem-advanced', (d) => (d.open = true)); // the 进阶 fold holds the ablation
         await page.waitForSelector('#poem-reveal');
         assert.equal(await page.isVisible('#poem-table'), false);
         await page.click('#poem-reveal');

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setUp, withPage, ROOT, attr, canvasInk, shot, overflow } from './harness.mjs';
+import { fmt } from '../../web/demo/shared/format.js';
 
 setUp();
 
@@ -20,6 +21,8 @@ async function trainData(page) {
     out[k] = ['state', 'task', 'variant', 'entropy', 'entropyInitial', 'mass'].includes(k) ? v : Number(v);
   return out;
 }
+/** Open part 12's 进阶 fold (learning rate, batch, pace, seed, stop, initial scale, no 1/√dₖ). */
+const openAdvanced = (page) => page.$eval('#train-advanced', (d) => (d.open = true));
 const trainState = (page, states, timeout = 90000) =>
   page.waitForFunction((s) => s.includes(document.querySelector('#train')?.dataset.state), states, { timeout });
 /** The live heat maps: one matrix (rows = queries) per head. */
@@ -113,6 +116,12 @@ test(
       assert.ok(Math.min(...eNow) < 0.75 * lnT, `a head's entropy fell below ln T: ${eNow}`);
       const series = JSON.parse(await attr(page, '#train-entropy-chart', 'data-series'));
       assert.ok(series.length >= 10 && Math.min(...series.at(-1)[1]) < lnT);
+      // the guide's first card quotes the step-0 entropies the chart starts from (hist.stats[0], data-entropy-initial) and its red line (computed, not typed)
+      const card = await page.$$eval('#train-guide output[data-guide]', (os) =>
+        Object.fromEntries(os.map((o) => [o.dataset.guide, o.textContent])),
+      );
+      assert.equal(card.start, e0.map((e) => fmt(e, 2)).join(' 和 '));
+      assert.equal(card.uniform, fmt(lnT, 2));
       const mass = JSON.parse(await attr(page, '#train', 'data-mass'));
       assert.ok(Math.max(...mass) > 0.5, `a head puts most of its weight on the anti-diagonal: ${mass}`);
       for (const c of await canvasInk(page, '#train-entropy-chart, #train-mass-chart'))
@@ -147,6 +156,7 @@ test(
       await shot(page, 'train', 'train-trained-zh-1280');
 
       // Keep training at full speed (stopping at 95 % happens once), then pause: the step counter stops.
+      await openAdvanced(page);
       await page.selectOption('#train-pace', '0');
       await page.click('#train-start');
       await trainState(page, ['running']);
@@ -202,6 +212,7 @@ test(
     await withPage('?lang=en&variant=scalar&trainseed=2', 400, async (page) => {
       await trainState(page, ['ready']);
       assert.equal((await trainData(page)).variant, 'scalar');
+      await openAdvanced(page);
       await page.selectOption('#train-pace', '0');
 
       // next token (causal): nothing above the diagonal, ever
@@ -263,6 +274,7 @@ test(
     await withPage('?lang=en&trainseed=4', async (page) => {
       await trainState(page, ['ready']);
       const plain = JSON.parse(await attr(page, '#train', 'data-entropy'));
+      await openAdvanced(page);
       await page.check('#train-noscale');
       await page.waitForFunction(
         () =>
@@ -299,6 +311,7 @@ test(
     for (const variant of ['simd', 'scalar']) {
       await withPage(`?lang=en&variant=${variant}&trainseed=1`, async (page) => {
         await trainState(page, ['ready']);
+        await openAdvanced(page);
         await page.selectOption('#train-pace', '0'); // full speed, batch 32, lr 0.01, 2 heads (the defaults)
         await page.click('#train-start');
         await trainState(page, ['done']);

@@ -7,6 +7,7 @@
 
 import { h } from './widgets/dom.js';
 import { guidePath } from './widgets/guide.js';
+import { glossary } from './widgets/glossary.js';
 import { errText } from './shared/format.js';
 import { LANG, t } from './i18n.js';
 
@@ -149,6 +150,7 @@ async function main() {
   );
   applyStatic();
   buildSections();
+  document.body.append(...glossary());
   variantPicker(variant);
   let init;
   try {

@@ -84,19 +84,20 @@ export default {
   'guide.pitfalls.3':
     'Last row: set the padding keys from 2 to 3. The wrong version, filled with 0, leaks 12.9 % and then 32.9 % of the weight to the padding keys; on attnlab’s side the masked keys get exactly 0.',
 
+  'guide.and': ' and ',
   'guide.train.1':
-    'Click “Train” (by default: reverse, 2 heads). In the entropy chart both curves start near the red line ln 6 ≈ 1.79, and once the task is learnt at least one head is far below it. Training stops by itself at 95 % accuracy.',
+    'Click “Train” (by default: reverse, 2 heads). In the entropy chart each head’s curve starts at <output data-guide="start">…</output>, a little below the red line (the entropy of uniform weights, ln 6 ≈ <output data-guide="uniform">…</output>), since untrained heads are already not quite uniform; once the task is learnt at least one head is far below it. Training stops by itself at 95 % accuracy.',
   'guide.train.2':
     'Once it stops, drag the “Maps at step” slider all the way left, then slowly right (or click “▶ Replay”): the maps go from near uniform to the anti-diagonal, query t looking at key 5 − t.',
   'guide.train.3':
-    'Tick “Train without 1/√dₖ”: a new model is made, and before any training its maps are already sharper, with lower entropy. Train again and compare the steps it takes to reach 95 %.',
+    'Open “Advanced” and tick “Train without 1/√dₖ”: a new model is made, and before any training its maps are already sharper, with lower entropy. Train again and compare the steps it takes to reach 95 %.',
 
   'guide.poem.1':
     'Change the seed, click “Write a poem”, then click any character of the poem: its attention rows appear below, one per layer and head. They are the weights with which the model chose that character.',
   'guide.poem.2':
     'In the grid of “What each head looks at”, click layer 2 · head 2 (previous character): its map has a bright line just below the diagonal. On the held-out poems it puts about half its weight (0.48) on the previous character.',
   'guide.poem.3':
-    'Answer the “Guess first” of “Switch heads off”, then untick the head of the answer: see how much the held-out loss rises, and what the poem written with the same random draws becomes.',
+    'Open “Advanced: switch heads off”, answer its “Guess first”, then untick the head of the answer: see how much the held-out loss rises, and what the poem written with the same random draws becomes.',
 
   'guide.model.1':
     "Click “Try it with the page's poem model”: it loads in a background thread, and the line under the buttons then gives its shape: 4 layers × 4 heads, E = 128. You can also choose a folder of your own: a GPT-2 or Llama-family model with config.json, model.safetensors and tokenizer.json.",

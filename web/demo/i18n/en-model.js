@@ -12,7 +12,9 @@ export default {
     "Drop a model folder's files (config.json, model.safetensors, tokenizer.json, tokenizer_config.json) for the whole model, or one .safetensors file or JSON state dict for one layer.",
   'model.pick': 'Choose files…',
   'model.fileAria': "Your model files: a model folder's four files, or one .safetensors file or JSON state dict",
-  'model.sample': 'Try the sample (a small BERT, 2 layers)',
+  'model.sample': 'Try the sample (a small BERT, 2 layers, random weights)',
+  'model.sampleRandom':
+    'Note: this sample’s weights are random (a small test file, not a trained BERT); the stripes in its maps are not what BERT learns. For a trained model, see the poem chapter.',
   'model.noFile': 'No layer file yet: drop one, pick one, or try the sample.',
   'model.sampleFailed': 'Could not load the sample file: {err}',
   'model.readFailed': 'Could not read {f}: {err}',
@@ -78,7 +80,7 @@ export default {
   'model.folderAria': 'A Hugging Face model folder',
   'model.whole.title': 'A whole model: your prompt, its continuation, every head',
   'model.whole.note':
-    "Pick or drop the folder's files, or try the page's poem model (a small Llama trained on Tang and Song quatrains, the one of the poem chapter). Type a prompt and generate: each token appears as <code>generate</code> produces it, and Stop ends it. Then one <code>forward</code> with <code>outputAttentions</code> gives every layer's attention on the whole text: click a head in the grid for its map, and a token for its links.",
+    "Pick or drop the folder's files, or try the page's poem model (a small Llama trained on Tang and Song quatrains, the one of the poem chapter). Type a prompt and generate: each token appears as <code>generate</code> produces it (tokens are the model's own tokenizer's: one character each for the poem model, as in the poem chapter; subwords for GPT-2 and most others), and Stop ends it. Then one <code>forward</code> with <code>outputAttentions</code> gives every layer's attention on the whole text: click a head in the grid for its map, and a token for its links.",
   'model.one.title': 'One attention layer, on made-up inputs',
   'model.one.note':
     "A lone <code>.safetensors</code> file or JSON state dict: the layer you pick runs by itself, on inputs made up here, not on the outputs of the model's earlier layers.",

@@ -12,7 +12,8 @@ export default {
   'poem.httpError': '{f}: HTTP {s}',
   'poem.waiting': 'Waiting for the model…',
   'poem.facts':
-    '<strong>The model</strong>: {p} M parameters, {L} layers × {H} heads, E = {E}, a vocabulary of {V} characters. Its loss on held-out quatrains is {loss} nats per character ({n} characters), against {bigram} for a character bigram model and {unigram} for character frequencies alone.',
+    '<strong>The model</strong>: {p} M parameters, {L} layers × {H} heads, E = {E}, a vocabulary of {V} characters. <strong>Held-out loss</strong>: on the {poems} held-out quatrains shipped with the model ({chars} predicted tokens: every character and each poem’s final [EOS]), {loss} nats per character; “held-out loss” in this chapter always means these poems. For reference, the training report gives, on the whole test split ({n} predicted tokens): {bigram} for a bigram model that sees only the previous character, {unigram} for character frequencies alone.',
+  'poem.legend': 'attention weight ({bos} = [BOS], the start token)',
   'poem.layer': 'layer {l}',
   'poem.lh': 'layer {l} · head {h}',
   'poem.headN': 'head {h}',
@@ -32,6 +33,7 @@ export default {
   'poem.write': 'Write a poem',
   'poem.nextSeed': 'Another (seed + 1)',
   'poem.cellTip': 'character {i}: click for its attention rows',
+  'poem.noGlyph': '(no font on this computer draws this character; its code point {u} is shown)',
   'poem.forcedTip': 'set by the form; the model had sampled “{want}”',
   'poem.form.none': 'The model kept the form on its own: nothing was replaced.',
   'poem.form.some': 'The form replaced {n} of the model’s characters (sampled → kept): {list}.',
@@ -51,10 +53,10 @@ export default {
     'The same architecture with freshly initialised weights (<code>createModel(model.config)</code>, seed 1) writes gibberish, and its causal attention is close to uniform over the characters so far: the lower triangle of the maps is the causal mask, not learning. The switch applies to the whole chapter.',
   'poem.model.trained': 'trained model',
   'poem.model.random': 'random initialisation',
-  'poem.compare.trained':
-    'Trained: {loss} nats per character on held-out poems; mean attention entropy {e} (uniform: {u}).',
+  'poem.compare.trained': 'Trained: {loss} nats per character; mean attention entropy {e} (uniform: {u}).',
   'poem.compare.random': 'Random: {loss} nats; mean attention entropy {e} (uniform: {u}).',
-  'poem.compare.lnV': 'Guessing uniformly among {V} characters costs ln V = {v} nats ({n} held-out poems).',
+  'poem.compare.lnV': 'Guessing uniformly among {V} characters costs ln V = {v} nats.',
+  'poem.compare.sample': 'On the {n} held-out poems ({c} predicted tokens):',
 
   'poem.grid.title': 'What each head looks at, measured',
   'poem.grid.sec': '§7.1 · §7.2',
@@ -79,24 +81,46 @@ export default {
   'poem.linkTip': 'query {q} → key {k}: {v}',
   'poem.linkQuery': 'query {tok}: {best}',
 
+  'poem.sentence.title': 'The tutorial’s sentence, read by this model',
+  'poem.sentence.sec': '§2.3 · §7.1',
+  'poem.sentence.note':
+    'Section 2.3 of the tutorial explains attention with “这只猫因为没有及时喂食，所以一直在叫。” (the cat, not fed in time, keeps crying): ideally 叫 (cry) should look at 猫 (cat: who cries) and 喂食 (feeding: why). Here the sentence goes through the poem model above: in its vocabulary one character is one token, [BOS] goes first, and one forward gives 叫’s attention row in every layer and head. Every number below is computed from the model on this page now, not typed in.',
+  'poem.sentence.comma': 'as written (with its comma)',
+  'poem.sentence.plain': 'without the comma',
+  'poem.sentence.rowsTitle': 'attention rows of 叫 (one per layer and head)',
+  'poem.sentence.named': '{lh} ({name})',
+  'poem.sentence.other.comma': 'the sentence without its comma',
+  'poem.sentence.other.plain': 'the sentence with its comma',
+  'poem.sentence.card':
+    '叫 sees {n} tokens ([BOS] and every character before it); uniform attention would give each {u}. Of the {heads} heads, the one that puts most weight on 喂 (feed) is {feed}: {fw}{feedTop}. The most any head puts on 猫 (cat) is {cat}: {cw}{catTop}. In {other}, the same {feed} looks mostly at “{ek}” ({ew}).',
+  'poem.sentence.top.self': ', its largest weight of all',
+  'poem.sentence.top.other': ', while its largest weight goes to “{k}” ({w})',
+  'poem.sentence.moral':
+    'No head links 叫 mainly to 猫 as the tutorial’s picture does. This model has read only quatrains, and its heads learned the structure of poems: punctuation, the previous character, the start of a line (see the grid above). Adding or removing one comma changes what the same head looks at: it looks for positions and punctuation, not for who is crying. The tutorial’s ideal reader is drawn to make a point; what a trained model learns depends on what it has read.',
+
+  'poem.advanced': 'Advanced: switch heads off, and guess first which head matters most (Section 8.2 of the tutorial)',
   'poem.mask.title': 'Switch heads off',
   'poem.mask.sec': '§8.2',
   'poem.mask.note':
-    'A head switched off has its attention weights multiplied by 0 (<code>headMask</code>). Its loss on held-out poems and a poem sampled with the same random numbers show what it did. The table compares how sharp each head’s attention is (how far its entropy is below the uniform level) with what removing it costs: attention weights alone do not tell which heads matter.',
+    'A head switched off has its attention weights multiplied by 0 (<code>headMask</code>). The change in loss, and two poems sampled with the same random numbers (one with every head, one with the chosen heads off; so that they differ only by those heads they come from this panel’s own sampler, not the poem written above), show what it did. The table compares how sharp each head’s attention is (how far its entropy is below the uniform level) with what removing it costs: attention weights alone do not tell which heads matter.',
   'poem.guessQ':
     'The table below switches the {n} heads off one at a time and measures how much the held-out loss rises. Which head, switched off, raises the loss most? The one whose attention is sharpest?',
   'poem.guessAnswer':
     '<b>{top}: without it the loss rises by {d} nats, the most of the {n} heads.</b> Yet its attention is almost flat: entropy {e} against {u} for uniform, number {rank} by sharpness. The sharpest head, {sharp} (entropy {se}), costs only {sd} when switched off: attention weights alone do not tell which head matters (Section 8.2 of the tutorial).',
   'poem.maskReset': 'All heads on',
-  'poem.maskLoss': 'Held-out loss ({n} poems): {a} with every head, {b} with these off: {off} (change {d} nats).',
-  'poem.maskIntact': 'every head:',
+  'poem.maskLoss':
+    'With {off} off, the loss changes by {d} nats (measured on the first {n} held-out poems, {c} predicted tokens, so that each click answers at once).',
+  'poem.maskNone':
+    'Every head is on. Switch one off to see the change in loss (measured on the first {n} held-out poems, {c} predicted tokens).',
+  'poem.maskIntact': 'every head on:',
   'poem.maskMasked': 'heads off:',
   'poem.col.head': 'head',
   'poem.col.name': 'measured pattern',
   'poem.col.entropy': 'entropy (nats)',
   'poem.col.sharp': 'sharpness ({u} − entropy)',
   'poem.col.delta': 'loss change when removed',
-  'poem.tableNote': 'Intact loss {base} ({src}). Rank correlation between sharpness and effect: ρ = {rho}.',
+  'poem.tableNote':
+    'Loss with every head on: {base} ({src}). Rank correlation between sharpness and effect: ρ = {rho}.',
 
   'poem.train.title': 'Train one from scratch, here',
   'poem.train.sec': '§10.1',

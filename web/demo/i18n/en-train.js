@@ -14,6 +14,7 @@ export default {
     'Five store tokens "k=v" (distinct keys a–h, digits 0–9), then three queries "k?"; the answer at a query is the digit stored under its key (scored). At a store token the model is trained to say its own digit (not scored).',
   'task.recall.pattern': 'each query row (the last three) looks at the store token with the same key',
   'train.task': 'Task',
+  'train.advanced': 'Advanced: learning rate, batch, speed, seed, stop at 95 %, initial scale, training without 1/√dₖ',
   'train.heads': 'Heads (divide E = {e})',
   'train.headsAria': 'number of heads',
   'train.lr': 'Learning rate (Adam)',

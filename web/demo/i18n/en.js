@@ -8,6 +8,7 @@ import modern from './en-modern.js';
 import poem from './en-poem.js';
 import arch from './en-arch.js';
 import guide from './en-guide.js';
+import glossary from './en-glossary.js';
 
 export default {
   ...training,
@@ -16,6 +17,7 @@ export default {
   ...poem,
   ...arch,
   ...guide,
+  ...glossary,
   'page.title': 'attnlab — the attention tutorial, live',
   'page.sub': 'the attention tutorial, live',
   'page.lede':
@@ -241,7 +243,7 @@ export default {
   'why.rnnLabel': 'RNN: the first word reaches the last through {steps} state updates, one after the other',
   'why.attnLabel': 'Attention: the last word looks at every word in one step, all pairs at once',
   'why.picNote':
-    'The sentence of Section 2.3 of the tutorial, in English ({n} words). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
+    'The sentence of Section 2.3 of the tutorial, in English ({n} words; the Chinese page counts one character as one token from here on, as the poem model does). When the model reads "crying" it needs "cat": the RNN must carry the cat through every update in between and forgets a little each time; attention scores "crying" against "cat" directly.',
   'why.colRnnPath': 'RNN path, first → last',
   'why.colAttnPath': 'attention path',
   'why.colCnn': 'CNN layers of width 3, first ↔ last',
@@ -273,6 +275,7 @@ export default {
   'cross.mode': 'Attention type',
   'cross.self': 'self-attention: Q = K = V = the decoder sequence',
   'cross.cross': 'cross-attention: Q from the decoder, K = V from the encoder',
+  'cross.scores': 'scores',
   'cross.weights': 'weights',
   'cross.output': 'output',
   'cross.selfNote':
@@ -284,6 +287,7 @@ export default {
   'cross.batchNote':
     'One attnlab call on the whole batch; every item is attended on its own, with no weight between items. Compared with one call per item: max |Δ| = {d}.',
 
+  'heads.advanced': 'Advanced: each head’s output, the merge back to (B, L, 8), W_O',
   'heads.batch': 'Batch size B (the tutorial: 2)',
   'heads.batchAria': 'batch size',
   'heads.wrong': 'Wrong transpose: scores with',
@@ -320,7 +324,7 @@ export default {
   'myths.m1Caption': 'untrained layer, head 1',
   'myths.m2': '§8.2 · A large weight is not a large effect',
   'myths.m2Note':
-    '<b>Much more: masking k{a} moves the output by {k}; zeroing v{a} moves it by only {z}.</b> A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. Ranked by ‖α₀ⱼ·vⱼ‖, k{c} matters most; ranked by masking, k{m}. Importance depends on the intervention. A weight map is a view, not an explanation.',
+    '<b>Much more: masking k{a} moves the output by {k}; zeroing v{a} moves it by only {z}.</b> A weight α₀ⱼ says in what proportion vⱼ is mixed into the output, not how much vⱼ changes it. "Effect" depends on what you remove: set vⱼ to 0 and the output moves by ‖α₀ⱼ·vⱼ‖; mask key kⱼ and the softmax hands its weight to the other keys, and the output moves by the last column. k{a} has the largest weight but a short value: zeroing its value moves the output by {z}, masking the key moves it by {k}. The same k{a} ranks 1 of {n} by weight, {rc} by ‖α₀ⱼ·vⱼ‖ and {rm} by masking. Importance depends on the intervention. A weight map is a view, not an explanation.',
   'myths.m2Lead':
     'A weight α₀ⱼ says in what proportion vⱼ is mixed into the output. Is the most-weighted key the one that matters most?',
   'myths.m2Guess':
@@ -386,6 +390,8 @@ export default {
   'pf.mask-zero.why':
     "The last keys are padding and must get no weight. <code>scores.masked_fill(mask == 0, 0)</code> sets their scores to 0, an ordinary score: e⁰ = 1 still takes a share. Fill with −1e9 (the tutorial) or −∞ so that exp gives 0. Note that −1e9 is outside float16's range (largest ≈ 65504): in half precision PyTorch's <code>masked_fill</code> raises (<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>), which is why real code writes <code>torch.finfo(scores.dtype).min</code>. attnlab takes a bool mask (SDPA: 1 = may attend) and never gives a masked key weight; nn.MultiheadAttention's masks use the opposite convention (1 = masked).",
   'pf.mask-zero.ctl': 'padding keys',
+  'pf.mask-zero.pad': '{k} (pad)',
+  'pf.mask-zero.rightCode': 'attnMask (1 = may attend)',
   'pf.mask-zero.bad': 'masked keys still get {p} % of the weight',
   'pf.mask-zero.good': 'masked keys get exactly 0',
 

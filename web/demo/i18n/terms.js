@@ -65,6 +65,38 @@ export const GLOSSARY = [
 ];
 
 /**
+ * Words of the model chapters a learner meets without an explanation in the text (the glossary explains them; not
+ * checked in the catalogues: RMSNorm, RoPE and SwiGLU are names and stay as glosses).
+ */
+export const LEARNER_TERMS = [
+  { en: 'RMSNorm', zh: '均方根归一化' },
+  { en: 'RoPE', zh: '旋转位置编码' },
+  { en: 'SwiGLU', zh: '门控前馈层' },
+  { en: 'residual', zh: '残差' },
+  { en: 'causal mask', zh: '因果掩码' },
+  { en: 'temperature', zh: '温度' },
+  { en: '[BOS]', zh: '开头标记' },
+  { en: '[EOS]', zh: '结尾标记' },
+];
+
+/**
+ * The glossary the page opens (widgets/glossary.js): every term of TERMS, GLOSSARY and LEARNER_TERMS that is a word
+ * of the field (not 'torch', a spelling of PyTorch), with the catalogue key of its one-line explanation.
+ * @returns {{ en: string, zh: string, key: string }[]}
+ */
+export function glossaryTerms() {
+  return [...TERMS, ...GLOSSARY, ...LEARNER_TERMS]
+    .filter((x) => x.en !== 'torch')
+    .map((x) => ({
+      ...x,
+      key: `glossary.def.${x.en
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '')}`,
+    }));
+}
+
+/**
  * attnlab's API names the catalogues mention: in code font (<code>…</code>) in every string that carries markup
  * (the page renders those as HTML); plain-text strings (errors, tooltips, aria labels) keep them as they are.
  */

@@ -4,7 +4,7 @@
 export default {
   'model.cellTip': '{caption}：查询 {q} → 键 {k}：{v}',
   'part.model.toc': '你的模型',
-  'part.model.title': '你的模型：能写字的整个检查点，或作用在虚构输入上的一层',
+  'part.model.title': '你的模型：能续写文本的完整模型，或作用在虚构输入上的一层',
   'part.model.intro':
     '带上你自己的权重，有两种方式。<b>整个模型</b>：Hugging Face 模型文件夹里的文件，GPT-2、Llama 系列（Llama、Mistral、Qwen2）或 Qwen3：<code>config.json</code>、<code>model.safetensors</code>、<code>tokenizer.json</code>、<code>tokenizer_config.json</code>。attnlab 在后台线程里运行真正的网络（<code>loadModel</code>），读你的提示，一个词元一个词元地往下写，再画出每一层、每个头在它实际读到的文字上的注意力。<b>单独一层</b>：一个 <code>.safetensors</code> 文件（BERT、GPT-2 或 ViT 的命名）或“句子上的多头注意力”部分用的 JSON 状态字典；只运行这一层（<code>fromHuggingFace</code>），输入是虚构的词向量、随机向量或你粘贴的隐藏状态，所以这些热力图不是模型读你的文字时的注意力。文件不会离开你的浏览器。',
 
@@ -12,7 +12,9 @@ export default {
     '整个模型：把模型文件夹里的文件（config.json、model.safetensors、tokenizer.json、tokenizer_config.json）拖到这里；单独一层：拖入一个 .safetensors 文件或 JSON 状态字典。',
   'model.pick': '选择文件…',
   'model.fileAria': '你的模型文件：模型文件夹里的四个文件，或一个 .safetensors 文件或 JSON 状态字典',
-  'model.sample': '试试示例（一个 2 层的小 BERT）',
+  'model.sample': '试试示例（一个 2 层的小 BERT，随机权重）',
+  'model.sampleRandom':
+    '注意：这个示例的权重是随机生成的（测试用的小文件，不是训练过的 BERT），图上的条纹不是 BERT 学到的东西。训练过的模型见诗歌一章。',
   'model.noFile': '还没有单层文件：拖入、选择一个，或试试示例。',
   'model.sampleFailed': '示例文件加载失败：{err}',
   'model.readFailed': '无法读取 {f}：{err}',
@@ -35,7 +37,7 @@ export default {
   'model.heads': '头数（numHeads）',
   'model.headsFromFile': '取自文件',
   'model.headsGuess.metadata': '取自文件的元数据',
-  'model.headsGuess.width64': '推测值：E = {e}，每头宽 64（权重里不存头数）',
+  'model.headsGuess.width64': '推测值：E = {e}，每个头 64 维（权重里不存头数）',
   'model.headsGuess.small': 'E = {e} 时的推测值（权重里不存头数，请核对模型配置）',
   'model.causal': '因果掩码（GPT-2）',
 
@@ -45,10 +47,10 @@ export default {
   'model.mode.vectors': '隐藏状态向量',
   'model.mode.random': '随机向量',
   'model.note.words':
-    '每个词变成一个宽 {e} 的虚构向量（同一个词，同一个向量），再加上位置编码。这一层本该接收前一层的输出，但这里没有逐层运行整个模型，所以用虚构向量代替。最多 {max} 个词。',
+    '每个词变成一个 {e} 维的虚构向量（同一个词，同一个向量），再加上位置编码。这一层本该接收前一层的输出，但这里没有逐层运行整个模型，所以用虚构向量代替。最多 {max} 个词。',
   'model.note.vectors':
     '每行一个词元：{e} 个数，用空格或逗号分隔，前面可加“标签:”。也可以粘贴形状为 (L, {e}) 的 JSON 数组。最多 {max} 行。',
-  'model.note.random': '由种子生成的 N(0, 1) 隐藏状态，宽 {e}：种子相同，输入就相同。',
+  'model.note.random': '由种子生成的 N(0, 1) 隐藏状态，{e} 维：种子相同，输入就相同。',
   'model.count': '词元数',
   'model.seed': '种子',
   'model.run': '运行这一层',
@@ -68,7 +70,7 @@ export default {
   'model.notRows': '应为由行组成的数组，例如 [[0.1, 0.2, …], …]',
 
   'model.summary':
-    '{what}：E = {e}，{h} 个头，每头宽 {d}，{l} 个查询 × {s} 个键{mask}。每张图是一个头的 softmax(QKᵀ/√d)（行是查询，每行和为 1）；最后一张是各头的平均，仅供诊断。',
+    '{what}：E = {e}，{h} 个头，每个头 {d} 维，{l} 个查询 × {s} 个键{mask}。每张图是一个头的 softmax(QKᵀ/√d)（行是查询，每行和为 1）；最后一张是各头的平均，仅供诊断。',
   'model.summaryCausal': '，因果',
   'model.mapsTitle': '各头的注意力',
   'model.linksTitle': '词元连线（每个头一种颜色）',
@@ -77,7 +79,7 @@ export default {
   'model.folderAria': '一个 Hugging Face 模型文件夹',
   'model.whole.title': '整个模型：你的提示、它的续写、每一个头',
   'model.whole.note':
-    '选择或拖入文件夹里的文件，或者试试本页的诗歌模型（在唐宋绝句上训练的小 Llama，就是诗歌一章用的那个）。输入提示后生成：<code>generate</code> 每产生一个词元就显示一个，“停止”随时结束。之后用一次带 <code>outputAttentions</code> 的 <code>forward</code> 取得每一层在整段文字上的注意力：点网格里的一个头看它的热力图，点一个词元看它的连线。',
+    '选择或拖入文件夹里的文件，或者试试本页的诗歌模型（在唐宋绝句上训练的小 Llama，就是诗歌一章用的那个）。输入提示后生成：<code>generate</code> 每产生一个词元就显示一个（词元由模型自己的分词器决定：诗歌模型一个字一个词元，和诗歌一章一样；GPT-2 等模型的词元是子词），“停止”随时结束。之后用一次带 <code>outputAttentions</code> 的 <code>forward</code> 取得每一层在整段文字上的注意力：点网格里的一个头看它的热力图，点一个词元看它的连线。',
   'model.one.title': '单独一层注意力，作用在虚构的输入上',
   'model.one.note':
     '单个 <code>.safetensors</code> 文件或 JSON 状态字典：你选的那一层单独运行，输入是这里编出来的，而不是模型前面各层的输出。',
@@ -100,8 +102,8 @@ export default {
   'model.gen.max': '新词元数',
   'model.gen.temp': '温度（0 = 贪心）',
   'model.gen.seed': '种子',
-  'model.gen.topK': 'top-k（0 = 不用）',
-  'model.gen.topP': 'top-p',
+  'model.gen.topK': 'top-k（只在概率最高的 k 个词元里抽样；0 = 不用）',
+  'model.gen.topP': 'top-p（只在累计概率达到 p 的最可能词元里抽样）',
   'model.gen.eos': '遇到结束词元就停',
   'model.gen.go': '生成',
   'model.gen.stop': '停止',

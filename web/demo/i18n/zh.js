@@ -8,6 +8,7 @@ import modern from './zh-modern.js';
 import poem from './zh-poem.js';
 import arch from './zh-arch.js';
 import guide from './zh-guide.js';
+import glossary from './zh-glossary.js';
 
 export default {
   ...training,
@@ -16,6 +17,7 @@ export default {
   ...poem,
   ...arch,
   ...guide,
+  ...glossary,
   'page.title': 'attnlab：注意力教程的交互版',
   'page.sub': '注意力教程的交互版',
   'page.lede':
@@ -49,7 +51,7 @@ export default {
   'part.why.toc': '为什么用注意力',
   'part.why.title': '注意力为什么胜过 RNN 和 CNN',
   'part.why.intro':
-    'RNN 要把第 1 个词的信息传到第 n 个词，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（教程第 3 节）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
+    'RNN 要把第 1 个词元的信息传到第 n 个词元，得依次经过 n − 1 次状态更新；CNN 只看一个窗口，要看远处就得堆很多层。注意力一步就能连起任意两个位置，而且所有位置对可以写成矩阵乘法一次算完（教程第 3 节）。代价是每个序列要算 L² 个分数，最后的“速度”部分会实测这一点。',
   'part.dot.toc': '查询/键/值与点积',
   'part.dot.title': '图书馆类比：查询、键、值，以及用点积衡量相似度',
   'part.dot.intro':
@@ -132,7 +134,7 @@ export default {
   'sbs.softcapOn': '开',
   'sbs.softcapAria': '软截断系数 c',
   'sbs.modernNote':
-    '现代大模型在此基础上又加了几条规则，attnlab 都已内置。因果掩码可以左上对齐（训练时：查询 i 就是第 i 个词元），也可以右下对齐（用缓存解码时：Lq 个查询是 Lk 个位置中的最后 Lq 个，所以查询 i 能看到键 j ≤ i + Lk − Lq；让 Q 的行数比 K 少就能看出区别）。滑动窗口（Mistral、Gemma 2）让对齐位置为 p 的查询只看键 p − left … p + right。软截断（Gemma 2）在加掩码之前用 c·tanh(s / c) 把每个分数压进 (−c, c)。这些规则去掉的格子一律是 −∞，与填充值无关；填充值只作用于你点击的格子。',
+    '现代大模型在此基础上又加了几条规则，attnlab 都已内置。因果掩码可以左上对齐（训练时：查询 i 就是第 i 个词元），也可以右下对齐（用缓存解码时：Lq 个查询是 Lk 个位置中的最后 Lq 个，所以查询 i 能看到键 j ≤ i + Lk − Lq；让 Q 的行数比 K 少就能看出区别）。滑动窗口（Mistral、Gemma 2）让对齐位置为 p 的查询只看键 p − 左 … p + 右。软截断（Gemma 2）在加掩码之前用 c·tanh(s / c) 把每个分数压进 (−c, c)。这些规则去掉的格子一律是 −∞，与填充值无关；填充值只作用于你点击的格子。',
   'sbs.lowerRightSquare': '这里 Lq = Lk，右下对齐和左上对齐完全一样：让 Q 的行数比 K 少（或多），就能看出区别。',
   'sbs.callNote':
     '下面每一步都是用同样的选项调用一次 attnlab，只有 <code>returnScores</code> 选项不同（QKᵀ 那一步另把 <code>scale</code> 设为 1）：',
@@ -183,7 +185,7 @@ export default {
   'sbs.tagAttnTitle': '来自 attn.scaledDotProductAttention',
   'sbs.advanced': '进阶：−∞ 填充、温度、因果掩码的对齐、滑动窗口、软截断',
   'simple.sentence':
-    '教程 2.3 节的句子：“这只猫因为没有及时喂食所以一直在<b>叫</b>。”下面处理的是“叫”。句子已经切成词元（token：模型处理文本的基本单位，这里一个词算一个词元），每个词元有一个向量。',
+    '教程 2.3 节的句子：“这只猫因为没有及时喂食所以一直在<b>叫</b>。”下面处理的是“叫”。句子已经切成词元（token：模型处理文本的基本单位，这里一个词算一个词元；从下一部分起，一个字算一个词元），每个词元有一个向量。',
   'simple.step1': '① 打分：“叫”该关注谁？',
   'simple.scoreAria': '“{w}”的分数',
   'simple.preset.tutorial': '教程的打分：猫高，喂食中，因为低',
@@ -236,7 +238,7 @@ export default {
   'why.rnnLabel': 'RNN：第一个字的信息要经过 {steps} 次串行的状态更新才能传到最后一个字',
   'why.attnLabel': '注意力：最后一个字一步就能看到每个字，所有位置对同时计算',
   'why.picNote':
-    '这是教程 2.3 节的句子（{n} 个词元）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
+    '这是教程 2.3 节的句子（{n} 个词元：从这里起，中文一个字算一个词元，和诗歌一章的模型一样）。模型读到“叫”时需要“猫”的信息：RNN 得把“猫”一路带过中间的每次更新，每次都会遗忘一点；注意力直接给“叫”和“猫”打分。',
   'why.colRnnPath': 'RNN 路径（首 → 尾）',
   'why.colAttnPath': '注意力路径',
   'why.colCnn': 'CNN 层数（宽度 3，首 ↔ 尾）',
@@ -267,6 +269,7 @@ export default {
   'cross.mode': '注意力类型',
   'cross.self': '自注意力：Q = K = V = 解码器序列',
   'cross.cross': '交叉注意力：Q 来自解码器，K = V 来自编码器',
+  'cross.scores': '分数',
   'cross.weights': '权重',
   'cross.output': '输出',
   'cross.selfNote': '序列里每个词元看同一序列里的词元：权重是 Lq × Lq 的方阵。',
@@ -277,6 +280,7 @@ export default {
   'cross.batchNote':
     '对整个批次只调用一次 attnlab；每个样本单独计算，不同样本之间互不关注。和逐个样本分别调用相比：最大 |Δ| = {d}。',
 
+  'heads.advanced': '进阶：每个头的输出、拼回 (B, L, 8)、W_O',
   'heads.batch': '批量大小 B（教程里是 2）',
   'heads.batchAria': '批量大小',
   'heads.wrong': '错误的转置：计算分数时用',
@@ -311,7 +315,7 @@ export default {
   'myths.m1Caption': '未训练的层，头 1',
   'myths.m2': '§8.2 · 权重大不等于作用大',
   'myths.m2Note':
-    '<b>大得多：屏蔽 k{a}，输出移动 {k}；把 v{a} 换成 0，只移动 {z}。</b>权重 α₀ⱼ 只说明 vⱼ 按多大比例混入输出，不说明它对输出的影响有多大。“影响”取决于你拿掉什么：把 vⱼ 换成 0，输出移动 ‖α₀ⱼ·vⱼ‖；把键 kⱼ 整个屏蔽，softmax 会把它的权重重新分给其他键，输出移动的是最后一列。k{a} 的权重最大，值向量却很短：把它的值换成 0，输出只动 {z}；屏蔽这个键，输出却动了 {k}。按 ‖α₀ⱼ·vⱼ‖ 排，影响最大的是 k{c}；按屏蔽的效果排，是 k{m}。重要不重要，要看做的是哪种干预。权重热力图只是一种观察手段，不是解释。',
+    '<b>大得多：屏蔽 k{a}，输出移动 {k}；把 v{a} 换成 0，只移动 {z}。</b>权重 α₀ⱼ 只说明 vⱼ 按多大比例混入输出，不说明它对输出的影响有多大。“影响”取决于你拿掉什么：把 vⱼ 换成 0，输出移动 ‖α₀ⱼ·vⱼ‖；把键 kⱼ 整个屏蔽，softmax 会把它的权重重新分给其他键，输出移动的是最后一列。k{a} 的权重最大，值向量却很短：把它的值换成 0，输出只动 {z}；屏蔽这个键，输出却动了 {k}。同一个 k{a}，按权重排第 1，按 ‖α₀ⱼ·vⱼ‖ 排第 {rc}（共 {n} 个），按屏蔽的效果排第 {rm}。重要不重要，要看做的是哪种干预。权重热力图只是一种观察手段，不是解释。',
   'myths.m2Lead': '权重 α₀ⱼ 说明 vⱼ 按多大比例混入输出。权重最大的键，就是对输出最重要的键吗？',
   'myths.m2Guess':
     'k{a} 的权重最大（α = {w}），但它的值向量很短（‖v{a}‖ = {n}）。把 v{a} 换成 0，输出只移动 α·‖v{a}‖，很小。如果把键 k{a} 整个屏蔽呢？输出移动得比这大得多、差不多，还是更小？',
@@ -374,8 +378,10 @@ export default {
   'pf.mask-zero.title': '被屏蔽的位置仍有权重：填的是 0 而不是很大的负数',
   'pf.mask-zero.symptom': '现象：填充词元也分到了注意力。',
   'pf.mask-zero.why':
-    '最后几个键是填充（padding）词元，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。注意 −1e9 超出了 float16 的范围（最大约 65504）：半精度下 PyTorch 的 <code>masked_fill</code> 会直接报错（<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>），所以实际代码常写 <code>torch.finfo(scores.dtype).min</code>。attnlab 接收布尔掩码（SDPA：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
+    '最后几个键是填充（padding）词元，不应得到任何权重。<code>scores.masked_fill(mask == 0, 0)</code> 把它们的分数设为 0，而 0 只是一个普通的分数：e⁰ = 1 照样分走一份。应该填 −1e9（教程的写法）或 −∞，这样 exp 之后才是 0。注意 −1e9 超出了 float16 的范围（最大约 65504）：半精度下 PyTorch 的 <code>masked_fill</code> 会直接报错（<code>RuntimeError: value cannot be converted to type at::Half without overflow</code>），所以实际代码常写 <code>torch.finfo(scores.dtype).min</code>。attnlab 接收布尔掩码（缩放点积注意力的约定：1 = 可以看），被屏蔽的键绝不会得到权重；nn.MultiheadAttention 的掩码约定相反（1 = 屏蔽）。',
   'pf.mask-zero.ctl': '填充键的个数',
+  'pf.mask-zero.pad': '{k}（填充）',
+  'pf.mask-zero.rightCode': 'attnMask（1 = 可以看）',
   'pf.mask-zero.bad': '被屏蔽的键仍分到 {p} % 的权重',
   'pf.mask-zero.good': '被屏蔽的键权重恰好为 0',
 
@@ -393,7 +399,7 @@ export default {
   'speed.doneShort': '完成',
   'speed.warmup': '预热中',
   'speed.noteLoad': 'attnlab 的 {variant} 版本无法在这里加载：{err}',
-  'speed.done': '用时 {s} 秒完成（报告的逻辑核数为 {cores}；这里的 attnlab 是单线程）。',
+  'speed.done': '用时 {s} 秒完成（浏览器报告有 {cores} 个逻辑核；这里的 attnlab 是单线程）。',
   'speed.failed': '失败。',
   'speed.failedWorker': '测速在后台线程中失败：{err}',
   'speed.crashed': '测速用的后台线程无法启动或已崩溃：{err}',

@@ -75,6 +75,17 @@ export function guidePath(part) {
 }
 
 /**
+ * Numbers a card quotes from its panel: a card's <output data-guide="name"> shows what the part computed (the same
+ * data the panel draws), never a number typed into the catalogue.
+ * @param {string} part
+ * @param {Record<string, string>} values  name → text
+ */
+export function fillGuide(part, values) {
+  for (const [name, text] of Object.entries(values))
+    for (const o of document.querySelectorAll(`#${part}-guide [data-guide="${name}"]`)) o.textContent = text;
+}
+
+/**
  * A link to another part's section, e.g. from untrained noise to the poem chapter's trained model.
  * @param {string} part  the target part's id
  * @param {string} key  the link's text

@@ -63,7 +63,7 @@ function drawBatch(batch, attn) {
   batch.dataset.diff = String(diff);
   batch.replaceChildren(
     h('p.mono.small', {
-      text: `x (${B}, ${L}, ${dk}) → scores, ${t('cross.weights')} (${B}, ${L}, ${L}) → ${t('cross.output')} (${B}, ${L}, ${dk})`,
+      text: `x (${B}, ${L}, ${dk}) → ${t('cross.scores')}, ${t('cross.weights')} (${B}, ${L}, ${L}) → ${t('cross.output')} (${B}, ${L}, ${dk})`,
     }),
     h('div.inputs-row', {}, tables),
     h('p.note', { id: 'cross-batch-check', text: t('cross.batchNote', { d: diff === 0 ? '0' : fmt(diff, 2) }) }),

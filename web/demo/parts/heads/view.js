@@ -212,6 +212,9 @@ export function mount(root, attn) {
   wrongIn.addEventListener('change', () => store.set({ wrong: wrongIn.checked }));
   const mha = attn.createMultiHeadAttention({ embedDim: E, numHeads: H, batchFirst: true });
   const out = h('div', { id: 'heads-out' });
+  // 进阶: the steps after the weights (each head's output, the merge, W_O), kept open or shut across redraws
+  const foldBody = h('div.heads-steps');
+  const fold = h('details.advanced', { id: 'heads-advanced' }, h('summary', { text: t('heads.advanced') }), foldBody);
   root.append(
     h(
       'div.controls',
@@ -226,10 +229,13 @@ export function mount(root, attn) {
   function draw({ B, wrong }) {
     const c = headsChain(attn, mha, B);
     const [attention, ...rest] = outputSteps(c);
+    const check = rest.pop();
+    foldBody.replaceChildren(...rest);
     out.replaceChildren(
       shapeChain(B),
       h('p.note', { text: t('heads.item0', { B }) }),
-      h('div.heads-steps', {}, inputSteps(c), wrong ? wrongStep(attn, c) : attention, wrong ? [] : rest),
+      h('div.heads-steps', {}, inputSteps(c), wrong ? wrongStep(attn, c) : attention),
+      ...(wrong ? [] : [fold, check]),
     );
   }
   store.subscribe(draw);

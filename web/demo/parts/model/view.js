@@ -267,7 +267,7 @@ class ModelPart {
     try {
       const res = await fetch(new URL(SAMPLE, import.meta.url));
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      await this.loadBytes(new Uint8Array(await res.arrayBuffer()), 'sample-bert.safetensors');
+      await this.loadBytes(new Uint8Array(await res.arrayBuffer()), 'sample-bert.safetensors', t('model.sampleRandom'));
     } catch (e) {
       this.fileError(t('model.sampleFailed', { err: errText(e) }));
     }
@@ -295,8 +295,8 @@ class ModelPart {
     }
   }
 
-  /** @param {Uint8Array} bytes @param {string} name */
-  async loadBytes(bytes, name) {
+  /** @param {Uint8Array} bytes @param {string} name @param {string} [note]  said after the file's description */
+  async loadBytes(bytes, name, note = '') {
     let next;
     try {
       next = readModelFile(name, bytes);
@@ -306,7 +306,7 @@ class ModelPart {
     this.src = next;
     this.dropLayer();
     this.ui.fileMsg.className = 'note';
-    this.ui.fileMsg.textContent = describeFile(next);
+    this.ui.fileMsg.textContent = [describeFile(next), note].filter(Boolean).join(' ');
     this.pickArchitecture(next);
     this.fillLayer();
     this.render();

@@ -85,7 +85,22 @@ export function weightVsContribution(attn) {
     topWeight: argmaxOf(a),
     topContribution: argmaxOf(contrib),
     topMaskEffect: argmaxOf(maskEffect),
+    // where the most-weighted key stands in each ranking (1 = first): the rankings differ on it
+    rankOfTop: {
+      contrib: rankOf(contrib, argmaxOf(a)),
+      mask: rankOf(maskEffect, argmaxOf(a)),
+    },
   };
+}
+
+/**
+ * The place of entry i when the values are sorted largest first (1 = the largest; ties share the better place).
+ * @param {ArrayLike<number>} values
+ * @param {number} i
+ */
+export function rankOf(values, i) {
+  if (!Number.isInteger(i) || i < 0 || i >= values.length) throw new RangeError(`i: ${i} is not an index of values`);
+  return 1 + Array.from(values).filter((v) => v > values[i]).length;
 }
 
 /**

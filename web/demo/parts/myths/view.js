@@ -102,7 +102,8 @@ function contributionBox(c) {
   const tbl = contributionTable(c);
   tbl.hidden = true;
   const a = c.topWeight;
-  const vars = { a, c: c.topContribution, m: c.topMaskEffect, z: fmt(c.contrib[a], 3), k: fmt(c.maskEffect[a], 3) };
+  const ranks = { rc: c.rankOfTop.contrib, rm: c.rankOfTop.mask, n: c.weights.length };
+  const vars = { a, ...ranks, z: fmt(c.contrib[a], 3), k: fmt(c.maskEffect[a], 3) };
   const question = t('myths.m2Guess', { a, w: fmt(c.weights[a], 3), n: fmt(c.norms[a], 3) });
   const guess = guessCard('myths', question, () => {
     tbl.hidden = false;

@@ -230,7 +230,7 @@ function maskZeroRow(list, attn) {
     labelled('pf-pad', t('pf.mask-zero.ctl'), padSel),
     (wrongBody, rightBody, el) => {
       const r = maskZero(attn, Number(padSel.value));
-      const labels = MASK_LOGITS.map((_, j) => (r.keep[j] ? `k${j}` : `k${j} (pad)`));
+      const labels = MASK_LOGITS.map((_, j) => (r.keep[j] ? `k${j}` : t('pf.mask-zero.pad', { k: `k${j}` })));
       const n = MASK_LOGITS.length;
       wrongBody.replaceChildren(
         mono('scores.masked_fill(mask == 0, 0)'),
@@ -238,7 +238,7 @@ function maskZeroRow(list, attn) {
         verdict(false, t('pf.mask-zero.bad', { p: (r.leak * 100).toFixed(1) })),
       );
       rightBody.replaceChildren(
-        mono('attnMask (1 = may attend)'),
+        mono(t('pf.mask-zero.rightCode')),
         scroll(weightsTable(r.right, 1, n, labels)),
         verdict(r.rightLeak === 0, t('pf.mask-zero.good')),
       );

@@ -159,10 +159,16 @@ function lastRows(attentions) {
  */
 
 /**
+ * The number of predicted characters (targets) in tokenized poems: each poem's tokens after the first.
+ * @param {{ ids: Int32Array }[]} poems
+ */
+export const targetCount = (poems) => poems.reduce((a, p) => a + p.ids.length - 1, 0);
+
+/**
  * A poem from [BOS] by model.generate (seeded sampling, each token with its attention rows from onToken). With
  * `form`, a token the form does not allow stops generate; the form's choice replaces it (the punctuation it needs,
- * or a sample of the model's distribution restricted to what it allows) and generate goes on, seeded anew.
- * Without `form`, the model writes until [EOS] (or maxNewTokens).
+ * or a sample of the model's distribution restricted to what it allows) and generate goes on, seeded anew; the
+ * poem stops when its fourth line is complete, forced or not (no [EOS] appended). Without `form`, the model writes until [EOS] (or maxNewTokens).
  * @param {Model} model
  * @param {Tokenizer} tok
  * @param {{ lineLen?: number, temperature?: number, seed?: number, form?: boolean, maxNewTokens?: number }} o
@@ -198,6 +204,7 @@ export function generatePoem(model, tok, { lineLen = 0, temperature = 1, seed = 
     const id = sampleRestricted(logits, (i) => allowed(need, tok.tokens[i] ?? '[UNK]'), temperature, pick());
     ids.push(id);
     out.push({ id, s: tok.tokens[id], rows: lastRows(fwd.attentions), forced: true, wanted });
+    if (formNeed(text(), lineLen).end) break; // the form is complete: no run of forced [EOS]
   }
   return { tokens: out, form: checkForm(text()), forced: out.filter((g) => g.forced).length };
 }

@@ -6,7 +6,9 @@
 import { h } from '../../widgets/dom.js';
 import { drawHeatmap } from '../../widgets/heatmap.js';
 import { canvasLineChart } from '../../widgets/canvas-chart.js';
-import { tokenLinks, headColour } from '../../attnlab-viz.js';
+import { tokenLinks, headColour, weightColour } from '../../attnlab-viz.js';
+import { legend } from '../../widgets/legend.js';
+import { drawable, codePoint } from '../../widgets/glyph.js';
 import { fmt } from '../../shared/format.js';
 import { t } from '../../i18n.js';
 
@@ -22,8 +24,13 @@ export function poemLines(tokens, shown, onPick) {
   /** @type {HTMLElement[]} */
   const lines = [h('div.poem-line')];
   tokens.slice(0, shown).forEach((g, i) => {
-    const title = g.forced ? t('poem.forcedTip', { want: g.wanted ?? '' }) : t('poem.cellTip', { i: i + 1 });
-    const cell = h(`button.poem-char${g.forced ? '.forced' : ''}`, { type: 'button', title, 'data-i': i }, g.s);
+    const tip = g.forced ? t('poem.forcedTip', { want: g.wanted ?? '' }) : t('poem.cellTip', { i: i + 1 });
+    // a character no font of this browser has: its code point, not a box
+    const missing = !drawable(g.s);
+    const title = missing ? `${tip} ${t('poem.noGlyph', { u: codePoint(g.s) })}` : tip;
+    const text = missing ? h('span.poem-missing', { text: codePoint(g.s).slice(2) }) : g.s;
+    const cls = `button.poem-char${g.forced ? '.forced' : ''}${missing ? '.no-glyph' : ''}`;
+    const cell = h(cls, { type: 'button', title, 'data-i': i, 'data-char': g.s }, text);
     cell.addEventListener('click', () => onPick(i));
     lines.at(-1).append(cell);
     if (g.s === '，' || g.s === '。') lines.push(h('div.poem-line'));
@@ -38,14 +45,23 @@ export function poemLines(tokens, shown, onPick) {
  */
 export const layerHead = (l, hh) => t('poem.lh', { l: l + 1, h: hh + 1 });
 
+/** The heat maps' label of [BOS]: one character wide, so that the characters' labels stay upright and readable. */
+export const BOS_MARK = '◆';
+/** @param {string[]} labels */
+const mapLabels = (labels) => labels.map((s) => (s === '[BOS]' ? BOS_MARK : s));
+
+/** The colour legend of the chapter's maps (weights 0…1, attnlab/viz's colours), saying what ◆ is. */
+export const weightLegend = () => legend('seq', 0, 1, t('poem.legend', { bos: BOS_MARK }), weightColour);
+
 /**
  * A token's attention rows: one row per layer and head (L·H), one column per key of its prefix.
  * @param {HTMLCanvasElement} canvas
  * @param {Float32Array[]} rows  per layer (H, S)
  * @param {string[]} keys  S labels
  * @param {number} width
+ * @param {string} [title]
  */
-export function drawRows(canvas, rows, keys, width) {
+export function drawRows(canvas, rows, keys, width, title = t('poem.rowsTitle')) {
   const H = rows[0].length / keys.length;
   const data = new Float32Array(rows.length * rows[0].length);
   rows.forEach((r, l) => data.set(r, l * r.length));
@@ -54,10 +70,10 @@ export function drawRows(canvas, rows, keys, width) {
     rows: rows.length * H,
     cols: keys.length,
     rowLabels: labels,
-    colLabels: keys,
+    colLabels: mapLabels(keys),
     target: Math.min(width, 24 * keys.length + 60),
     labelLen: 16,
-    title: t('poem.rowsTitle'),
+    title,
   });
 }
 
@@ -129,11 +145,13 @@ function headCell(m, { T, cell }, at, name, pick, onPick) {
  * @param {string[]} labels
  * @param {string} title
  * @param {number} width
- * @param {{ links?: { data: Float32Array, shape: number[] }, query?: string[], aria?: string }} [o]
+ * @param {{ links?: { data: Float32Array, shape: number[] }, query?: string[], aria?: string, bosMark?: boolean }} [o]
+ *   bosMark: [BOS] labelled BOS_MARK on the map (the poem chapter, whose legend says so)
  */
 export function drawHead(els, m, labels, title, width, o = {}) {
   const T = labels.length;
-  drawHeatmap(els.map, m, { rows: T, cols: T, rowLabels: labels, colLabels: labels, target: width, title });
+  const short = o.bosMark ? mapLabels(labels) : labels;
+  drawHeatmap(els.map, m, { rows: T, cols: T, rowLabels: short, colLabels: short, target: width, title });
   els.links.replaceChildren();
   const w = o.links ?? { data: m, shape: [1, T, T] };
   const links = tokenLinks(els.links, w, {
@@ -270,9 +288,9 @@ function drawPatternCurves(canvas, hist, width, xMax) {
       width: 1.5,
     })),
   });
-  const legend = canvas.parentElement?.querySelector('.poem-legend');
-  if (legend && legend.childElementCount !== shown.length)
-    legend.replaceChildren(
+  const box = canvas.parentElement?.querySelector('.poem-legend');
+  if (box && box.childElementCount !== shown.length)
+    box.replaceChildren(
       ...shown.map(([name, color]) =>
         h('span', {}, h('i', { style: `background:${color}` }), t(`poem.pattern.${name}`)),
       ),

@@ -23,15 +23,19 @@ import {
   poemFromText,
   readHeadsJson,
 } from './heads.js';
-import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead } from './draw.js';
+import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead, weightLegend } from './draw.js';
 import { ScratchTrainer } from './scratch.js';
 import { ArchCard } from './arch-view.js';
 import { guessCard } from '../../widgets/guess.js';
+import { sentenceStudy } from './sentence.js';
+import { sentenceBody, showSentence, enableSentence } from './sentence-view.js';
 
 /** Held-out poems the random model's heads are measured on here (pattern scores, entropy, names). */
 const LIVE_POEMS = 24;
-/** Held-out poems of the loss under the reader's head mask (and of each model's loss in the comparison). */
+/** Held-out poems of the change in loss under the reader's head mask (the first of them: fast enough per click). */
 const MASK_POEMS = 16;
+/** Held-out poems per slice of the random model's loss on all of them (the page stays responsive between slices). */
+const LOSS_SLICE = 25;
 /** ms between two characters of a generated poem appearing. */
 const REVEAL_MS = 70;
 
@@ -97,6 +101,8 @@ class PoemPart {
     this.poem = null;
     this.pick = { l: 0, h: 0, token: -1 };
     this.timer = /** @type {ReturnType<typeof setTimeout> | null} */ (null);
+    /** @type {ReturnType<typeof sentenceStudy> | null} the tutorial's sentence through the trained model */
+    this.study = null;
     this.build();
     this.scratch = new ScratchTrainer(root.querySelector('#poem-train'), attn);
   }
@@ -104,7 +110,15 @@ class PoemPart {
   build() {
     const status = h('p.poem-status#poem-status', { text: t('poem.loading') });
     const facts = h('p.poem-facts#poem-facts');
-    this.root.append(status, facts, this.genPanel(), this.switchPanel(), this.gridPanel(), this.maskPanel());
+    this.root.append(
+      status,
+      facts,
+      this.genPanel(),
+      this.switchPanel(),
+      this.gridPanel(),
+      this.sentencePanel(),
+      this.advanced(),
+    );
     this.root.append(panel('poem-train', 'train'));
     this.arch = new ArchCard(panel, this.attn);
     this.root.append(this.arch.el);
@@ -147,7 +161,7 @@ class PoemPart {
     const rows = h('canvas#poem-rows');
     const rate = h('p.note#poem-rate');
     const gen = panel('poem-gen', 'gen', controls, out, h('p.note#poem-form-note'), h('p.note#poem-rows-note'));
-    gen.append(h('div.poem-scroll', {}, rows), h('div.controls', {}, measure), rate);
+    gen.append(h('div.poem-scroll', {}, rows), weightLegend(), h('div.controls', {}, measure), rate);
     this.els = { len, temp, seed, form, go, again, out, rows, measure, rate };
     return gen;
   }
@@ -174,7 +188,26 @@ class PoemPart {
       h('div.poem-scroll', {}, h('canvas#poem-head-map')),
       h('div.poem-links#poem-head-links'),
     );
-    return panel('poem-heads', 'grid', h('div.poem-grid#poem-grid'), h('p.note#poem-names-note'), body);
+    return panel('poem-heads', 'grid', h('div.poem-grid#poem-grid'), weightLegend(), h('p.note#poem-names-note'), body);
+  }
+
+  /** The tutorial's sentence through the trained model (sentence.js), computed once the model is there. */
+  sentencePanel() {
+    return panel('poem-sentence', 'sentence', ...sentenceBody((p) => this.showSentence(p)));
+  }
+
+  /** @param {'comma' | 'plain'} preset */
+  showSentence(preset) {
+    this.study ??= sentenceStudy(this.models.trained, this.tok);
+    const box = /** @type {HTMLElement} */ (this.root.querySelector('#poem-sentence'));
+    const width = Math.max(280, this.root.clientWidth - 40);
+    showSentence(box, this.study, preset, { names: this.headsJson.names, width });
+  }
+
+  /** 进阶: switching heads off (§8.2), folded so that the chapter's main line stays short. */
+  advanced() {
+    const summary = h('summary', { text: t('poem.advanced') });
+    return h('details.advanced', { id: 'poem-advanced' }, summary, this.maskPanel());
   }
 
   maskPanel() {
@@ -202,12 +235,16 @@ class PoemPart {
     this.tok = charTokenizer(f.tokenizer);
     const all = C.parseHeldOut(f.heldOut);
     this.quatrains = all.filter((p) => p.split === 'test');
-    this.inputs = this.quatrains.slice(0, LIVE_POEMS).map((p) => poemFromText(this.tok, p.text, p.strains));
+    /** every held-out poem: the one sample of the held-out loss on this page (heads.json's, the table's) */
+    this.heldOut = this.quatrains.map((p) => poemFromText(this.tok, p.text, p.strains));
+    this.inputs = this.heldOut.slice(0, LIVE_POEMS);
     this.summary = f.summary;
     this.headsJson = readHeadsJson(f.heads, this.models.trained.config);
     this.showFacts();
     for (const b of [this.els.go, this.els.again, this.els.measure]) b.disabled = false;
     this.buildMask();
+    enableSentence(/** @type {HTMLElement} */ (this.root.querySelector('#poem-sentence')));
+    this.showSentence('comma');
     this.root.dataset.state = 'ready';
     this.root.querySelector('#poem-status').textContent = '';
     this.generate();
@@ -228,9 +265,11 @@ class PoemPart {
       H: c.numHeads,
       E: c.embedDim,
       V: c.vocabSize,
-      loss: fmt(s.f16.test.loss, 3),
-      bigram: fmt(s.bigram.test, 3),
-      unigram: fmt(s.unigram.test, 3),
+      loss: fmt(this.headsJson.loss.test, 3),
+      poems: this.heldOut.length,
+      chars: C.targetCount(this.heldOut),
+      bigram: fmt(s.bigram.test, 2),
+      unigram: fmt(s.unigram.test, 2),
       n: s.f16.test.targets,
     });
   }
@@ -361,7 +400,9 @@ class PoemPart {
     map.dataset.layer = String(l);
     map.dataset.head = String(hh);
     const links = /** @type {HTMLElement} */ (this.root.querySelector('#poem-head-links'));
-    drawHead({ map, links }, m, labels, caption, Math.min(520, Math.max(260, this.root.clientWidth - 60)));
+    // 18 px cells where the page is wide enough: the characters' labels upright at 12 px
+    const width = Math.max(260, Math.min(this.root.clientWidth - 60, 18 * T + 40));
+    drawHead({ map, links }, m, labels, caption, width, { bosMark: true });
   }
   /**
    * The heads of the current model: the trained model's from heads.json, the random model's measured here on
@@ -370,7 +411,7 @@ class PoemPart {
   async measureModel() {
     const kind = this.kind;
     if (!this.heads[kind]) {
-      const loss = meanLoss(this.current(), this.inputs.slice(0, MASK_POEMS));
+      const loss = kind === 'trained' ? this.headsJson.loss.test : await this.slicedLoss(this.current());
       const live = kind === 'random' && headScores(this.current(), this.inputs);
       const m = live ? { ...live, names: nameHeads(live.patterns) } : this.headsJson;
       this.heads[kind] = { patterns: m.patterns, entropy: m.entropy, names: m.names, loss };
@@ -391,6 +432,20 @@ class PoemPart {
     if (kind === 'trained') this.table();
   }
 
+  /**
+   * The loss on every held-out poem, LOSS_SLICE poems at a time (heads.js's meanLoss, weighted by characters).
+   * @param {Model} model
+   */
+  async slicedLoss(model) {
+    let sum = 0;
+    for (let i = 0; i < this.heldOut.length; i += LOSS_SLICE) {
+      const part = this.heldOut.slice(i, i + LOSS_SLICE);
+      sum += meanLoss(model, part) * C.targetCount(part);
+      await new Promise((res) => setTimeout(res, 0));
+    }
+    return sum / C.targetCount(this.heldOut);
+  }
+
   showCompare() {
     const box = /** @type {HTMLElement} */ (this.root.querySelector('#poem-compare'));
     const V = this.models.trained.config.vocabSize;
@@ -404,7 +459,8 @@ class PoemPart {
         return t(`poem.compare.${k}`, { loss: fmt(loss, 2), e: fmt(ent, 2), u: fmt(entropy.uniform, 2) });
       });
     box.dataset.lnV = String(Math.log(V));
-    box.textContent = [...parts, t('poem.compare.lnV', { v: fmt(Math.log(V), 2), V, n: MASK_POEMS })].join(' ');
+    const sample = t('poem.compare.sample', { n: this.heldOut.length, c: C.targetCount(this.heldOut) });
+    box.textContent = [sample, ...parts, t('poem.compare.lnV', { v: fmt(Math.log(V), 2), V })].join(' ');
   }
 
   /** The table "sharpness vs effect" (heads.json's entropy and ablation), built once, shown with the guess's answer. */
@@ -500,16 +556,12 @@ class PoemPart {
     const b = off.length ? C.samplePoemMasked(model, this.tok, { ...o, headMask: mask }).join('') : a;
     const box = /** @type {HTMLElement} */ (this.root.querySelector('#poem-ablate'));
     Object.assign(box.dataset, { intact, masked, off: off.length, poemIntact: a, poemMasked: b });
+    const sample = { n: MASK_POEMS, c: C.targetCount(poems) };
+    const loss = off.length
+      ? t('poem.maskLoss', { ...sample, d: fmt(masked - intact, 3), off: off.join('、') })
+      : t('poem.maskNone', sample);
     box.replaceChildren(
-      h('p', {
-        text: t('poem.maskLoss', {
-          a: fmt(intact, 3),
-          b: fmt(masked, 3),
-          d: fmt(masked - intact, 3),
-          n: MASK_POEMS,
-          off: off.join('、') || '—',
-        }),
-      }),
+      h('p', { text: loss }),
       h('p', {}, h('span.poem-label', { text: t('poem.maskIntact') }), h('span.poem-text', { lang: 'zh-CN', text: a })),
       h('p', {}, h('span.poem-label', { text: t('poem.maskMasked') }), h('span.poem-text', { lang: 'zh-CN', text: b })),
     );

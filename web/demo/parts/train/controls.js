@@ -94,10 +94,10 @@ function settings(store, on) {
   });
   const stopIn = h('input', { type: 'checkbox', id: 'train-stop', checked: st.stopAt });
   const rows = [
+    h('div.controls', {}, ctl('train-heads', 'train.heads', headsSel)),
     h(
       'div.controls',
       {},
-      ctl('train-heads', 'train.heads', headsSel),
       ctl('train-lr', 'train.lr', lrSel),
       ctl('train-batch', 'train.batch', batchSel),
       ctl('train-pace', 'train.pace', paceSel),
@@ -239,8 +239,14 @@ export function buildTrainUi(root, store, on) {
   root.append(
     group(t('train.task'), h('div.radio-row', {}, taskRadios)),
     taskDesc,
-    ...rows,
-    h('p.note', { id: 'train-scale-note', html: t('train.scaleNote') }),
+    rows[0],
+    h(
+      'details.advanced',
+      { id: 'train-advanced' },
+      h('summary', { text: t('train.advanced') }),
+      ...rows.slice(1),
+      h('p.note', { id: 'train-scale-note', html: t('train.scaleNote') }),
+    ),
     h('div.controls.train-buttons', {}, buttons.startBtn, buttons.pauseBtn, buttons.resetBtn, buttons.stateMsg),
     errBox,
     stats.el,

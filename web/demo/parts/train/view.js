@@ -11,7 +11,17 @@ import { fmt, errText } from '../../shared/format.js';
 import { createToyLayers, parseTokens, fetchToys } from '../../shared/toy-model.js';
 import { createStore } from '../../store.js';
 import { t } from '../../i18n.js';
-import { TASKS, EMBED_DIM, STOP_AT, newHistory, addTick, tryModels, toyTinyTransformer } from './compute.js';
+import {
+  TASKS,
+  EMBED_DIM,
+  STOP_AT,
+  newHistory,
+  addTick,
+  tryModels,
+  toyTinyTransformer,
+  uniformEntropy,
+} from './compute.js';
+import { fillGuide } from '../../widgets/guide.js';
 import { buildTrainUi } from './controls.js';
 import { drawMaps, drawExample, drawCurves, tryView } from './draw.js';
 
@@ -143,7 +153,11 @@ function showTick(root, ui, st, m, { hist, ups, variant }) {
     entropy: JSON.stringify(last.entropy),
     mass: JSON.stringify(last.mass),
   });
-  if (m.step === 0) Object.assign(ds, { accuracyInitial: m.accuracy, entropyInitial: JSON.stringify(last.entropy) });
+  if (m.step === 0) {
+    Object.assign(ds, { accuracyInitial: m.accuracy, entropyInitial: JSON.stringify(last.entropy) });
+    const start = last.entropy.map((/** @type {number} */ e) => fmt(e, 2)).join(t('guide.and'));
+    fillGuide('train', { start, uniform: fmt(uniformEntropy(TASKS[st.task]), 2) });
+  }
   if (loss !== undefined) Object.assign(ds, { loss, lossSmoothed: smooth, lossInitial: hist.losses[0] });
   if (m.step && m.stepsPerSecond)
     Object.assign(ds, { stepsPerSecond: m.stepsPerSecond, trainStepsPerSecond: m.trainStepsPerSecond });

@@ -69,6 +69,15 @@ test('8.2: two interventions rank the keys differently; every number against a f
   );
   assert.equal(c.topWeight, 0);
   assert.ok(c.maskEffect[0] > 10 * c.contrib[0], 'masking k0 moves the output far more than ‖α₀v₀‖ says');
+  // the answer's ranks of k0 (review c8: both "most" rankings named k1; k0's places are what differ): last by
+  // ‖α·v‖ (0.024 of 0.024 … 0.413), second by masking (0.359 after 0.442)
+  assert.deepEqual(c.rankOfTop, { contrib: 4, mask: 2 });
+  assert.equal(My.rankOf([3, 1, 3, 2], 1), 4);
+  assert.equal(My.rankOf([3, 1, 3, 2], 2), 1);
+  assert.throws(
+    () => My.rankOf([1, 2], 2),
+    (e) => e instanceof RangeError && /^i:/.test(e.message),
+  );
 });
 
 test("8.2's guess: the most-weighted key's masking moves the output over 10× its ‖α·v‖ (the answer says 'much more')", async () => {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as C from '../../../../../web/demo/parts/poem/compute.js';
 import { charTokenizer } from '../../../../../web/demo/shared/char-tokenizer.js';
-import { headScores, poemFromText } from '../../../../../web/demo/parts/poem/heads.js';
+import { headScores, meanLoss, poemFromText } from '../../../../../web/demo/parts/poem/heads.js';
 import { readSafetensors } from '../../../../../web/demo/attnlab.js';
 import { rng } from '../../../../../web/demo/shared/random.js';
 import { DEMO, simd } from '../../helpers.mjs';
@@ -166,5 +166,29 @@ test('the shipped model: generatePoem keeps the form (forced only where needed),
   const mean = (e) => e.mean.flat().reduce((x, y) => x + y, 0) / e.mean.flat().length;
   assert.ok(Math.abs(mean(rm) - rm.uniform) < 0.01, `${mean(rm)} vs ${rm.uniform}`);
   assert.ok(mean(trained) < rm.uniform - 0.3);
+  // the random model's poem stops at its fourth line too, even when the form forced the last 。 (no run of [EOS])
+  for (const seed of [1, 2, 3]) {
+    const rp = C.generatePoem(random, tok, { temperature: 0.8, seed, lineLen: 7 });
+    assert.equal(rp.tokens.length, 32, rp.tokens.map((g) => g.s).join(''));
+    assert.equal(rp.tokens.at(-1).s, '。');
+    assert.ok(rp.tokens.every((g) => g.s !== '[EOS]'));
+    assert.deepEqual(rp.form, { ok: true, lineLen: 7 });
+  }
   random.dispose();
+});
+
+test("the chapter's one held-out loss: all held-out poems, their character count, and heads.json's PyTorch value", async () => {
+  const { model, tok } = await poemModel();
+  const poems = C.parseHeldOut(read('held-out.jsonl').toString()).filter((p) => p.split === 'test');
+  const inputs = poems.map((p) => poemFromText(tok, p.text, p.strains));
+  const heads = JSON.parse(read('heads.json'));
+  assert.equal(inputs.length, heads.poems.test);
+  // every character of every poem is a target, plus the [EOS] after it ([BOS] is only ever an input)
+  const chars = poems.reduce((a, p) => a + [...p.text].length, 0);
+  assert.equal(C.targetCount(inputs), chars + poems.length);
+  // the page's facts line quotes heads.json's loss; it is meanLoss over the same poems (attnlab vs the PyTorch reference)
+  const slices = [0, 100, 200, 300].map((i) => inputs.slice(i, i + 100));
+  const sliced = slices.reduce((a, s) => a + meanLoss(model, s) * C.targetCount(s), 0) / C.targetCount(inputs);
+  assert.ok(Math.abs(sliced - heads.loss.test) < 1e-4, `${sliced} vs ${heads.loss.test}`);
+  assert.ok(Math.abs(meanLoss(model, inputs.slice(0, 100)) - meanLoss(model, slices[0])) < 1e-9);
 });

@@ -158,6 +158,8 @@ Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool l
 
 // Checks tokens (B, T) and every id (in [0, vocab)); returns {B, T}.
 std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab);
+// Training targets (B, T) like the tokens: ids in [0, vocab) or −100 (ignored), at least one counted (train.cc).
+void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab);
 
 }  // namespace attnlab
 

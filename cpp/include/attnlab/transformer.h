@@ -307,6 +307,14 @@ class Transformer {
   // logit with e_j set to 0. (Causal models: positions after `position` get exactly 0, and are not computed.)
   enum class AttributionMethod { kGradientXInput, kGradient, kOcclusion };
   Tensor Attribution(const TokensView& tokens, int64_t position, int64_t target, AttributionMethod method);
+  // Activation patching: clean and corrupted tokens (1, T) of one length; for each head (l, h), a forward of
+  // `corrupted` with head (l, h)'s output (every position) taken from a forward of `clean`: effect[l, h] = its logit
+  // of `target` at `position` minus the corrupted forward's.
+  struct PatchingResult {
+    Tensor effect;  // (L, H)
+    float clean_logit = 0.0f, corrupted_logit = 0.0f;
+  };
+  PatchingResult PatchHeads(const TokensView& clean, const TokensView& corrupted, int64_t position, int64_t target);
 
   // One torch.optim.AdamW step on this batch: gradients clipped first when clip_grad_norm > 0 (as
   // torch.nn.utils.clip_grad_norm_), weight decay on ≥ 2-D tensors only (nanoGPT's parameter groups). The state

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attnlab/transformer.h"
@@ -13,6 +14,16 @@
 #include "cpp/src/model/transformer_impl.h"
 
 namespace attnlab {
+
+void CheckLogitIndex(int64_t position, int64_t target, size_t t_len, int64_t vocab) {
+  if (position < 0 || position >= static_cast<int64_t>(t_len)) {
+    Fail("position", "a position in [0, " + std::to_string(t_len) + ")", std::to_string(position));
+  }
+  if (target < 0 || target >= vocab) {
+    Fail("target", "an id in [0, " + std::to_string(vocab) + ")", std::to_string(target));
+  }
+}
+
 namespace {
 
 // Rows (of B) with at least one target.
@@ -45,15 +56,32 @@ double RowMeanLoss(const Tensor& logits, const TokensView& targets, size_t batch
   return total / static_cast<double>(RowsWithTargets(targets, batch, t_len));
 }
 
+// Head h's output in a (B, T, H, hd) head_outputs tensor, as (B, T, hd).
+std::vector<float> HeadColumns(const Tensor& layer, size_t h) {
+  const size_t heads = static_cast<size_t>(layer.shape[2]), hd = static_cast<size_t>(layer.shape[3]);
+  const size_t rows = layer.data.size() / (heads * hd);
+  std::vector<float> out;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* src = layer.data.data() + (r * heads + h) * hd;
+    out.insert(out.end(), src, src + hd);
+  }
+  return out;
+}
+
+// A decoder's tokens (B, T), checked: {B, T} (`what` names the method in the error for an encoder).
+std::pair<size_t, size_t> CheckDecoderTokens(const TransformerConfig& c, const TokensView& tokens, const char* what) {
+  if (c.task != Task::kCausalLm) Fail("task", std::string("'causal-lm' for ") + what + " (a decoder)", "an encoder");
+  return CheckTokens(tokens, c.vocab_size);
+}
+
 // Each head's output averaged over all B·T positions, repeated at every position: L·H buffers (B, T, hd).
 std::vector<std::vector<float>> MeanHeadOutputs(const TransformerOutput& out, size_t rows, size_t heads, size_t hd) {
   std::vector<std::vector<float>> means;
   for (const Tensor& layer : out.head_outputs) {
     for (size_t h = 0; h < heads; ++h) {
+      const std::vector<float> values = HeadColumns(layer, h);
       std::vector<double> mean(hd, 0.0);
-      for (size_t r = 0; r < rows; ++r) {
-        for (size_t d = 0; d < hd; ++d) mean[d] += layer.data[(r * heads + h) * hd + d];
-      }
+      for (size_t i = 0; i < values.size(); ++i) mean[i % hd] += values[i];
       std::vector<float>& m = means.emplace_back(rows * hd);
       for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(mean[i % hd] / static_cast<double>(rows));
     }
@@ -66,8 +94,7 @@ std::vector<std::vector<float>> MeanHeadOutputs(const TransformerOutput& out, si
 Transformer::HeadImportanceResult Transformer::HeadImportance(const TokensView& tokens, const TokensView& targets,
                                                               ImportanceMethod method, Ablation ablation) {
   const TransformerConfig& c = impl_->config;
-  if (c.task != Task::kCausalLm) Fail("task", "'causal-lm' for head importance (a decoder)", "an encoder");
-  const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
+  const auto [batch, t_len] = CheckDecoderTokens(c, tokens, "head importance");
   CheckTargets(targets, tokens.shape, c.vocab_size);
   const size_t layers = static_cast<size_t>(c.num_layers), heads = static_cast<size_t>(c.num_heads);
   HeadImportanceResult result;
@@ -154,15 +181,9 @@ std::vector<float> Occlusion(Transformer& model, const std::vector<int32_t>& ids
 
 Tensor Transformer::Attribution(const TokensView& tokens, int64_t position, int64_t target, AttributionMethod method) {
   const TransformerConfig& c = impl_->config;
-  if (c.task != Task::kCausalLm) Fail("task", "'causal-lm' for attribution (a decoder)", "an encoder");
-  const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
+  const auto [batch, t_len] = CheckDecoderTokens(c, tokens, "attribution");
   if (batch != 1) Fail("tokens", "shape [1, T]", "shape " + ShapeString(tokens.shape));
-  if (position < 0 || position >= static_cast<int64_t>(t_len)) {
-    Fail("position", "a position in [0, " + std::to_string(t_len) + ")", std::to_string(position));
-  }
-  if (target < 0 || target >= c.vocab_size) {
-    Fail("target", "an id in [0, " + std::to_string(c.vocab_size) + ")", std::to_string(target));
-  }
+  CheckLogitIndex(position, target, t_len, c.vocab_size);
   // (causal: the logit at `position` sees positions ≤ position only; the rest get exactly 0)
   const size_t used = c.causal ? static_cast<size_t>(position) + 1 : t_len;
   const std::vector<int32_t> ids(tokens.data, tokens.data + used);
@@ -191,6 +212,35 @@ Tensor Transformer::Attribution(const TokensView& tokens, int64_t position, int6
     }
   }
   std::copy(values.begin(), values.end(), result.data.begin());
+  return result;
+}
+
+Transformer::PatchingResult Transformer::PatchHeads(const TokensView& clean, const TokensView& corrupted,
+                                                    int64_t position, int64_t target) {
+  const TransformerConfig& c = impl_->config;
+  const auto [batch, t_len] = CheckDecoderTokens(c, clean, "activation patching");
+  if (batch != 1) Fail("clean", "shape [1, T]", "shape " + ShapeString(clean.shape));
+  CheckTokens(corrupted, c.vocab_size);
+  if (corrupted.shape != clean.shape) {
+    Fail("corrupted", "the shape of clean, " + ShapeString(clean.shape), "shape " + ShapeString(corrupted.shape));
+  }
+  CheckLogitIndex(position, target, t_len, c.vocab_size);
+  const size_t at = static_cast<size_t>(position) * static_cast<size_t>(c.vocab_size) + static_cast<size_t>(target);
+  TransformerForwardOptions o;
+  o.output_head_outputs = true;
+  const TransformerOutput source = Forward(clean, o);
+  PatchingResult result;
+  result.clean_logit = source.logits.data[at];
+  result.corrupted_logit = Forward(corrupted, {}).logits.data[at];
+  const size_t layers = static_cast<size_t>(c.num_layers), heads = static_cast<size_t>(c.num_heads);
+  result.effect.shape = {c.num_layers, c.num_heads};
+  for (size_t i = 0; i < layers * heads; ++i) {
+    const std::vector<float> values = HeadColumns(source.head_outputs[i / heads], i % heads);
+    TransformerForwardOptions patch;
+    patch.head_values.assign(layers * heads, nullptr);
+    patch.head_values[i] = values.data();
+    result.effect.data.push_back(Forward(corrupted, patch).logits.data[at] - result.corrupted_logit);
+  }
   return result;
 }
 

@@ -109,12 +109,7 @@ void SetObjective(const Transformer::GradientOptions& o, const TransformerConfig
                 : o.objective == Objective::kRowMeanCrossEntropy ? TrainObjective::kRowMeans
                                                                  : TrainObjective::kMean;
   if (o.objective == Objective::kLogit) {
-    if (o.position < 0 || o.position >= static_cast<int64_t>(t_len)) {
-      Fail("position", "a position in [0, " + std::to_string(t_len) + ")", std::to_string(o.position));
-    }
-    if (o.target < 0 || o.target >= c.vocab_size) {
-      Fail("target", "an id in [0, " + std::to_string(c.vocab_size) + ")", std::to_string(o.target));
-    }
+    CheckLogitIndex(o.position, o.target, t_len, c.vocab_size);
     t.logit_position = static_cast<size_t>(o.position);
     t.logit_target = static_cast<size_t>(o.target);
   }

@@ -1,7 +1,8 @@
 // Mirrors cpp/src/model/analysis.cc and the analysis paths of train.cc / kernels_model_train.cc / block-inl.h: head
 // importance (the head mask's gradient of each row, ablation by zero and by mean) and attribution (gradient × input,
-// gradient norm, occlusion) of GPT-2 and Llama-style decoders against PyTorch (the analysis.json of
-// tests/fixtures/models/<case>/, gen_analysis.py) on every target; and properties against the forward itself.
+// gradient norm, occlusion) and activation patching of GPT-2 and Llama-style decoders against PyTorch (the
+// analysis.json of tests/fixtures/models/<case>/, gen_analysis.py) on every target; and properties against the forward
+// itself.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -46,8 +47,9 @@ std::vector<AnalysisFixture> LoadAnalysisFixtures() {
     f.targets = ParseFixtureTensor(j.at("targets"));
     f.position = j.at("position").get<int64_t>();
     f.target = j.at("target").get<int64_t>();
-    for (const char* k : {"loss", "head_mask_grad", "importance", "ablation_zero", "ablation_mean", "logit",
-                          "gradient_x_input", "gradient", "occlusion"}) {
+    for (const char* k :
+         {"loss", "head_mask_grad", "importance", "ablation_zero", "ablation_mean", "logit", "gradient_x_input",
+          "gradient", "occlusion", "patch_effect", "patch_clean_logit", "patch_corrupted_logit"}) {
       f.expected[k] = ParseFixtureTensor(j.at(k));
     }
     f.tol = Tolerance{j.at("tolerance").at("atol").get<double>(), j.at("tolerance").at("rtol").get<double>()};
@@ -120,6 +122,13 @@ void CheckAgainstFixture(const AnalysisFixture& f) {
                                     std::pair{"occlusion", Transformer::AttributionMethod::kOcclusion}}) {
     CheckTensorClose(key, model.Attribution(one, f.position, f.target, method), f.expected.at(key), f.tol);
   }
+  // activation patching from row 0 (clean) into row 2 (corrupted: row 0 reversed)
+  const size_t t_len = static_cast<size_t>(f.tokens.shape[1]);
+  const attnlab::TokensView corrupted{f.tokens.ints.data() + 2 * t_len, {1, f.tokens.shape[1]}};
+  const Transformer::PatchingResult p = model.PatchHeads(one, corrupted, f.position, f.target);
+  CheckTensorClose("patch_effect", p.effect, f.expected.at("patch_effect"), f.tol);
+  CheckScalar("patch_clean_logit", p.clean_logit, f.expected.at("patch_clean_logit"), f.tol);
+  CheckScalar("patch_corrupted_logit", p.corrupted_logit, f.expected.at("patch_corrupted_logit"), f.tol);
 }
 
 TEST_CASE("analysis: head importance and attribution match PyTorch on every target", "[model][analysis]") {
@@ -187,6 +196,11 @@ TEST_CASE("analysis: a head's own outputs fed back as head_values give the same 
     fed.head_values.push_back(own[i].data());
   }
   CHECK(model.Forward(Tokens(f), fed).logits.data == clean.logits.data);
+  // patching a prompt with itself changes nothing
+  const attnlab::TokensView one{f.tokens.ints.data(), {1, f.tokens.shape[1]}};
+  const Transformer::PatchingResult same = model.PatchHeads(one, one, 1, 2);
+  CHECK(same.clean_logit == same.corrupted_logit);
+  CHECK(same.effect.data == std::vector<float>(layers * heads, 0.0f));
   std::vector<int64_t> none(static_cast<size_t>(f.tokens.shape[0]), -1);
   attnlab::TransformerForwardOptions occ;
   occ.occlude = none.data();
@@ -209,6 +223,11 @@ TEST_CASE("analysis: bad positions, targets, token shapes and head values are na
   CHECK_THROWS_WITH(model.Attribution(one, 0, -1, Transformer::AttributionMethod::kOcclusion),
                     Catch::Contains("target"));
   CHECK_THROWS_WITH(model.Attribution(Tokens(f), 0, 0, method), Catch::Contains("tokens"));
+  const attnlab::TokensView shorter{f.tokens.ints.data(), {1, t_len - 1}};
+  CHECK_THROWS_WITH(model.PatchHeads(one, shorter, 0, 0), Catch::Contains("corrupted"));
+  CHECK_THROWS_WITH(model.PatchHeads(Tokens(f), Tokens(f), 0, 0), Catch::Contains("clean"));
+  CHECK_THROWS_WITH(model.PatchHeads(one, one, t_len, 0), Catch::Contains("position"));
+  CHECK_THROWS_WITH(model.PatchHeads(one, one, 0, vocab), Catch::Contains("target"));
   attnlab::TransformerForwardOptions o;
   o.head_values.assign(3, nullptr);
   CHECK_THROWS_WITH(model.Forward(Tokens(f), o), Catch::Contains("headValues"));

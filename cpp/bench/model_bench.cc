@@ -3,6 +3,7 @@
 //
 //   attnlab_model_bench --model DIR --tokens FILE [--serve]     inference (native.mjs, against onnxruntime-node)
 //   attnlab_model_bench --train CONFIG --tokens FILE [--serve]  training (train.mjs, against wasm and PyTorch)
+// (--model's commands include "importance T gradient|ablation": scripts/bench/head_importance.mjs --native)
 //
 // --model: the GPT-2-small-shaped checkpoint of scripts/bench/model/export_gpt2.py (config.json + model.safetensors,
 // F32, read by the tools' codec cpp/tools/common/safetensors.h). --train: a Llama-family Hugging Face config.json
@@ -290,6 +291,25 @@ struct Bench {
     return os.str();
   }
 
+  // "importance T gradient|ablation": HeadImportance of every head on the first T ids (targets: the next ids).
+  std::string Importance(std::istream& in) {
+    int64_t T = 0;
+    std::string method;
+    in >> T >> method;
+    if (T + 1 > static_cast<int64_t>(ids.size())) throw std::runtime_error("not enough token ids");
+    const attnlab::TokensView tokens{ids.data(), {1, T}}, targets{ids.data() + 1, {1, T}};
+    const double c0 = CpuNow(), t0 = Now();
+    const attnlab::Transformer::HeadImportanceResult r =
+        model->HeadImportance(tokens, targets,
+                              method == "ablation" ? attnlab::Transformer::ImportanceMethod::kAblation
+                                                   : attnlab::Transformer::ImportanceMethod::kGradient);
+    const double ms = (Now() - t0) * 1e3, cpu_ms = (CpuNow() - c0) * 1e3;
+    std::ostringstream os;
+    os << "{\"ms\":" << ms << ",\"cpuMs\":" << cpu_ms << ",\"loss\":" << r.loss
+       << ",\"heads\":" << r.importance.data.size() << "}";
+    return os.str();
+  }
+
   std::string Command(const std::string& line) {
     std::istringstream in(line);
     std::string cmd;
@@ -355,6 +375,8 @@ struct Bench {
       int n = 1;
       in >> n;
       os << PeakCommand(std::max(1, n));
+    } else if (cmd == "importance") {
+      os << Importance(in);
     } else if (cmd == "breakdown") {
       int64_t T = 0;
       int reps = 5;

@@ -409,6 +409,41 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
+  // Looking past the weights (docs/api.md): method 0 gradient, 1 ablation; ablation 0 zero, 1 mean.
+  // { importance: RawTensor (L, H), loss }.
+  val HeadImportance(const TensorArg& tokens, const TensorArg& targets, int method, int ablation) {
+    return Guard([&] {
+      const Transformer::HeadImportanceResult r =
+          model_.HeadImportance(TokensOf(tokens), TokensOf(targets), static_cast<Transformer::ImportanceMethod>(method),
+                                static_cast<Transformer::Ablation>(ablation));
+      val result = val::object();
+      result.set("importance", TensorToJs(r.importance));
+      result.set("loss", r.loss);
+      return result;
+    });
+  }
+  // method 0 gradient × input, 1 gradient, 2 occlusion: RawTensor (T).
+  val Attribution(const TensorArg& tokens, double position, double target, int method) {
+    return Guard([&] {
+      return TensorToJs(model_.Attribution(TokensOf(tokens), static_cast<int64_t>(position),
+                                           static_cast<int64_t>(target),
+                                           static_cast<Transformer::AttributionMethod>(method)));
+    });
+  }
+
+  // Activation patching: { effect: RawTensor (L, H), cleanLogit, corruptedLogit }.
+  val PatchHeads(const TensorArg& clean, const TensorArg& corrupted, double position, double target) {
+    return Guard([&] {
+      const Transformer::PatchingResult r = model_.PatchHeads(
+          TokensOf(clean), TokensOf(corrupted), static_cast<int64_t>(position), static_cast<int64_t>(target));
+      val result = val::object();
+      result.set("effect", TensorToJs(r.effect));
+      result.set("cleanLogit", r.clean_logit);
+      result.set("corruptedLogit", r.corrupted_logit);
+      return result;
+    });
+  }
+
   // LossAndGradient (return_gradients true) or TrainStep on tokens of this shape.
   val TrainMemory(const TensorArg& tokens, bool return_gradients) const {
     return Guard([&] {
@@ -532,7 +567,10 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
       .function("kvCacheMemory", &TransformerBinding::KVCacheMemory)
       .function("lossAndGrad", &TransformerBinding::LossAndGrad)
       .function("trainStep", &TransformerBinding::TrainStep)
-      .function("trainMemory", &TransformerBinding::TrainMemory);
+      .function("trainMemory", &TransformerBinding::TrainMemory)
+      .function("headImportance", &TransformerBinding::HeadImportance)
+      .function("attribution", &TransformerBinding::Attribution)
+      .function("patchHeads", &TransformerBinding::PatchHeads);
   emscripten::class_<TransformerKVCache>("_TransformerKVCache")
       .constructor(&TransformerBinding::MakeCache, emscripten::allow_raw_pointers())
       .function("length", &TransformerCacheLength)

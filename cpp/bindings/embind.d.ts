@@ -148,6 +148,20 @@ export interface RawTransformer extends RawModel {
   trainStep(tokens: TensorArg, targets: TensorArg, options: AdamWArgs): { loss: number; gradNorm: number };
   /** lossAndGrad (returnGradients true) or trainStep on tokens of this shape (ptr unused). */
   trainMemory(tokens: TensorArg, returnGradients: boolean): RawMemoryNeeds;
+  /** method 0 gradient, 1 ablation; ablation 0 zero, 1 mean. importance (L, H). */
+  headImportance(tokens: TensorArg, targets: TensorArg, method: number, ablation: number): {
+    importance: RawTensor;
+    loss: number;
+  };
+  /** tokens (1, T); method 0 gradient × input, 1 gradient, 2 occlusion: (T). */
+  attribution(tokens: TensorArg, position: number, target: number, method: number): RawTensor;
+  /** clean and corrupted (1, T): effect (L, H) on one logit of patching each head's clean output in. */
+  patchHeads(
+    clean: TensorArg,
+    corrupted: TensorArg,
+    position: number,
+    target: number,
+  ): { effect: RawTensor; cleanLogit: number; corruptedLogit: number };
 }
 
 export interface RawModule {

@@ -4,12 +4,11 @@
 // every case once, after a warm-up round) and each case reports its median and minimum over the rounds, by the wall
 // clock and by the process's CPU time (on a shared host the wall clock also counts waiting for a core).
 //   node scripts/bench/analysis.mjs [--rounds N]     (needs dist/: npm run build, or scripts/build.sh)
-import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 
 import { attentionFlow, rollout } from '../../dist/analysis.mjs';
 import { makeRng } from '../../tests/js/rng.mjs';
-import { fmtMs, median } from './stats.mjs';
+import { cpuName, fmtMs, median } from './stats.mjs';
 
 const roundsArg = process.argv.indexOf('--rounds');
 const rounds = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 11;
@@ -40,17 +39,6 @@ const cases = [
   { name: 'attentionFlow, 12 layers × 12 heads, T = 64, causal', goalMs: 1000, input: attentions(4, 12, 12, 64, true) },
 ];
 const run = (c) => (c.name.startsWith('rollout') ? rollout(c.input) : attentionFlow(c.input, { query: 63 }));
-
-function cpuName() {
-  try {
-    const line = execFileSync('lscpu', { encoding: 'utf8' })
-      .split('\n')
-      .find((l) => l.startsWith('Model name:'));
-    return line?.replace('Model name:', '').trim() ?? 'unknown';
-  } catch {
-    return 'unknown (no lscpu)';
-  }
-}
 
 console.log(`CPU: ${cpuName()}; Node ${process.versions.node}; load average ${loadavg()[0].toFixed(2)}`);
 for (const c of cases) run(c); // warm-up round

@@ -1,4 +1,6 @@
-// The bench's statistics and formatting: medians, paired ratios, the check's max |Δ|, ms and MiB strings.
+// The bench's statistics and formatting: medians, paired ratios, the check's max |Δ|, ms and MiB strings, the CPU.
+import { execFileSync } from 'node:child_process';
+
 export function maxAbsDiff(a, b) {
   if (a.length !== b.length) return Infinity;
   let m = 0;
@@ -34,3 +36,14 @@ export const MiB = 1024 * 1024;
 export const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 export const fmtMiB = (bytes) => `${(bytes / MiB).toFixed(bytes >= 100 * MiB ? 0 : 1)} MiB`;
 export const log = (...args) => console.error(...args);
+/** The CPU's model name, from lscpu. */
+export function cpuName() {
+  try {
+    const line = execFileSync('lscpu', { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => l.startsWith('Model name:'));
+    return line?.replace('Model name:', '').trim() ?? 'unknown';
+  } catch {
+    return 'unknown (no lscpu)';
+  }
+}

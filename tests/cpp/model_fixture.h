@@ -176,6 +176,15 @@ inline std::vector<std::string> ModelFixtureDirs(const std::string& root) {
   return dirs;
 }
 
+// A Transformer of the fixture's config with its checkpoint loaded.
+inline attnlab::Transformer LoadedTransformer(const ModelFixture& f) {
+  attnlab::Transformer model(f.config);
+  std::map<std::string, attnlab::TensorView> state;
+  for (const auto& [name, tensor] : f.checkpoint) state[name] = tensor.View();
+  model.LoadStateDict(state);
+  return model;
+}
+
 // A result tensor against its fixture: the same shape, values within `tol`.
 inline void CheckTensorClose(const std::string& what, const attnlab::Tensor& actual, const FixtureTensor& expected,
                              Tolerance tol) {

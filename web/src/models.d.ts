@@ -256,6 +256,48 @@ export interface ModelTrainStepOptions {
   clipGradNorm?: number | null;
 }
 
+/** Options of {@link Transformer.headImportance}. */
+export interface HeadImportanceOptions {
+  /** 'gradient' (default): one backward; 'ablation': a forward per head. */
+  method?: 'gradient' | 'ablation';
+  /** Method 'ablation' only: 'zero' (default, ξ_{l,h} = 0) or 'mean' (the head's mean output over the batch). */
+  ablation?: 'zero' | 'mean';
+}
+
+/** What {@link Transformer.headImportance} returns. */
+export interface HeadImportanceResult {
+  /** (L, H). */
+  importance: Tensor;
+  /** The mean over rows with a target of each row's mean cross-entropy (without any ablation). */
+  loss: number;
+}
+
+/** Options of {@link Transformer.attribution}. */
+export interface AttributionOptions {
+  /** The logit's position, in [0, T). */
+  position: number;
+  /** The logit's token id, in [0, vocabSize). */
+  target: number;
+  /** 'gradient-x-input' (default), 'gradient' or 'occlusion'. */
+  method?: 'gradient-x-input' | 'gradient' | 'occlusion';
+}
+
+/** Options of {@link Transformer.patchHeads}: the logit looked at. */
+export interface PatchHeadsOptions {
+  /** In [0, T). */
+  position: number;
+  /** In [0, vocabSize). */
+  target: number;
+}
+
+/** What {@link Transformer.patchHeads} returns. */
+export interface PatchHeadsResult {
+  /** (L, H): the patched forward's logit minus corruptedLogit. */
+  effect: Tensor;
+  cleanLogit: number;
+  corruptedLogit: number;
+}
+
 /** What {@link Transformer.trainStep} returns. */
 export interface ModelTrainStepResult {
   /** The loss on this batch before the update (as {@link Transformer.lossAndGrad} would give). */
@@ -365,6 +407,30 @@ export interface Transformer {
    *   aborts; what `onStep` throws.
    */
   train(data: TrainBatch[] | TrainSampler, options: TrainOptions): TrainResult;
+  /**
+   * Head importance (docs/api.md, "Looking past the weights"): loss_b is row b's mean cross-entropy (rows without a
+   * target left out), `loss` their mean. 'gradient': the mean over rows of |∂loss_b/∂ξ_{l,h}| at ξ = 1 (ξ the head
+   * mask; one backward); 'ablation': the loss with head (l, h) ablated minus `loss` (L·H forwards), by `ablation`
+   * 'zero' (ξ_{l,h} = 0) or 'mean' (the head's output replaced by its mean over the batch's B·T positions).
+   * @throws as {@link Transformer.lossAndGrad} (naming `batch.tokens`, `batch.targets`); TypeError / RangeError
+   *   naming `options.method` or `options.ablation` (given with method 'gradient' too).
+   */
+  headImportance(batch: TrainBatch, options?: HeadImportanceOptions): HeadImportanceResult;
+  /**
+   * The logit of id `target` at `position`, attributed to each position j's block-0 input e_j (hiddenStates[0]):
+   * (T). 'gradient-x-input' Σ ∂logit/∂e_j · e_j, 'gradient' ‖∂logit/∂e_j‖₂, 'occlusion' logit − the logit with
+   * e_j set to 0. Positions after `position` get 0.
+   * @throws TypeError / RangeError naming `tokens` (shape [1, T], ids, T past contextLength), `options.position`
+   *   (in [0, T)), `options.target` (in [0, vocabSize)) or `options.method`.
+   */
+  attribution(tokens: Tokens, options: AttributionOptions): Tensor;
+  /**
+   * Activation patching: for each head (l, h), the logit of id `target` at `position` of a forward of `corrupted`
+   * whose head (l, h) output (every position) is the one of a forward of `clean`, minus the corrupted forward's.
+   * @throws TypeError / RangeError naming `clean`, `corrupted` (shape [1, T], the same T; ids), `options.position` or
+   *   `options.target`.
+   */
+  patchHeads(clean: Tokens, corrupted: Tokens, options: PatchHeadsOptions): PatchHeadsResult;
   /** Copies of every parameter under Hugging Face's names (no prefix). */
   stateDict(): Record<string, Tensor>;
   /**

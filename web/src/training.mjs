@@ -109,7 +109,7 @@ function readBetas(ctx, value) {
  * @param {number} V
  * @param {boolean} isTarget
  */
-function checkIds(ctx, data, name, V, isTarget) {
+export function checkIds(ctx, data, name, V, isTarget) {
   let counted = 0;
   for (let i = 0; i < data.length; ++i) {
     const id = data[i];
@@ -328,7 +328,7 @@ function readTrainData(model, ctx, data) {
  * @param {string} prefix before the argument names in messages ('data[2].' in train's batches)
  * @returns {Batch}
  */
-function readBatch(model, ctx, tokens, targets, prefix) {
+export function readBatch(model, ctx, tokens, targets, prefix) {
   const { vocabSize: V, contextLength } = model.config;
   const t = readTokens(ctx, tokens, `${prefix}tokens`);
   const y = readTokens(ctx, targets, `${prefix}targets`);
@@ -356,7 +356,7 @@ function readBatch(model, ctx, tokens, targets, prefix) {
  * @param {Batch} batch
  * @param {boolean} returnGradients lossAndGrad
  */
-function checkTrainFits(model, ctx, { t, y }, returnGradients) {
+export function checkTrainFits(model, ctx, { t, y }, returnGradients) {
   const core = model[kCore];
   core.checkFits(ctx, 'tokens, targets', [t, y], () =>
     model[kUsable](ctx).trainMemory(core.tensorArg(t), returnGradients),
@@ -384,7 +384,7 @@ function adamwStep(model, ctx, batch, adamw) {
  * @param {(handle: RawTransformer, t: TensorArg, y: TensorArg) => R} fn
  * @returns {R}
  */
-function withBatch(model, ctx, { t, y }, fn) {
+export function withBatch(model, ctx, { t, y }, fn) {
   return model[kCore].withHeap(ctx, 'tokens and targets', [t, y], (p) =>
     fn(model[kUsable](ctx), { ptr: p[0], shape: t.shape }, { ptr: p[1], shape: y.shape }),
   );

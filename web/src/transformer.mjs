@@ -12,6 +12,7 @@ import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache
 import { Model, kCore, kUsable, wrapHandle } from './model.mjs';
 import { readCreateOptions, readLoadConfig } from './model_config.mjs';
 import { bitsMatch, isBlob, openSafetensors, unreadBits, widenBits } from './safetensors.mjs';
+import { attribution, headImportance, patchHeads } from './model_analysis.mjs';
 import { lossAndGrad, train, trainStep } from './training.mjs';
 import {
   describe,
@@ -254,6 +255,34 @@ export class Transformer extends Model {
    */
   train(data, options) {
     return train(this, data, options);
+  }
+
+  /**
+   * Head importance, by the head mask's gradient or by ablation (model_analysis.mjs; docs/api.md).
+   * @param {unknown} batch { tokens, targets }
+   * @param {unknown} [options] { method = 'gradient' | 'ablation', ablation = 'zero' | 'mean' }
+   */
+  headImportance(batch, options) {
+    return headImportance(this, batch, options);
+  }
+
+  /**
+   * One logit's attribution to block 0's inputs, Tensor (T) (model_analysis.mjs; docs/api.md).
+   * @param {unknown} tokens { data: Int32Array, shape: [1, T] }
+   * @param {unknown} options { position, target, method = 'gradient-x-input' | 'gradient' | 'occlusion' }
+   */
+  attribution(tokens, options) {
+    return attribution(this, tokens, options);
+  }
+
+  /**
+   * Activation patching of each head from `clean` into `corrupted` (model_analysis.mjs; docs/api.md).
+   * @param {unknown} clean { data: Int32Array, shape: [1, T] }
+   * @param {unknown} corrupted the same shape
+   * @param {unknown} options { position, target }
+   */
+  patchHeads(clean, corrupted, options) {
+    return patchHeads(this, clean, corrupted, options);
   }
 
   /**

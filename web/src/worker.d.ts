@@ -9,6 +9,11 @@ import type {
   EncoderOutput,
   EncoderTask,
   GenerateOptions,
+  AttributionOptions,
+  HeadImportanceOptions,
+  HeadImportanceResult,
+  PatchHeadsOptions,
+  PatchHeadsResult,
   LoadModelFromBlobOptions,
   LoadModelOptions,
   ModelConfig,
@@ -121,6 +126,9 @@ export interface WorkerTransformer {
     options: ModelTrainStepOptions & CallOptions,
   ): Promise<ModelTrainStepResult>;
   train(data: TrainBatch[] | TrainSampler, options: Omit<TrainOptions, 'signal'> & CallOptions): Promise<TrainResult>;
+  headImportance(batch: TrainBatch, options?: HeadImportanceOptions & CallOptions): Promise<HeadImportanceResult>;
+  attribution(tokens: Tokens, options: AttributionOptions & CallOptions): Promise<Tensor>;
+  patchHeads(clean: Tokens, corrupted: Tokens, options: PatchHeadsOptions & CallOptions): Promise<PatchHeadsResult>;
   stateDict(call?: CallOptions): Promise<Record<string, Tensor>>;
   loadStateDict(stateDict: Record<string, CheckpointTensor | Float32Array>, call?: CallOptions): Promise<void>;
   dispose(call?: CallOptions): Promise<void>;

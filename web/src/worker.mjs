@@ -74,6 +74,9 @@ const kOptionsAt = {
   backward: 1,
   lossAndGrad: 2,
   trainStep: 2,
+  headImportance: 1,
+  attribution: 1,
+  patchHeads: 2,
   dispose: 0,
   createKVCache: 1,
   length: 0,
@@ -389,6 +392,9 @@ function remoteObject(client, kind, objectId, config, model) {
     Object.assign(object, { config, kind: model?.kind, task: model?.task });
     object.generate = remoteGenerate(client, objectId);
     object.train = remoteTrain(client, objectId);
+    object.headImportance = m('headImportance', kOptionsAt.headImportance);
+    object.attribution = m('attribution', kOptionsAt.attribution);
+    object.patchHeads = m('patchHeads', kOptionsAt.patchHeads);
   }
   if (kind === 'model' || kind === 'transformer')
     Object.assign(object, {

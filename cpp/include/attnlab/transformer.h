@@ -186,6 +186,16 @@ struct TransformerForwardOptions {
   // (B, T) token types in [0, typeVocabSize) (encoders with token types), or null: all 0.
   const int32_t* token_type_ids = nullptr;
   Shape token_type_ids_shape;
+  // (B): per row, a position whose block-0 input (hidden_states[0]) is set to 0 before the first block (occlusion),
+  // or −1: none; or null.
+  const int64_t* occlude = nullptr;
+  Shape occlude_shape;
+  // Heads' outputs (their context vectors, before the output projection) set from outside: head_values[l · H + h],
+  // if non-null, is (B, T, hd) and replaces head h of layer l at every position (ablation by mean, activation
+  // patching). Empty, or L·H entries.
+  std::vector<const float*> head_values;
+  // Every layer's head outputs (as they go into the output projection) in TransformerOutput::head_outputs.
+  bool output_head_outputs = false;
   // Logits of each sequence's last position only, (B, 1, V) (generation needs no more; saves T·V floats).
   bool last_logits_only = false;
   // Decoding: the tokens continue the cache's sequences at position P = cache->Length(); their keys and values
@@ -202,6 +212,7 @@ struct TransformerOutput {
   // L + 1 entries (B, T, E) when asked for: block inputs, then a decoder's after the final norm, an encoder's before
   // it (Hugging Face's: ViT's last is the last block's output, not last_hidden_state). A vision model's T: 1 + N.
   std::vector<Tensor> hidden_states;
+  std::vector<Tensor> head_outputs;  // L entries (B, T, H, hd) with output_head_outputs
 };
 
 class Transformer {
@@ -273,9 +284,55 @@ class Transformer {
   struct LossAndGrad {
     float loss = 0.0f;
     std::map<std::string, Tensor> grad_params;
+    Tensor head_mask_grad;  // (B, L, H) with GradientOptions::head_mask_gradient, else empty
+    Tensor input_grad;      // (B, T, E) with GradientOptions::input_gradient, else empty
+    Tensor input;           // (B, T, E) block 0's input (hidden_states[0]) with input_gradient, else empty
   };
   // On a model with 16-bit storage both first widen every matrix to float32 (exactly; the storage stays float32).
   LossAndGrad LossAndGradient(const TokensView& tokens, const TokensView& targets);
+
+  // What LossAndGradient differentiates, and what else it returns (the analysis methods below use it).
+  enum class Objective {
+    kMeanCrossEntropy,     // the mean over every counted target (LossAndGradient's loss)
+    kRowMeanCrossEntropy,  // Σ_b loss_b, loss_b row b's mean cross-entropy (rows without a target add 0); the loss
+                           //   returned is the mean of loss_b over rows with a target
+    kLogit,                // Σ_b logits[b, position, target]; targets are not read (pass an empty view)
+  };
+  struct GradientOptions {
+    Objective objective = Objective::kMeanCrossEntropy;
+    int64_t position = 0, target = 0;  // kLogit: in [0, T) and [0, V) (std::invalid_argument naming them)
+    bool head_mask_gradient = false;   // d objective / d ξ (ξ = head_mask) at ξ = 1, of each row: head_mask_grad
+    bool input_gradient = false;       // d objective / d block 0's input: input_grad, and input
+  };
+  LossAndGrad LossAndGradient(const TokensView& tokens, const TokensView& targets, const GradientOptions& options);
+
+  // Head importance (docs/api.md, "Looking past the weights"), decoders: importance (L, H) and loss, the mean over
+  // rows with a target of loss_b (row b's mean cross-entropy of tokens against targets, as LossAndGradient's).
+  // kGradient: mean over those rows of |∂ loss_b / ∂ ξ_{l,h}| at ξ = 1 (Michel et al. 2019; one backward);
+  // kAblation: the loss with head (l, h) ablated minus the loss (L·H forwards): kZero sets ξ_{l,h} = 0; kMean
+  // replaces the head's output (its context vector, before the output projection) at every position by its mean
+  // over the batch's positions (all B·T rows).
+  enum class ImportanceMethod { kGradient, kAblation };
+  enum class Ablation { kZero, kMean };
+  struct HeadImportanceResult {
+    Tensor importance;  // (L, H)
+    float loss = 0.0f;
+  };
+  HeadImportanceResult HeadImportance(const TokensView& tokens, const TokensView& targets, ImportanceMethod method,
+                                      Ablation ablation = Ablation::kZero);
+  // Attribution of the logit of id `target` at `position` (tokens (1, T)) to each position j's block-0 input e_j
+  // (Tensor (T)): kGradientXInput Σ_features ∂logit/∂e_j · e_j, kGradient ‖∂logit/∂e_j‖₂, kOcclusion logit − the
+  // logit with e_j set to 0. (Causal models: positions after `position` get exactly 0, and are not computed.)
+  enum class AttributionMethod { kGradientXInput, kGradient, kOcclusion };
+  Tensor Attribution(const TokensView& tokens, int64_t position, int64_t target, AttributionMethod method);
+  // Activation patching: clean and corrupted tokens (1, T) of one length; for each head (l, h), a forward of
+  // `corrupted` with head (l, h)'s output (every position) taken from a forward of `clean`: effect[l, h] = its logit
+  // of `target` at `position` minus the corrupted forward's.
+  struct PatchingResult {
+    Tensor effect;  // (L, H)
+    float clean_logit = 0.0f, corrupted_logit = 0.0f;
+  };
+  PatchingResult PatchHeads(const TokensView& clean, const TokensView& corrupted, int64_t position, int64_t target);
 
   // One torch.optim.AdamW step on this batch: gradients clipped first when clip_grad_norm > 0 (as
   // torch.nn.utils.clip_grad_norm_), weight decay on ≥ 2-D tensors only (nanoGPT's parameter groups). The state
@@ -300,7 +357,8 @@ class Transformer {
   // The forward of checked tokens (B, T), or of `pixels` (then tokens has their shape (B, 1 + N) and no data).
   TransformerOutput Run(const TokensView& tokens, const PixelsView* pixels, const TransformerForwardOptions& options);
   // Forward with saved activations and backward into the training state's gradients; returns the loss.
-  double ComputeGradients(const TokensView& tokens, const TokensView& targets);
+  double ComputeGradients(const TokensView& tokens, const TokensView& targets, const GradientOptions& options,
+                          LossAndGrad* extra);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -231,6 +231,17 @@ HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const floa
   AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
 }
 
+// Heads whose outputs come from outside (blk.head_values): their columns of ctx (rows, H·hd) are overwritten.
+HWY_INLINE void ReplaceHeads(const ModelArgs& a, const BlockArgs& blk, float* ctx) {
+  const size_t hd = a.head_dim, dq = a.heads * hd;
+  for (size_t h = 0; blk.head_values && h < a.heads; ++h) {
+    if (!blk.head_values[h]) continue;
+    for (size_t r = 0; r < a.batch * a.tokens; ++r) {
+      std::copy(blk.head_values[h] + r * hd, blk.head_values[h] + (r + 1) * hd, ctx + r * dq + h * hd);
+    }
+  }
+}
+
 // x += attention(norm₁(x)); post-norm: x = norm₁(x + attention(x)).
 HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, width = blk.qkv.out;
@@ -250,6 +261,8 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   WriteKvCache(a.batch, a.kv_heads, a.tokens, a.head_dim, qkv + k0, qkv + v0, width, blk.cache_k, blk.cache_v,
                a.cache_max, a.past);
   AttendHeads(a, blk, qkv, width, ctx);
+  ReplaceHeads(a, blk, ctx);
+  if (blk.head_outputs) std::copy(ctx, ctx + rows * blk.o.in, blk.head_outputs);
   Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
   if (post) PostNorm(a, blk.norm1, m);
@@ -328,6 +341,11 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
     Embed(a, m.x.data());
   }
   if (a.encoder) EncoderEmbed(a, *a.encoder, m);
+  for (size_t b = 0; a.occlude && b < a.batch; ++b) {
+    if (a.occlude[b] < 0) continue;
+    float* row = m.x.data() + (b * a.tokens + static_cast<size_t>(a.occlude[b])) * a.e;
+    std::fill(row, row + a.e, 0.0f);
+  }
   for (size_t l = 0; l < a.num_blocks; ++l) {
     if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
     AttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);

@@ -29,10 +29,9 @@ struct GradScratch {
   std::vector<float> d_x, d_h, d_qkv, d_ctx, d_up, d_act, d_head, dense, packed_dy, packed_wt, neg_sin;
 };
 
-// Mean cross-entropy of logits (rows, V) against targets (−100: ignored); logits become d loss / d logits.
-double CrossEntropyInPlace(float* logits, const int32_t* targets, size_t rows, size_t v) {
-  size_t counted = 0;
-  for (size_t r = 0; r < rows; ++r) counted += targets[r] != -100;
+// Cross-entropy of logits (rows, V) against targets (−100: ignored), each counted target's term divided by
+// `counted` (its weight in the objective); the row's logits become d objective / d logits. Returns Σ of the terms.
+double CrossEntropyRowsInPlace(float* logits, const int32_t* targets, size_t rows, size_t v, double counted) {
   double loss = 0;
   for (size_t r = 0; r < rows; ++r) {
     float* row = logits + r * v;
@@ -44,11 +43,45 @@ double CrossEntropyInPlace(float* logits, const int32_t* targets, size_t rows, s
     double sum = 0;
     for (size_t j = 0; j < v; ++j) sum += std::exp(static_cast<double>(row[j]) - max);
     loss += std::log(sum) + max - row[targets[r]];
-    const double inv = 1.0 / (sum * static_cast<double>(counted));
+    const double inv = 1.0 / (sum * counted);
     for (size_t j = 0; j < v; ++j) row[j] = static_cast<float>(std::exp(static_cast<double>(row[j]) - max) * inv);
-    row[targets[r]] -= static_cast<float>(1.0 / static_cast<double>(counted));
+    row[targets[r]] -= static_cast<float>(1.0 / counted);
   }
-  return loss / static_cast<double>(counted);
+  return loss / counted;
+}
+
+size_t CountTargets(const int32_t* targets, size_t n) {
+  size_t counted = 0;
+  for (size_t r = 0; r < n; ++r) counted += targets[r] != -100;
+  return counted;
+}
+
+// The objective of t on a.logits (B, T, V), which become its gradient: the mean cross-entropy (kMean); each row's
+// mean cross-entropy summed, the loss returned their mean over rows with a target (kRowMeans); or Σ_b of one
+// logit (kLogit), returned as it is.
+double ObjectiveInPlace(const ModelArgs& a, const TrainArgs& t) {
+  const size_t rows = a.batch * a.tokens, v = a.vocab, n = a.tokens;
+  if (t.objective == TrainObjective::kMean) {
+    return CrossEntropyRowsInPlace(a.logits, t.targets, rows, v, static_cast<double>(CountTargets(t.targets, rows)));
+  }
+  double total = 0;
+  size_t counted_rows = 0;
+  for (size_t b = 0; b < a.batch; ++b) {
+    float* logits = a.logits + b * n * v;
+    if (t.objective == TrainObjective::kLogit) {
+      const size_t at = t.logit_position * v + t.logit_target;
+      total += logits[at];
+      std::fill(logits, logits + n * v, 0.0f);
+      logits[at] = 1.0f;
+      continue;
+    }
+    const size_t counted = CountTargets(t.targets + b * n, n);
+    if (counted == 0) std::fill(logits, logits + n * v, 0.0f);
+    if (counted == 0) continue;
+    total += CrossEntropyRowsInPlace(logits, t.targets + b * n, n, v, static_cast<double>(counted));
+    ++counted_rows;
+  }
+  return t.objective == TrainObjective::kLogit ? total : total / static_cast<double>(counted_rows);
 }
 
 // Adds a dense (in, out) matrix into a packed one (packing.h's layout).
@@ -155,11 +188,28 @@ void QkNormBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& 
   }
 }
 
-// Through x += attention(norm₁(x)).
-void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, BlockGrads& d, GradScratch& g) {
+// d objective / d ξ_h of each item b at ξ = 1 (head h's output is ξ_h times its ctx columns): Σ over the item's
+// rows of ⟨d_ctx, ctx⟩ in head h's columns, into d_mask[b · stride + h].
+void HeadMaskGrad(const ModelArgs& a, const float* ctx, const float* d_ctx, float* d_mask, size_t stride) {
+  const size_t hd = a.head_dim, dq = a.heads * hd;
+  for (size_t b = 0; b < a.batch; ++b) {
+    for (size_t h = 0; h < a.heads; ++h) {
+      double sum = 0;
+      for (size_t r = b * a.tokens; r < (b + 1) * a.tokens; ++r) {
+        for (size_t j = r * dq + h * hd; j < r * dq + (h + 1) * hd; ++j) sum += static_cast<double>(d_ctx[j]) * ctx[j];
+      }
+      d_mask[b * stride + h] = static_cast<float>(sum);
+    }
+  }
+}
+
+// Through x += attention(norm₁(x)); d_mask (B rows `mask_stride` apart) gets the head mask's gradient, if non-null.
+void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, BlockGrads& d, GradScratch& g,
+                       float* d_mask, size_t mask_stride) {
   const size_t rows = a.batch * a.tokens, width = blk.qkv.out, dq = blk.o.in;
   float* d_ctx = Sized(g.d_ctx, rows * dq);
   LinearBackward(rows, s.ctx, dq, blk.o, g.d_x.data(), a.e, d.o, d.o_bias, d_ctx, dq, false, g);
+  if (d_mask) HeadMaskGrad(a, s.ctx, d_ctx, d_mask, mask_stride);
   float* d_qkv = Sized(g.d_qkv, rows * width);
   HeadsBackward(a, s, width, d_ctx, d_qkv);
   if (a.position_kind == PositionKind::kRope) RopeRows(a, d_qkv, width, g.neg_sin.data());  // by −θ: the transpose
@@ -185,7 +235,7 @@ void TransformerLossAndGradImpl(const ModelArgs& a, TrainArgs& t) {
   const size_t rows = a.batch * a.tokens;
   ModelScratch& m = ThreadModelScratch();
   ForwardStages(a, m, &t);
-  t.loss = CrossEntropyInPlace(a.logits, t.targets, rows, a.vocab);  // a.logits now holds d loss / d logits
+  t.loss = ObjectiveInPlace(a, t);  // a.logits now holds d objective / d logits
   static thread_local GradScratch g;
   float* d_x = Sized(g.d_x, rows * a.e);
   std::fill(d_x, d_x + rows * a.e, 0.0f);
@@ -199,8 +249,11 @@ void TransformerLossAndGradImpl(const ModelArgs& a, TrainArgs& t) {
   }
   for (size_t l = a.num_blocks; l-- > 0;) {
     if (a.mlp != MlpKind::kNone) MlpBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
-    AttentionBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
+    const size_t stride = a.num_blocks * a.heads;
+    AttentionBackward(a, a.blocks[l], t.saved[l], t.grads[l], g,
+                      t.head_mask_grad ? t.head_mask_grad + l * a.heads : nullptr, stride);
   }
+  if (t.input_grad) std::copy(d_x, d_x + rows * a.e, t.input_grad);
   EmbedBackward(a, t, d_x, a.embed.panel_stride);
 }
 

@@ -26,10 +26,12 @@ struct BlockArgs {
   const float* q_norm = nullptr;  // (hd): RMSNorm weight of each query head, or null (no q/k norm)
   const float* k_norm = nullptr;  // (hd): of each key head
   LinearArgs qkv, o, up, down;
-  float* cache_k = nullptr;          // (B, KV, cache_max, hd): positions [past, past + T) are written here
-  float* cache_v = nullptr;          // likewise
-  float* attentions = nullptr;       // (B, H, T, past + T) or null: this layer's weights are not kept
-  const float* head_mask = nullptr;  // (H) or null
+  float* cache_k = nullptr;                   // (B, KV, cache_max, hd): positions [past, past + T) are written here
+  float* cache_v = nullptr;                   // likewise
+  float* attentions = nullptr;                // (B, H, T, past + T) or null: this layer's weights are not kept
+  const float* head_mask = nullptr;           // (H) or null
+  const float* const* head_values = nullptr;  // (H) pointers, each (B, T, hd) replacing a head's output, or null
+  float* head_outputs = nullptr;              // (B, T, H·hd): the heads' outputs as the output projection reads them
 };
 
 // What training keeps of one block's forward (each (rows, width), rows = B·T): its input x_in, the normed h1, qkv
@@ -68,16 +70,25 @@ struct BlockGrads {
   float* k_norm = nullptr;
 };
 
-// Training: the forward of ModelArgs (past 0, no cache, no padding or head mask) keeping `saved`, mean
-// cross-entropy of the logits against targets (B, T) (−100 ignored; at least one counted), then every gradient.
+// What the backward starts from (Transformer::Objective): the mean cross-entropy over every target, the sum over
+// rows of each row's mean cross-entropy, or the sum over rows of the logit of id logit_target at logit_position.
+enum class TrainObjective { kMean, kRowMeans, kLogit };
+
+// Training: the forward of ModelArgs (past 0, no cache, no padding or head mask) keeping `saved`, the objective on
+// the logits (cross-entropy against targets (B, T), −100 ignored, at least one counted; or one logit), then every
+// gradient, and on request the head mask's (at ξ = 1) and the block-0 input's.
 struct TrainArgs {
   const int32_t* targets = nullptr;
-  BlockSaved* saved = nullptr;  // one per block
-  float* x_final = nullptr;     // (rows, E): the last block's output
-  float* h_final = nullptr;     // (rows, E): after the final norm
-  BlockGrads* grads = nullptr;  // one per block
-  float* embed = nullptr;       // packed (E, V): the embedding's gradient, and the tied head's
-  float* positions = nullptr;   // (contextLength, E) or null
+  TrainObjective objective = TrainObjective::kMean;
+  size_t logit_position = 0, logit_target = 0;  // kLogit
+  float* head_mask_grad = nullptr;              // (B, L, H) d objective / d ξ_{l,h} of each row, or null
+  float* input_grad = nullptr;                  // (B, T, E) d objective / d block 0's input, or null
+  BlockSaved* saved = nullptr;                  // one per block
+  float* x_final = nullptr;                     // (rows, E): the last block's output
+  float* h_final = nullptr;                     // (rows, E): after the final norm
+  BlockGrads* grads = nullptr;                  // one per block
+  float* embed = nullptr;                       // packed (E, V): the embedding's gradient, and the tied head's
+  float* positions = nullptr;                   // (contextLength, E) or null
   float* norm_f_weight = nullptr;
   float* norm_f_bias = nullptr;
   float* head = nullptr;       // packed (E, V) for an untied head, else null
@@ -109,6 +120,7 @@ struct ModelArgs : ModelSizes {
   float* logits = nullptr;  // (B, T, V), or (B, 1, V) when last_logits_only
   bool last_logits_only = false;
   float* const* hidden_states = nullptr;  // L + 1 buffers (B, T, E), or null
+  const int64_t* occlude = nullptr;       // (B): a position of each row whose block-0 input is set to 0, −1 none
   const EncoderArgs* encoder = nullptr;   // an encoder's embeddings, post-norm blocks and heads, or null
 };
 

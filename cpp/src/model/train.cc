@@ -11,7 +11,6 @@
 #include "cpp/src/model/transformer_impl.h"
 
 namespace attnlab {
-namespace {
 
 // Targets (B, T) like tokens: ids in [0, V) or −100 (ignored), at least one counted.
 void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab) {
@@ -31,6 +30,8 @@ void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t 
   }
   if (counted == 0) Fail("targets", "at least one target that is not -100", "none");
 }
+
+namespace {
 
 // Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of one
 // buffer.
@@ -98,14 +99,43 @@ void AdamWUpdate(std::vector<float>& param, const std::vector<float>& grad, std:
 
 }  // namespace
 
-double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets) {
+namespace {
+
+// The objective's arguments on t, and the extra outputs' buffers (in `extra`, shaped), from `options`.
+void SetObjective(const Transformer::GradientOptions& o, const TransformerConfig& c, size_t batch, size_t t_len,
+                  TrainArgs& t, Transformer::LossAndGrad* extra) {
+  using Objective = Transformer::Objective;
+  t.objective = o.objective == Objective::kLogit                 ? TrainObjective::kLogit
+                : o.objective == Objective::kRowMeanCrossEntropy ? TrainObjective::kRowMeans
+                                                                 : TrainObjective::kMean;
+  if (o.objective == Objective::kLogit) {
+    CheckLogitIndex(o.position, o.target, t_len, c.vocab_size);
+    t.logit_position = static_cast<size_t>(o.position);
+    t.logit_target = static_cast<size_t>(o.target);
+  }
+  auto shaped = [](Tensor& x, Shape shape) {
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    x.data.assign(n, 0.0f);
+    x.shape = std::move(shape);
+    return x.data.data();
+  };
+  const int64_t b = static_cast<int64_t>(batch), tl = static_cast<int64_t>(t_len);
+  if (o.head_mask_gradient && extra) t.head_mask_grad = shaped(extra->head_mask_grad, {b, c.num_layers, c.num_heads});
+  if (o.input_gradient && extra) t.input_grad = shaped(extra->input_grad, {b, tl, c.embed_dim});
+}
+
+}  // namespace
+
+double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets,
+                                     const GradientOptions& options, LossAndGrad* extra) {
   if (impl_->config.task != Task::kCausalLm) {
     Fail("task", "'causal-lm' for training (encoders train in a later step)", "an encoder");
   }
   impl_->params.Widen();  // (training updates float32 weights)
   const TransformerConfig& c = impl_->config;
   const auto [batch, t_len] = CheckTokens(tokens, c.vocab_size);
-  CheckTargets(targets, tokens.shape, c.vocab_size);
+  if (options.objective != Objective::kLogit) CheckTargets(targets, tokens.shape, c.vocab_size);
   if (batch * t_len == 0) Fail("tokens", "at least one token", "shape " + ShapeString(tokens.shape));
   if (t_len > static_cast<size_t>(c.context_length)) {
     Fail("tokens", "at most " + std::to_string(c.context_length) + " positions (contextLength)", std::to_string(t_len));
@@ -136,13 +166,23 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   t.norm_f_bias = state.grads.norm_f_bias.empty() ? nullptr : state.grads.norm_f_bias.data();
   t.head = state.grads.head.data.empty() ? nullptr : state.grads.head.data.data();
   t.head_bias = state.grads.head_bias.empty() ? nullptr : state.grads.head_bias.data();
+  SetObjective(options, c, batch, t_len, t, extra);
   TransformerLossAndGrad(call.a, t);
+  if (extra && options.input_gradient) {
+    extra->input.shape = extra->input_grad.shape;
+    extra->input.data.assign(saved[0].x_in, saved[0].x_in + extra->input_grad.data.size());
+  }
   return t.loss;
 }
 
 Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, const TokensView& targets) {
+  return LossAndGradient(tokens, targets, GradientOptions{});
+}
+
+Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, const TokensView& targets,
+                                                      const GradientOptions& options) {
   LossAndGrad out;
-  out.loss = static_cast<float>(ComputeGradients(tokens, targets));
+  out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out));
   for (const ParamSpec& s : impl_->specs) {
     Tensor& g = out.grad_params[s.name];
     g.shape = s.shape;
@@ -158,7 +198,7 @@ Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const T
                                                const AdamWOptions& options) {
   CheckAdamW(options);
   StepResult result;
-  result.loss = static_cast<float>(ComputeGradients(tokens, targets));
+  result.loss = static_cast<float>(ComputeGradients(tokens, targets, GradientOptions{}, nullptr));
   TrainState& state = *impl_->train;
   const double norm = GradNorm(state.grads);
   result.grad_norm = static_cast<float>(norm);

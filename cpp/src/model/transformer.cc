@@ -317,6 +317,36 @@ Tensor ZeroTensor(Shape shape) {
   return t;
 }
 
+// The forward's analysis options (occlude, head_values, output_head_outputs) checked and set on the call: a.occlude,
+// each block's head_values and head_outputs (into out.head_outputs).
+void SetAnalysisOptions(const TransformerConfig& c, const TransformerForwardOptions& options, size_t batch,
+                        size_t t_len, ModelArgs& a, std::vector<BlockArgs>& blocks, TransformerOutput& out) {
+  if (options.occlude) {
+    if (options.occlude_shape != Shape{static_cast<int64_t>(batch)}) {
+      Fail("occlude", "shape [" + std::to_string(batch) + "] (B)", "shape " + ShapeString(options.occlude_shape));
+    }
+    for (size_t b = 0; b < batch; ++b) {
+      const int64_t p = options.occlude[b];
+      if (p < -1 || p >= static_cast<int64_t>(t_len)) {
+        Fail("occlude", "positions in [-1, " + std::to_string(t_len) + ")", std::to_string(p));
+      }
+    }
+    a.occlude = options.occlude;
+  }
+  const size_t heads = static_cast<size_t>(c.num_heads);
+  if (!options.head_values.empty() && options.head_values.size() != blocks.size() * heads) {
+    Fail("headValues", std::to_string(blocks.size() * heads) + " entries (L·H)",
+         std::to_string(options.head_values.size()));
+  }
+  for (size_t l = 0; l < blocks.size(); ++l) {
+    if (!options.head_values.empty()) blocks[l].head_values = options.head_values.data() + l * heads;
+    if (!options.output_head_outputs) continue;
+    out.head_outputs.push_back(ZeroTensor(
+        {static_cast<int64_t>(batch), static_cast<int64_t>(t_len), c.num_heads, static_cast<int64_t>(a.head_dim)}));
+    blocks[l].head_outputs = out.head_outputs.back().data.data();
+  }
+}
+
 }  // namespace
 
 TransformerOutput Transformer::Forward(const TokensView& tokens, const TransformerForwardOptions& options) {
@@ -374,6 +404,7 @@ TransformerOutput Transformer::Run(const TokensView& tokens, const PixelsView* p
   call.a.last_logits_only = options.last_logits_only;
   call.a.hidden_states = hidden.empty() ? nullptr : hidden.data();
   call.a.encoder = encoder_args;
+  SetAnalysisOptions(c, options, batch, t_len, call.a, call.blocks, out);
   TransformerForward(call.a);
   if (cache) cache->length = s;
   return out;

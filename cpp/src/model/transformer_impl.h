@@ -163,6 +163,10 @@ Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool l
 
 // Checks tokens (B, T) and every id (in [0, vocab)); returns {B, T}.
 std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab);
+// Training targets (B, T) like the tokens: ids in [0, vocab) or −100 (ignored), at least one counted (train.cc).
+void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab);
+// A logit's position in [0, t_len) and token id in [0, vocab) (std::invalid_argument naming them; analysis.cc).
+void CheckLogitIndex(int64_t position, int64_t target, size_t t_len, int64_t vocab);
 
 }  // namespace attnlab
 

@@ -56,13 +56,7 @@ std::vector<TrainFixture> LoadTrainFixtures() {
   return out;
 }
 
-Transformer LoadedTrainModel(const TrainFixture& f) {
-  Transformer model(f.model.config);
-  std::map<std::string, attnlab::TensorView> state;
-  for (const auto& [name, tensor] : f.model.checkpoint) state[name] = tensor.View();
-  model.LoadStateDict(state);
-  return model;
-}
+Transformer LoadedTrainModel(const TrainFixture& f) { return LoadedTransformer(f.model); }
 
 Transformer::AdamWOptions OptionsOf(const nlohmann::json& j) {
   Transformer::AdamWOptions o;

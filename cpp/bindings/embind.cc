@@ -103,8 +103,8 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
 
 // A model configuration crosses as JSON text: createModel's options (JS names, `arch`) or, with `huggingFace`, a
 // config.json; C++ reads, checks and normalises it (transformer.h's ConfigFromOptions / ConfigFromHuggingFace).
-// Encoders (bert, roberta) run in the C++ library so far: their JS forward, task outputs and training are not
-// wired yet, so the module refuses them by name rather than give a decoder's results.
+// Encoders (bert, roberta) and encoder–decoders (marian) run in the C++ library so far: their JS forward, task
+// outputs and training are not wired yet, so the module refuses them by name rather than give a decoder's results.
 TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
   TransformerConfig config = hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
   if (config.task != Task::kCausalLm) {

@@ -15,7 +15,9 @@
 // optionally within a sliding window (key j is visible from position p when p − window < j ≤ p, as Mistral), over
 // grouped key/value heads. Encoders (bert, roberta) are post-norm (x = norm₁(x + attn(x)), x = norm₂(x + mlp(x)),
 // no final norm) after the embeddings' LayerNorm of word + position + token type, non-causal, with the head the
-// checkpoint holds (TransformerConfig::task).
+// checkpoint holds (TransformerConfig::task). An encoder–decoder (marian) is such a non-causal encoder stack and a
+// causal decoder stack whose post-norm blocks add x = norm₃(x + o(attn(q(x), k(enc), v(enc)))) after self-attention,
+// the encoder's padding masking its keys; embeddings × √E (scaleEmbedding) + sinusoidal positions, no embedding norm.
 #ifndef ATTNLAB_TRANSFORMER_H_
 #define ATTNLAB_TRANSFORMER_H_
 
@@ -44,6 +46,8 @@ enum class PositionKind {
   kRope,        // rotary (rotate-half)
   kSinusoidal,  // fixed, added to the embedding: pe[p, 2i] = sin(p / 10000^(2i/E)), pe[p, 2i+1] = cos(…) (PyTorch's
                 // tutorial layout, interleaved; no parameter)
+  kSinusoidalSplit,  // the same angles, Marian's layout: pe[p, i] = sin(p / 10000^(2i/E)) for i < ⌈E/2⌉, then the
+                     // cos of each in the rest (MarianSinusoidalPositionalEmbedding; no parameter)
 };
 enum class MlpKind {
   kGeluTanh,  // down(gelu_tanh(up h))
@@ -60,6 +64,7 @@ enum class Task {
   kBase,                    // encoders without a head: the last hidden state (and the pooled output with a pooler)
   kMaskedLm,                // logits (B, T, V) = norm(act(dense(h))) · embeddingᵀ + bias, the decoder tied
   kSequenceClassification,  // logits (B, numLabels) of token 0: classifier(pooled) or out_proj(tanh(dense(h₀)))
+  kSeq2SeqLm,               // encoder–decoders: logits (B, T, V) of the decoder's last hidden state (+ its bias)
 };
 
 // How the weight matrices (embedding, projections, MLP, LM head) are held in memory: float32, or the 16 bits of an
@@ -111,6 +116,12 @@ struct TransformerConfig {
   bool pad_offset_positions = false;  // positions padTokenId + 1 + cumsum(ids != pad), pad at pads (RoBERTa)
   MlpKind head_act = MlpKind::kGeluErf;  // the masked-LM head's activation (of the MLP kind of that name)
   bool classifier_dense = false;         // the classifier's own dense + tanh on token 0 before its out-projection
+  // Encoder–decoders (marian): numLayers encoder blocks, then decoderLayers decoder blocks with a cross-attention
+  // stage (queries from the decoder, keys and values from the encoder's last hidden state) after self-attention.
+  int64_t decoder_layers = 0;          // [decoderLayers] 0: not an encoder–decoder
+  int64_t decoder_start_token_id = 0;  // [decoderStartTokenId]
+  int64_t eos_token_id = 0;            // [eosTokenId]
+  bool scale_embedding = false;        // [scaleEmbedding] the token embeddings × √embedDim (both stacks)
 };
 
 // A configuration value of the wrong JSON type (a TypeError in JS).
@@ -177,6 +188,17 @@ struct TransformerForwardOptions {
   // Decoding: the tokens continue the cache's sequences at position P = cache->Length(); their keys and values
   // are appended. Null: a fresh sequence (P = 0).
   TransformerKVCache* cache = nullptr;
+  // Encoder–decoders: the tokens are the encoder's (B, S), attention_mask (B, S) its padding (also the
+  // cross-attention's keys), head_mask (L, H) its heads; the decoder's inputs (B, T) are required, its padding
+  // (B, T) and head masks (Ld, H) optional. output_attentions names layers of either stack (in [0, max(L, Ld))).
+  const int32_t* decoder_input_ids = nullptr;
+  Shape decoder_input_ids_shape;
+  const uint8_t* decoder_attention_mask = nullptr;
+  Shape decoder_attention_mask_shape;
+  const float* decoder_head_mask = nullptr;
+  Shape decoder_head_mask_shape;
+  const float* cross_attn_head_mask = nullptr;
+  Shape cross_attn_head_mask_shape;
 };
 
 struct TransformerOutput {
@@ -186,6 +208,12 @@ struct TransformerOutput {
   Tensor pooled_output;               // encoders with a pooler: (B, E)
   std::vector<Tensor> attentions;     // L entries, (B, H, T, P + T) for a layer asked for, else empty
   std::vector<Tensor> hidden_states;  // L + 1 entries (B, T, E) when asked for: block inputs, then after the final norm
+  // Encoder–decoders: the fields above are the decoder's (attentions its self-attention (B, H, T, T), hidden_states
+  // Ld + 1 entries, last_hidden_state with task 'base'); the encoder's (S source positions) and the cross-attention:
+  Tensor encoder_last_hidden_state;           // (B, S, E)
+  std::vector<Tensor> encoder_attentions;     // L entries, (B, H, S, S) for a layer asked for, else empty
+  std::vector<Tensor> cross_attentions;       // Ld entries, (B, H, T, S) for a layer asked for, else empty
+  std::vector<Tensor> encoder_hidden_states;  // L + 1 entries (B, S, E) when asked for
 };
 
 class Transformer {
@@ -279,6 +307,8 @@ class Transformer {
   struct Impl;
   struct CallArgs;
   void PrepareCall(const TokensView& tokens, size_t past, size_t cache_max, CallArgs& call) const;
+  // Forward of an encoder–decoder (seq2seq.cc): the encoder's stack over the tokens, then the decoder's.
+  TransformerOutput ForwardEncoderDecoder(const TokensView& tokens, const TransformerForwardOptions& options) const;
   // Forward with saved activations and backward into the training state's gradients; returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets);
   std::unique_ptr<Impl> impl_;

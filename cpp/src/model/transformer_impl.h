@@ -153,11 +153,21 @@ struct EncoderCall {
 // weights and allocates out's lastHiddenState and pooledOutput; null for a decoder.
 const EncoderArgs* PrepareEncoder(const TransformerConfig& c, const Weights& w, const TokensView& tokens,
                                   const TransformerForwardOptions& options, EncoderCall& call, TransformerOutput& out);
+// A tensor of zeros (its size checked: std::invalid_argument naming 'output').
+Tensor ZeroTensor(Shape shape);
 // The logits' shape: (B, T, V), (B, 1, V) with last_only, (B, numLabels) for classification, {} for a base encoder.
 Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool last_only);
 
-// Checks tokens (B, T) and every id (in [0, vocab)); returns {B, T}.
-std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab);
+// Checks tokens (B, T) and every id (in [0, vocab)), errors naming `name`; returns {B, T}.
+std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab, const char* name = "tokens");
+// A padding mask `name` (B, s) (1 token, 0 padding; `dims` describes s in messages) as additive key biases 0 / −inf
+// (empty without a mask).
+std::vector<float> KeyBiasOf(const char* name, const uint8_t* mask, const Shape& shape, size_t batch, size_t s,
+                             const char* dims);
+// A head mask `name` of shape (layers, heads), or null.
+void CheckHeadMask(const char* name, const float* mask, const Shape& shape, int64_t layers, int64_t heads);
+// Which of num_layers layers' attention weights are kept, for outputAttentions `layers`, each in [0, limit).
+std::vector<bool> KeptLayers(const std::vector<int64_t>& layers, int64_t num_layers, int64_t limit);
 
 }  // namespace attnlab
 

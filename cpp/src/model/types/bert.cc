@@ -24,13 +24,6 @@ const Activation kActivations[] = {
     {"relu", MlpKind::kRelu},    {"silu", MlpKind::kSilu},         {"swish", MlpKind::kSilu}};
 const char kActivationList[] = "one of 'gelu', 'gelu_new', 'gelu_pytorch_tanh', 'relu', 'silu', 'swish'";
 
-MlpKind ActivationOf(const std::string& name) {
-  for (const Activation& a : kActivations) {
-    if (name == a.name) return a.kind;
-  }
-  Fail("hiddenAct", kActivationList, "'" + name + "'");
-}
-
 // The heads' parameters after the body: masked-LM (cls.predictions.*) or the classifier.
 void Parameters(const TransformerConfig& c, const ModelSizes& z, std::vector<ParamSpec>& out) {
   AddBertBodyParameters(c, z, out);
@@ -92,6 +85,15 @@ bool Write(const TransformerConfig& c, nlohmann::json& hf) {
 }
 
 }  // namespace
+
+const char* const kHiddenActivations = kActivationList;
+
+MlpKind ActivationOf(const std::string& name) {
+  for (const Activation& a : kActivations) {
+    if (name == a.name) return a.kind;
+  }
+  Fail("hiddenAct", kActivationList, "'" + name + "'");
+}
 
 bool HasName(const std::vector<std::string>& names, const std::string& name) {
   for (const std::string& n : names) {
@@ -184,7 +186,10 @@ void NormaliseBertFamily(TransformerConfig& c, const char* arch) {
   if (c.embed_dim % c.num_heads != 0) {
     Fail("numHeads", "a divisor of embedDim " + std::to_string(c.embed_dim), std::to_string(c.num_heads));
   }
-  if (c.task == Task::kCausalLm) Fail("task", "'base', 'masked-lm' or 'sequence-classification'" + of, "'causal-lm'");
+  if (c.task == Task::kCausalLm || c.task == Task::kSeq2SeqLm) {
+    Fail("task", "'base', 'masked-lm' or 'sequence-classification'" + of,
+         c.task == Task::kCausalLm ? "'causal-lm'" : "'seq2seq-lm'");
+  }
   if (c.type_vocab_size < 1 || c.type_vocab_size > 65536) {
     Fail("typeVocabSize", "an integer in [1, 65536]", std::to_string(c.type_vocab_size));
   }

@@ -1,10 +1,10 @@
 // Model types as data. Each Hugging Face model_type is one file of this folder (gpt2.cc, llama.cc, mistral.cc,
-// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc) and one row of model_types.cc's table; tiny.cc is an arch
-// of attnlab's own (the demo's TinyTransformer), with no config.json. A type reads its config.json into the
-// normalised configuration and writes it back. A type that owns an `arch` (the normalised config's family of names:
-// 'gpt2', 'llama', 'qwen3', 'bert', 'roberta') also says what its blocks are made of (features), createModel's
-// fields and defaults, its parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint
-// prefixes and buffers; an encoder's also its head from a checkpoint's names and its tied copies.
+// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc; the encoder–decoder marian.cc) and one row of model_types.cc's
+// table; tiny.cc is an arch of attnlab's own (the demo's TinyTransformer), with no config.json. A type reads its
+// config.json into the normalised configuration and writes it back. A type that owns an `arch` (the normalised config's
+// family of names: 'gpt2', 'llama', 'qwen3', 'bert', 'roberta', 'marian') also says what its blocks are made of
+// (features), createModel's fields and defaults, its parameters (Hugging Face names, checkpoint shapes, storage slots)
+// and its checkpoint prefixes and buffers; an encoder's also its head from a checkpoint's names and its tied copies.
 #ifndef ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 #define ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 
@@ -99,8 +99,9 @@ struct ModelType {
 
 // The rows of the table (each defined in its type's file).
 extern const ArchType kGpt2Arch, kLlamaArch, kQwen3Arch, kTinyArch;  // (tiny: an arch without a model_type)
-extern const ArchType kBertArch, kRobertaArch;
-extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type, kBertType, kRobertaType;
+extern const ArchType kBertArch, kRobertaArch, kMarianArch;
+extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type, kBertType, kRobertaType,
+    kMarianType;
 
 // The arch of a normalised config (invalid_argument naming `arch` for an unknown one); `own` false: only the archs
 // createModel offers (not attnlab's own, such as 'tiny').
@@ -126,6 +127,10 @@ void NormaliseBertFamily(TransformerConfig& c, const char* arch);
 // The name without `prefix` ("bert."), or "" for the buffers every BERT-family checkpoint may hold.
 std::string BertFamilyCanonicalName(const std::string& name, const std::string& prefix);
 bool HasName(const std::vector<std::string>& names, const std::string& name);
+// The MLP kind of an activation as config.json names it (hidden_act, activation_function: 'gelu' = erf, 'gelu_new'
+// = tanh, 'relu', 'silu' = 'swish'; invalid_argument naming hiddenAct otherwise), and the list of those names.
+MlpKind ActivationOf(const std::string& name);
+extern const char* const kHiddenActivations;
 
 }  // namespace attnlab
 

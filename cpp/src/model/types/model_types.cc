@@ -18,8 +18,8 @@ using OrderedJson = nlohmann::ordered_json;
 // The table: every Hugging Face model_type attnlab reads, and every arch (family of names). A new type is one file
 // and one row here.
 const ModelType* const kTypes[] = {&kGpt2Type,  &kLlamaType, &kMistralType, &kQwen2Type,
-                                   &kQwen3Type, &kBertType,  &kRobertaType};
-const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch, &kBertArch, &kRobertaArch};
+                                   &kQwen3Type, &kBertType,  &kRobertaType, &kMarianType};
+const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch, &kBertArch, &kRobertaArch, &kMarianArch};
 // Archs of attnlab's own models, which createModel does not offer (the tiny model is createTinyTransformer's).
 const ArchType* const kOwnArchs[] = {&kTinyArch};
 
@@ -42,7 +42,7 @@ Json ParseObject(const std::string& text, const std::string& what) {
 }
 
 const std::vector<const char*> kAttentionBiasNames = {"none", "qkv", "all"};
-const std::vector<const char*> kTaskNames = {"causal-lm", "base", "masked-lm", "sequence-classification"};
+const std::vector<const char*> kTaskNames = {"causal-lm", "base", "masked-lm", "sequence-classification", "seq2seq-lm"};
 
 Task TaskOf(const std::string& name) {
   for (size_t i = 0; i < kTaskNames.size(); ++i) {
@@ -81,7 +81,10 @@ const IntField kIntFields[] = {{"vocabSize", &TransformerConfig::vocab_size},
                                {"hiddenDim", &TransformerConfig::hidden_dim},
                                {"typeVocabSize", &TransformerConfig::type_vocab_size},
                                {"padTokenId", &TransformerConfig::pad_token_id},
-                               {"numLabels", &TransformerConfig::num_labels}};
+                               {"numLabels", &TransformerConfig::num_labels},
+                               {"decoderLayers", &TransformerConfig::decoder_layers},
+                               {"decoderStartTokenId", &TransformerConfig::decoder_start_token_id},
+                               {"eosTokenId", &TransformerConfig::eos_token_id}};
 
 // One field of createModel's options, read from the options over the arch's defaults (absent from both: required).
 void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& field, TransformerConfig& c) {
@@ -98,6 +101,7 @@ void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& 
   if (field == "hiddenAct") c.hidden_act = r.String(f, "");
   if (field == "task") c.task = TaskOf(r.String(f, ""));
   if (field == "pooler") c.pooler = r.Bool(f, false);
+  if (field == "scaleEmbedding") c.scale_embedding = r.Bool(f, false);
 }
 
 void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJson& o) {
@@ -113,6 +117,7 @@ void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJs
   if (field == "hiddenAct") o[field] = c.hidden_act;
   if (field == "task") o[field] = kTaskNames[static_cast<size_t>(c.task)];
   if (field == "pooler") o[field] = c.pooler;
+  if (field == "scaleEmbedding") o[field] = c.scale_embedding;
 }
 
 }  // namespace

@@ -191,6 +191,10 @@ struct TransformerForwardOptions {
   // Encoder–decoders: the tokens are the encoder's (B, S), attention_mask (B, S) its padding (also the
   // cross-attention's keys), head_mask (L, H) its heads; the decoder's inputs (B, T) are required, its padding
   // (B, T) and head masks (Ld, H) optional. output_attentions names layers of either stack (in [0, max(L, Ld))).
+  // With a cache (CreateKVCache: the decoder's layers), the decoder inputs continue its sequences at P =
+  // cache->Length() (decoder_attention_mask then (B, P + T)); the call that starts the cache runs the encoder and
+  // keeps every decoder block's cross-attention keys and values and the source's padding in it; later calls skip the
+  // encoder (tokens: the same shape; its outputs stay empty).
   const int32_t* decoder_input_ids = nullptr;
   Shape decoder_input_ids_shape;
   const uint8_t* decoder_attention_mask = nullptr;
@@ -272,6 +276,16 @@ class Transformer {
   Tensor Parameter(const std::string& name) const;
 
   TransformerOutput Forward(const TokensView& tokens, const TransformerForwardOptions& options = {});
+
+  // Encoder–decoders: greedy decoding of at most max_new_tokens tokens per item from decoderStartTokenId, the encoder
+  // run once over `tokens` (options.attention_mask its padding; the other options unused) and the decoder over a KV
+  // cache (cross-attention keys and values computed once). Each step's next id is the argmax of its logits; an item
+  // that has emitted eosTokenId continues with padTokenId (as Hugging Face's generate), and decoding stops once every
+  // item has. on_step, when given, receives each step's output (logits (B, 1, V)). → B rows of the ids generated
+  // (the start token excluded).
+  std::vector<std::vector<int32_t>> GenerateGreedy(
+      const TokensView& tokens, const TransformerForwardOptions& options, int64_t max_new_tokens,
+      const std::function<void(const TransformerOutput&)>& on_step = nullptr);
 
   // A cache for batch_size sequences of up to max_length (≤ contextLength) positions.
   TransformerKVCache CreateKVCache(int64_t batch_size, int64_t max_length) const;

@@ -269,16 +269,18 @@ HWY_INLINE LayerHeads CrossHeadsOf(const ModelArgs& a, const BlockArgs& blk, con
 
 // An encoder–decoder's cross-attention: x = norm₃(x + o(attn(q(x), k(mem), v(mem)))) (post-norm; else x +=
 // o(attn(q(norm₃(x)), …))), the keys and values projected from the encoder's output (B·S rows) into blk.cross_k /
-// cross_v; weights kept when asked for, then × the cross head mask.
+// cross_v (memory null: decoding, already there); weights kept when asked for, then × the cross head mask.
 HWY_INLINE void CrossAttentionStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m) {
   const size_t rows = a.batch * a.tokens, dq = a.heads * a.head_dim, s = a.cross->source;
   const bool post = a.encoder && a.encoder->post_norm;
   float* h = post ? m.x.data() : m.h.data();
   if (!post) NormRows(a, rows, m.x.data(), blk.norm3, h);
   Linear(rows, h, a.e, blk.cross_q, m.qkv.data(), dq);
-  float* kv = Sized(m.cross, a.batch * s * 2 * dq);
-  Linear(a.batch * s, a.cross->memory, a.e, blk.cross_kv, kv, 2 * dq);
-  WriteKvCache(a.batch, a.heads, s, a.head_dim, kv, kv + dq, 2 * dq, blk.cross_k, blk.cross_v, s, 0);
+  if (a.cross->memory) {
+    float* kv = Sized(m.cross, a.batch * s * 2 * dq);
+    Linear(a.batch * s, a.cross->memory, a.e, blk.cross_kv, kv, 2 * dq);
+    WriteKvCache(a.batch, a.heads, s, a.head_dim, kv, kv + dq, 2 * dq, blk.cross_k, blk.cross_v, s, 0);
+  }
   const LayerHeads heads = CrossHeadsOf(a, blk, m.qkv.data(), m.ctx.data());
   const size_t plane = a.tokens * s;
   auto weights_of = [&](size_t bh) { return blk.cross_attentions ? blk.cross_attentions + bh * plane : nullptr; };

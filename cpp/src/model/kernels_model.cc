@@ -17,8 +17,8 @@ void TransformerForwardImpl(const ModelArgs& a) {
   ForwardStages(a, ThreadModelScratch(), nullptr);
 }
 
-void EncoderDecoderForwardImpl(const ModelArgs& encoder, const ModelArgs& decoder) {
-  if (encoder.batch * encoder.tokens > 0) ForwardStages(encoder, ThreadModelScratch(), nullptr);
+void EncoderDecoderForwardImpl(const ModelArgs* encoder, const ModelArgs& decoder) {
+  if (encoder && encoder->batch * encoder->tokens > 0) ForwardStages(*encoder, ThreadModelScratch(), nullptr);
   if (decoder.batch * decoder.tokens > 0) ForwardStages(decoder, ThreadModelScratch(), nullptr);
 }
 
@@ -34,7 +34,7 @@ HWY_EXPORT(TransformerForwardImpl);
 HWY_EXPORT(EncoderDecoderForwardImpl);
 
 void TransformerForward(const ModelArgs& args) { HWY_DYNAMIC_DISPATCH(TransformerForwardImpl)(args); }
-void EncoderDecoderForward(const ModelArgs& encoder, const ModelArgs& decoder) {
+void EncoderDecoderForward(const ModelArgs* encoder, const ModelArgs& decoder) {
   HWY_DYNAMIC_DISPATCH(EncoderDecoderForwardImpl)(encoder, decoder);
 }
 

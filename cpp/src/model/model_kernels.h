@@ -41,8 +41,8 @@ struct BlockArgs {
   const float* cross_head_mask = nullptr;
 };
 
-// What a decoder stack attends across: the encoder's last hidden state (B, S, E) and its padding (B, S) as key
-// biases 0 / −inf, or null.
+// What a decoder stack attends across: the encoder's last hidden state (B, S, E) (null when decoding: every block's
+// cross_k / cross_v already hold its keys and values) and its padding (B, S) as key biases 0 / −inf, or null.
 struct CrossArgs {
   const float* memory = nullptr;
   size_t source = 0;  // S
@@ -132,9 +132,9 @@ struct ModelArgs : ModelSizes {
 };
 
 void TransformerForward(const ModelArgs& args);
-// An encoder–decoder: the encoder's stack (its EncoderArgs' last_hidden is the decoder's cross->memory), then the
-// decoder's, in one dispatch.
-void EncoderDecoderForward(const ModelArgs& encoder, const ModelArgs& decoder);
+// An encoder–decoder: the encoder's stack (its EncoderArgs' last_hidden is the decoder's cross->memory; null when
+// decoding continues: not run), then the decoder's, in one dispatch.
+void EncoderDecoderForward(const ModelArgs* encoder, const ModelArgs& decoder);
 void TransformerLossAndGrad(const ModelArgs& args, TrainArgs& train);
 
 }  // namespace attnlab

@@ -27,7 +27,10 @@ TransformerKVCache& TransformerKVCache::operator=(TransformerKVCache&&) noexcept
 int64_t TransformerKVCache::Length() const { return static_cast<int64_t>(impl_->length); }
 int64_t TransformerKVCache::BatchSize() const { return static_cast<int64_t>(impl_->batch); }
 int64_t TransformerKVCache::MaxLength() const { return static_cast<int64_t>(impl_->max_length); }
-void TransformerKVCache::Reset() { impl_->length = 0; }
+void TransformerKVCache::Reset() {
+  impl_->length = 0;
+  impl_->encoded = false;  // (an encoder–decoder's next call runs the encoder again)
+}
 
 namespace {
 
@@ -365,15 +368,15 @@ TransformerKVCache Transformer::CreateKVCache(int64_t batch_size, int64_t max_le
          std::to_string(max_length));
   }
   if (!impl_->config.causal) Fail("causal", "true for a KV cache (decoding continues causal sequences)", "false");
-  if (impl_->config.decoder_layers > 0)
-    Fail("kvCache", "a decoder-only model (encoder–decoders: not yet)", "an encoder–decoder");
   auto cache = std::make_unique<TransformerKVCache::Impl>();
   cache->owner = impl_.get();
   cache->batch = static_cast<size_t>(batch_size);
   cache->max_length = static_cast<size_t>(max_length);
   const size_t n = cache->batch * impl_->z.kv_heads * cache->max_length * impl_->z.head_dim;
-  cache->k.assign(impl_->params.blocks.size(), std::vector<float>(n));
-  cache->v.assign(impl_->params.blocks.size(), std::vector<float>(n));
+  const size_t layers = impl_->config.decoder_layers > 0 ? static_cast<size_t>(impl_->config.decoder_layers)
+                                                         : impl_->params.blocks.size();  // (the decoder's)
+  cache->k.assign(layers, std::vector<float>(n));
+  cache->v.assign(layers, std::vector<float>(n));
   return TransformerKVCache(std::move(cache));
 }
 

@@ -26,6 +26,13 @@ struct TransformerKVCache::Impl {
   const void* owner = nullptr;
   size_t batch = 0, max_length = 0, length = 0;
   std::vector<std::vector<float>> k, v;  // per layer (batch, kv_heads, max_length, head_dim)
+  // Encoder–decoders (k, v: the decoder's layers): once the first call has run the encoder, each decoder block's
+  // cross-attention keys and values (k, v of block l at 2l, 2l + 1; (batch, heads, source, head_dim) each) and the
+  // source's padding as key biases (batch, source) (empty: none).
+  bool encoded = false;
+  size_t source = 0;
+  std::vector<std::vector<float>> cross;
+  std::vector<float> cross_bias;
 };
 
 // Training state, made by the first LossAndGradient: gradients and AdamW's moments in the parameters' layout, the

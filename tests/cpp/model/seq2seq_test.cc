@@ -6,10 +6,12 @@
 // each bad config, checkpoint and argument named.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "attnlab/memory_needs.h"
 #include "attnlab/transformer.h"
 #include "hwy_targets.h"
 #include "nlohmann/json.hpp"
@@ -188,8 +190,131 @@ TEST_CASE("encoder-decoders: the decoder's inputs, masks and head masks are chec
   CHECK(out.cross_attentions.at(2).shape == attnlab::Shape{2, 4, 2, 2});
 }
 
-TEST_CASE("encoder-decoders: positions past contextLength, a KV cache and training are refused",
-          "[model][seq2seq][validation]") {
+// Row k of the full forward's logits (B, T, V) for item b.
+std::vector<float> LogitsRow(const std::vector<float>& logits, const attnlab::Shape& shape, size_t b, size_t k) {
+  const size_t t_len = static_cast<size_t>(shape[1]), v = static_cast<size_t>(shape[2]);
+  const float* row = logits.data() + (b * t_len + k) * v;
+  return std::vector<float>(row, row + v);
+}
+
+// Greedy decoding of a fixture's padded source: each step's logits (over the cache, the encoder run once) against a
+// full forward of the start token and the ids generated before it, and each id the argmax of those logits (the pad
+// after an item's eos).
+void CheckGreedy(Transformer& model, const Seq2SeqFixture& f) {
+  const Seq2SeqForwardCase& c = f.forward.at(1);  // (padding: item 2 nothing but padding)
+  REQUIRE(c.attention_mask.present);
+  const std::vector<uint8_t> mask(c.attention_mask.tensor.ints.begin(), c.attention_mask.tensor.ints.end());
+  TransformerForwardOptions o;
+  o.attention_mask = mask.data();
+  o.attention_mask_shape = c.attention_mask.tensor.shape;
+  const attnlab::TokensView tokens{c.input_ids.ints.data(), c.input_ids.shape};
+  std::vector<attnlab::Tensor> steps;
+  const auto ids = model.GenerateGreedy(tokens, o, 6, [&](const attnlab::TransformerOutput& out) {
+    CHECK(out.encoder_last_hidden_state.data.empty() == !steps.empty());  // (the encoder runs on the first step only)
+    steps.push_back(out.logits);
+  });
+  const size_t batch = ids.size(), n = steps.size();
+  REQUIRE(batch == static_cast<size_t>(c.input_ids.shape[0]));
+  REQUIRE(n >= 1);
+  const int32_t start = static_cast<int32_t>(model.config().decoder_start_token_id);
+  std::vector<int32_t> decoder;  // (B, n): the start token, then each item's first n − 1 ids
+  for (const auto& row : ids) {
+    REQUIRE(row.size() == n);
+    decoder.push_back(start);
+    decoder.insert(decoder.end(), row.begin(), row.end() - 1);
+  }
+  o.decoder_input_ids = decoder.data();
+  o.decoder_input_ids_shape = {static_cast<int64_t>(batch), static_cast<int64_t>(n)};
+  const attnlab::TransformerOutput full = model.Forward(tokens, o);
+  for (size_t k = 0; k < n; ++k) {
+    INFO("step " << k);
+    REQUIRE(steps[k].shape == attnlab::Shape{static_cast<int64_t>(batch), 1, model.config().vocab_size});
+    for (size_t b = 0; b < batch; ++b) {
+      const std::vector<float> expected = LogitsRow(full.logits.data, full.logits.shape, b, k),
+                               got = LogitsRow(steps[k].data, steps[k].shape, b, 0);
+      CheckAllClose("step logits", got, expected, f.tol);
+      const bool finished =
+          std::find(ids[b].begin(), ids[b].begin() + k, model.config().eos_token_id) != ids[b].begin() + k;
+      const int32_t argmax =
+          static_cast<int32_t>(std::max_element(expected.begin(), expected.end()) - expected.begin());
+      CHECK(ids[b][k] == (finished ? model.config().pad_token_id : argmax));
+    }
+  }
+}
+
+TEST_CASE("encoder-decoders: greedy decoding over a KV cache gives a full forward's logits at every step",
+          "[model][seq2seq][generate]") {
+  for (const Seq2SeqFixture& f : AllFixtures()) {
+    if (f.task != "seq2seq-lm") continue;
+    INFO("fixture " << f.name);
+    ForEachTarget([&](const std::string&) {
+      Transformer model = LoadedCheckpoint(f.Config(), f.checkpoint, CheckpointStorage(f.checkpoint));
+      CheckGreedy(model, f);
+    });
+  }
+}
+
+TEST_CASE("encoder-decoders: greedy decoding stops once every item has emitted eosTokenId",
+          "[model][seq2seq][generate]") {
+  // These random checkpoints repeat one token whatever the source (marian_mt_f16: 5 each step); with it as eos,
+  // one step, else every step asked for.
+  const Seq2SeqFixture f = LoadSeq2SeqFixture(kSeq2SeqFixtureDir + "/marian_mt_f16");
+  const Seq2SeqForwardCase& c = f.forward.at(0);
+  const attnlab::TokensView tokens{c.input_ids.ints.data(), c.input_ids.shape};
+  for (const int64_t eos : {int64_t{0}, int64_t{5}}) {
+    attnlab::TransformerConfig config = f.Config();
+    config.eos_token_id = eos;
+    Transformer model = LoadedCheckpoint(config, f.checkpoint, WeightStorage::kFloat32);
+    const auto ids = model.GenerateGreedy(tokens, {}, 4);
+    REQUIRE(ids.size() == 2);
+    const std::vector<int32_t> expected(eos == 5 ? 1 : 4, 5);
+    CHECK(ids[0] == expected);
+    CHECK(ids[1] == expected);
+  }
+}
+
+TEST_CASE("encoder-decoders: a cache continues in chunks as one forward; its misuse is named",
+          "[model][seq2seq][generate][validation]") {
+  const Seq2SeqFixture f = MtFixture();
+  Transformer model = LoadedCheckpoint(f.Config(), f.checkpoint, WeightStorage::kFloat32);
+  const Seq2SeqForwardCase& c = f.forward.at(0);  // (plain: B 2, S 5, T 4)
+  const attnlab::TokensView tokens{c.input_ids.ints.data(), c.input_ids.shape};
+  attnlab::TransformerKVCache cache = model.CreateKVCache(2, 5);
+  const std::vector<int32_t> first = {c.decoder_input_ids.ints[0], c.decoder_input_ids.ints[1],
+                                      c.decoder_input_ids.ints[4], c.decoder_input_ids.ints[5]},
+                             second = {c.decoder_input_ids.ints[2], c.decoder_input_ids.ints[3],
+                                       c.decoder_input_ids.ints[6], c.decoder_input_ids.ints[7]};
+  TransformerForwardOptions o;
+  o.cache = &cache;
+  o.output_attentions = {0, 1, 2};
+  o.decoder_input_ids = first.data();
+  o.decoder_input_ids_shape = {2, 2};
+  CheckTensorClose("encoderLastHiddenState", model.Forward(tokens, o).encoder_last_hidden_state,
+                   c.encoder_last_hidden_state, f.tol);
+  o.decoder_input_ids = second.data();
+  const attnlab::TransformerOutput out = model.Forward(tokens, o);
+  CHECK(cache.Length() == 4);
+  CHECK(out.encoder_last_hidden_state.data.empty());
+  for (size_t b = 0; b < 2; ++b) {
+    for (size_t k = 0; k < 2; ++k) {
+      CheckAllClose("logits", LogitsRow(out.logits.data, out.logits.shape, b, k),
+                    LogitsRow(c.logits.tensor.values, c.logits.tensor.shape, b, k + 2), f.tol);
+    }
+  }
+  CHECK(out.attentions.at(2).shape == attnlab::Shape{2, 4, 2, 4});  // (B, H, T, P + T)
+  CHECK(out.cross_attentions.at(2).shape == attnlab::Shape{2, 4, 2, 5});
+  ExpectInvalidArgument([&] { model.Forward(tokens, o); }, {"decoderInputIds"});  // (4 + 2 > maxLength 5)
+  const std::vector<int32_t> shorter(8, 3);
+  o.decoder_input_ids_shape = {2, 1};
+  ExpectInvalidArgument([&] { model.Forward({shorter.data(), {2, 4}}, o); }, {"tokens"});  // (S 4, the cache's 5)
+  Transformer other = LoadedCheckpoint(f.Config(), f.checkpoint, WeightStorage::kFloat32);
+  ExpectInvalidArgument([&] { other.Forward(tokens, o); }, {"kvCache"});
+  ExpectInvalidArgument([&] { model.GenerateGreedy(tokens, {}, 0); }, {"maxNewTokens"});
+  cache.Reset();
+  CHECK(!model.Forward({shorter.data(), {2, 4}}, o).encoder_last_hidden_state.data.empty());  // (encoded again)
+}
+
+TEST_CASE("encoder-decoders: positions past contextLength and training are refused", "[model][seq2seq][validation]") {
   const Seq2SeqFixture f = MtFixture();
   Transformer model = LoadedCheckpoint(f.Config(), f.checkpoint, WeightStorage::kFloat32);
   const std::vector<int32_t> long_ids(13, 5), ids = {23, 5};
@@ -200,7 +325,6 @@ TEST_CASE("encoder-decoders: positions past contextLength, a KV cache and traini
   o.decoder_input_ids = ids.data();
   o.decoder_input_ids_shape = {1, 2};
   ExpectInvalidArgument([&] { model.Forward({long_ids.data(), {1, 13}}, o); }, {"tokens"});
-  ExpectInvalidArgument([&] { model.CreateKVCache(1, 4); }, {"kvCache"});
   ExpectInvalidArgument([&] { model.LossAndGradient({ids.data(), {1, 2}}, {ids.data(), {1, 2}}); }, {"task"});
   Transformer gpt2(attnlab::ConfigFromOptions(
       R"({"arch": "gpt2", "vocabSize": 8, "contextLength": 4, "embedDim": 8, "numLayers": 1, "numHeads": 2})"));
@@ -251,6 +375,10 @@ TEST_CASE("encoder-decoders: a fresh Marian model's untied head and sizes follow
   CHECK(model.TiedTo("model.decoder.embed_tokens.weight") == "shared.weight");
   CHECK(model.TiedTo("lm_head.weight").empty());
   CHECK(model.CanonicalName("model.encoder.embed_positions.weight").empty());
+  // The parameters' memory counts both stacks (at least 4 bytes a parameter; packing pads the matrices).
+  double bytes = 0;
+  for (const auto& part : attnlab::TransformerParameterMemoryNeeds(c)) bytes += part.bytes;
+  CHECK(bytes >= 4.0 * static_cast<double>(model.ParameterCount()));
 }
 
 }  // namespace

@@ -108,9 +108,10 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
 TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
   TransformerConfig config = hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
   if (config.task != Task::kCausalLm) {
-    throw std::invalid_argument(std::string(hugging_face ? "model_type" : "arch") +
-                                ": expected a decoder type (encoders run in the C++ library only, so far), got '" +
-                                config.arch + "'");
+    throw std::invalid_argument(
+        std::string(hugging_face ? "model_type" : "arch") +
+        ": expected a decoder type (encoders and encoder–decoders run in the C++ library only, so far), got '" +
+        config.arch + "'");
   }
   return config;
 }

@@ -564,11 +564,15 @@ for (const variant of VARIANTS) {
         assertThrows(() => attn.createModel({ ...kGpt2, arch: 2 }), TypeError, /arch/);
       });
 
-      test('an encoder type (bert, roberta: C++ only so far): a RangeError saying so, not a decoder result', () => {
-        for (const dir of readdirSync(join(modelDir, '..', 'encoders'))) {
-          const config = JSON.parse(readFileSync(join(modelDir, '..', 'encoders', dir, 'config.json'), 'utf8'));
-          assertThrows(() => load(config), RangeError, /model_type/, /encoders run in the C\+\+ library only/);
+      test('an encoder or encoder–decoder type (bert, roberta, marian: C++ only so far): a RangeError saying so', () => {
+        for (const kind of ['encoders', 'seq2seq']) {
+          for (const dir of readdirSync(join(modelDir, '..', kind))) {
+            const config = JSON.parse(readFileSync(join(modelDir, '..', kind, dir, 'config.json'), 'utf8'));
+            assertThrows(() => load(config), RangeError, /model_type/, /run in the C\+\+ library only/);
+          }
         }
+        const marian = { arch: 'marian', vocabSize: 8, contextLength: 4, embedDim: 8, numLayers: 1, numHeads: 2 };
+        assertThrows(() => attn.createModel({ ...marian, decoderLayers: 1 }), RangeError, /arch/, /encoder–decoders/);
       });
 
       test('rope_scaling, mlp_bias, Qwen2 use_sliding_window, another activation: RangeErrors naming them', () => {

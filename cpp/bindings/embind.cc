@@ -103,13 +103,20 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
 
 // A model configuration crosses as JSON text: createModel's options (JS names, `arch`) or, with `huggingFace`, a
 // config.json; C++ reads, checks and normalises it (transformer.h's ConfigFromOptions / ConfigFromHuggingFace).
-// Vision models (vit) run in the C++ library so far: pixelValues are not wired into JS, so the module refuses them
-// by name rather than take token ids.
+// Vision models (vit) and encoder–decoders (marian) run in the C++ library so far: pixelValues, decoderInputIds and
+// their outputs are not wired into JS, so the module refuses them by name rather than give a text model's results.
 TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
   TransformerConfig config = hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
+  const std::string what = hugging_face ? "model_type" : "arch";
   if (config.patch_size > 0) {
-    throw std::invalid_argument(std::string(hugging_face ? "model_type" : "arch") +
+    throw std::invalid_argument(what +
                                 ": expected a text model (vision models run in the C++ library only, so far), got '" +
+                                config.arch + "'");
+  }
+  if (config.decoder_layers > 0) {
+    throw std::invalid_argument(what +
+                                ": expected a decoder or an encoder (encoder–decoders run in the C++ library only, so "
+                                "far), got '" +
                                 config.arch + "'");
   }
   return config;

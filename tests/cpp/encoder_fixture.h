@@ -40,12 +40,13 @@ struct EncoderForwardCase {
   std::vector<FixtureTensor> attentions, hidden_states;
 };
 
-struct EncoderFixture {
+// What every checkpoint fixture folder holds (encoders, encoder–decoders): its config.json, checkpoint, and
+// expected.json's case name, task, normalised config and tolerance.
+struct CheckpointFixture {
   std::string dir, name, task, config_json;
   nlohmann::json config;  // expected.json's normalised config
   Tolerance tol;
   std::map<std::string, CheckpointTensor> checkpoint;
-  std::vector<EncoderForwardCase> forward;
 
   std::vector<std::string> Names() const {
     std::vector<std::string> names;
@@ -57,6 +58,46 @@ struct EncoderFixture {
     return attnlab::ConfigWithHeads(attnlab::ConfigFromHuggingFace(config_json), Names());
   }
 };
+
+struct EncoderFixture : CheckpointFixture {
+  std::vector<EncoderForwardCase> forward;
+};
+
+// A whole checkpoint (buffers and tied copies included) into a model of `config`: float32 by LoadStateDict, or
+// tensor by tensor as its 16-bit bits into a model of that storage.
+inline attnlab::Transformer LoadedCheckpoint(const attnlab::TransformerConfig& config,
+                                             const std::map<std::string, CheckpointTensor>& checkpoint,
+                                             attnlab::WeightStorage storage) {
+  attnlab::Transformer model(config, /*seed=*/7, storage == attnlab::WeightStorage::kFloat32, storage);
+  std::map<std::string, attnlab::TensorView> state;
+  std::vector<std::pair<std::string, attnlab::Shape>> shapes;
+  for (const auto& [name, tensor] : checkpoint) {
+    state[name] = tensor.View();
+    shapes.emplace_back(name, tensor.shape);
+  }
+  if (storage == attnlab::WeightStorage::kFloat32) {
+    model.LoadStateDict(state);
+    return model;
+  }
+  model.CheckStateDict(shapes);
+  for (const auto& [name, tensor] : checkpoint) {
+    if (tensor.bits.empty()) {
+      model.LoadTensor(name, tensor.View());  // (an I64 position_ids buffer: ignored)
+    } else {
+      model.LoadTensor16(name, tensor.bits.data(), tensor.shape, storage);
+    }
+  }
+  return model;
+}
+
+// The 16-bit storage of a checkpoint's matrices, or kFloat32.
+inline attnlab::WeightStorage CheckpointStorage(const std::map<std::string, CheckpointTensor>& checkpoint) {
+  for (const auto& [name, tensor] : checkpoint) {
+    if (tensor.dtype == "F16") return attnlab::WeightStorage::kF16;
+    if (tensor.dtype == "BF16") return attnlab::WeightStorage::kBF16;
+  }
+  return attnlab::WeightStorage::kFloat32;
+}
 
 // A tensor that may be null, or absent from `object`.
 inline OptionalTensor ParseOptional(const nlohmann::json& object, const char* key) {
@@ -88,18 +129,43 @@ inline EncoderForwardCase ParseEncoderCase(const nlohmann::json& c) {
   return fc;
 }
 
-inline EncoderFixture LoadEncoderFixture(const std::string& dir) {
-  EncoderFixture f;
+// Reads the folder's files into f; returns expected.json.
+inline nlohmann::json LoadCheckpointFixture(const std::string& dir, CheckpointFixture& f) {
   f.dir = dir;
-  const nlohmann::json j = nlohmann::json::parse(FileText(dir + "/expected.json"));
+  nlohmann::json j = nlohmann::json::parse(FileText(dir + "/expected.json"));
   f.name = j.at("case").get<std::string>();
   f.task = j.at("task").get<std::string>();
   f.config = j.at("config");
   f.config_json = FileText(dir + "/config.json");
   f.tol = Tolerance{j.at("tolerance").at("atol").get<double>(), j.at("tolerance").at("rtol").get<double>()};
   f.checkpoint = ReadSafetensors(dir + "/model.safetensors");
+  return j;
+}
+
+inline EncoderFixture LoadEncoderFixture(const std::string& dir) {
+  EncoderFixture f;
+  const nlohmann::json j = LoadCheckpointFixture(dir, f);
   for (const auto& c : j.at("forward")) f.forward.push_back(ParseEncoderCase(c));
   return f;
+}
+
+// config.json with its checkpoint's names reads as expected.json's config (each key but `skip`) and task, and reads
+// back the same through createModel's options and through the written config.json; returns model.config's JSON.
+inline nlohmann::json CheckConfigReadsBack(const CheckpointFixture& f, const std::string& skip = "") {
+  using Json = nlohmann::json;
+  const attnlab::TransformerConfig c = f.Config();
+  const Json got = Json::parse(attnlab::OptionsJson(c));
+  for (const auto& [key, value] : f.config.items()) {
+    INFO(key);
+    if (key != skip) CHECK(got.at(key) == value);
+  }
+  CHECK(got.at("task") == f.task);
+  CHECK(Json::parse(attnlab::OptionsJson(attnlab::ConfigFromOptions(got.dump()))) == got);
+  const std::string written = attnlab::HuggingFaceConfigJson(c);
+  CHECK(Json::parse(written).at("model_type") == Json::parse(f.config_json).at("model_type"));
+  CHECK(Json::parse(
+            attnlab::OptionsJson(attnlab::ConfigWithHeads(attnlab::ConfigFromHuggingFace(written), f.Names()))) == got);
+  return got;
 }
 
 }  // namespace attnlab_test

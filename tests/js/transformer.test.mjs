@@ -5,7 +5,7 @@
 // greedy generation), loading from a safetensors Blob one tensor at a time, the state-dict round trip, seeded sampling, generate's options and attention rows, each bad
 // input as its own error, memory refused up front, and the same API in attnlab/worker.
 import assert from 'node:assert/strict';
-import { openAsBlob, readFileSync } from 'node:fs';
+import { openAsBlob, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
@@ -564,6 +564,14 @@ for (const variant of VARIANTS) {
         assertThrows(() => attn.createModel({ ...kGpt2, arch: 2 }), TypeError, /arch/);
       });
 
+      test('an encoder–decoder type (marian: C++ only so far): a RangeError saying so, not a decoder result', () => {
+        for (const dir of readdirSync(join(modelDir, '..', 'seq2seq'))) {
+          const config = JSON.parse(readFileSync(join(modelDir, '..', 'seq2seq', dir, 'config.json'), 'utf8'));
+          assertThrows(() => load(config), RangeError, /model_type/, /encoder–decoders run in the C\+\+ library only/);
+        }
+        const marian = { arch: 'marian', vocabSize: 8, contextLength: 4, embedDim: 8, numLayers: 1, numHeads: 2 };
+        assertThrows(() => attn.createModel({ ...marian, decoderLayers: 1 }), RangeError, /arch/, /encoder–decoders/);
+      });
       test('rope_scaling, mlp_bias, Qwen2 use_sliding_window, another activation: RangeErrors naming them', () => {
         assertThrows(
           () => load({ ...llama.config, rope_scaling: { type: 'linear', factor: 2 } }),

@@ -16,7 +16,10 @@
 // grouped key/value heads. Encoders (bert, roberta) are post-norm (x = norm₁(x + attn(x)), x = norm₂(x + mlp(x)),
 // no final norm) after the embeddings' LayerNorm of word + position + token type, non-causal, with the head the
 // checkpoint holds (TransformerConfig::task). ViT (vit) embeds pixels instead ([CLS], then each patch through the
-// patch projection, + learned positions) into pre-norm non-causal blocks with a final LayerNorm.
+// patch projection, + learned positions) into pre-norm non-causal blocks with a final LayerNorm. An encoder–decoder
+// (marian) is a post-norm non-causal encoder stack as BERT's and a causal decoder stack whose post-norm blocks add
+// x = norm₃(x + o(attn(q(x), k(enc), v(enc)))) after self-attention, the encoder's padding masking its keys;
+// embeddings × √E (scaleEmbedding) + sinusoidal positions, no embedding norm.
 #ifndef ATTNLAB_TRANSFORMER_H_
 #define ATTNLAB_TRANSFORMER_H_
 
@@ -45,6 +48,8 @@ enum class PositionKind {
   kRope,        // rotary (rotate-half)
   kSinusoidal,  // fixed, added to the embedding: pe[p, 2i] = sin(p / 10000^(2i/E)), pe[p, 2i+1] = cos(…) (PyTorch's
                 // tutorial layout, interleaved; no parameter)
+  kSinusoidalSplit,  // the same angles, Marian's layout: pe[p, i] = sin(p / 10000^(2i/E)) for i < ⌈E/2⌉, then the
+                     // cos of each in the rest (MarianSinusoidalPositionalEmbedding; no parameter)
 };
 enum class MlpKind {
   kGeluTanh,  // down(gelu_tanh(up h))
@@ -62,6 +67,7 @@ enum class Task {
   kMaskedLm,                // logits (B, T, V) = norm(act(dense(h))) · embeddingᵀ + bias, the decoder tied
   kSequenceClassification,  // logits (B, numLabels) of token 0: classifier(pooled) or out_proj(tanh(dense(h₀)))
   kImageClassification,     // vision: logits (B, numLabels) = classifier(h₀), token 0 after the final norm
+  kSeq2SeqLm,               // encoder–decoders: logits (B, T, V) of the decoder's last hidden state (+ its bias)
 };
 
 // How the weight matrices (embedding, projections, MLP, LM head) are held in memory: float32, or the 16 bits of an
@@ -119,6 +125,12 @@ struct TransformerConfig {
   int64_t image_size = 0;    // [imageSize]
   int64_t patch_size = 0;    // [patchSize]
   int64_t num_channels = 0;  // [numChannels]
+  // Encoder–decoders (marian): numLayers encoder blocks, then decoderLayers decoder blocks with a cross-attention
+  // stage (queries from the decoder, keys and values from the encoder's last hidden state) after self-attention.
+  int64_t decoder_layers = 0;          // [decoderLayers] 0: not an encoder–decoder
+  int64_t decoder_start_token_id = 0;  // [decoderStartTokenId]
+  int64_t eos_token_id = 0;            // [eosTokenId]
+  bool scale_embedding = false;        // [scaleEmbedding] the token embeddings × √embedDim (both stacks)
 };
 
 // A vision model's input: normalised pixel values (B, C, H, W), row-major, H = W = imageSize (no interpolation).
@@ -201,6 +213,21 @@ struct TransformerForwardOptions {
   // Decoding: the tokens continue the cache's sequences at position P = cache->Length(); their keys and values
   // are appended. Null: a fresh sequence (P = 0).
   TransformerKVCache* cache = nullptr;
+  // Encoder–decoders: the tokens are the encoder's (B, S), attention_mask (B, S) its padding (also the
+  // cross-attention's keys), head_mask (L, H) its heads; the decoder's inputs (B, T) are required, its padding
+  // (B, T) and head masks (Ld, H) optional. output_attentions names layers of either stack (in [0, max(L, Ld))).
+  // With a cache (CreateKVCache: the decoder's layers), the decoder inputs continue its sequences at P =
+  // cache->Length() (decoder_attention_mask then (B, P + T)); the call that starts the cache runs the encoder and
+  // keeps every decoder block's cross-attention keys and values and the source's padding in it; later calls skip the
+  // encoder (tokens: the same shape; its outputs stay empty).
+  const int32_t* decoder_input_ids = nullptr;
+  Shape decoder_input_ids_shape;
+  const uint8_t* decoder_attention_mask = nullptr;
+  Shape decoder_attention_mask_shape;
+  const float* decoder_head_mask = nullptr;
+  Shape decoder_head_mask_shape;
+  const float* cross_attn_head_mask = nullptr;
+  Shape cross_attn_head_mask_shape;
 };
 
 struct TransformerOutput {
@@ -213,6 +240,12 @@ struct TransformerOutput {
   // it (Hugging Face's: ViT's last is the last block's output, not last_hidden_state). A vision model's T: 1 + N.
   std::vector<Tensor> hidden_states;
   std::vector<Tensor> head_outputs;  // L entries (B, T, H, hd) with output_head_outputs
+  // Encoder–decoders: the fields above are the decoder's (attentions its self-attention (B, H, T, T), hidden_states
+  // Ld + 1 entries, last_hidden_state with task 'base'); the encoder's (S source positions) and the cross-attention:
+  Tensor encoder_last_hidden_state;           // (B, S, E)
+  std::vector<Tensor> encoder_attentions;     // L entries, (B, H, S, S) for a layer asked for, else empty
+  std::vector<Tensor> cross_attentions;       // Ld entries, (B, H, T, S) for a layer asked for, else empty
+  std::vector<Tensor> encoder_hidden_states;  // L + 1 entries (B, S, E) when asked for
 };
 
 class Transformer {
@@ -273,6 +306,16 @@ class Transformer {
   TransformerOutput Forward(const TokensView& tokens, const TransformerForwardOptions& options = {});
   // A vision model's forward (token ids to a vision model, or pixels to a text model: std::invalid_argument).
   TransformerOutput Forward(const PixelsView& pixels, const TransformerForwardOptions& options = {});
+
+  // Encoder–decoders: greedy decoding of at most max_new_tokens tokens per item from decoderStartTokenId, the encoder
+  // run once over `tokens` (options.attention_mask its padding; the other options unused) and the decoder over a KV
+  // cache (cross-attention keys and values computed once). Each step's next id is the argmax of its logits; an item
+  // that has emitted eosTokenId continues with padTokenId (as Hugging Face's generate), and decoding stops once every
+  // item has. on_step, when given, receives each step's output (logits (B, 1, V)). → B rows of the ids generated
+  // (the start token excluded).
+  std::vector<std::vector<int32_t>> GenerateGreedy(
+      const TokensView& tokens, const TransformerForwardOptions& options, int64_t max_new_tokens,
+      const std::function<void(const TransformerOutput&)>& on_step = nullptr);
 
   // A cache for batch_size sequences of up to max_length (≤ contextLength) positions.
   TransformerKVCache CreateKVCache(int64_t batch_size, int64_t max_length) const;
@@ -356,6 +399,8 @@ class Transformer {
   void PrepareCall(const TokensView& tokens, size_t past, size_t cache_max, CallArgs& call) const;
   // The forward of checked tokens (B, T), or of `pixels` (then tokens has their shape (B, 1 + N) and no data).
   TransformerOutput Run(const TokensView& tokens, const PixelsView* pixels, const TransformerForwardOptions& options);
+  // Forward of an encoder–decoder (seq2seq.cc): the encoder's stack over the tokens, then the decoder's.
+  TransformerOutput ForwardEncoderDecoder(const TokensView& tokens, const TransformerForwardOptions& options) const;
   // Forward with saved activations and backward into the training state's gradients; returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets, const GradientOptions& options,
                           LossAndGrad* extra);

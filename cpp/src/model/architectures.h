@@ -51,17 +51,28 @@ enum class Slot {
   kPatch,  // packed (C·p·p, E): the patch projection, a Conv2d weight (E, C, p, p) read as (E, C·p·p)
   kPatchBias,
   kClsToken,  // (E): the [CLS] embedding
+  // Encoder–decoders, a decoder block's cross-attention: q (E, H·hd), k and v packed (E, 2·H·hd), o (H·hd, E), its
+  // norm (norm₃):
+  kCrossQ,
+  kCrossQBias,
+  kCrossKv,
+  kCrossKvBias,
+  kCrossO,
+  kCrossOBias,
+  kNorm3Weight,
+  kNorm3Bias,
 };
 
 struct ParamSpec {
   std::string name;  // Hugging Face's, without prefix
   Shape shape;       // as stored in a checkpoint
   Slot slot;
-  int64_t layer;    // -1: not per block
-  size_t offset;    // first output column of a packed matrix, or first element of a vector
-  bool transposed;  // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
-  bool is_matrix() const {
-    return (shape.size() == 2 || slot == Slot::kPatch) && slot != Slot::kPositions && slot != Slot::kTokenTypes;
+  int64_t layer;            // -1: not per block
+  size_t offset;            // first output column of a packed matrix, or first element of a vector
+  bool transposed;          // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
+  bool is_matrix() const {  // (Marian's final_logits_bias (1, V) is a vector)
+    return (shape.size() == 2 || slot == Slot::kPatch) && slot != Slot::kPositions && slot != Slot::kTokenTypes &&
+           slot != Slot::kHeadBias;
   }
   // Elements per row of the first dimension (a matrix's columns; 1 for a vector).
   size_t row_size() const {
@@ -72,7 +83,7 @@ struct ParamSpec {
   bool is_norm_weight() const {
     return slot == Slot::kNorm1Weight || slot == Slot::kNorm2Weight || slot == Slot::kNormFWeight ||
            slot == Slot::kQNorm || slot == Slot::kKNorm || slot == Slot::kEmbedNormWeight ||
-           slot == Slot::kHeadNormWeight;
+           slot == Slot::kHeadNormWeight || slot == Slot::kNorm3Weight;
   }
 };
 

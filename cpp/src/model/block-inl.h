@@ -41,9 +41,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Grow-only activations of one forward: x the residual stream (rows, E), h a normed copy, qkv (rows, H·hd +
 // 2·KV·hd), qk_raw the query and key heads before the q/k norm, ctx the heads' outputs (rows, H·hd), up the MLP's
 // hidden (rows, up.out), proj a projection's output; an encoder's heads: first (B, E) each item's token 0, pooled
-// (B, E).
+// (B, E); cross an encoder–decoder's cross-attention keys and values as projected (B·S, 2·H·hd).
 struct ModelScratch {
-  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj, first, pooled, patches;
+  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj, first, pooled, patches, cross;
 };
 
 inline ModelScratch& ThreadModelScratch() {
@@ -70,8 +70,8 @@ HWY_INLINE void NormRows(const ModelArgs& a, size_t rows, const float* x, const 
   });
 }
 
-// x (rows, E) = embedding column ids[r] (+ positions[P + t]: learned wpe, or the fixed sinusoidal table; an
-// encoder's position ids pick the row instead).
+// x (rows, E) = embedding column ids[r] × embed_scale (+ positions[P + t]: learned wpe, or the fixed sinusoidal
+// table; an encoder's position ids pick the row instead).
 HWY_INLINE void Embed(const ModelArgs& a, float* x) {
   for (size_t r = 0; r < a.batch * a.tokens; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
@@ -82,6 +82,7 @@ HWY_INLINE void Embed(const ModelArgs& a, float* x) {
       const float* column = a.embed.data + (id / kPanel) * a.embed.panel_stride + id % kPanel;
       for (size_t c = 0; c < a.e; ++c) row[c] = column[c * kPanel];
     }
+    if (a.embed_scale != 1.0f) ScaleRow(row, a.e, a.embed_scale);
     const bool ids = a.encoder && a.encoder->position_ids;
     const size_t p = ids ? static_cast<size_t>(a.encoder->position_ids[r]) : a.past + r % a.tokens;
     if (a.positions) AddRows(row, a.positions + p * a.e, a.e);
@@ -203,13 +204,14 @@ HWY_INLINE LayerHeads LayerHeadsOf(const ModelArgs& a, const BlockArgs& blk, con
   return l;
 }
 
-// head_mask[h] times head h's outputs (rows of ctx) and weights, when it is not 1.
-HWY_INLINE void MaskHead(const ModelArgs& a, const BlockArgs& blk, size_t b, size_t h, float* ctx, float* weights) {
-  if (!blk.head_mask || blk.head_mask[h] == 1.0f) return;
-  const size_t dq = a.heads * a.head_dim, s = a.past + a.tokens;
+// head_mask[h] times head h's outputs (rows of ctx) and weights (T, s), when it is not 1.
+HWY_INLINE void MaskHead(const ModelArgs& a, const float* head_mask, size_t s, size_t b, size_t h, float* ctx,
+                         float* weights) {
+  if (!head_mask || head_mask[h] == 1.0f) return;
+  const size_t dq = a.heads * a.head_dim;
   float* out = ctx + b * a.tokens * dq + h * a.head_dim;
-  for (size_t t = 0; t < a.tokens; ++t) ScaleRow(out + t * dq, a.head_dim, blk.head_mask[h]);
-  if (weights) ScaleRow(weights + (b * a.heads + h) * a.tokens * s, a.tokens * s, blk.head_mask[h]);
+  for (size_t t = 0; t < a.tokens; ++t) ScaleRow(out + t * dq, a.head_dim, head_mask[h]);
+  if (weights) ScaleRow(weights + (b * a.heads + h) * a.tokens * s, a.tokens * s, head_mask[h]);
 }
 
 // Decoding: a few new tokens over a cache without a window. Each (item, key/value head) reads its cached keys and
@@ -226,7 +228,7 @@ HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const floa
   const LayerHeads heads = LayerHeadsOf(a, blk, qkv, width, ctx);
   const size_t plane = heads.lq * heads.lk;
   auto weights_of = [&](size_t bh) { return blk.attentions ? blk.attentions + bh * plane : nullptr; };
-  auto mask = [&](size_t b, size_t h) { MaskHead(a, blk, b, h, ctx, blk.attentions); };
+  auto mask = [&](size_t b, size_t h) { MaskHead(a, blk.head_mask, heads.lk, b, h, ctx, blk.attentions); };
   if (DecodesInPlace(a)) return AttendDecodeGroups(heads, weights_of, mask);
   AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
 }
@@ -268,6 +270,59 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   if (post) PostNorm(a, blk.norm1, m);
 }
 
+// The cross-attention heads' layout: queries (rows, H·hd) in m.qkv, keys and values blk.cross_k / cross_v (B, H, S,
+// hd), no causal mask, the source's padding as key biases.
+HWY_INLINE LayerHeads CrossHeadsOf(const ModelArgs& a, const BlockArgs& blk, const float* q, float* ctx) {
+  const size_t hd = a.head_dim, dq = a.heads * hd, s = a.cross->source;
+  LayerHeads l{};
+  l.batch = a.batch;
+  l.heads = l.kv_heads = a.heads;
+  l.lq = a.tokens;
+  l.lk = s;
+  l.hd = hd;
+  l.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  l.q = q;
+  l.q_item = a.tokens * dq;
+  l.q_row = l.ctx_row = dq;
+  l.k = blk.cross_k;
+  l.v = blk.cross_v;
+  l.kv_item = a.heads * s * hd;
+  l.kv_head = s * hd;
+  l.kv_row = hd;
+  l.ctx = ctx;
+  l.ctx_item = a.tokens * dq;
+  l.bias.key_bias = a.cross->key_bias;
+  l.bias.key_bias_batch_stride = s;
+  l.bias.mask_cols = a.cross->key_bias ? s : 0;
+  return l;
+}
+
+// An encoder–decoder's cross-attention: x = norm₃(x + o(attn(q(x), k(mem), v(mem)))) (post-norm; else x +=
+// o(attn(q(norm₃(x)), …))), the keys and values projected from the encoder's output (B·S rows) into blk.cross_k /
+// cross_v (memory null: decoding, already there); weights kept when asked for, then × the cross head mask.
+HWY_INLINE void CrossAttentionStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m) {
+  const size_t rows = a.batch * a.tokens, dq = a.heads * a.head_dim, s = a.cross->source;
+  const bool post = a.encoder && a.encoder->post_norm;
+  float* h = post ? m.x.data() : m.h.data();
+  if (!post) NormRows(a, rows, m.x.data(), blk.norm3, h);
+  Linear(rows, h, a.e, blk.cross_q, m.qkv.data(), dq);
+  if (a.cross->memory) {
+    float* kv = Sized(m.cross, a.batch * s * 2 * dq);
+    Linear(a.batch * s, a.cross->memory, a.e, blk.cross_kv, kv, 2 * dq);
+    WriteKvCache(a.batch, a.heads, s, a.head_dim, kv, kv + dq, 2 * dq, blk.cross_k, blk.cross_v, s, 0);
+  }
+  const LayerHeads heads = CrossHeadsOf(a, blk, m.qkv.data(), m.ctx.data());
+  const size_t plane = a.tokens * s;
+  auto weights_of = [&](size_t bh) { return blk.cross_attentions ? blk.cross_attentions + bh * plane : nullptr; };
+  auto mask = [&](size_t b, size_t h) {
+    MaskHead(a, blk.cross_head_mask, s, b, h, m.ctx.data(), blk.cross_attentions);
+  };
+  AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
+  Linear(rows, m.ctx.data(), dq, blk.cross_o, m.proj.data(), a.e);
+  AddRows(m.x.data(), m.proj.data(), rows * a.e);
+  if (post) PostNorm(a, blk.norm3, m);
+}
+
 // x += MLP(norm₂(x)): down(act(up(h))) or down(silu(gate(h)) · up(h)); post-norm: x = norm₂(x + MLP(x)). Without
 // `saved` the activation overwrites the pre-activation (SwiGLU's into the gate half, so its rows stay up.out apart).
 HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m, const BlockSaved* saved) {
@@ -298,12 +353,13 @@ HWY_INLINE void DenseTanh(const ModelArgs& a, const float* x, const LinearArgs& 
   TanhRow(y, a.batch * a.e, y);
 }
 
-// An encoder's outputs from h (rows, E), the last hidden state: the pooled output, then the head's logits
-// (masked-LM (rows, V); classification (B, numLabels) of token 0, an image's of h₀ itself; base: none). Uses m.x
-// and m.proj.
+// An encoder's outputs from h (rows, E), the last hidden state (kept when last_hidden is non-null): the pooled
+// output, then the head's logits (masked-LM (rows, V); classification (B, numLabels) of token 0, an image's of h₀
+// itself; an encoder–decoder's LM head (rows, V); base: none). Uses m.x and m.proj.
 HWY_INLINE void EncoderHeads(const ModelArgs& a, const EncoderArgs& enc, ModelScratch& m, const float* h) {
   const size_t rows = a.batch * a.tokens;
-  std::copy(h, h + rows * a.e, enc.last_hidden);
+  if (enc.last_hidden) std::copy(h, h + rows * a.e, enc.last_hidden);
+  if (enc.task == Task::kSeq2SeqLm) return Linear(rows, h, a.e, a.head, a.logits, a.vocab);
   float* first = Sized(m.first, a.batch * a.e);
   float* pooled = Sized(m.pooled, a.batch * a.e);
   for (size_t b = 0; b < a.batch; ++b) std::copy(h + b * a.tokens * a.e, h + (b * a.tokens + 1) * a.e, first + b * a.e);
@@ -349,6 +405,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   for (size_t l = 0; l < a.num_blocks; ++l) {
     if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
     AttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
+    if (a.cross) CrossAttentionStage(a, a.blocks[l], m);
     if (a.mlp != MlpKind::kNone) MlpStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
   }
   float* h = train ? train->h_final : m.h.data();

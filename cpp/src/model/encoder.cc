@@ -14,10 +14,6 @@ namespace {
 
 const float* OrNull(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
 
-LinearArgs LinearOf(const PackedMatrix& m, const std::vector<float>& bias) {
-  return LinearArgs{m.View(), m.View16(), OrNull(bias), m.in, m.out};
-}
-
 // tokenTypeIds (B, T), each in [0, typeVocabSize).
 void CheckTokenTypes(const TransformerConfig& c, const TokensView& tokens, const TransformerForwardOptions& options) {
   if (!options.token_type_ids) return;
@@ -51,12 +47,16 @@ std::vector<int32_t> PaddingOffsetPositions(const TokensView& tokens, int64_t pa
   return positions;
 }
 
-Tensor Zeros(Shape shape) {
+}  // namespace
+
+Tensor ZeroTensor(Shape shape) {
   Tensor t;
   t.data.resize(CheckedNumel("output", shape));
   t.shape = std::move(shape);
   return t;
 }
+
+namespace {
 
 // A vision model's embeddings: its pixels, the patch projection and [CLS].
 void PreparePatches(const TransformerConfig& c, const Weights& w, const PixelsView& pixels, EncoderArgs& e) {
@@ -111,10 +111,10 @@ const EncoderArgs* PrepareEncoder(const TransformerConfig& c, const Weights& w, 
   e.head_act = c.head_act;
   if (pixels) PreparePatches(c, w, *pixels, e);
   const int64_t batch = tokens.shape[0], t_len = tokens.shape[1];
-  out.last_hidden_state = Zeros({batch, t_len, c.embed_dim});
+  out.last_hidden_state = ZeroTensor({batch, t_len, c.embed_dim});
   e.last_hidden = out.last_hidden_state.data.data();
   if (c.pooler) {
-    out.pooled_output = Zeros({batch, c.embed_dim});
+    out.pooled_output = ZeroTensor({batch, c.embed_dim});
     e.pooled = out.pooled_output.data.data();
   }
   return &call.args;

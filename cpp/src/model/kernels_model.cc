@@ -1,5 +1,5 @@
 // The Transformer forward (inference), compiled once per Highway target (foreach_target) and dispatched once per
-// Transformer::Forward; its stages are in block-inl.h.
+// Transformer::Forward (an encoder–decoder's two stacks in one); its stages are in block-inl.h.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpp/src/model/kernels_model.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -17,6 +17,11 @@ void TransformerForwardImpl(const ModelArgs& a) {
   ForwardStages(a, ThreadModelScratch(), nullptr);
 }
 
+void EncoderDecoderForwardImpl(const ModelArgs* encoder, const ModelArgs& decoder) {
+  if (encoder && encoder->batch * encoder->tokens > 0) ForwardStages(*encoder, ThreadModelScratch(), nullptr);
+  if (decoder.batch * decoder.tokens > 0) ForwardStages(decoder, ThreadModelScratch(), nullptr);
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace attnlab
@@ -26,8 +31,12 @@ HWY_AFTER_NAMESPACE();
 namespace attnlab {
 
 HWY_EXPORT(TransformerForwardImpl);
+HWY_EXPORT(EncoderDecoderForwardImpl);
 
 void TransformerForward(const ModelArgs& args) { HWY_DYNAMIC_DISPATCH(TransformerForwardImpl)(args); }
+void EncoderDecoderForward(const ModelArgs* encoder, const ModelArgs& decoder) {
+  HWY_DYNAMIC_DISPATCH(EncoderDecoderForwardImpl)(encoder, decoder);
+}
 
 }  // namespace attnlab
 #endif  // HWY_ONCE

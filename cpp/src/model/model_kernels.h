@@ -32,6 +32,23 @@ struct BlockArgs {
   const float* head_mask = nullptr;           // (H) or null
   const float* const* head_values = nullptr;  // (H) pointers, each (B, T, hd) replacing a head's output, or null
   float* head_outputs = nullptr;              // (B, T, H·hd): the heads' outputs as the output projection reads them
+  // A decoder block of an encoder–decoder (ModelArgs::cross non-null): the cross-attention stage's norm and
+  // projections (q (E, H·hd); k, v packed (E, 2·H·hd); o (H·hd, E)), its keys and values (B, H, S, hd) each (written
+  // by the stage), weights (B, H, T, S) or null, head mask (H) or null.
+  NormArgs norm3;
+  LinearArgs cross_q, cross_kv, cross_o;
+  float* cross_k = nullptr;
+  float* cross_v = nullptr;
+  float* cross_attentions = nullptr;
+  const float* cross_head_mask = nullptr;
+};
+
+// What a decoder stack attends across: the encoder's last hidden state (B, S, E) (null when decoding: every block's
+// cross_k / cross_v already hold its keys and values) and its padding (B, S) as key biases 0 / −inf, or null.
+struct CrossArgs {
+  const float* memory = nullptr;
+  size_t source = 0;  // S
+  const float* key_bias = nullptr;
 };
 
 // What training keeps of one block's forward (each (rows, width), rows = B·T): its input x_in, the normed h1, qkv
@@ -122,9 +139,14 @@ struct ModelArgs : ModelSizes {
   float* const* hidden_states = nullptr;  // L + 1 buffers (B, T, E), or null
   const int64_t* occlude = nullptr;       // (B): a position of each row whose block-0 input is set to 0, −1 none
   const EncoderArgs* encoder = nullptr;   // an encoder's embeddings, post-norm blocks and heads, or null
+  float embed_scale = 1.0f;               // the token embeddings' factor (scaleEmbedding: √E)
+  const CrossArgs* cross = nullptr;       // a decoder stack's cross-attention source, or null: none
 };
 
 void TransformerForward(const ModelArgs& args);
+// An encoder–decoder: the encoder's stack (its EncoderArgs' last_hidden is the decoder's cross->memory; null when
+// decoding continues: not run), then the decoder's, in one dispatch.
+void EncoderDecoderForward(const ModelArgs* encoder, const ModelArgs& decoder);
 void TransformerLossAndGrad(const ModelArgs& args, TrainArgs& train);
 
 }  // namespace attnlab

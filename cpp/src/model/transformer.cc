@@ -27,7 +27,10 @@ TransformerKVCache& TransformerKVCache::operator=(TransformerKVCache&&) noexcept
 int64_t TransformerKVCache::Length() const { return static_cast<int64_t>(impl_->length); }
 int64_t TransformerKVCache::BatchSize() const { return static_cast<int64_t>(impl_->batch); }
 int64_t TransformerKVCache::MaxLength() const { return static_cast<int64_t>(impl_->max_length); }
-void TransformerKVCache::Reset() { impl_->length = 0; }
+void TransformerKVCache::Reset() {
+  impl_->length = 0;
+  impl_->encoded = false;  // (an encoder–decoder's next call runs the encoder again)
+}
 
 namespace {
 
@@ -184,13 +187,13 @@ Tensor Transformer::Parameter(const std::string& name) const {
   return t;
 }
 
-std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab) {
-  if (tokens.shape.size() != 2) Fail("tokens", "shape [B, T]", "shape " + ShapeString(tokens.shape));
-  const size_t n = CheckedNumel("tokens", tokens.shape);
-  if (n > 0 && !tokens.data) Fail("tokens", "data", "null");
+std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab, const char* name) {
+  if (tokens.shape.size() != 2) Fail(name, "shape [B, T]", "shape " + ShapeString(tokens.shape));
+  const size_t n = CheckedNumel(name, tokens.shape);
+  if (n > 0 && !tokens.data) Fail(name, "data", "null");
   for (size_t i = 0; i < n; ++i) {
     if (tokens.data[i] < 0 || tokens.data[i] >= vocab) {
-      Fail("tokens", "ids in [0, " + std::to_string(vocab) + ")",
+      Fail(name, "ids in [0, " + std::to_string(vocab) + ")",
            std::to_string(tokens.data[i]) + " at index " + std::to_string(i));
     }
   }
@@ -223,15 +226,17 @@ void RopeTables(const TransformerConfig& c, size_t past, size_t t_len, std::vect
   }
 }
 
-// The fixed positions (s, E) of positions 0 … s − 1: pe[p, 2i] = sin(p / 10000^(2i/E)), pe[p, 2i+1] = cos(…), in
-// double (PyTorch's tutorial computes them so).
-void SinusoidTable(size_t s, size_t e, std::vector<float>& pe) {
+// The fixed positions (s, E) of positions 0 … s − 1, angles p / 10000^(2i/E) in double (PyTorch's tutorial and
+// Marian compute them so): interleaved, pe[p, 2i] = sin, pe[p, 2i+1] = cos; split (Marian), pe[p, i] = sin for
+// i < ⌈E/2⌉, pe[p, ⌈E/2⌉ + i] = cos.
+void SinusoidTable(size_t s, size_t e, bool split, std::vector<float>& pe) {
   pe.resize(s * e);
+  const size_t half = (e + 1) / 2;
   for (size_t p = 0; p < s; ++p) {
     for (size_t i = 0; 2 * i < e; ++i) {
       const double angle = static_cast<double>(p) / std::pow(10000.0, 2.0 * i / static_cast<double>(e));
-      pe[p * e + 2 * i] = static_cast<float>(std::sin(angle));
-      if (2 * i + 1 < e) pe[p * e + 2 * i + 1] = static_cast<float>(std::cos(angle));
+      pe[p * e + (split ? i : 2 * i)] = static_cast<float>(std::sin(angle));
+      if (2 * i + 1 < e) pe[p * e + (split ? half + i : 2 * i + 1)] = static_cast<float>(std::cos(angle));
     }
   }
 }
@@ -256,10 +261,11 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   a.embed = w.embed.View();
   a.embed16 = w.embed.View16();
   a.positions = w.positions.empty() ? nullptr : w.positions.data();
-  if (c.positions == PositionKind::kSinusoidal) {
-    SinusoidTable(past + a.tokens, z.e, call.sinusoids);
+  if (c.positions == PositionKind::kSinusoidal || c.positions == PositionKind::kSinusoidalSplit) {
+    SinusoidTable(past + a.tokens, z.e, c.positions == PositionKind::kSinusoidalSplit, call.sinusoids);
     a.positions = call.sinusoids.data();
   }
+  a.embed_scale = c.scale_embedding ? static_cast<float>(std::sqrt(static_cast<double>(z.e))) : 1.0f;
   if (c.positions == PositionKind::kRope) RopeTables(c, past, a.tokens, call.rope_cos, call.rope_sin);
   a.rope_cos = call.rope_cos.data();
   a.rope_sin = call.rope_sin.data();
@@ -274,48 +280,34 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
       LinearArgs{head.View(), head.View16(), w.head_bias.empty() ? nullptr : w.head_bias.data(), head.in, head.out};
 }
 
-namespace {
-
-// The padding mask (B, P + T) as additive key biases 0 / −inf (empty without a mask).
-std::vector<float> KeyBiasOf(const TransformerForwardOptions& options, size_t batch, size_t s) {
+std::vector<float> KeyBiasOf(const char* name, const uint8_t* mask, const Shape& shape, size_t batch, size_t s,
+                             const char* dims) {
   std::vector<float> key_bias;
-  if (!options.attention_mask) return key_bias;
+  if (!mask) return key_bias;
   const Shape expected{static_cast<int64_t>(batch), static_cast<int64_t>(s)};
-  if (options.attention_mask_shape != expected) {
-    Fail("attentionMask", "shape " + ShapeString(expected) + " (B, P + T)",
-         "shape " + ShapeString(options.attention_mask_shape));
-  }
+  if (shape != expected) Fail(name, "shape " + ShapeString(expected) + " " + dims, "shape " + ShapeString(shape));
   key_bias.resize(batch * s);
-  for (size_t i = 0; i < batch * s; ++i) {
-    key_bias[i] = options.attention_mask[i] ? 0.0f : -std::numeric_limits<float>::infinity();
-  }
+  for (size_t i = 0; i < batch * s; ++i) key_bias[i] = mask[i] ? 0.0f : -std::numeric_limits<float>::infinity();
   return key_bias;
 }
 
-// Which layers' attention weights are kept.
-std::vector<bool> KeptLayers(const TransformerConfig& c, const TransformerForwardOptions& options) {
-  if (options.head_mask && options.head_mask_shape != Shape{c.num_layers, c.num_heads}) {
-    Fail("headMask", "shape " + ShapeString({c.num_layers, c.num_heads}) + " (L, H)",
-         "shape " + ShapeString(options.head_mask_shape));
+void CheckHeadMask(const char* name, const float* mask, const Shape& shape, int64_t layers, int64_t heads) {
+  if (mask && shape != Shape{layers, heads}) {
+    Fail(name, "shape " + ShapeString({layers, heads}) + " (L, H)", "shape " + ShapeString(shape));
   }
-  std::vector<bool> keep(static_cast<size_t>(c.num_layers), false);
-  for (int64_t l : options.output_attentions) {
-    if (l < 0 || l >= c.num_layers) {
-      Fail("outputAttentions", "layers in [0, " + std::to_string(c.num_layers) + ")", std::to_string(l));
-    }
-    keep[static_cast<size_t>(l)] = true;
+}
+
+std::vector<bool> KeptLayers(const std::vector<int64_t>& layers, int64_t num_layers, int64_t limit) {
+  std::vector<bool> keep(static_cast<size_t>(num_layers), false);
+  for (int64_t l : layers) {
+    if (l < 0 || l >= limit)
+      Fail("outputAttentions", "layers in [0, " + std::to_string(limit) + ")", std::to_string(l));
+    if (l < num_layers) keep[static_cast<size_t>(l)] = true;
   }
   return keep;
 }
 
-Tensor ZeroTensor(Shape shape) {
-  Tensor t;
-  size_t n = 1;
-  for (int64_t d : shape) n *= static_cast<size_t>(d);
-  t.data.resize(n);
-  t.shape = std::move(shape);
-  return t;
-}
+namespace {
 
 // The forward's analysis options (occlude, head_values, output_head_outputs) checked and set on the call: a.occlude,
 // each block's head_values and head_outputs (into out.head_outputs).
@@ -347,16 +339,24 @@ void SetAnalysisOptions(const TransformerConfig& c, const TransformerForwardOpti
   }
 }
 
+// decoderInputIds, which only an encoder–decoder takes.
+void CheckNoDecoderInputs(const TransformerForwardOptions& options) {
+  if (options.decoder_input_ids) Fail("decoderInputIds", "null for a model that is not an encoder–decoder", "ids");
+}
+
 }  // namespace
 
 TransformerOutput Transformer::Forward(const TokensView& tokens, const TransformerForwardOptions& options) {
   const TransformerConfig& c = impl_->config;
   if (c.image_size > 0) Fail("tokens", "pixel values for arch '" + c.arch + "' (a vision model)", "token ids");
+  if (c.decoder_layers > 0) return ForwardEncoderDecoder(tokens, options);
+  CheckNoDecoderInputs(options);
   CheckTokens(tokens, c.vocab_size);
   return Run(tokens, nullptr, options);
 }
 
 TransformerOutput Transformer::Forward(const PixelsView& pixels, const TransformerForwardOptions& options) {
+  CheckNoDecoderInputs(options);
   return Run(TokensView{nullptr, CheckPixels(impl_->config, pixels)}, &pixels, options);
 }
 
@@ -371,8 +371,10 @@ TransformerOutput Transformer::Run(const TokensView& tokens, const PixelsView* p
   }
   const size_t past = cache ? cache->length : 0, s = past + t_len;
   CheckLength(s, past, t_len, cache ? cache->max_length : static_cast<size_t>(c.context_length), cache != nullptr);
-  const std::vector<float> key_bias = KeyBiasOf(options, batch, s);
-  const std::vector<bool> keep = KeptLayers(c, options);
+  const std::vector<float> key_bias =
+      KeyBiasOf("attentionMask", options.attention_mask, options.attention_mask_shape, batch, s, "(B, P + T)");
+  CheckHeadMask("headMask", options.head_mask, options.head_mask_shape, c.num_layers, c.num_heads);
+  const std::vector<bool> keep = KeptLayers(options.output_attentions, c.num_layers, c.num_layers);
   TransformerOutput out;
   EncoderCall encoder;
   const EncoderArgs* encoder_args = PrepareEncoder(c, impl_->params, tokens, pixels, options, encoder, out);
@@ -424,8 +426,10 @@ TransformerKVCache Transformer::CreateKVCache(int64_t batch_size, int64_t max_le
   cache->batch = static_cast<size_t>(batch_size);
   cache->max_length = static_cast<size_t>(max_length);
   const size_t n = cache->batch * impl_->z.kv_heads * cache->max_length * impl_->z.head_dim;
-  cache->k.assign(impl_->params.blocks.size(), std::vector<float>(n));
-  cache->v.assign(impl_->params.blocks.size(), std::vector<float>(n));
+  const size_t layers = impl_->config.decoder_layers > 0 ? static_cast<size_t>(impl_->config.decoder_layers)
+                                                         : impl_->params.blocks.size();  // (the decoder's)
+  cache->k.assign(layers, std::vector<float>(n));
+  cache->v.assign(layers, std::vector<float>(n));
   return TransformerKVCache(std::move(cache));
 }
 

@@ -26,6 +26,13 @@ struct TransformerKVCache::Impl {
   const void* owner = nullptr;
   size_t batch = 0, max_length = 0, length = 0;
   std::vector<std::vector<float>> k, v;  // per layer (batch, kv_heads, max_length, head_dim)
+  // Encoder–decoders (k, v: the decoder's layers): once the first call has run the encoder, each decoder block's
+  // cross-attention keys and values (k, v of block l at 2l, 2l + 1; (batch, heads, source, head_dim) each) and the
+  // source's padding as key biases (batch, source) (empty: none).
+  bool encoded = false;
+  size_t source = 0;
+  std::vector<std::vector<float>> cross;
+  std::vector<float> cross_bias;
 };
 
 // Training state, made by the first LossAndGradient: gradients and AdamW's moments in the parameters' layout, the
@@ -157,16 +164,26 @@ const EncoderArgs* PrepareEncoder(const TransformerConfig& c, const Weights& w, 
                                   TransformerOutput& out);
 // Checks a vision model's pixels (B, numChannels, imageSize, imageSize); returns its tokens' shape (B, 1 + N).
 Shape CheckPixels(const TransformerConfig& c, const PixelsView& pixels);
+// A tensor of zeros (its size checked: std::invalid_argument naming 'output').
+Tensor ZeroTensor(Shape shape);
 // The logits' shape: (B, T, V), (B, 1, V) with last_only, (B, numLabels) for classification (of a sequence or an
 // image), {} for a base encoder.
 Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool last_only);
 
-// Checks tokens (B, T) and every id (in [0, vocab)); returns {B, T}.
-std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab);
+// Checks tokens (B, T) and every id (in [0, vocab)), errors naming `name`; returns {B, T}.
+std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab, const char* name = "tokens");
 // Training targets (B, T) like the tokens: ids in [0, vocab) or −100 (ignored), at least one counted (train.cc).
 void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab);
 // A logit's position in [0, t_len) and token id in [0, vocab) (std::invalid_argument naming them; analysis.cc).
 void CheckLogitIndex(int64_t position, int64_t target, size_t t_len, int64_t vocab);
+// A padding mask `name` (B, s) (1 token, 0 padding; `dims` describes s in messages) as additive key biases 0 / −inf
+// (empty without a mask).
+std::vector<float> KeyBiasOf(const char* name, const uint8_t* mask, const Shape& shape, size_t batch, size_t s,
+                             const char* dims);
+// A head mask `name` of shape (layers, heads), or null.
+void CheckHeadMask(const char* name, const float* mask, const Shape& shape, int64_t layers, int64_t heads);
+// Which of num_layers layers' attention weights are kept, for outputAttentions `layers`, each in [0, limit).
+std::vector<bool> KeptLayers(const std::vector<int64_t>& layers, int64_t num_layers, int64_t limit);
 
 }  // namespace attnlab
 

@@ -70,6 +70,13 @@ MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) 
   }
   parts.push_back({"blocks (numLayers x " + std::to_string(static_cast<long long>(block * 4)) + " bytes)",
                    static_cast<double>(c.num_layers) * block});
+  if (c.decoder_layers > 0) {  // (an encoder–decoder's: a block and its cross-attention, norm₃ and biases)
+    const double dq = static_cast<double>(z.heads * z.head_dim);
+    const double decoder = block + matrix_scale * (Packed(e, dq) + Packed(e, 2 * dq) + Packed(dq, e)) + 3 * dq + 3 * e;
+    parts.push_back(
+        {"decoder blocks (decoderLayers x " + std::to_string(static_cast<long long>(decoder * 4)) + " bytes)",
+         static_cast<double>(c.decoder_layers) * decoder});
+  }
   if (norm > 0 && !c.post_norm) parts.push_back({"final norm", norm * e});
   return parts;
 }

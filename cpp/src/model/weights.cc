@@ -34,6 +34,12 @@ PackedMatrix* MatrixOf(Weights& w, const ParamSpec& s) {
       return &b->up;
     case Slot::kDown:
       return &b->down;
+    case Slot::kCrossQ:
+      return &b->cross_q;
+    case Slot::kCrossKv:
+      return &b->cross_kv;
+    case Slot::kCrossO:
+      return &b->cross_o;
     default:
       return nullptr;
   }
@@ -90,6 +96,16 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
       return &b->up_bias;
     case Slot::kDownBias:
       return &b->down_bias;
+    case Slot::kCrossQBias:
+      return &b->cross_q_bias;
+    case Slot::kCrossKvBias:
+      return &b->cross_kv_bias;
+    case Slot::kCrossOBias:
+      return &b->cross_o_bias;
+    case Slot::kNorm3Weight:
+      return &b->norm3_weight;
+    case Slot::kNorm3Bias:
+      return &b->norm3_bias;
     default:
       return nullptr;
   }
@@ -189,7 +205,19 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
   if (norms && !config.post_norm) norm_f_weight.assign(z.e, one);
   if (layer_norm && !config.post_norm) norm_f_bias.assign(z.e, 0.0f);
   AllocateEncoder(config, z, one, resize);
-  blocks.resize(static_cast<size_t>(config.num_layers));
+  blocks.resize(static_cast<size_t>(config.num_layers + config.decoder_layers));
+  for (size_t l = static_cast<size_t>(config.num_layers); l < blocks.size(); ++l) {  // (a decoder's blocks)
+    BlockWeights& b = blocks[l];
+    const size_t dq = z.heads * z.head_dim;
+    resize(b.cross_q, z.e, dq);
+    resize(b.cross_kv, z.e, 2 * dq);
+    resize(b.cross_o, dq, z.e);
+    b.norm3_weight.assign(z.e, one);
+    b.norm3_bias.assign(z.e, 0.0f);
+    b.cross_q_bias.assign(dq, 0.0f);
+    b.cross_kv_bias.assign(2 * dq, 0.0f);
+    b.cross_o_bias.assign(z.e, 0.0f);
+  }
   for (BlockWeights& b : blocks) {
     resize(b.qkv, z.e, z.qkv_out);
     resize(b.o, z.heads * z.head_dim, z.e);
@@ -264,7 +292,8 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
   for (BlockWeights& b : blocks) {
     for (PackedMatrix* m : b.Matrices()) fn(m->data, true);
     for (std::vector<float>* v : {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias,
-                                  &b.o_bias, &b.up_bias, &b.down_bias, &b.q_norm, &b.k_norm}) {
+                                  &b.o_bias, &b.up_bias, &b.down_bias, &b.q_norm, &b.k_norm, &b.norm3_weight,
+                                  &b.norm3_bias, &b.cross_q_bias, &b.cross_kv_bias, &b.cross_o_bias}) {
       if (!v->empty()) fn(*v, false);
     }
   }
@@ -277,10 +306,14 @@ BlockArgs Weights::ArgsOf(size_t block) const {
   a.norm2 = NormArgs{OrNull(b.norm2_weight), OrNull(b.norm2_bias)};
   a.q_norm = OrNull(b.q_norm);
   a.k_norm = OrNull(b.k_norm);
-  a.qkv = LinearArgs{b.qkv.View(), b.qkv.View16(), OrNull(b.qkv_bias), b.qkv.in, b.qkv.out};
-  a.o = LinearArgs{b.o.View(), b.o.View16(), OrNull(b.o_bias), b.o.in, b.o.out};
-  a.up = LinearArgs{b.up.View(), b.up.View16(), OrNull(b.up_bias), b.up.in, b.up.out};
-  a.down = LinearArgs{b.down.View(), b.down.View16(), OrNull(b.down_bias), b.down.in, b.down.out};
+  a.qkv = LinearOf(b.qkv, b.qkv_bias);
+  a.o = LinearOf(b.o, b.o_bias);
+  a.up = LinearOf(b.up, b.up_bias);
+  a.down = LinearOf(b.down, b.down_bias);
+  a.norm3 = NormArgs{OrNull(b.norm3_weight), OrNull(b.norm3_bias)};
+  a.cross_q = LinearOf(b.cross_q, b.cross_q_bias);
+  a.cross_kv = LinearOf(b.cross_kv, b.cross_kv_bias);
+  a.cross_o = LinearOf(b.cross_o, b.cross_o_bias);
   return a;
 }
 

@@ -44,12 +44,21 @@ struct PackedMatrix {
   float Get(size_t p, size_t j) const { return Is16() ? Bits16ToFloat(bits[Index(p, j)], dtype) : data[Index(p, j)]; }
 };
 
+// The kernels' view of a matrix and its bias (empty: none).
+inline LinearArgs LinearOf(const PackedMatrix& m, const std::vector<float>& bias) {
+  return LinearArgs{m.View(), m.View16(), bias.empty() ? nullptr : bias.data(), m.in, m.out};
+}
+
 struct BlockWeights {
   std::vector<float> norm1_weight, norm1_bias, norm2_weight, norm2_bias, qkv_bias, o_bias, up_bias, down_bias;
   std::vector<float> q_norm, k_norm;  // (head_dim) each, with qk_norm
   PackedMatrix qkv, o, up, down;
+  // An encoder–decoder's decoder block: the cross-attention and its norm (empty elsewhere).
+  std::vector<float> norm3_weight, norm3_bias, cross_q_bias, cross_kv_bias, cross_o_bias;
+  PackedMatrix cross_q, cross_kv, cross_o;
 
-  std::array<PackedMatrix*, 4> Matrices() { return {&qkv, &o, &up, &down}; }  // the one list of a block's matrices
+  // The one list of a block's matrices.
+  std::array<PackedMatrix*, 7> Matrices() { return {&qkv, &o, &up, &down, &cross_q, &cross_kv, &cross_o}; }
 };
 
 // Rows [first, first + count) of a checkpoint tensor's first dimension.

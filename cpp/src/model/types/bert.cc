@@ -86,7 +86,9 @@ bool Write(const TransformerConfig& c, nlohmann::json& hf) {
 
 }  // namespace
 
-MlpKind EncoderActivationOf(const std::string& name) {
+const char* const kHiddenActivations = kActivationList;
+
+MlpKind ActivationOf(const std::string& name) {
   for (const Activation& a : kActivations) {
     if (name == a.name) return a.kind;
   }
@@ -197,7 +199,7 @@ void NormaliseEncoder(TransformerConfig& c, Task classification, bool post_norm)
   if (c.task == classification && (c.num_labels < 1 || c.num_labels > (int64_t{1} << 20))) {
     Fail("numLabels", "an integer in [1, 1048576]", std::to_string(c.num_labels));
   }
-  c.mlp = EncoderActivationOf(c.hidden_act);
+  c.mlp = ActivationOf(c.hidden_act);
   if (c.hidden_dim == 0) c.hidden_dim = 4 * c.embed_dim;
   c.num_kv_heads = c.num_heads;
   c.head_dim = c.embed_dim / c.num_heads;
@@ -216,9 +218,11 @@ void NormaliseBertFamily(TransformerConfig& c, const char* arch) {
   if (c.embed_dim % c.num_heads != 0) {
     Fail("numHeads", "a divisor of embedDim " + std::to_string(c.embed_dim), std::to_string(c.num_heads));
   }
-  if (c.task == Task::kCausalLm || c.task == Task::kImageClassification) {
+  if (c.task == Task::kCausalLm || c.task == Task::kImageClassification || c.task == Task::kSeq2SeqLm) {
     Fail("task", "'base', 'masked-lm' or 'sequence-classification'" + of,
-         c.task == Task::kCausalLm ? "'causal-lm'" : "'image-classification'");
+         c.task == Task::kCausalLm    ? "'causal-lm'"
+         : c.task == Task::kSeq2SeqLm ? "'seq2seq-lm'"
+                                      : "'image-classification'");
   }
   if (c.type_vocab_size < 1 || c.type_vocab_size > 65536) {
     Fail("typeVocabSize", "an integer in [1, 65536]", std::to_string(c.type_vocab_size));

@@ -1,10 +1,11 @@
 // Model types as data. Each Hugging Face model_type is one file of this folder (gpt2.cc, llama.cc, mistral.cc,
-// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc, vit.cc) and one row of model_types.cc's table; tiny.cc is an
-// arch of attnlab's own (the demo's TinyTransformer), with no config.json. A type reads its config.json into the
-// normalised configuration and writes it back. A type that owns an `arch` (the normalised config's family of names:
-// 'gpt2', 'llama', 'qwen3', 'bert', 'roberta', 'vit') also says what its blocks are made of (features), createModel's
-// fields and defaults, its parameters (Hugging Face names, checkpoint shapes, storage slots) and its checkpoint
-// prefixes and buffers; an encoder's also its head from a checkpoint's names and its tied copies.
+// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc, vit.cc; the encoder–decoder marian.cc) and one row of
+// model_types.cc's table; tiny.cc is an arch of attnlab's own (the demo's TinyTransformer), with no config.json. A type
+// reads its config.json into the normalised configuration and writes it back. A type that owns an `arch` (the
+// normalised config's family of names: 'gpt2', 'llama', 'qwen3', 'bert', 'roberta', 'vit', 'marian') also says what
+// its blocks are made of (features), createModel's fields and defaults, its parameters (Hugging Face names, checkpoint
+// shapes, storage slots) and its checkpoint prefixes and buffers; an encoder's also its head from a checkpoint's names
+// and its tied copies.
 #ifndef ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 #define ATTNLAB_SRC_MODEL_TYPES_MODEL_TYPE_H_
 
@@ -99,8 +100,9 @@ struct ModelType {
 
 // The rows of the table (each defined in its type's file).
 extern const ArchType kGpt2Arch, kLlamaArch, kQwen3Arch, kTinyArch;  // (tiny: an arch without a model_type)
-extern const ArchType kBertArch, kRobertaArch, kVitArch;
-extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type, kBertType, kRobertaType, kVitType;
+extern const ArchType kBertArch, kRobertaArch, kVitArch, kMarianArch;
+extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type, kBertType, kRobertaType, kVitType,
+    kMarianType;
 
 // The arch of a normalised config (invalid_argument naming `arch` for an unknown one); `own` false: only the archs
 // createModel offers (not attnlab's own, such as 'tiny').
@@ -133,10 +135,13 @@ void AddEncoderAttentionParameters(const std::string& layer, const std::string& 
 void AddEncoderMlpParameters(const std::string& layer, int64_t e, int64_t f, int64_t l, std::vector<ParamSpec>& out);
 // The config.json keys every encoder has (BERT family, ViT; BertConfig's defaults): hidden_act (checked), hidden_size,
 // num_hidden_layers, num_attention_heads, intermediate_size, layer_norm_eps, num_labels (or id2label's size); read and
-// written. The MLP kind of a hidden_act (invalid_argument naming hiddenAct).
+// written.
 void ReadEncoderKeys(const ConfigReader& hf, TransformerConfig& c);
 void WriteEncoderKeys(const TransformerConfig& c, nlohmann::json& hf);
-MlpKind EncoderActivationOf(const std::string& name);
+// The MLP kind of an activation as config.json names it (hidden_act, activation_function: 'gelu' = erf, 'gelu_new'
+// = tanh, 'relu', 'silu' = 'swish'; invalid_argument naming hiddenAct otherwise), and the list of those names.
+MlpKind ActivationOf(const std::string& name);
+extern const char* const kHiddenActivations;
 // The encoders' common features: the MLP by hidden_act (hiddenDim 4·embedDim when 0) with biases, multi-head
 // attention without q/k norm, causal mask or window, LayerNorm, learned positions from 0, post- or pre-norm blocks;
 // numLabels checked for the `classification` task.

@@ -17,9 +17,10 @@ using OrderedJson = nlohmann::ordered_json;
 
 // The table: every Hugging Face model_type attnlab reads, and every arch (family of names). A new type is one file
 // and one row here.
-const ModelType* const kTypes[] = {&kGpt2Type,  &kLlamaType, &kMistralType, &kQwen2Type,
-                                   &kQwen3Type, &kBertType,  &kRobertaType, &kVitType};
-const ArchType* const kArchs[] = {&kGpt2Arch, &kLlamaArch, &kQwen3Arch, &kBertArch, &kRobertaArch, &kVitArch};
+const ModelType* const kTypes[] = {&kGpt2Type, &kLlamaType,   &kMistralType, &kQwen2Type, &kQwen3Type,
+                                   &kBertType, &kRobertaType, &kVitType,     &kMarianType};
+const ArchType* const kArchs[] = {&kGpt2Arch,    &kLlamaArch, &kQwen3Arch, &kBertArch,
+                                  &kRobertaArch, &kVitArch,   &kMarianArch};
 // Archs of attnlab's own models, which createModel does not offer (the tiny model is createTinyTransformer's).
 const ArchType* const kOwnArchs[] = {&kTinyArch};
 
@@ -42,8 +43,8 @@ Json ParseObject(const std::string& text, const std::string& what) {
 }
 
 const std::vector<const char*> kAttentionBiasNames = {"none", "qkv", "all", "out"};
-const std::vector<const char*> kTaskNames = {"causal-lm", "base", "masked-lm", "sequence-classification",
-                                             "image-classification"};
+const std::vector<const char*> kTaskNames = {
+    "causal-lm", "base", "masked-lm", "sequence-classification", "image-classification", "seq2seq-lm"};
 
 Task TaskOf(const std::string& name) {
   for (size_t i = 0; i < kTaskNames.size(); ++i) {
@@ -85,7 +86,10 @@ const IntField kIntFields[] = {{"vocabSize", &TransformerConfig::vocab_size},
                                {"numLabels", &TransformerConfig::num_labels},
                                {"imageSize", &TransformerConfig::image_size},
                                {"patchSize", &TransformerConfig::patch_size},
-                               {"numChannels", &TransformerConfig::num_channels}};
+                               {"numChannels", &TransformerConfig::num_channels},
+                               {"decoderLayers", &TransformerConfig::decoder_layers},
+                               {"decoderStartTokenId", &TransformerConfig::decoder_start_token_id},
+                               {"eosTokenId", &TransformerConfig::eos_token_id}};
 
 // One field of createModel's options, read from the options over the arch's defaults (absent from both: required).
 void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& field, TransformerConfig& c) {
@@ -103,6 +107,7 @@ void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& 
   if (field == "task") c.task = TaskOf(r.String(f, ""));
   if (field == "pooler") c.pooler = r.Bool(f, false);
   if (field == "qkvBias") c.attention_bias = r.Bool(f, true) ? AttentionBias::kAll : AttentionBias::kOut;
+  if (field == "scaleEmbedding") c.scale_embedding = r.Bool(f, false);
 }
 
 void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJson& o) {
@@ -119,6 +124,7 @@ void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJs
   if (field == "task") o[field] = kTaskNames[static_cast<size_t>(c.task)];
   if (field == "pooler") o[field] = c.pooler;
   if (field == "qkvBias") o[field] = c.attention_bias == AttentionBias::kAll;
+  if (field == "scaleEmbedding") o[field] = c.scale_embedding;
 }
 
 }  // namespace

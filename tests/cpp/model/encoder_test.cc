@@ -23,7 +23,7 @@ using attnlab::Transformer;
 using attnlab::TransformerForwardOptions;
 using attnlab::WeightStorage;
 
-std::vector<EncoderFixture> AllFixtures() {
+std::vector<EncoderFixture> AllEncoderFixtures() {
   std::vector<EncoderFixture> fixtures;
   for (const std::string& dir : ModelFixtureDirs(kEncoderFixtureDir)) fixtures.push_back(LoadEncoderFixture(dir));
   return fixtures;
@@ -80,7 +80,7 @@ TEST_CASE(
     "encoders: BERT, RoBERTa and ViT checkpoints give PyTorch's logits, pooled output, attentions and hidden "
     "states on every target",
     "[model][encoder]") {
-  const std::vector<EncoderFixture> fixtures = AllFixtures();
+  const std::vector<EncoderFixture> fixtures = AllEncoderFixtures();
   REQUIRE(fixtures.size() == 6);
   for (const EncoderFixture& f : fixtures) {
     INFO("fixture " << f.name);
@@ -98,7 +98,7 @@ TEST_CASE(
 
 TEST_CASE("encoders: each config.json with its checkpoint's names reads as the expected config and task",
           "[model][encoder][types]") {
-  for (const EncoderFixture& f : AllFixtures()) {
+  for (const EncoderFixture& f : AllEncoderFixtures()) {
     INFO("fixture " << f.name);
     CheckConfigReadsBack(f, "maxPositionEmbeddings");
     const attnlab::TransformerConfig c = f.Config();
@@ -165,7 +165,7 @@ double PartBytes(const attnlab::MemoryNeeds& needs, const std::string& prefix) {
 
 TEST_CASE("encoders: memory estimates count every parameter (RoBERTa's position rows too) and the outputs",
           "[model][encoder][memory_needs]") {
-  for (const EncoderFixture& f : AllFixtures()) {
+  for (const EncoderFixture& f : AllEncoderFixtures()) {
     INFO(f.name);
     const attnlab::TransformerConfig c = f.Config();
     const attnlab::MemoryNeeds needs = attnlab::TransformerParameterMemoryNeeds(c);

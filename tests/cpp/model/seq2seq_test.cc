@@ -27,7 +27,7 @@ using attnlab::TransformerForwardOptions;
 using attnlab::WeightStorage;
 using Json = nlohmann::json;
 
-std::vector<Seq2SeqFixture> AllFixtures() {
+std::vector<Seq2SeqFixture> AllSeq2SeqFixtures() {
   std::vector<Seq2SeqFixture> fixtures;
   for (const std::string& dir : ModelFixtureDirs(kSeq2SeqFixtureDir)) fixtures.push_back(LoadSeq2SeqFixture(dir));
   return fixtures;
@@ -90,7 +90,7 @@ TEST_CASE(
     "encoder-decoders: Marian checkpoints give PyTorch's logits, both stacks' attentions, the cross-attention "
     "and hidden states on every target",
     "[model][seq2seq]") {
-  const std::vector<Seq2SeqFixture> fixtures = AllFixtures();
+  const std::vector<Seq2SeqFixture> fixtures = AllSeq2SeqFixtures();
   REQUIRE(fixtures.size() == 3);
   for (const Seq2SeqFixture& f : fixtures) {
     INFO("fixture " << f.name);
@@ -108,7 +108,7 @@ TEST_CASE(
 
 TEST_CASE("encoder-decoders: each config.json with its checkpoint's names reads as the expected config and task",
           "[model][seq2seq][types]") {
-  for (const Seq2SeqFixture& f : AllFixtures()) {
+  for (const Seq2SeqFixture& f : AllSeq2SeqFixtures()) {
     INFO("fixture " << f.name);
     CheckConfigReadsBack(f);
     const Transformer model(f.Config(), 0, false);
@@ -268,7 +268,7 @@ void CheckGreedy(Transformer& model, const Seq2SeqFixture& f) {
 
 TEST_CASE("encoder-decoders: greedy decoding over a KV cache gives a full forward's logits at every step",
           "[model][seq2seq][generate]") {
-  for (const Seq2SeqFixture& f : AllFixtures()) {
+  for (const Seq2SeqFixture& f : AllSeq2SeqFixtures()) {
     if (f.task != "seq2seq-lm") continue;
     INFO("fixture " << f.name);
     ForEachTarget([&](const std::string&) {
@@ -368,9 +368,10 @@ TEST_CASE("encoder-decoders: config.json values attnlab does not compute are nam
                                                              {"decoder_vocab_size", 30},
                                                              {"activation_function", "tanh"},
                                                              {"share_encoder_decoder_embeddings", false}};
-  for (const auto& [key, value] : refused) {
+  for (const auto& entry : refused) {
+    const std::string& key = entry.first;  // a plain name: clang 14 cannot capture structured bindings
     INFO(key);
-    ExpectInvalidArgument([&] { attnlab::ConfigFromHuggingFace(ConfigWith(key, value)); }, {"config." + key});
+    ExpectInvalidArgument([&] { attnlab::ConfigFromHuggingFace(ConfigWith(key, entry.second)); }, {"config." + key});
   }
   ExpectInvalidArgument([&] { attnlab::ConfigFromHuggingFace(ConfigWith("decoder_start_token_id", 24)); },
                         {"decoderStartTokenId"});

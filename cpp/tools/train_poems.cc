@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,7 @@ struct Options {
   int64_t train_poems = 0;       // 0 = all
   int64_t final_eval_poems = 0;  // 0 = all
   int64_t poems_per_row = 1;
+  std::set<int64_t> snapshot_steps;  // the steps after which the weights are also written (0: the initial ones)
 };
 
 void Usage() {
@@ -73,8 +75,23 @@ void Usage() {
       "        --poems-per-row K (1: each row of a batch is K whole poems one after another; a multiple of K poems)\n"
       "log:    --log-every (50)  --eval-every (500)  --eval-poems (1000: the validation curve's poems)\n"
       "        --final-eval-poems (0: the final evaluation on all poems of each held-out split)\n"
+      "        --snapshot-steps S1,S2,... also write DIR/snapshots/step-S.safetensors (F16) after each listed step\n"
+      "        (0: the initial weights), for scripts/poems/snapshots.mjs\n"
       "check:  --dump DIR  write the initial and final weights (F32), every batch and every step's loss, for\n"
       "        scripts/poems/check_pytorch.py\n");
+}
+
+// "0,100,6000" -> {0, 100, 6000}; throws std::invalid_argument on anything but non-negative integers and commas.
+std::set<int64_t> ParseSteps(const std::string& list) {
+  std::set<int64_t> steps;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    char* end = nullptr;
+    const long long step = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end || step < 0) throw std::invalid_argument("--snapshot-steps: not a step: '" + item + "'");
+    steps.insert(step);
+  }
+  return steps;
 }
 
 // Sets the option `name` from `value`; false when there is no such option. Throws std::invalid_argument on a value
@@ -113,6 +130,8 @@ bool SetOption(Options& o, const std::string& name, const std::string& value) {
     *s->second = value;
   } else if (name == "--seed") {
     o.seed = std::strtoull(value.c_str(), &end, 10);
+  } else if (name == "--snapshot-steps") {
+    o.snapshot_steps = ParseSteps(value);
   } else if (auto n = ints.find(name); n != ints.end()) {
     *n->second = std::strtoll(value.c_str(), &end, 10);
   } else if (auto d = doubles.find(name); d != doubles.end()) {
@@ -138,6 +157,10 @@ Options ParseArgs(int argc, char** argv) {
   if (o.data.empty()) throw std::invalid_argument("--data is required (--help)");
   if (o.out.empty() && o.bench == 0 && o.eval_file.empty()) {
     throw std::invalid_argument("one of --out, --bench, --eval is required");
+  }
+  if (!o.snapshot_steps.empty() && *o.snapshot_steps.rbegin() > o.schedule.steps) {
+    throw std::invalid_argument("--snapshot-steps: step " + std::to_string(*o.snapshot_steps.rbegin()) +
+                                " is past --steps " + std::to_string(o.schedule.steps));
   }
   return o;
 }
@@ -198,6 +221,14 @@ int RunBench(Transformer& model, const Options& o, const TokenData& d, BatchStre
   return 0;
 }
 
+// The weights after `step` as DIR/snapshots/step-<step>.safetensors (F16, as shipped) when --snapshot-steps lists it.
+void MaybeSnapshot(const Transformer& model, const Options& o, int64_t step) {
+  if (o.snapshot_steps.count(step) == 0) return;
+  MakeDir(o.out + "/snapshots");
+  WriteSafetensors(o.out + "/snapshots/step-" + std::to_string(step) + ".safetensors", model.StateDict(),
+                   StDtype::kF16);
+}
+
 // The training loop: --steps AdamW steps on the stream's batches at the scheduled learning rate, logged to
 // losses.csv (the validation loss on the first --eval-poems poems).
 TrainTotals Train(Transformer& model, const Options& o, const TokenData& d, BatchStream& stream,
@@ -206,6 +237,7 @@ TrainTotals Train(Transformer& model, const Options& o, const TokenData& d, Batc
   TrainLog log(o.out + "/losses.csv", {o.log_every, o.eval_every, o.schedule.steps},
                [&] { return Evaluate(model, validation, o.eval_poems, d).loss; });
   TrainTotals totals;
+  MaybeSnapshot(model, o, 0);
   for (int64_t step = 1; step <= o.schedule.steps; ++step) {
     const Batch b = stream.Next();
     adamw.lr = static_cast<float>(o.schedule.At(step));
@@ -214,6 +246,7 @@ TrainTotals Train(Transformer& model, const Options& o, const TokenData& d, Batc
     for (int32_t t : b.targets) totals.tokens_seen += t != kIgnore;
     dump.Step(step, b, adamw.lr, r);
     log.Step(step, stream.epoch(), adamw.lr, r, totals);
+    MaybeSnapshot(model, o, step);
   }
   log.Finish(totals);
   return totals;

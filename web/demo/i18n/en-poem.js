@@ -70,11 +70,11 @@ export default {
   'poem.src.live': 'measured here on {n} held-out poems',
   'poem.noRole': 'no clear role',
   'poem.pattern.previous': 'previous character',
-  'poem.pattern.couplet': 'same column, line before (对仗)',
+  'poem.pattern.couplet': 'same column, line before',
   'poem.pattern.rhyme': 'rhyme positions',
   'poem.pattern.punctuation': 'punctuation and start',
   'poem.pattern.lineStart': 'start of the line',
-  'poem.pattern.tone': 'tone pattern (平仄)',
+  'poem.pattern.tone': 'same column of the line before (2nd/4th/6th character)',
   'poem.pattern.self': 'itself',
   'poem.pattern.bos': 'first token',
   'poem.headCaption': '{lh}: {name}',
@@ -106,7 +106,7 @@ export default {
   'poem.guessQ':
     'The table below switches the {n} heads off one at a time and measures how much the held-out loss rises. Which head, switched off, raises the loss most? The one whose attention is sharpest?',
   'poem.guessAnswer':
-    '<b>{top}: without it the loss rises by {d} nats, the most of the {n} heads.</b> Yet its attention is almost flat: entropy {e} against {u} for uniform, number {rank} by sharpness. The sharpest head, {sharp} (entropy {se}), costs only {sd} when switched off: attention weights alone do not tell which head matters (Section 8.2 of the tutorial).',
+    '<b>{top}: zeroed, the loss rises by {d} nats, the most of the {n} heads.</b> Yet its attention is almost flat: entropy {e} against {u} for uniform, number {rank} by sharpness. The sharpest head, {sharp} (entropy {se}), costs only {sd} zeroed: attention weights alone do not tell which head matters (Section 8.2 of the tutorial). But “matters” also depends on how a head is removed: {top} replaced by its mean output instead costs {tm}, and by that intervention the costliest head is {mtop} ({mm}). Zeroing pushes the later layers off their usual inputs.',
   'poem.maskReset': 'All heads on',
   'poem.maskLoss':
     'With {off} off, the loss changes by {d} nats (measured on the first {n} held-out poems, {c} predicted tokens, so that each click answers at once).',
@@ -118,10 +118,15 @@ export default {
   'poem.col.name': 'measured pattern',
   'poem.col.entropy': 'entropy (nats)',
   'poem.col.sharp': 'sharpness ({u} − entropy)',
-  'poem.col.delta': 'loss change when removed',
+  'poem.col.delta': 'zeroed: loss change',
+  'poem.col.mean': 'mean output: loss change',
+  'poem.col.gradient': 'head-mask gradient',
+  'poem.tableMeasuring':
+    'Measuring each head’s effect here on {n} held-out seven-character quatrains (zeroed, replaced by its mean output, gradient)…',
+  'poem.src.effects':
+    'effects measured here on {n} held-out seven-character quatrains; names and entropy from heads.json, on {json} held-out quatrains',
   'poem.tableNote':
-    'Loss with every head on: {base} ({src}). Rank correlation between sharpness and effect: ρ = {rho}.',
-
+    'Loss with every head on: {base} ({src}). Rank correlation of sharpness with the zeroed effect: ρ = {rho}; zeroed vs mean output ρ = {am}, zeroed vs gradient ρ = {ag}. A head’s name says only where it looks; what removing it does is in these columns.',
   'poem.train.title': 'Train one from scratch, here',
   'poem.train.sec': '§10.1',
   'poem.train.note':

@@ -68,11 +68,11 @@ export default {
   'poem.src.live': '在本页用 {n} 首留出诗测得',
   'poem.noRole': '没有明确分工',
   'poem.pattern.previous': '前一个字',
-  'poem.pattern.couplet': '上一句同一位置（对仗）',
+  'poem.pattern.couplet': '上一句同一位置',
   'poem.pattern.rhyme': '押韵位置',
   'poem.pattern.punctuation': '标点与开头',
   'poem.pattern.lineStart': '本句第一个字',
-  'poem.pattern.tone': '平仄',
+  'poem.pattern.tone': '上一句同一列（第 2/4/6 字）',
   'poem.pattern.self': '自己',
   'poem.pattern.bos': '第一个词元',
   'poem.headCaption': '{lh}：{name}',
@@ -104,7 +104,7 @@ export default {
   'poem.guessQ':
     '下表把 {n} 个头一个一个关掉，量出留出诗上的损失涨了多少。关掉哪一个头，损失涨得最多？是注意力最尖锐的那个头吗？',
   'poem.guessAnswer':
-    '<b>{top}：关掉它，损失涨了 {d} 奈特，{n} 个头里最多。</b>它的注意力却几乎是平的：熵 {e}，均匀分布为 {u}，按尖锐程度只排第 {rank}。注意力最尖锐的{sharp}（熵 {se}）关掉后，损失只涨 {sd}：单看注意力权重，看不出哪个头重要（教程 8.2 节）。',
+    '<b>{top}：把它置零，损失涨了 {d} 奈特，{n} 个头里最多。</b>它的注意力却几乎是平的：熵 {e}，均匀分布为 {u}，按尖锐程度只排第 {rank}。注意力最尖锐的{sharp}（熵 {se}）置零后，损失只涨 {sd}：单看注意力权重，看不出哪个头重要（教程 8.2 节）。但“重要”也取决于怎么关：把 {top} 的输出换成它的平均输出而不是置零，损失涨 {tm}；按这种干预，代价最大的是 {mtop}（{mm}）。置零会把后面的层推离它们平常的输入。',
   'poem.maskReset': '全部打开',
   'poem.maskLoss':
     '关掉 {off} 后，损失变化 {d} 奈特（为了每次点击都能立刻算完，只在前 {n} 首留出诗、{c} 个预测词元上测）。',
@@ -115,9 +115,13 @@ export default {
   'poem.col.name': '测出的模式',
   'poem.col.entropy': '熵（奈特）',
   'poem.col.sharp': '尖锐程度（{u} − 熵）',
-  'poem.col.delta': '去掉后损失的变化',
-  'poem.tableNote': '所有头都在时的损失 {base}（{src}）。尖锐程度与作用大小的秩相关系数：ρ = {rho}。',
-
+  'poem.col.delta': '置零：损失的变化',
+  'poem.col.mean': '换成平均输出：损失的变化',
+  'poem.col.gradient': '头掩码的梯度',
+  'poem.tableMeasuring': '正在本页的 {n} 首七言留出绝句上量每个头的作用（置零、换成平均输出、梯度）……',
+  'poem.src.effects': '作用在本页的 {n} 首七言留出绝句上测得；名字和熵来自 {json} 首留出绝句上的 heads.json',
+  'poem.tableNote':
+    '所有头都在时的损失 {base}（{src}）。尖锐程度与置零代价的秩相关系数 ρ = {rho}；置零与换成平均输出 ρ = {am}，置零与梯度 ρ = {ag}。头的名字只说它看哪里：关掉它损失怎么变，要看上面这几列。',
   'poem.train.title': '在这里从零训练一个',
   'poem.train.sec': '§10.1',
   'poem.train.note':

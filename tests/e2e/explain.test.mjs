@@ -1,6 +1,7 @@
 // The §8.2 experiment chapter (issue 35 item 4), in 中文 and English: the poem model's prediction read eight ways
 // (a table of the positions up to the query, ρ behind a guess with 1 on its diagonal), head importance three ways on
-// demand, and the uniform-attention baseline trained twice in its worker in under 30 s; no console error.
+// demand, the uniform-attention baseline trained twice in its worker in under 30 s, and the same readings of the
+// model loaded in "Your model"; no console error.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -48,6 +49,20 @@ for (const lang of ['zh', 'en']) {
         `explain (${lang}): baseline in ${seconds.toFixed(1)} s, held-out ${learned} learned, ${uniform} uniform`,
       );
       assert.ok(seconds < 30, `the baseline took ${seconds} s`);
+      // the model of "Your model" (the poem model loaded there by one click, in its worker): the same readings but
+      // the norm-weighted one (its weights are in the worker), on the catalogue's sentence
+      assert.equal(await page.isDisabled('#explain-yours'), true);
+      await page.click('#model-poem');
+      await page.waitForFunction(() => !document.querySelector('#explain-yours')?.disabled, null, { timeout: 60000 });
+      await page.click('#explain-yours');
+      await page.waitForFunction(
+        () => document.querySelectorAll('#explain-readings tr:first-child th').length === 1 + 7,
+        null,
+        { timeout: 60000 },
+      );
+      await page.click('#explain-reveal');
+      await page.waitForSelector('#explain-rho', { state: 'visible' });
+      assert.equal(await page.$$eval('#explain-rho tr[data-reading]', (r) => r.length), 7);
       assert.deepEqual(problems, []);
     } finally {
       await page.close();

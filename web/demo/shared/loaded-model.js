@@ -8,7 +8,7 @@ import { createStore } from '../store.js';
 /**
  * @typedef {object} LoadedModel
  * @property {any} model  an attnlab/worker model (every method returns a Promise), or null
- * @property {{ encode: (text: string) => number[] | Int32Array, decode: (ids: number[]) => string } | null} tok
+ * @property {{ encode: (text: string) => number[], label: (id: number) => string } | null} tok
  * @property {string} label  what the page calls it (the folder's or file's name)
  */
 

@@ -149,7 +149,7 @@ class Explain {
     const { model, tok, label } = LOADED_MODEL.get();
     if (!model) return null;
     const ids = Array.from(tok.encode(t('explain.yoursText')));
-    const chars = ids.map((id) => tok.decode([id]));
+    const chars = ids.map((id) => tok.label(id));
     return { model, weights: () => null, seqs: [{ ids: Int32Array.from(ids), chars }], label };
   }
 

@@ -200,8 +200,10 @@ export default {
     'Will the order in which the raw attention weights rank the positions agree with gradient × input’s and occlusion’s, a rank correlation ρ near 1?',
   'explain.answerRho':
     'Raw weights vs gradient × input: ρ = {rg}; vs occlusion: ρ = {ro}; gradient × input vs occlusion: ρ = {go}; raw weights vs rollout: ρ = {rr}. Try another position, layer or head: the readings often disagree, so one heat map cannot say why the model predicts what it does.',
+  'explain.importanceLeadYours':
+    'Measured on the sentence above (a batch of one row; zeroing and the mean each take L·H + 1 forwards).',
   'explain.importanceLead':
-    'Measured on the first 8 seven-character quatrains (one batch of 8 × 34 tokens; zeroing and the mean each take L·H + 1 forwards, a few seconds).',
+    'Measured on the first {n} seven-character quatrains (one batch of {n} × 34 tokens; zeroing and the mean each take L·H + 1 forwards, a few seconds).',
   'explain.importanceRun': 'Measure every head',
   'explain.running': 'Computing…',
   'explain.guessHeads':

@@ -193,7 +193,9 @@ export default {
   'explain.guessRho': '原始注意力权重排出的位置顺序，和梯度 × 输入、遮挡排出的顺序，秩相关系数 ρ 会接近 1 吗？',
   'explain.answerRho':
     '原始权重与梯度 × 输入：ρ = {rg}；与遮挡：ρ = {ro}；梯度 × 输入与遮挡之间：ρ = {go}；原始权重与 rollout：ρ = {rr}。换一个位置、一层或一个头再看：读法之间常常并不一致，所以单看一张热力图不能说明模型“因为什么”做出预测。',
-  'explain.importanceLead': '在前 8 首七言绝句上量（一批 8 × 34 个词元；置零和换平均各要 L·H + 1 次前向，要等几秒）。',
+  'explain.importanceLeadYours': '在上面那句话上量（一批 1 行；置零和换平均各要 L·H + 1 次前向）。',
+  'explain.importanceLead':
+    '在前 {n} 首七言绝句上量（一批 {n} × 34 个词元；置零和换平均各要 L·H + 1 次前向，要等几秒）。',
   'explain.importanceRun': '量一量每个头',
   'explain.running': '正在计算…',
   'explain.guessHeads': '用梯度、置零、换成平均值三种方法给头排名，最重要的会是同一个头吗？',

@@ -114,10 +114,10 @@ class Explain {
     this.state = { seq: 0, position: 20, layer: 3, head: 2 };
     this.ui = {
       controls: h('div.controls#explain-controls'),
-      readings: h('div.scroll#explain-readings-box'),
-      rho: h('div#explain-rho-box'),
-      importance: h('div#explain-importance-box'),
-      baseline: h('div#explain-baseline-box'),
+      readings: h('div.scroll-x#explain-readings-box'),
+      rho: h('div.scroll-x#explain-rho-box'),
+      importance: h('div.scroll-x#explain-importance-box'),
+      baseline: h('div.scroll-x#explain-baseline-box'),
       msg: h('p.note#explain-msg'),
     };
   }
@@ -261,7 +261,9 @@ class Explain {
         this.ui.importance.replaceChildren(h('p.note', { text: t('explain.failed', { err: errText(e) }) }));
       }
     });
-    return h('div', {}, h('p', { text: t('explain.importanceLead') }), btn);
+    const n = Math.min(IMPORTANCE_POEMS, this.src.seqs.length);
+    const lead = this.src === this.poem ? t('explain.importanceLead', { n }) : t('explain.importanceLeadYours');
+    return h('div', {}, h('p', { text: lead }), btn);
   }
 
   /** @param {Awaited<ReturnType<typeof X.headImportanceAll>>} r @param {number} n */

@@ -207,10 +207,17 @@ class PoemPart {
     showSentence(box, this.study, preset, { names: this.headsJson.names, width });
   }
 
-  /** 进阶: switching heads off (§8.2), folded so that the chapter's main line stays short. */
+  /**
+   * 进阶: switching heads off (§8.2), folded so that the chapter's main line stays short; the table's effects are
+   * measured (seconds on the page's thread) when the fold is first opened, once the model is there.
+   */
   advanced() {
     const summary = h('summary', { text: t('poem.advanced') });
-    return h('details.advanced', { id: 'poem-advanced' }, summary, this.maskPanel());
+    const fold = h('details.advanced', { id: 'poem-advanced' }, summary, this.maskPanel());
+    fold.addEventListener('toggle', () => {
+      if (fold.open) this.table();
+    });
+    return fold;
   }
 
   maskPanel() {
@@ -432,7 +439,8 @@ class PoemPart {
       s: fmt(NAME_MIN_SCORE, 1),
       r: NAME_MIN_LIFT,
     });
-    if (kind === 'trained') this.table();
+    const fold = /** @type {HTMLDetailsElement} */ (this.root.querySelector('#poem-advanced'));
+    if (kind === 'trained' && fold?.open) this.table();
   }
 
   /**
@@ -473,7 +481,7 @@ class PoemPart {
    */
   async table() {
     const box = this.root.querySelector('#poem-table-box');
-    if (this.tableStarted) return;
+    if (this.tableStarted || !this.headsJson) return;
     this.tableStarted = true;
     box.textContent = t('poem.tableMeasuring', { n: EFFECT_POEMS });
     await new Promise((r) => setTimeout(r, 0)); // the message shows before the forwards
@@ -490,7 +498,7 @@ class PoemPart {
     const shown = h(
       'div',
       { hidden: true },
-      sharpnessTable(table, entropy.uniform),
+      h('div.scroll-x', {}, sharpnessTable(table, entropy.uniform)),
       h('p.note#poem-table-note', { text: t('poem.tableNote', { ...vars, base: fmt(eff.loss, 3), src }) }),
     );
     const answer = { entropy, ablation: { delta: grid('zero') } };

@@ -87,9 +87,10 @@ if [ "$mode" = --site ]; then
   rm -rf build/site/README.md build/site/tsconfig.json build/site/types
   find build/site -name '*.d.ts' -delete
   cp dist/* build/site/attnlab/
-  # Every URL of the demo is relative; the package is the one exception: its three seams, attnlab.js,
-  # attnlab-viz.js and attnlab-worker.js, import the repository's ../../dist/, which the site has in ./attnlab/.
-  sed -i "s#'\.\./\.\./dist/#'./attnlab/#" build/site/attnlab.js build/site/attnlab-viz.js build/site/attnlab-worker.js
+  # Every URL of the demo is relative; the package is the one exception: its four seams, attnlab.js, attnlab-viz.js,
+  # attnlab-worker.js and attnlab-analysis.js, import the repository's ../../dist/, which the site has in ./attnlab/.
+  sed -i "s#'\.\./\.\./dist/#'./attnlab/#" build/site/attnlab.js build/site/attnlab-viz.js build/site/attnlab-worker.js \
+    build/site/attnlab-analysis.js
   # The page's one third-party module, @huggingface/tokenizers (Apache-2.0; "Your model" reads tokenizer.json with
   # it), ships beside the page with its licence: tokenizers.js points at ./vendor/tokenizers/, not node_modules/.
   tok=node_modules/@huggingface/tokenizers

@@ -40,6 +40,7 @@ export const PARTS = [
   'pitfalls',
   'train',
   'poem',
+  'explain',
   'speed',
   'model',
 ];

@@ -47,9 +47,10 @@ for (const lang of ['zh', 'en']) {
           assert.equal(r.length, 11);
           assert.ok(Math.abs(r.reduce((a, b) => a + b, 0) - 1) < 1e-3);
         }
-        // guess first (§8.2): the ablation table waits behind the question; the answer is heads.json's costliest head
+        // guess first (§8.2): the ablation table waits behind the question; its effects are measured in the page on 16
+        // held-out quatrains (zeroed, mean output, gradient), and the costliest head zeroed is heads.json's (400 poems)
         await page.$eval('#poem-advanced', (d) => (d.open = true)); // the 进阶 fold holds the ablation
-        await page.waitForSelector('#poem-reveal');
+        await page.waitForSelector('#poem-reveal', { timeout: 120000 });
         assert.equal(await page.isVisible('#poem-table'), false);
         await page.click('#poem-reveal');
         await page.waitForSelector('#poem-table');
@@ -58,6 +59,8 @@ for (const lang of ['zh', 'en']) {
         assert.equal(await attr(page, '#poem-answer', 'data-value'), `${Math.floor(top / 4)},${top % 4}`);
         const first = await page.$eval('#poem-table tbody tr', (r) => `${r.dataset.layer},${r.dataset.head}`);
         assert.equal(first, await attr(page, '#poem-answer', 'data-value'), 'the table opens on the answer');
+        const cols = await page.$$eval('#poem-table thead th', (c) => c.length);
+        assert.equal(cols, 7, 'head, name, entropy, sharpness, zeroed, mean output, gradient');
         assert.match(await page.textContent('#poem-answer'), lang === 'zh' ? /第 1 层 · 头 1/ : /layer 1 · head 1/);
         // the grid: 16 heads, a click draws that head
 

@@ -74,9 +74,9 @@ test('every part is parts/<id>/ with compute.js, view.js and a node test of its 
   }
 });
 
-test('the page imports the package only through attnlab.js, attnlab-viz.js and attnlab-worker.js', () => {
+test('the page imports the package only through attnlab.js, attnlab-viz.js, attnlab-worker.js and attnlab-analysis.js', () => {
   const reach = modules()
-    .filter((m) => !/^(attnlab(-viz|-worker)?|tokenizers)\.js$/.test(m.file))
+    .filter((m) => !/^(attnlab(-viz|-worker|-analysis)?|tokenizers)\.js$/.test(m.file))
     .filter((m) => /from '[^']*dist\/|import\('[^']*dist\/|web\/src/.test(m.text))
     .map((m) => m.file);
   assert.deepEqual(reach, []);

@@ -98,6 +98,12 @@ export default {
     'In the grid of “What each head looks at”, click layer 2 · head 2 (previous character): its map has a bright line just below the diagonal. On the held-out poems it puts about half its weight (0.48) on the previous character.',
   'guide.poem.3':
     'Open “Advanced: switch heads off”, answer its “Guess first”, then untick the head of the answer: see how much the held-out loss rises, and what the poem written with the same random draws becomes.',
+  'guide.explain.1':
+    'Answer the “Guess first”, then read the ρ table: how far is the raw-weight column’s order from gradient × input’s and occlusion’s? Try another position or head.',
+  'guide.explain.2':
+    'Press “Measure every head”: does the same head cost the same zeroed and replaced by its mean? And how does the gradient rank them?',
+  'guide.explain.3':
+    'Guess, then train both: how much lower is the held-out accuracy of the model whose attention is frozen to uniform?',
 
   'guide.model.1':
     "Click “Try it with the page's poem model”: it loads in a background thread, and the line under the buttons then gives its shape: 4 layers × 4 heads, E = 128. You can also choose a folder of your own: a GPT-2 or Llama-family model with config.json, model.safetensors and tokenizer.json.",

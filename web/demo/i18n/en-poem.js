@@ -70,11 +70,11 @@ export default {
   'poem.src.live': 'measured here on {n} held-out poems',
   'poem.noRole': 'no clear role',
   'poem.pattern.previous': 'previous character',
-  'poem.pattern.couplet': 'same column, line before (对仗)',
+  'poem.pattern.couplet': 'same column, line before',
   'poem.pattern.rhyme': 'rhyme positions',
   'poem.pattern.punctuation': 'punctuation and start',
   'poem.pattern.lineStart': 'start of the line',
-  'poem.pattern.tone': 'tone pattern (平仄)',
+  'poem.pattern.tone': 'same column of the line before (2nd/4th/6th character)',
   'poem.pattern.self': 'itself',
   'poem.pattern.bos': 'first token',
   'poem.headCaption': '{lh}: {name}',
@@ -106,7 +106,7 @@ export default {
   'poem.guessQ':
     'The table below switches the {n} heads off one at a time and measures how much the held-out loss rises. Which head, switched off, raises the loss most? The one whose attention is sharpest?',
   'poem.guessAnswer':
-    '<b>{top}: without it the loss rises by {d} nats, the most of the {n} heads.</b> Yet its attention is almost flat: entropy {e} against {u} for uniform, number {rank} by sharpness. The sharpest head, {sharp} (entropy {se}), costs only {sd} when switched off: attention weights alone do not tell which head matters (Section 8.2 of the tutorial).',
+    '<b>{top}: zeroed, the loss rises by {d} nats, the most of the {n} heads.</b> Yet its attention is almost flat: entropy {e} against {u} for uniform, number {rank} by sharpness. The sharpest head, {sharp} (entropy {se}), costs only {sd} zeroed: attention weights alone do not tell which head matters (Section 8.2 of the tutorial). But “matters” also depends on how a head is removed: {top} replaced by its mean output instead costs {tm}, and by that intervention the costliest head is {mtop} ({mm}). Zeroing pushes the later layers off their usual inputs.',
   'poem.maskReset': 'All heads on',
   'poem.maskLoss':
     'With {off} off, the loss changes by {d} nats (measured on the first {n} held-out poems, {c} predicted tokens, so that each click answers at once).',
@@ -118,10 +118,15 @@ export default {
   'poem.col.name': 'measured pattern',
   'poem.col.entropy': 'entropy (nats)',
   'poem.col.sharp': 'sharpness ({u} − entropy)',
-  'poem.col.delta': 'loss change when removed',
+  'poem.col.delta': 'zeroed: loss change',
+  'poem.col.mean': 'mean output: loss change',
+  'poem.col.gradient': 'head-mask gradient',
+  'poem.tableMeasuring':
+    'Measuring each head’s effect here on {n} held-out seven-character quatrains (zeroed, replaced by its mean output, gradient)…',
+  'poem.src.effects':
+    'effects measured here on {n} held-out seven-character quatrains; names and entropy from heads.json, on {json} held-out quatrains',
   'poem.tableNote':
-    'Loss with every head on: {base} ({src}). Rank correlation between sharpness and effect: ρ = {rho}.',
-
+    'Loss with every head on: {base} ({src}). Rank correlation of sharpness with the zeroed effect: ρ = {rho}; zeroed vs mean output ρ = {am}, zeroed vs gradient ρ = {ag}. A head’s name says only where it looks; what removing it does is in these columns.',
   'poem.train.title': 'Train one from scratch, here',
   'poem.train.sec': '§10.1',
   'poem.train.note':
@@ -156,4 +161,70 @@ export default {
   'poem.snap': 'Snapshot',
   'poem.snapAria': 'snapshot of the maps',
   'poem.snapStep': 'maps at step {s}',
+  'part.explain.toc': 'Weights are not explanations: an experiment',
+  'part.explain.title': 'Are attention weights an explanation? An experiment on the poem model',
+  'part.explain.intro':
+    'Section 8.2 of the tutorial says attention weights are coefficients and a heat map “should not be the only evidence”. Here that becomes an experiment: one prediction, eight ways of scoring each position, and whether they rank the positions alike (Jain & Wallace’s test); every head scored by a gradient and by two ablations; and a small classifier trained twice in the page, once with learned attention and once with attention frozen to uniform (Wiegreffe & Pinter’s baseline).',
+  'explain.reading.title': 'One prediction, eight readings',
+  'explain.reading.note':
+    'Pick a held-out seven-character quatrain, a position (it predicts the next character), a layer and a head. The columns: that head’s raw weights, the layer’s mean over heads, rollout (the layers’ weights multiplied through, residual included), attention flow (max flow, T ≤ 64), the norm-weighted view ‖α<sub>ij</sub>·f(x<sub>j</sub>)‖ (Kobayashi et al. 2020, f(x) = W<sub>O</sub>W<sub>V</sub>·RMSNorm(x), computed here from layer l’s input and the checkpoint’s v/o projections: the package returns no value vectors), gradient × input, gradient norm, and occlusion (the logit’s change when input j is set to zero). Attributions are taken in absolute value: a position can pull the logit down.',
+  'explain.heads.title': 'Which head matters? Three measures',
+  'explain.heads.note':
+    'The head mask’s gradient (Michel et al. 2019, one backward pass), the loss change when the head is zeroed, and when its output is replaced by its mean over all positions. Zeroing pushes the later layers off their usual inputs; the mean keeps the head’s average contribution and removes only what depends on the input.',
+  'explain.uniform.title': 'The uniform-attention baseline',
+  'explain.uniform.note':
+    'If a model does as well with attention replaced by a uniform distribution, the learned weights are not the explanation of its answers on that task (Wiegreffe & Pinter 2019).',
+  'explain.r.raw': 'raw weight (the head)',
+  'explain.r.layerMean': 'layer mean',
+  'explain.r.rollout': 'rollout',
+  'explain.r.flow': 'attention flow',
+  'explain.r.normWeighted': '‖α·f(x)‖',
+  'explain.r.gradXInput': '|gradient × input|',
+  'explain.r.gradient': 'gradient norm',
+  'explain.r.occlusion': '|occlusion|',
+  'explain.col.gradient': 'gradient |∂loss/∂ξ|',
+  'explain.col.zero': 'zeroed: loss change',
+  'explain.col.mean': 'mean output: loss change',
+  'explain.col.train': 'training accuracy',
+  'explain.col.test': 'held-out accuracy',
+  'explain.pick.seq': 'poem',
+  'explain.pick.position': 'position → the character to predict',
+  'explain.pick.layer': 'layer',
+  'explain.pick.head': 'head',
+  'explain.note.all':
+    'The prediction: “{tok}” after position {p} (its logit). Each column is shaded by its own largest value.',
+  'explain.note.noWeights':
+    'The prediction: “{tok}” after position {p}. The weights of “Your model” went to its worker, so this page has no v/o projections and no ‖α·f(x)‖ column.',
+  'explain.failed': 'Failed: {err}',
+  'explain.guessRho':
+    'Will the order in which the raw attention weights rank the positions agree with gradient × input’s and occlusion’s, a rank correlation ρ near 1?',
+  'explain.answerRho':
+    'Raw weights vs gradient × input: ρ = {rg}; vs occlusion: ρ = {ro}; gradient × input vs occlusion: ρ = {go}; raw weights vs rollout: ρ = {rr}. Try another position, layer or head: the readings often disagree, so one heat map cannot say why the model predicts what it does.',
+  'explain.importanceLeadYours':
+    'Measured on the sentence above (a batch of one row; zeroing and the mean each take L·H + 1 forwards).',
+  'explain.importanceLead':
+    'Measured on the first {n} seven-character quatrains (one batch of {n} × 34 tokens; zeroing and the mean each take L·H + 1 forwards, a few seconds).',
+  'explain.importanceRun': 'Measure every head',
+  'explain.running': 'Computing…',
+  'explain.guessHeads':
+    'Ranked by the gradient, by zeroing and by the mean output: will the most important head be the same?',
+  'explain.answerHeads':
+    'The largest gradient: {g}; the costliest to zero: {z} (+{dz} nats, +{dm} replaced by its mean); the costliest by the mean: {m}. Rank correlation of gradient and zeroing: ρ = {gz}. “Important” depends on the intervention that measures it.',
+  'explain.importanceNote':
+    'The loss on the {n} poems with every head: {loss} nats. Rank correlations: gradient vs zeroed ρ = {gz}, gradient vs mean ρ = {gm}, zeroed vs mean ρ = {zm}.',
+  'explain.baselineLead':
+    'The task: five-character verse of four lines, a whole quatrain (jueju) or the first four lines of an eight-line regulated poem (lüshi)? Both are 20 characters in 4 lines, so length and punctuation give nothing away. The data are the model folder’s held-out.jsonl, one in four of each class held out. A 2-layer × 2-head Llama reads it and answers “绝” or “律” at the last position. Uniform attention: W<sub>Q</sub> and W<sub>K</sub> set to 0, so every query gives 1/(i+1) to each key it may see; their gradients are exactly 0 and AdamW leaves them at 0, so the attention stays uniform for the whole run. Every other weight starts the same in both runs (one seed).',
+  'explain.guessUniform':
+    'Will the model whose attention is frozen to uniform reach a much lower held-out accuracy than the one that learns it?',
+  'explain.answerUniform': 'Press the button below to train both models in a worker, then compare with your guess.',
+  'explain.baselineRun': 'Train both ({steps} steps each, seed {seed})',
+  'explain.baselineStep': '{kind}: step {step}, loss {loss}',
+  'explain.kind.learned': 'learned attention',
+  'explain.kind.uniform': 'uniform attention (frozen)',
+  'explain.baselineNote':
+    '{train} poems for training, {test} held out; always guessing the larger class scores {chance}. Took {s} s. With so few held-out poems, a difference of a few points is within the noise.',
+  'explain.usePoem': 'The poem model',
+  'explain.useYours': 'The model loaded in “Your model”',
+  'explain.noYours': 'Load a whole checkpoint in “Your model” first',
+  'explain.yoursText': 'The cat kept crying because nobody had fed it in time.',
 };

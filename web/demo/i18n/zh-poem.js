@@ -68,11 +68,11 @@ export default {
   'poem.src.live': '在本页用 {n} 首留出诗测得',
   'poem.noRole': '没有明确分工',
   'poem.pattern.previous': '前一个字',
-  'poem.pattern.couplet': '上一句同一位置（对仗）',
+  'poem.pattern.couplet': '上一句同一位置',
   'poem.pattern.rhyme': '押韵位置',
   'poem.pattern.punctuation': '标点与开头',
   'poem.pattern.lineStart': '本句第一个字',
-  'poem.pattern.tone': '平仄',
+  'poem.pattern.tone': '上一句同一列（第 2/4/6 字）',
   'poem.pattern.self': '自己',
   'poem.pattern.bos': '第一个词元',
   'poem.headCaption': '{lh}：{name}',
@@ -104,7 +104,7 @@ export default {
   'poem.guessQ':
     '下表把 {n} 个头一个一个关掉，量出留出诗上的损失涨了多少。关掉哪一个头，损失涨得最多？是注意力最尖锐的那个头吗？',
   'poem.guessAnswer':
-    '<b>{top}：关掉它，损失涨了 {d} 奈特，{n} 个头里最多。</b>它的注意力却几乎是平的：熵 {e}，均匀分布为 {u}，按尖锐程度只排第 {rank}。注意力最尖锐的{sharp}（熵 {se}）关掉后，损失只涨 {sd}：单看注意力权重，看不出哪个头重要（教程 8.2 节）。',
+    '<b>{top}：把它置零，损失涨了 {d} 奈特，{n} 个头里最多。</b>它的注意力却几乎是平的：熵 {e}，均匀分布为 {u}，按尖锐程度只排第 {rank}。注意力最尖锐的{sharp}（熵 {se}）置零后，损失只涨 {sd}：单看注意力权重，看不出哪个头重要（教程 8.2 节）。但“重要”也取决于怎么关：把 {top} 的输出换成它的平均输出而不是置零，损失涨 {tm}；按这种干预，代价最大的是 {mtop}（{mm}）。置零会把后面的层推离它们平常的输入。',
   'poem.maskReset': '全部打开',
   'poem.maskLoss':
     '关掉 {off} 后，损失变化 {d} 奈特（为了每次点击都能立刻算完，只在前 {n} 首留出诗、{c} 个预测词元上测）。',
@@ -115,9 +115,13 @@ export default {
   'poem.col.name': '测出的模式',
   'poem.col.entropy': '熵（奈特）',
   'poem.col.sharp': '尖锐程度（{u} − 熵）',
-  'poem.col.delta': '去掉后损失的变化',
-  'poem.tableNote': '所有头都在时的损失 {base}（{src}）。尖锐程度与作用大小的秩相关系数：ρ = {rho}。',
-
+  'poem.col.delta': '置零：损失的变化',
+  'poem.col.mean': '换成平均输出：损失的变化',
+  'poem.col.gradient': '头掩码的梯度',
+  'poem.tableMeasuring': '正在本页的 {n} 首七言留出绝句上量每个头的作用（置零、换成平均输出、梯度）……',
+  'poem.src.effects': '作用在本页的 {n} 首七言留出绝句上测得；名字和熵来自 {json} 首留出绝句上的 heads.json',
+  'poem.tableNote':
+    '所有头都在时的损失 {base}（{src}）。尖锐程度与置零代价的秩相关系数 ρ = {rho}；置零与换成平均输出 ρ = {am}，置零与梯度 ρ = {ag}。头的名字只说它看哪里：关掉它损失怎么变，要看上面这几列。',
   'poem.train.title': '在这里从零训练一个',
   'poem.train.sec': '§10.1',
   'poem.train.note':
@@ -152,4 +156,65 @@ export default {
   'poem.snap': '快照',
   'poem.snapAria': '注意力图的快照',
   'poem.snapStep': '第 {s} 步的注意力图',
+  'part.explain.toc': '权重不是解释：做一次实验',
+  'part.explain.title': '注意力权重是不是解释？在诗歌模型上做一次实验',
+  'part.explain.intro':
+    '教程 8.2 节说，注意力权重只是系数，热力图“不应是唯一的证据”。这里把这句话变成实验：同一个预测，用八种读法给每个位置打分，再看它们排出的顺序是否一致（Jain 与 Wallace 的检验）；用梯度和两种消融给每个头打分；最后在本页训练一个小分类器两次，一次学注意力，一次把注意力冻结成均匀分布（Wiegreffe 与 Pinter 的基线）。',
+  'explain.reading.title': '一个预测，八种读法',
+  'explain.reading.note':
+    '选一首留出的七言绝句、一个位置（它要预测下一个字）、一层和一个头。列依次是：该头的原始权重、该层各头平均、rollout（把各层权重连乘，含残差）、注意力流（最大流，T ≤ 64）、范数加权 ‖α<sub>ij</sub>·f(x<sub>j</sub>)‖（Kobayashi 等 2020，f(x) = W<sub>O</sub>W<sub>V</sub>·RMSNorm(x)，本页用第 l 层的输入和检查点里的 v/o 投影算出：包不返回值向量）、梯度 × 输入、梯度范数、遮挡（把第 j 个输入置零后 logit 的变化）。归因列取绝对值：一个位置可以把 logit 往下拉。',
+  'explain.heads.title': '哪个头重要？三种量法',
+  'explain.heads.note':
+    '头掩码的梯度（Michel 等 2019，一次反向）、把头置零后损失的变化、把头的输出换成它在所有位置上的平均值后损失的变化。置零会把后面的层推离它们平常的输入；换成平均值只拿走依赖输入的那部分。',
+  'explain.uniform.title': '均匀注意力基线',
+  'explain.uniform.note':
+    '如果把注意力换成均匀分布，模型照样做得一样好，那么学到的权重就不是这个任务的解释（Wiegreffe 与 Pinter 2019）。',
+  'explain.r.raw': '原始权重（所选头）',
+  'explain.r.layerMean': '该层平均',
+  'explain.r.rollout': 'rollout',
+  'explain.r.flow': '注意力流',
+  'explain.r.normWeighted': '‖α·f(x)‖',
+  'explain.r.gradXInput': '|梯度×输入|',
+  'explain.r.gradient': '梯度范数',
+  'explain.r.occlusion': '|遮挡|',
+  'explain.col.gradient': '梯度 |∂损失/∂ξ|',
+  'explain.col.zero': '置零：损失变化',
+  'explain.col.mean': '换成平均值：损失变化',
+  'explain.col.train': '训练集准确率',
+  'explain.col.test': '留出准确率',
+  'explain.pick.seq': '诗',
+  'explain.pick.position': '位置 → 要预测的字',
+  'explain.pick.layer': '层',
+  'explain.pick.head': '头',
+  'explain.note.all': '预测：位置 {p} 之后的“{tok}”（它的 logit）。每列按本列最大值着色。',
+  'explain.note.noWeights':
+    '预测：位置 {p} 之后的“{tok}”。“你的模型”的权重已交给后台线程，本页拿不到 v/o 投影，所以没有 ‖α·f(x)‖ 这一列。',
+  'explain.failed': '出错了：{err}',
+  'explain.guessRho': '原始注意力权重排出的位置顺序，和梯度 × 输入、遮挡排出的顺序，秩相关系数 ρ 会接近 1 吗？',
+  'explain.answerRho':
+    '原始权重与梯度 × 输入：ρ = {rg}；与遮挡：ρ = {ro}；梯度 × 输入与遮挡之间：ρ = {go}；原始权重与 rollout：ρ = {rr}。换一个位置、一层或一个头再看：读法之间常常并不一致，所以单看一张热力图不能说明模型“因为什么”做出预测。',
+  'explain.importanceLeadYours': '在上面那句话上量（一批 1 行；置零和换平均各要 L·H + 1 次前向）。',
+  'explain.importanceLead':
+    '在前 {n} 首七言绝句上量（一批 {n} × 34 个词元；置零和换平均各要 L·H + 1 次前向，要等几秒）。',
+  'explain.importanceRun': '量一量每个头',
+  'explain.running': '正在计算…',
+  'explain.guessHeads': '用梯度、置零、换成平均值三种方法给头排名，最重要的会是同一个头吗？',
+  'explain.answerHeads':
+    '梯度最大的是 {g}，置零代价最大的是 {z}（+{dz} 奈特，换成平均值则是 +{dm}），换成平均值代价最大的是 {m}。梯度与置零排名的秩相关 ρ = {gz}。“重要”取决于用哪种干预去量。',
+  'explain.importanceNote':
+    '{n} 首诗上所有头都在时的损失 {loss} 奈特。秩相关：梯度与置零 ρ = {gz}，梯度与换平均 ρ = {gm}，置零与换平均 ρ = {zm}。',
+  'explain.baselineLead':
+    '任务：一段五言四句的诗，是一首绝句，还是一首五言律诗的前四句？两类都是 20 个字、4 句，长度和标点给不出答案。数据来自模型文件夹的 held-out.jsonl，每类每 4 首留出 1 首。一个 2 层 × 2 头的小 Llama 读完后在最后一个位置输出“绝”或“律”。均匀注意力的做法：把 W<sub>Q</sub> 和 W<sub>K</sub> 设为 0，每个查询对它能看到的键一律给 1/(i+1)；这两个矩阵的梯度恰好为 0，AdamW 也不会改动它们，所以整个训练中注意力一直是均匀的。其余权重两次完全相同（同一个种子）。',
+  'explain.guessUniform': '注意力被冻结成均匀分布的模型，留出准确率会比学注意力的模型低很多吗？',
+  'explain.answerUniform': '点下面的按钮，在后台线程里把两个模型各训练一遍，再和你的猜测比较。',
+  'explain.baselineRun': '训练两次（各 {steps} 步，种子 {seed}）',
+  'explain.baselineStep': '{kind}：第 {step} 步，损失 {loss}',
+  'explain.kind.learned': '学到的注意力',
+  'explain.kind.uniform': '均匀注意力（冻结）',
+  'explain.baselineNote':
+    '训练 {train} 首，留出 {test} 首；全猜多数类的准确率 {chance}。用时 {s} 秒。留出的诗很少，几个百分点的差别在噪声之内。',
+  'explain.usePoem': '诗歌模型',
+  'explain.useYours': '“你的模型”里载入的模型',
+  'explain.noYours': '先在“你的模型”里载入一个完整检查点',
+  'explain.yoursText': '这只猫因为没有及时喂食，所以一直在叫。',
 };

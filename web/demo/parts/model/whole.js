@@ -8,6 +8,7 @@
 // Test hooks: #model-ckpt[data-state][data-loads][data-model][data-prompt-len][data-ids][data-stopped][data-text],
 // #model-grid .poem-head[data-layer][data-head], #model-head-map[data-layer][data-head][data-token].
 
+import { LOADED_MODEL } from '../../shared/loaded-model.js';
 import { h } from '../../widgets/dom.js';
 import { labelled, inline } from '../../widgets/controls.js';
 import { errText } from '../../shared/format.js';
@@ -150,6 +151,7 @@ export class CheckpointPanel {
       const worker = await (this.worker ??= initWorker({ variant: this.attn.variant }));
       const old = this.model;
       this.model = null;
+      LOADED_MODEL.set({ model: null, tok: null, label: '' });
       if (old) await old.dispose();
       const r = await loadFolder((o) => worker.loadModel(o, { transfer: true }), folder);
       Object.assign(this, { model: r.model, tok: r.tok, ids: [], grid: null });
@@ -166,6 +168,7 @@ export class CheckpointPanel {
     this.ui.msg.textContent = t('model.ckpt.loaded', facts);
     this.ui.facts.innerHTML = t('model.ckpt.facts', { ctx: c.contextLength, variant: this.attn.variant });
     this.box.dataset.model = label;
+    LOADED_MODEL.set({ model: this.model, tok: this.tok, label });
     this.clearOutput();
     this.setState('ready');
     this.countLoad();

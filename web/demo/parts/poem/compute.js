@@ -274,13 +274,16 @@ export function spearman(a, b) {
 
 /**
  * The table "attention sharpness vs effect when removed": one row per head, sorted by effect (largest first), and
- * the rank correlation of sharpness (ln-uniform minus entropy: how far the head is from uniform) with effect.
+ * the rank correlation of sharpness (ln-uniform minus entropy: how far the head is from uniform) with effect. With
+ * `other` (the same heads measured two more ways: the loss change when the head's output is replaced by its mean,
+ * and the head mask's gradient), each row has them too, and `agree` their rank correlations with `delta`.
  * @param {number[][]} entropyLH  mean row entropy per layer and head
  * @param {number} uniform  the uniform level of the same rows
- * @param {number[][]} deltaLH  held-out loss with the head removed minus the intact loss
+ * @param {number[][]} deltaLH  held-out loss with the head removed (zeroed) minus the intact loss
  * @param {{ pattern: string }[][]} names  nameHeads(…) ('' for none)
+ * @param {{ mean: number[][], gradient: number[][] }} [other]
  */
-export function sharpnessTable(entropyLH, uniform, deltaLH, names) {
+export function sharpnessTable(entropyLH, uniform, deltaLH, names, other) {
   const rows = entropyLH.flatMap((r, l) =>
     r.map((e, h) => ({
       layer: l,
@@ -288,14 +291,17 @@ export function sharpnessTable(entropyLH, uniform, deltaLH, names) {
       entropy: e,
       sharpness: uniform - e,
       delta: deltaLH[l][h],
+      mean: other ? other.mean[l][h] : null,
+      gradient: other ? other.gradient[l][h] : null,
       name: names[l][h].pattern,
     })),
   );
-  const rho = spearman(
-    rows.map((r) => r.sharpness),
-    rows.map((r) => r.delta),
-  );
-  return { rows: rows.sort((a, b) => b.delta - a.delta), rho };
+  const col = (/** @type {'sharpness' | 'delta' | 'mean' | 'gradient'} */ k) => rows.map((r) => r[k]);
+  const rho = spearman(col('sharpness'), col('delta'));
+  const agree = other
+    ? { mean: spearman(col('delta'), col('mean')), gradient: spearman(col('delta'), col('gradient')) }
+    : null;
+  return { rows: rows.sort((a, b) => b.delta - a.delta), rho, agree };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -170,17 +170,20 @@ export function drawHead(els, m, labels, title, width, o = {}) {
 
 /**
  * The table "attention sharpness vs effect when removed".
- * @param {{ rows: { layer: number, head: number, entropy: number, sharpness: number, delta: number, name: string }[], rho: number }} table
+ * @param {{ rows: { layer: number, head: number, entropy: number, sharpness: number, delta: number, mean: number | null, gradient: number | null, name: string }[], rho: number }} table
  * @param {number} uniform
  */
 export function sharpnessTable(table, uniform) {
+  const three = table.rows[0].mean !== null;
+  const cols = ['poem.col.head', 'poem.col.name', 'poem.col.entropy', 'poem.col.sharp', 'poem.col.delta'];
   const head = h(
     'tr',
     {},
-    ...['poem.col.head', 'poem.col.name', 'poem.col.entropy', 'poem.col.sharp', 'poem.col.delta'].map((k) =>
+    ...[...cols, ...(three ? ['poem.col.mean', 'poem.col.gradient'] : [])].map((k) =>
       h('th', { text: t(k, { u: fmt(uniform, 2) }) }),
     ),
   );
+  const signed = (/** @type {number} */ v) => `${v >= 0 ? '+' : ''}${fmt(v, 3)}`;
   const body = table.rows.map((r) =>
     h(
       'tr',
@@ -189,7 +192,8 @@ export function sharpnessTable(table, uniform) {
       h('td', { text: r.name ? t(`poem.pattern.${r.name}`) : t('poem.noRole') }),
       h('td.num', { text: fmt(r.entropy, 2) }),
       h('td.num', { text: fmt(r.sharpness, 2) }),
-      h('td.num', { text: `${r.delta >= 0 ? '+' : ''}${fmt(r.delta, 3)}` }),
+      h('td.num', { text: signed(r.delta) }),
+      three ? [h('td.num', { text: signed(r.mean) }), h('td.num', { text: fmt(r.gradient, 3) })] : [],
     ),
   );
   return h('table.poem-table#poem-table', { 'data-rho': table.rho }, h('thead', {}, head), h('tbody', {}, ...body));

@@ -26,12 +26,15 @@ import {
 import { poemLines, drawRows, headGrid, drawHead, sharpnessTable, layerHead, weightLegend } from './draw.js';
 import { ScratchTrainer } from './scratch.js';
 import { ArchCard } from './arch-view.js';
+import { headImportanceAll, nextTokenBatch } from '../explain/compute.js';
 import { guessCard } from '../../widgets/guess.js';
 import { sentenceStudy } from './sentence.js';
 import { sentenceBody, showSentence, enableSentence } from './sentence-view.js';
 
 /** Held-out poems the random model's heads are measured on here (pattern scores, entropy, names). */
 const LIVE_POEMS = 24;
+/** Seven-character held-out quatrains (34 tokens: one batch, no padding) each head's effect is measured on. */
+const EFFECT_POEMS = 16;
 /** Held-out poems of the change in loss under the reader's head mask (the first of them: fast enough per click). */
 const MASK_POEMS = 16;
 /** Held-out poems per slice of the random model's loss on all of them (the page stays responsive between slices). */
@@ -204,10 +207,17 @@ class PoemPart {
     showSentence(box, this.study, preset, { names: this.headsJson.names, width });
   }
 
-  /** 进阶: switching heads off (§8.2), folded so that the chapter's main line stays short. */
+  /**
+   * 进阶: switching heads off (§8.2), folded so that the chapter's main line stays short; the table's effects are
+   * measured (seconds on the page's thread) when the fold is first opened, once the model is there.
+   */
   advanced() {
     const summary = h('summary', { text: t('poem.advanced') });
-    return h('details.advanced', { id: 'poem-advanced' }, summary, this.maskPanel());
+    const fold = h('details.advanced', { id: 'poem-advanced' }, summary, this.maskPanel());
+    fold.addEventListener('toggle', () => {
+      if (fold.open) this.table();
+    });
+    return fold;
   }
 
   maskPanel() {
@@ -429,7 +439,8 @@ class PoemPart {
       s: fmt(NAME_MIN_SCORE, 1),
       r: NAME_MIN_LIFT,
     });
-    if (kind === 'trained') this.table();
+    const fold = /** @type {HTMLDetailsElement} */ (this.root.querySelector('#poem-advanced'));
+    if (kind === 'trained' && fold?.open) this.table();
   }
 
   /**
@@ -463,39 +474,58 @@ class PoemPart {
     box.textContent = [sample, ...parts, t('poem.compare.lnV', { v: fmt(Math.log(V), 2), V })].join(' ');
   }
 
-  /** The table "sharpness vs effect" (heads.json's entropy and ablation), built once, shown with the guess's answer. */
-  table() {
+  /**
+   * The table "sharpness vs effect", built once: heads.json's entropy and names beside each head's effect measured
+   * here three ways on the same EFFECT_POEMS seven-character quatrains (zeroed, replaced by its mean output, the head
+   * mask's gradient: model.headImportance), shown with the guess's answer.
+   */
+  async table() {
     const box = this.root.querySelector('#poem-table-box');
-    if (box.querySelector('#poem-table')) return;
-    const { entropy, ablation, names, poems } = this.headsJson;
-    const table = C.sharpnessTable(entropy.mean, entropy.uniform, ablation.delta, names);
-    const src = t('poem.src.json', { n: poems.test });
+    if (this.tableStarted || !this.headsJson) return;
+    this.tableStarted = true;
+    box.textContent = t('poem.tableMeasuring', { n: EFFECT_POEMS });
+    await new Promise((r) => setTimeout(r, 0)); // the message shows before the forwards
+    const seqs = this.heldOut.filter((p) => p.ids.length === 34).slice(0, EFFECT_POEMS);
+    const eff = await headImportanceAll(this.models.trained, nextTokenBatch(seqs.map((p) => p.ids)));
+    const H = this.models.trained.config.numHeads;
+    const { entropy, names } = this.headsJson;
+    const grid = (/** @type {'zero' | 'mean' | 'gradient'} */ k) =>
+      entropy.mean.map((_, l) => eff.rows.slice(l * H, (l + 1) * H).map((r) => r[k]));
+    const other = { mean: grid('mean'), gradient: grid('gradient') };
+    const table = C.sharpnessTable(entropy.mean, entropy.uniform, grid('zero'), names, other);
+    const vars = { rho: fmt(table.rho, 2), am: fmt(table.agree.mean, 2), ag: fmt(table.agree.gradient, 2) };
+    const src = t('poem.src.effects', { n: seqs.length, json: this.headsJson.poems.test });
     const shown = h(
       'div',
       { hidden: true },
-      sharpnessTable(table, entropy.uniform),
-      h('p.note#poem-table-note', {
-        text: t('poem.tableNote', { rho: fmt(table.rho, 2), base: fmt(ablation.base, 3), src }),
-      }),
+      h('div.scroll-x', {}, sharpnessTable(table, entropy.uniform)),
+      h('p.note#poem-table-note', { text: t('poem.tableNote', { ...vars, base: fmt(eff.loss, 3), src }) }),
     );
+    const answer = { entropy, ablation: { delta: grid('zero') } };
     box.replaceChildren(
-      this.ablationGuess(() => (shown.hidden = false)),
+      this.ablationGuess(answer, table, () => (shown.hidden = false)),
       shown,
     );
   }
 
   /**
-   * "Guess first" (§8.2): which head, switched off, raises the loss most? Answered from heads.json (ablationAnswer).
+   * "Guess first" (§8.2): which head, switched off, raises the loss most? Answered from the table's own numbers
+   * (ablationAnswer), with what the same head costs replaced by its mean, and the costliest head by that measure.
+   * @param {Parameters<typeof ablationAnswer>[0]} heads
+   * @param {ReturnType<typeof C.sharpnessTable>} table
    * @param {() => void} onReveal
    */
-  ablationGuess(onReveal) {
-    const a = ablationAnswer(this.headsJson);
+  ablationGuess(heads, table, onReveal) {
+    const a = ablationAnswer(heads);
     const at = (/** @type {{ layer: number, head: number }} */ r) => layerHead(r.layer, r.head);
+    const row = table.rows.find((r) => r.layer === a.top.layer && r.head === a.top.head);
+    const byMean = table.rows.reduce((x, y) => (y.mean > x.mean ? y : x));
     return guessCard('poem', t('poem.guessQ', { n: a.heads }), () => {
       onReveal();
       const vars = { top: at(a.top), d: fmt(a.top.delta, 3), n: a.heads, e: fmt(a.top.entropy, 2), rank: a.rank };
       const contrast = { sharp: at(a.sharpest), se: fmt(a.sharpest.entropy, 2), sd: fmt(a.sharpest.delta, 3) };
-      const html = t('poem.guessAnswer', { ...vars, ...contrast, u: fmt(a.uniform, 2) });
+      const mean = { tm: fmt(row.mean, 3), mtop: at(byMean), mm: fmt(byMean.mean, 3) };
+      const html = t('poem.guessAnswer', { ...vars, ...contrast, ...mean, u: fmt(a.uniform, 2) });
       return { html, value: `${a.top.layer},${a.top.head}` };
     });
   }

@@ -85,6 +85,23 @@ test('Spearman and the sharpness table', () => {
     ],
   );
   assert.equal(tab.rho, -1);
+  assert.equal(tab.agree, null);
+  // three heads measured three ways: zeroed 0.3 > 0.2 > 0.01; by the mean the order of the first two flips (ρ 0.5 by
+  // hand: ranks (2, 3, 1) vs (3, 2, 1), d² = 2, 1 − 6·2/(3·8)); the gradient agrees (ρ 1)
+  const three = C.sharpnessTable([[0.5, 1.5, 1]], 2, [[0.01, 0.3, 0.2]], [[...names[0], { pattern: '' }]], {
+    mean: [[0.001, 0.05, 0.1]],
+    gradient: [[0.1, 0.9, 0.5]],
+  });
+  assert.deepEqual(
+    three.rows.map((r) => [r.head, r.delta, r.mean, r.gradient]),
+    [
+      [1, 0.3, 0.05, 0.9],
+      [2, 0.2, 0.1, 0.5],
+      [0, 0.01, 0.001, 0.1],
+    ],
+  );
+  assert.ok(Math.abs(three.agree.mean - 0.5) < 1e-12);
+  assert.ok(Math.abs(three.agree.gradient - 1) < 1e-12);
 });
 
 test('batches: whole poems padded with −100 targets; text windows shifted by one', () => {

@@ -252,8 +252,24 @@ for (const variant of VARIANTS) {
           /decoderHeadMask/,
         );
         assertThrows(() => model.forward(tokens, { decoderInputIds, tokenTypeIds: tokens }), TypeError, /tokenTypeIds/);
+        assertThrows(() => model.forward(tokens, { decoderInputIds, kvCache: null }), TypeError, /kvCache/);
         assertStillWorks(attn);
         assert.ok(model.forward(tokens, { decoderInputIds }).logits);
+      });
+
+      test('forced_eos_token_id out of [0, vocabSize): a RangeError naming it; null reads as none', (t) => {
+        const V = c.config.vocab_size;
+        for (const bad of [V, -2]) {
+          const config = { ...c.config, forced_eos_token_id: bad };
+          assertThrows(() => attn.loadModel({ config, tensors: c.tensors }), RangeError, /forcedEosTokenId/);
+        }
+        const model = scope(t)(attn.loadModel({ config: c.config, tensors: c.tensors }));
+        assertThrows(() => attn.createModel({ ...model.config, forcedEosTokenId: V }), RangeError, /forcedEosTokenId/);
+        const none = scope(t)(
+          attn.loadModel({ config: { ...c.config, forced_eos_token_id: null }, tensors: c.tensors }),
+        );
+        assert.equal(none.config.forcedEosTokenId, null);
+        assertStillWorks(attn);
       });
 
       test('generate: a prompt past contextLength, maxNewTokens past it, a decoder-only option: RangeErrors', (t) => {

@@ -224,8 +224,11 @@ MemoryNeeds TransformerKVCacheMemoryNeeds(const TransformerConfig& config, int64
   const ModelSizes z = SizesOf(c);
   const double per_layer = static_cast<double>(batch_size) * static_cast<double>(z.kv_heads) *
                            static_cast<double>(max_length) * static_cast<double>(z.head_dim);
-  return {{"keys and values (numLayers x 2 x (batchSize, numKVHeads, maxLength, headDim))",
-           2 * static_cast<double>(c.num_layers) * per_layer * kF32}};
+  // (an encoder–decoder's cache holds its decoder's layers; their cross-attention keys and values come with the
+  // forward that starts it: TransformerEncoderDecoderForwardMemoryNeeds)
+  const double layers = static_cast<double>(c.decoder_layers > 0 ? c.decoder_layers : c.num_layers);
+  return {
+      {"keys and values (numLayers x 2 x (batchSize, numKVHeads, maxLength, headDim))", 2 * layers * per_layer * kF32}};
 }
 
 }  // namespace attnlab

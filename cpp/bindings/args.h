@@ -88,16 +88,24 @@ using emscripten::val;
   X(double, seed, "seed", 0, "")
 
 // One Transformer forward (attnlab::TransformerForwardOptions and the tokens).
-#define ATTNLAB_TRANSFORMER_FORWARD_ARGS(X)                                                                   \
-  X(TensorArg, tokens, "tokens", {}, "Int32Array (B, T).")                                                    \
-  X(TensorArg, attention_mask, "attentionMask", {},                                                           \
-    "Uint8Array (B, P + T), 1 = token; ptr 0 and shape [] when absent.")                                      \
-  X(TensorArg, head_mask, "headMask", {}, "Float32Array (L, H); ptr 0 and shape [] when absent.")             \
-  X(val, output_attentions, "outputAttentions", val::array(), "Layers whose attention weights are returned.") \
-  X(bool, output_hidden_states, "outputHiddenStates", false, "")                                              \
-  X(bool, last_logits_only, "lastLogitsOnly", false,                                                          \
-    "Logits (B, 1, V) of each sequence's last position only (generation).")                                   \
-  X(TensorArg, token_type_ids, "tokenTypeIds", {}, "Int32Array (B, T) (encoders); ptr 0 and shape [] when absent.")
+#define ATTNLAB_TRANSFORMER_FORWARD_ARGS(X)                                                                         \
+  X(TensorArg, tokens, "tokens", {}, "Int32Array (B, T).")                                                          \
+  X(TensorArg, attention_mask, "attentionMask", {},                                                                 \
+    "Uint8Array (B, P + T), 1 = token; ptr 0 and shape [] when absent.")                                            \
+  X(TensorArg, head_mask, "headMask", {}, "Float32Array (L, H); ptr 0 and shape [] when absent.")                   \
+  X(val, output_attentions, "outputAttentions", val::array(), "Layers whose attention weights are returned.")       \
+  X(bool, output_hidden_states, "outputHiddenStates", false, "")                                                    \
+  X(bool, last_logits_only, "lastLogitsOnly", false,                                                                \
+    "Logits (B, 1, V) of each sequence's last position only (generation).")                                         \
+  X(TensorArg, token_type_ids, "tokenTypeIds", {}, "Int32Array (B, T) (encoders); ptr 0 and shape [] when absent.") \
+  X(TensorArg, pixel_values, "pixelValues", {},                                                                     \
+    "Float32Array (B, C, H, W) (vision models: then tokens is unused); ptr 0 and shape [] when absent.")            \
+  X(TensorArg, decoder_input_ids, "decoderInputIds", {},                                                            \
+    "Int32Array (B, T) (encoder–decoders: tokens are the encoder's (B, S)); ptr 0 and shape [] otherwise.")         \
+  X(TensorArg, decoder_attention_mask, "decoderAttentionMask", {},                                                  \
+    "Uint8Array (B, P + T); ptr 0 and shape [] when absent.")                                                       \
+  X(TensorArg, decoder_head_mask, "decoderHeadMask", {}, "Float32Array (Ld, H); ptr 0 and shape [] when absent.")   \
+  X(TensorArg, cross_attn_head_mask, "crossAttnHeadMask", {}, "Float32Array (Ld, H); ptr 0 and shape [] when absent.")
 
 // Transformer::AdamWOptions: one torch.optim.AdamW step (clipGradNorm 0: no clipping). Values become float32.
 #define ATTNLAB_ADAMW_ARGS(X)                      \
@@ -144,6 +152,11 @@ inline TensorView ViewOf(const TensorArg& t) {
 
 inline TokensView TokensOf(const TensorArg& t) {
   return TokensView{reinterpret_cast<const int32_t*>(t.ptr), ToShape(t.shape)};
+}
+
+// A vision model's pixels (B, C, H, W); an empty shape when none were given.
+inline PixelsView PixelsOf(const TensorArg& t) {
+  return PixelsView{reinterpret_cast<const float*>(t.ptr), ToShape(t.shape)};
 }
 
 inline Mask MaskOf(const MaskArg& m) {
@@ -211,6 +224,14 @@ inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
   o.last_logits_only = a.last_logits_only;
   o.token_type_ids = reinterpret_cast<const int32_t*>(a.token_type_ids.ptr);
   o.token_type_ids_shape = ToShape(a.token_type_ids.shape);
+  o.decoder_input_ids = reinterpret_cast<const int32_t*>(a.decoder_input_ids.ptr);
+  o.decoder_input_ids_shape = ToShape(a.decoder_input_ids.shape);
+  o.decoder_attention_mask = reinterpret_cast<const uint8_t*>(a.decoder_attention_mask.ptr);
+  o.decoder_attention_mask_shape = ToShape(a.decoder_attention_mask.shape);
+  o.decoder_head_mask = reinterpret_cast<const float*>(a.decoder_head_mask.ptr);
+  o.decoder_head_mask_shape = ToShape(a.decoder_head_mask.shape);
+  o.cross_attn_head_mask = reinterpret_cast<const float*>(a.cross_attn_head_mask.ptr);
+  o.cross_attn_head_mask_shape = ToShape(a.cross_attn_head_mask.shape);
   return o;
 }
 

@@ -94,6 +94,16 @@ export interface TransformerForwardArgs {
   lastLogitsOnly: boolean;
   /** Int32Array (B, T) (encoders); ptr 0 and shape [] when absent. */
   tokenTypeIds: TensorArg;
+  /** Float32Array (B, C, H, W) (vision models: then tokens is unused); ptr 0 and shape [] when absent. */
+  pixelValues: TensorArg;
+  /** Int32Array (B, T) (encoder–decoders: tokens are the encoder's (B, S)); ptr 0 and shape [] otherwise. */
+  decoderInputIds: TensorArg;
+  /** Uint8Array (B, P + T); ptr 0 and shape [] when absent. */
+  decoderAttentionMask: TensorArg;
+  /** Float32Array (Ld, H); ptr 0 and shape [] when absent. */
+  decoderHeadMask: TensorArg;
+  /** Float32Array (Ld, H); ptr 0 and shape [] when absent. */
+  crossAttnHeadMask: TensorArg;
 }
 
 /** Transformer::AdamWOptions: one torch.optim.AdamW step (clipGradNorm 0: no clipping). Values become float32. */

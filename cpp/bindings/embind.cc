@@ -103,23 +103,8 @@ val TinyTransformerMemory(const TinyTransformerArgs& a) {
 
 // A model configuration crosses as JSON text: createModel's options (JS names, `arch`) or, with `huggingFace`, a
 // config.json; C++ reads, checks and normalises it (transformer.h's ConfigFromOptions / ConfigFromHuggingFace).
-// Vision models (vit) and encoder–decoders (marian) run in the C++ library so far: pixelValues, decoderInputIds and
-// their outputs are not wired into JS, so the module refuses them by name rather than give a text model's results.
 TransformerConfig ConfigOfJson(const std::string& json, bool hugging_face) {
-  TransformerConfig config = hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
-  const std::string what = hugging_face ? "model_type" : "arch";
-  if (config.patch_size > 0) {
-    throw std::invalid_argument(what +
-                                ": expected a text model (vision models run in the C++ library only, so far), got '" +
-                                config.arch + "'");
-  }
-  if (config.decoder_layers > 0) {
-    throw std::invalid_argument(what +
-                                ": expected a decoder or an encoder (encoder–decoders run in the C++ library only, so "
-                                "far), got '" +
-                                config.arch + "'");
-  }
-  return config;
+  return hugging_face ? ConfigFromHuggingFace(json) : ConfigFromOptions(json);
 }
 
 // loadModel: the configuration with the heads a checkpoint's tensor names hold (an encoder's task and pooler;
@@ -377,20 +362,33 @@ class TransformerBinding : public ModelBinding<Transformer> {
     return Guard([&] { return model_.TiedTo(name); });
   }
 
-  // A forward pass; `cache` (a _TransformerKVCache of this model) or null.
+  // A forward pass: of the pixels when pixelValues has a shape (vision models), else of the tokens (an
+  // encoder–decoder's encoder ids, with decoderInputIds); `cache` (a _TransformerKVCache of this model) or null.
   val Forward(const TransformerForwardArgs& a, TransformerKVCache* cache) {
     return Guard([&] {
       TransformerForwardOptions options = OptionsOf(a);
       options.cache = cache;
-      return TransformerOutputToJs(model_.Forward(TokensOf(a.tokens), options), a.output_hidden_states);
+      const PixelsView pixels = PixelsOf(a.pixel_values);
+      return TransformerOutputToJs(
+          pixels.shape.empty() ? model_.Forward(TokensOf(a.tokens), options) : model_.Forward(pixels, options),
+          a.output_hidden_states);
     });
   }
 
+  // A vision model's tokens shape is (B, 1 + N) (JS gives it); an encoder–decoder's counts both stacks, the
+  // encoder's unless a cache has already run it (past > 0).
   val ForwardMemory(const TransformerForwardArgs& a, double past_length, bool with_cache) const {
     return Guard([&] {
-      return MemoryNeedsToJs(TransformerForwardMemoryNeeds(
-          model_.config(), ToShape(a.tokens.shape), static_cast<int64_t>(past_length), LayersOf(a.output_attentions),
-          a.output_hidden_states, with_cache, a.last_logits_only));
+      const int64_t past = static_cast<int64_t>(past_length);
+      if (model_.config().decoder_layers > 0) {
+        return MemoryNeedsToJs(TransformerEncoderDecoderForwardMemoryNeeds(
+            model_.config(), ToShape(a.tokens.shape), ToShape(a.decoder_input_ids.shape), past,
+            LayersOf(a.output_attentions), a.output_hidden_states, with_cache, !(with_cache && past > 0),
+            a.last_logits_only));
+      }
+      return MemoryNeedsToJs(TransformerForwardMemoryNeeds(model_.config(), ToShape(a.tokens.shape), past,
+                                                           LayersOf(a.output_attentions), a.output_hidden_states,
+                                                           with_cache, a.last_logits_only));
     });
   }
 

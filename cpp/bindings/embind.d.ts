@@ -63,6 +63,15 @@ export interface RawTransformerOutput {
   attentions: Array<RawTensor | null>;
   /** L + 1 tensors (B, T, E) when outputHiddenStates. */
   hiddenStates?: RawTensor[];
+  /**
+   * Encoder–decoders (the fields above are then the decoder's): the encoder's outputs when its stack ran (not in a
+   * cached step after the first), each list null for a layer not asked for; crossAttentions (B, H, T, S).
+   */
+  encoderLastHiddenState?: RawTensor;
+  encoderAttentions?: Array<RawTensor | null>;
+  encoderHiddenStates?: RawTensor[];
+  /** Ld entries for an encoder–decoder; empty for other models. */
+  crossAttentions: Array<RawTensor | null>;
 }
 
 export interface RawResult {

@@ -47,22 +47,28 @@ inline val TensorToJs(const Tensor& tensor) {
 
 // { logits?, lastHiddenState?, pooledOutput?, attentions: [RawTensor | null] × L (null: a layer not asked for),
 // hiddenStates?: RawTensor[] }: logits unless an encoder without a head, the other two from encoders.
+// A list of per-layer tensors: null for a layer not asked for (an empty tensor).
+inline val LayerTensorsToJs(const std::vector<Tensor>& list) {
+  val out = val::array();
+  for (size_t l = 0; l < list.size(); ++l) out.set(l, list[l].shape.empty() ? val::null() : TensorToJs(list[l]));
+  return out;
+}
+
+// An encoder–decoder's (marian) or a decoder's / encoder's output; the encoder's part of an encoder–decoder only
+// when its stack ran (a cached decoding step after the first skips it).
 inline val TransformerOutputToJs(const TransformerOutput& out, bool with_hidden_states) {
   val result = val::object();
   if (!out.logits.shape.empty()) result.set("logits", TensorToJs(out.logits));
   if (!out.last_hidden_state.shape.empty()) result.set("lastHiddenState", TensorToJs(out.last_hidden_state));
   if (!out.pooled_output.shape.empty()) result.set("pooledOutput", TensorToJs(out.pooled_output));
-  val attentions = val::array();
-  for (size_t l = 0; l < out.attentions.size(); ++l) {
-    const Tensor& w = out.attentions[l];
-    attentions.set(l, w.shape.empty() ? val::null() : TensorToJs(w));
+  result.set("attentions", LayerTensorsToJs(out.attentions));
+  if (with_hidden_states) result.set("hiddenStates", LayerTensorsToJs(out.hidden_states));
+  if (!out.encoder_last_hidden_state.shape.empty()) {
+    result.set("encoderLastHiddenState", TensorToJs(out.encoder_last_hidden_state));
+    result.set("encoderAttentions", LayerTensorsToJs(out.encoder_attentions));
+    if (with_hidden_states) result.set("encoderHiddenStates", LayerTensorsToJs(out.encoder_hidden_states));
   }
-  result.set("attentions", attentions);
-  if (with_hidden_states) {
-    val hidden = val::array();
-    for (size_t i = 0; i < out.hidden_states.size(); ++i) hidden.set(i, TensorToJs(out.hidden_states[i]));
-    result.set("hiddenStates", hidden);
-  }
+  result.set("crossAttentions", LayerTensorsToJs(out.cross_attentions));
   return result;
 }
 

@@ -5,31 +5,16 @@
 // base model's prefix and from a Blob; the state dict's names and its round trip; createModel(model.config); the
 // memory estimate's position rows; the same in attnlab/worker; each bad input its own error.
 import assert from 'node:assert/strict';
-import { openAsBlob, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { openAsBlob } from 'node:fs';
 import { describe, test } from 'node:test';
 
-import { init, readSafetensors } from '../../dist/index.mjs';
+import { init } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
 import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
-import { kGpt2, modelDir, scope } from './model-helpers.mjs';
+import { kGpt2, loadFixtureCases, scope } from './model-helpers.mjs';
 
-const encoderDir = join(modelDir, '..', 'encoders');
-// The text encoders (vit's fixtures run in C++ only, so far: refused below)
-const cases = readdirSync(encoderDir)
-  .filter((name) => !name.startsWith('vit'))
-  .sort()
-  .map((name) => {
-    const dir = join(encoderDir, name);
-    const read = (file) => readFileSync(join(dir, file));
-    return {
-      name,
-      file: join(dir, 'model.safetensors'),
-      config: JSON.parse(read('config.json').toString('utf8')),
-      tensors: readSafetensors(read('model.safetensors')),
-      expected: JSON.parse(read('expected.json').toString('utf8')),
-    };
-  });
+// The text encoders (vit's fixtures: tests/js/vit_fixtures.test.mjs)
+const cases = loadFixtureCases('encoders', (name) => !name.startsWith('vit'));
 const byName = (name) => cases.find((c) => c.name === name);
 const prefixOf = (c) => `${c.config.model_type}.`;
 
@@ -289,19 +274,3 @@ for (const variant of VARIANTS) {
     });
   });
 }
-
-test('vit: loadModel and createModel refuse a vision model by name (C++ only, so far)', async () => {
-  const attn = await init({ variant: VARIANTS[0] });
-  const dir = join(encoderDir, 'vit_cls_f32');
-  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
-  const tensors = readSafetensors(readFileSync(join(dir, 'model.safetensors')));
-  assert.throws(
-    () => attn.loadModel({ config, tensors }),
-    (e) => e instanceof RangeError && /model_type: expected a text model .* got 'vit'/.test(e.message),
-  );
-  const options = { arch: 'vit', imageSize: 8, patchSize: 4, numChannels: 1, embedDim: 8, numLayers: 1, numHeads: 2 };
-  assert.throws(
-    () => attn.createModel(options),
-    (e) => e instanceof RangeError && /arch: expected a text model/.test(e.message),
-  );
-});

@@ -13,15 +13,28 @@ export const MODEL_CASES = readdirSync(modelDir, { withFileTypes: true })
   .map((d) => d.name)
   .sort();
 
-/** One fixture folder: the Hugging Face config, the checkpoint's tensors and the expected results. */
-export function loadModelCase(name) {
-  const dir = join(modelDir, name);
+/** One fixture folder of tests/fixtures/models/ (loadCaseIn's). */
+export const loadModelCase = (name) => loadCaseIn(modelDir, name);
+
+/** One fixture folder of `parent`: the Hugging Face config, the checkpoint's tensors and file, the expected results. */
+function loadCaseIn(parent, name) {
+  const dir = join(parent, name);
   return {
     name,
+    file: join(dir, 'model.safetensors'),
     config: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')),
     tensors: readSafetensors(readFileSync(join(dir, 'model.safetensors'))),
     expected: JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')),
   };
+}
+
+/** Every fixture folder of a sibling of tests/fixtures/models/ ('encoders', 'seq2seq') that `keep` accepts, sorted. */
+export function loadFixtureCases(sibling, keep = () => true) {
+  const parent = join(modelDir, '..', sibling);
+  return readdirSync(parent)
+    .filter(keep)
+    .sort()
+    .map((name) => loadCaseIn(parent, name));
 }
 
 /** Disposes what a test made, when it ends (Node 20 has no `using`): `const model = own(attn.createModel(…))`. */

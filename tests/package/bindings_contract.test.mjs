@@ -59,8 +59,9 @@ test('the structs and their value_object registrations come from the tables, not
 
 test('every member reaches the C++ API: each conversion of args.h reads each member of its struct', () => {
   const args = read('cpp/bindings/args.h');
-  // Members the bindings pass beside the options (the tensors of a call, the seed of a constructor).
-  const besides = new Set(['query', 'key', 'value', 'tokens', 'seed']);
+  // Members the bindings pass beside the options (the tensors of a call, a vision model's pixels, the seed of a
+  // constructor).
+  const besides = new Set(['query', 'key', 'value', 'tokens', 'pixel_values', 'seed']);
   for (const s of structs.filter((x) => !['TensorArg', 'MaskArg'].includes(x.name))) {
     const fn = args.match(new RegExp(`inline \\w+(?:::\\w+)? \\w+Of\\(const ${s.name}& a\\) \\{[\\s\\S]*?\\n\\}`));
     assert.ok(fn, `args.h: no conversion of ${s.name}`);

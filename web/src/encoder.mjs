@@ -1,11 +1,12 @@
 // @ts-check
-// Encoders (bert, roberta) on transformer.mjs's Transformer class: which kind of model a configuration is
-// (model.kind, model.task), the task a checkpoint's head tensors give (loadModel), the encoder's forward options
-// and results (token types; lastHiddenState, pooledOutput, the head's logits), and the refusal of the decoder-only
-// methods (generate, KV caches, training: encoder training is not there yet). The math is C++'s
-// (cpp/src/model/encoder.cc); the contract is docs/api.md, "Encoders".
+// Encoders (bert, roberta, vit) on transformer.mjs's Transformer class: which kind of model a configuration is
+// (model.kind, model.task), the task a checkpoint's head tensors give (loadModel), the encoder's forward input
+// (token ids, or a vision model's pixelValues) options and results (token types; lastHiddenState, pooledOutput, the
+// head's logits), and the refusal of the decoder-only methods (generate, KV caches, training: encoder training is
+// not there yet). The math is C++'s (cpp/src/model/encoder.cc); the contract is docs/api.md, "Encoders".
 
 import { toTensor } from './core.mjs';
+import { readTensor, readTokens, typedArrayName } from './validate.mjs';
 
 /** @typedef {import('./core.mjs').Core} Core */
 /** @typedef {import('./model_config.mjs').ModelConfig} ModelConfig */
@@ -28,12 +29,46 @@ export function taskOf(config) {
 }
 
 /**
- * model.kind: 'decoder' (causal-lm) or 'encoder'.
+ * model.kind: 'decoder' (causal-lm), 'encoder-decoder' (decoderLayers > 0) or 'encoder'.
  * @param {ModelConfig} config model.config
- * @returns {'decoder' | 'encoder'}
+ * @returns {'decoder' | 'encoder' | 'encoder-decoder'}
  */
 export function kindOf(config) {
+  if ('decoderLayers' in config && config.decoderLayers > 0) return 'encoder-decoder';
   return taskOf(config) === 'causal-lm' ? 'decoder' : 'encoder';
+}
+
+/**
+ * forward's input: token ids (B, T) for a text model, pixelValues { data: Float32Array, shape: [B, C, H, W] } with
+ * C = numChannels and H = W = imageSize for a vision model (imageSize > 0); the other kind is a RangeError naming it.
+ * @param {string} ctx
+ * @param {unknown} value
+ * @param {ModelConfig} config
+ * @returns {{ tokens: any, pixels: any }} one of them null
+ */
+export function readInput(ctx, value, config) {
+  const c = /** @type {any} */ (config);
+  const image = c.imageSize ?? 0;
+  const data = /** @type {any} */ (value)?.data;
+  if (!image) {
+    if (typedArrayName(data) === 'Float32Array') {
+      throw new RangeError(
+        `${ctx}: pixelValues: arch '${c.arch}' is a text model; it takes token ids, got pixel values`,
+      );
+    }
+    return { tokens: readTokens(ctx, value, 'tokens'), pixels: null };
+  }
+  if (typedArrayName(data) === 'Int32Array') {
+    throw new RangeError(`${ctx}: tokens: arch '${c.arch}' is a vision model; it takes pixelValues, got token ids`);
+  }
+  const pixels = readTensor(ctx, value, 'pixelValues');
+  const { shape } = pixels;
+  const expected = `[B, ${c.numChannels}, ${image}, ${image}] (B >= 1; numChannels, imageSize ${image})`;
+  const ok = shape.length === 4 && shape[0] >= 1 && shape[1] === c.numChannels;
+  if (!ok || shape[2] !== image || shape[3] !== image) {
+    throw new RangeError(`${ctx}: pixelValues.shape must be ${expected}, got [${shape.join(', ')}]`);
+  }
+  return { tokens: null, pixels };
 }
 
 /**
@@ -43,8 +78,8 @@ export function kindOf(config) {
  */
 export function decoderOnly(model, ctx) {
   if (model.kind === 'decoder') return;
-  const why =
-    ctx.endsWith('generate') || ctx.endsWith('KVCache') ? 'decoders only' : 'encoder training is not there yet';
+  const training = model.kind === 'encoder' ? 'encoder training' : 'encoder–decoder training';
+  const why = ctx.endsWith('generate') || ctx.endsWith('KVCache') ? 'decoders only' : `${training} is not there yet`;
   throw new TypeError(
     `${ctx}: not available for an ${model.kind} (arch '${model.config.arch}', task '${model.task}'): ${why}`,
   );

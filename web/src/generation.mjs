@@ -6,6 +6,7 @@
 import { decoderOnly } from './encoder.mjs';
 import { kUsable } from './model.mjs';
 import { createRng } from './rng.mjs';
+import { startSeq2SeqGeneration } from './seq2seq.mjs';
 import {
   describe,
   readDim,
@@ -223,10 +224,19 @@ export function startGeneration(model, ctx, prompt, options) {
   }
   const m = /** @type {Transformer} */ (model);
   m[kUsable](ctx);
-  decoderOnly(m, ctx);
-  const ids = readPrompt(ctx, prompt, m.config.vocabSize);
-  const o = readGenerateOptions(ctx, options, ids.length, m.config);
+  const seq2seq = m.kind === 'encoder-decoder'; // (prompt: the encoder's ids; seq2seq.mjs runs the steps)
+  if (!seq2seq) decoderOnly(m, ctx);
+  const config = /** @type {any} */ (m.config); // (a text model's: decoderOnly let no vision model through)
+  const ids = readPrompt(ctx, prompt, config.vocabSize);
+  const o = readGenerateOptions(ctx, options, seq2seq ? 0 : ids.length, config);
   const random = createRng(o.seed);
+  if (seq2seq) {
+    if (o.layers || o.stops.size > 0) {
+      const name = o.layers ? 'outputAttentions' : 'eosTokenId';
+      throw new RangeError(`${ctx}: ${name}: not available for an encoder–decoder (eos is config.eosTokenId)`);
+    }
+    return startSeq2SeqGeneration(m, ctx, ids, { ...o, random });
+  }
   const H = m.config.numHeads;
   const layers = o.layers;
   let cache = /** @type {KVCache | null} */ (null);

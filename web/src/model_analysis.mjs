@@ -58,7 +58,7 @@ function readIndex(ctx, value, name, end, what) {
  * @param {string} name
  */
 function readPrompt(model, ctx, tokens, name) {
-  const { vocabSize: V, contextLength } = model.config;
+  const { vocabSize: V, contextLength } = /** @type {any} */ (model.config); // (a text model's)
   const t = readTokens(ctx, tokens, name);
   const T = t.shape[1];
   if (t.shape[0] !== 1) throw new RangeError(`${ctx}: ${name}.shape must be [1, T], got [${t.shape.join(', ')}]`);
@@ -85,7 +85,7 @@ function readLogit(model, ctx, options, T, extra) {
   const o = readOptions(ctx, options, 'options', extra ? ['position', 'target', extra] : ['position', 'target']);
   return {
     position: readIndex(ctx, o.position, 'options.position', T, 'a position of the tokens'),
-    target: readIndex(ctx, o.target, 'options.target', model.config.vocabSize, 'a token id'),
+    target: readIndex(ctx, o.target, 'options.target', /** @type {any} */ (model.config).vocabSize, 'a token id'),
     method: readChoice(ctx, o.method, 'options.method', kAttributionMethods),
   };
 }

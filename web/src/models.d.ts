@@ -72,7 +72,10 @@ export interface Qwen3Config extends Omit<LlamaConfig, 'arch' | 'attentionBias' 
 }
 
 /** The head an encoder computes ({@link Transformer.task}); loadModel reads it from the checkpoint's head tensors. */
-export type EncoderTask = 'base' | 'masked-lm' | 'sequence-classification';
+export type EncoderTask = 'base' | 'masked-lm' | 'sequence-classification' | 'image-classification';
+
+/** An encoder–decoder's head ({@link Transformer.task}): `'seq2seq-lm'` (the LM head) or `'base'`. */
+export type EncoderDecoderTask = 'base' | 'seq2seq-lm';
 
 /**
  * The normalised configuration of a BERT or RoBERTa encoder (docs/api.md, "Encoders"): post-LayerNorm blocks,
@@ -105,8 +108,63 @@ export interface EncoderConfig {
   numLabels: number;
 }
 
+/**
+ * A ViT (`model_type` `'vit'`): pre-LayerNorm blocks over [CLS] and the (imageSize / patchSize)² patches of a
+ * stride-patchSize convolution, learned positions, a final `layernorm`; an image-classification head on token 0.
+ */
+export interface VitConfig extends Pick<
+  EncoderConfig,
+  'embedDim' | 'numLayers' | 'numHeads' | 'hiddenDim' | 'normEps' | 'hiddenAct'
+> {
+  arch: 'vit';
+  /** None: a vision model has no vocabulary (absent). */
+  vocabSize?: undefined;
+  /** 1 + (imageSize / patchSize)²: the tokens of every forward. */
+  contextLength: number;
+  /** pixelValues are (B, numChannels, imageSize, imageSize). */
+  imageSize: number;
+  patchSize: number;
+  numChannels: number;
+  /** Biases of q, k and v (`qkv_bias`). */
+  qkvBias: boolean;
+  /** `'base'` or `'image-classification'`; the pooler and numLabels as an encoder's. */
+  task: EncoderTask;
+  pooler: boolean;
+  numLabels: number;
+}
+
+/**
+ * A Marian encoder–decoder (Helsinki-NLP opus-mt, `model_type` `'marian'`): numLayers encoder blocks and
+ * decoderLayers decoder blocks (self-attention, cross-attention, MLP; post-LayerNorm), sinusoidal positions.
+ */
+export interface MarianConfig {
+  arch: 'marian';
+  vocabSize: number;
+  /** `max_position_embeddings`: positions of each stack. */
+  contextLength: number;
+  embedDim: number;
+  /** The encoder's blocks (`encoder_layers`). */
+  numLayers: number;
+  /** The decoder's blocks (`decoder_layers`). */
+  decoderLayers: number;
+  numHeads: number;
+  hiddenDim: number;
+  hiddenAct: EncoderConfig['hiddenAct'];
+  padTokenId: number;
+  /** The decoder's first input (generate). */
+  decoderStartTokenId: number;
+  /** generate stops after it. */
+  eosTokenId: number;
+  /** generate's last id when it runs to maxNewTokens (`forced_eos_token_id`, MarianConfig's default 0); null: none. */
+  forcedEosTokenId: number | null;
+  /** Token embeddings × √embedDim. */
+  scaleEmbedding: boolean;
+  tieEmbeddings: boolean;
+  task: EncoderDecoderTask;
+}
+
 /** {@link Transformer.config}: what {@link Attnlab.createModel} takes back to build the same architecture. */
-export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config | EncoderConfig;
+export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config | EncoderConfig | VitConfig | MarianConfig;
 
 /** Options of {@link Attnlab.createModel}: a {@link ModelConfig} (fields with defaults optional) and a seed. */
 export type CreateModelOptions =
@@ -124,11 +182,20 @@ export type CreateModelOptions =
   | (Pick<EncoderConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'> &
       Partial<Omit<EncoderConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
         seed?: number;
+      })
+  | (Pick<VitConfig, 'arch' | 'embedDim' | 'numLayers' | 'numHeads' | 'imageSize' | 'patchSize' | 'numChannels'> &
+      Partial<Omit<VitConfig, 'arch' | 'embedDim' | 'numLayers' | 'numHeads'>> & { seed?: number })
+  | (Pick<
+      MarianConfig,
+      'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'decoderLayers' | 'numHeads'
+    > &
+      Partial<Omit<MarianConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
+        seed?: number;
       });
 
 /**
  * A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'`, `'qwen2'`, `'qwen3'`,
- * `'bert'` or `'roberta'`).
+ * `'bert'`, `'roberta'`, `'vit'` or `'marian'`).
  */
 export interface HuggingFaceConfig {
   model_type: string;
@@ -202,6 +269,48 @@ export interface EncoderOutput {
   logits?: Tensor;
   attentions?: Array<Tensor | null>;
   hiddenStates?: Tensor[];
+}
+
+/** A vision model's input: normalised pixels (B, numChannels, imageSize, imageSize), row-major. */
+export interface PixelValues {
+  data: Float32Array;
+  shape: number[];
+}
+
+/** Options of an encoder–decoder's {@link Transformer.forward} (tokens: the encoder's ids (B, S)). */
+export interface EncoderDecoderForwardOptions {
+  /** (B, T): the decoder's inputs (Hugging Face: `shift_right(labels)`). Required: a RangeError naming it. */
+  decoderInputIds: { data: Int32Array; shape: number[] };
+  /** (B, S), 1 = token, 0 = padding: the encoder's keys and the cross-attention's. */
+  attentionMask?: { data: Uint8Array; shape: number[] } | null;
+  /** (B, T), the decoder's padding. */
+  decoderAttentionMask?: { data: Uint8Array; shape: number[] } | null;
+  /** (numLayers, H), (decoderLayers, H), (decoderLayers, H): Hugging Face's `head_mask` of each attention kind. */
+  headMask?: TensorInput | null;
+  decoderHeadMask?: TensorInput | null;
+  crossAttnHeadMask?: TensorInput | null;
+  /** `true` (every layer) or layer indices (of either stack): the three attention lists, null where not asked for. */
+  outputAttentions?: boolean | number[];
+  /** Both stacks' hidden states: numLayers + 1 and decoderLayers + 1 tensors. */
+  outputHiddenStates?: boolean;
+}
+
+/** What an encoder–decoder's {@link Transformer.forward} returns. */
+export interface EncoderDecoderOutput {
+  /** 'seq2seq-lm': (B, T, vocabSize) (the decoder's output, `final_logits_bias` added). */
+  logits?: Tensor;
+  /** 'base': the decoder's last hidden state (B, T, E). */
+  lastHiddenState?: Tensor;
+  /** (B, S, E). */
+  encoderLastHiddenState: Tensor;
+  /** (B, H, S, S) per encoder layer. */
+  encoderAttentions?: Array<Tensor | null>;
+  /** (B, H, T, T) per decoder layer. */
+  decoderAttentions?: Array<Tensor | null>;
+  /** (B, H, T, S) per decoder layer: queries of the decoder, keys of the encoder. */
+  crossAttentions?: Array<Tensor | null>;
+  encoderHiddenStates?: Tensor[];
+  decoderHiddenStates?: Tensor[];
 }
 
 /** What {@link Transformer.forward} returns. */
@@ -353,18 +462,19 @@ export interface TrainResult {
 }
 
 /**
- * A whole model in eval mode, owning wasm memory: a decoder (GPT-2, the Llama family, Qwen3) or an encoder (BERT,
- * RoBERTa: {@link Transformer.kind}; createKVCache, generate and the training methods are the decoders' only, a
- * TypeError naming the method on an encoder, whose training is not there yet). Create with {@link Attnlab.createModel} or
+ * A whole model in eval mode, owning wasm memory: a decoder (GPT-2, the Llama family, Qwen3), an encoder (BERT,
+ * RoBERTa, ViT) or an encoder–decoder (Marian: {@link Transformer.kind}; createKVCache and generate are the decoders'
+ * and the encoder–decoders', the training and analysis methods the decoders' only, a TypeError naming the method on
+ * the others, whose training is not there yet). Create with {@link Attnlab.createModel} or
  * {@link Attnlab.loadModel}; **call {@link Transformer.dispose}** (or use `using`) when done.
  */
 export interface Transformer {
   /** The normalised configuration (frozen): `createModel(model.config)` builds the same architecture. */
   readonly config: ModelConfig;
-  /** `'decoder'` (GPT-2, the Llama family, Qwen3) or `'encoder'` (BERT, RoBERTa). */
-  readonly kind: 'decoder' | 'encoder';
-  /** `'causal-lm'` for decoders; an encoder's head ({@link EncoderTask}). */
-  readonly task: 'causal-lm' | EncoderTask;
+  /** `'decoder'` (GPT-2, the Llama family, Qwen3), `'encoder'` (BERT, RoBERTa, ViT) or `'encoder-decoder'` (Marian). */
+  readonly kind: 'decoder' | 'encoder' | 'encoder-decoder';
+  /** `'causal-lm'` for decoders; an encoder's head ({@link EncoderTask}); an encoder–decoder's. */
+  readonly task: 'causal-lm' | EncoderTask | EncoderDecoderTask;
   /**
    * Logits, and on request attention weights and hidden states.
    * @throws TypeError for a wrong type; RangeError for a bad shape, a token id outside [0, vocabSize), T + P past
@@ -377,11 +487,25 @@ export interface Transformer {
    *   TypeError for a decoder's option (kvCache, lastLogitsOnly).
    */
   forward(tokens: Tokens, options?: EncoderForwardOptions): EncoderOutput;
+  /**
+   * A vision model's forward (ViT): over [CLS] and the patches.
+   * @throws RangeError naming pixelValues for a shape other than (B, numChannels, imageSize, imageSize), or tokens
+   *   for token ids; pixelValues to a text model: RangeError naming pixelValues.
+   */
+  forward(pixelValues: PixelValues, options?: Omit<EncoderForwardOptions, 'tokenTypeIds'>): EncoderOutput;
+  /**
+   * An encoder–decoder's forward (`model.kind === 'encoder-decoder'`): tokens are the encoder's ids (B, S).
+   * @throws RangeError naming decoderInputIds when it is missing; as above for shapes, ids and masks.
+   */
+  forward(tokens: Tokens, options: EncoderDecoderForwardOptions): EncoderDecoderOutput;
   /** An empty KV cache of batchSize sequences of up to maxLength (≤ contextLength) positions. */
   createKVCache(options: KVCacheOptions): KVCache;
   /**
-   * New ids after `prompt`: greedy at temperature 0, else seeded sampling (temperature, topK, topP).
-   * @throws RangeError up front when prompt.length + maxNewTokens passes contextLength or an id is out of range.
+   * New ids after `prompt`: greedy at temperature 0, else seeded sampling (temperature, topK, topP). An
+   * encoder–decoder's prompt is its source: the decoder starts at decoderStartTokenId, never chooses padTokenId,
+   * ends with forcedEosTokenId when it reaches maxNewTokens (if set) and stops after eosTokenId.
+   * @throws RangeError up front when prompt.length + maxNewTokens passes contextLength (an encoder–decoder: either
+   *   passes it) or an id is out of range.
    */
   generate(prompt: Int32Array, options: GenerateOptions): Int32Array;
   /**

@@ -264,7 +264,7 @@ export function startTraining(given, ctx, data, options) {
  * @returns {{ steps: number | null, batch: (step: number) => Batch, shapes: Batch[] }}
  */
 function readTrainData(model, ctx, data) {
-  const { vocabSize: V, contextLength } = model.config;
+  const { vocabSize: V, contextLength } = /** @type {any} */ (model.config); // (a text model's)
   if (Array.isArray(data)) {
     if (data.length === 0) throw new RangeError(`${ctx}: data must hold at least one batch { tokens, targets }`);
     const batches = data.map((b, i) => {
@@ -329,7 +329,7 @@ function readTrainData(model, ctx, data) {
  * @returns {Batch}
  */
 export function readBatch(model, ctx, tokens, targets, prefix) {
-  const { vocabSize: V, contextLength } = model.config;
+  const { vocabSize: V, contextLength } = /** @type {any} */ (model.config); // (a text model's)
   const t = readTokens(ctx, tokens, `${prefix}tokens`);
   const y = readTokens(ctx, targets, `${prefix}targets`);
   if (y.shape[0] !== t.shape[0] || y.shape[1] !== t.shape[1]) {

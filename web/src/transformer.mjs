@@ -6,7 +6,15 @@
 // training.mjs's (AdamW in C++; train: a loop of steps over given batches or random windows of a token sequence).
 
 import { kToken, toTensor } from './core.mjs';
-import { decoderOnly, encoderResult, kEncoderForwardOptions, kindOf, taskOf, withHeads } from './encoder.mjs';
+import {
+  decoderOnly,
+  encoderResult,
+  kEncoderForwardOptions,
+  kindOf,
+  readInput,
+  taskOf,
+  withHeads,
+} from './encoder.mjs';
 import { generate, kRawForward } from './generation.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
 import { Model, kCore, kUsable, wrapHandle } from './model.mjs';
@@ -14,6 +22,7 @@ import { readCreateOptions, readLoadConfig } from './model_config.mjs';
 import { isBlob, openSafetensors, unreadBits } from './safetensors.mjs';
 import { bitsBuffer, lazyBuffer, piecesOf, storageOf } from './model_storage.mjs';
 import { attribution, headImportance, patchHeads } from './model_analysis.mjs';
+import { seq2seqForward } from './seq2seq.mjs';
 import { lossAndGrad, train, trainStep } from './training.mjs';
 import {
   describe,
@@ -72,26 +81,31 @@ export class Transformer extends Model {
     return this.#config;
   }
 
-  /** 'decoder' or 'encoder' (encoder.mjs). */
+  /** 'decoder', 'encoder' or 'encoder-decoder' (encoder.mjs). */
   get kind() {
     return kindOf(this.#config);
   }
 
-  /** The head the model computes: 'causal-lm' (decoders), 'base', 'masked-lm' or 'sequence-classification'. */
+  /**
+   * The head the model computes: 'causal-lm' (decoders), 'base', 'masked-lm', 'sequence-classification',
+   * 'image-classification' or 'seq2seq-lm'.
+   */
   get task() {
     return taskOf(this.#config);
   }
 
   /**
-   * Logits (an encoder: lastHiddenState, and pooledOutput and logits as its head gives: encoder.mjs), and on request
-   * every (or some) layer's attention weights and the hidden states.
-   * @param {unknown} tokens { data: Int32Array, shape: [B, T] }
+   * Logits (an encoder: lastHiddenState, and pooledOutput and logits as its head gives: encoder.mjs; an
+   * encoder–decoder: seq2seq.mjs), and on request every (or some) layer's attention weights and the hidden states.
+   * @param {unknown} tokens { data: Int32Array, shape: [B, T] }; a vision model's pixelValues { data: Float32Array,
+   *   shape: [B, C, H, W] }
    * @param {unknown} [options]
    */
   forward(tokens, options) {
     const ctx = 'model.forward';
     this[kUsable](ctx);
-    const t = readTokens(ctx, tokens, 'tokens');
+    if (this.kind === 'encoder-decoder') return seq2seqForward(this, ctx, tokens, options);
+    const { tokens: t, pixels } = readInput(ctx, tokens, this.#config);
     const encoder = this.kind === 'encoder';
     const o = readOptions(ctx, options, 'options', encoder ? kEncoderForwardOptions : kForwardOptions);
     const types =
@@ -105,7 +119,7 @@ export class Transformer extends Model {
     }
     const headMask = o.headMask === undefined || o.headMask === null ? null : readTensor(ctx, o.headMask, 'headMask');
     const last = readBool(ctx, o.lastLogitsOnly, 'lastLogitsOnly', false);
-    const raw = this[kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last, types });
+    const raw = this[kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last, types, pixels });
     if (encoder) return encoderResult(raw, layers, hidden);
     /** @type {{ logits: { data: Float32Array, shape: number[] }, attentions?: any[], hiddenStates?: any[] }} */
     const result = { logits: toTensor(raw.logits) };
@@ -119,22 +133,31 @@ export class Transformer extends Model {
    * @param {string} ctx
    * @param {any} t checked tokens
    * @param {{ layers: number[] | null, hidden: boolean, mask: any, headMask: any, cache: KVCache | null,
-   *   last: boolean, types?: any }} o last: the logits of each sequence's last position only, (B, 1, V); types: an
-   *   encoder's checked tokenTypeIds
+   *   last: boolean, types?: any, pixels?: any, decoder?: any }} o last: the logits of each sequence's last position
+   *   only, (B, 1, V); types: an encoder's checked tokenTypeIds; pixels: a vision model's checked pixelValues (then
+   *   t is null); decoder: an encoder–decoder's checked { ids, mask, headMask, crossMask } (seq2seq.mjs)
    */
-  [kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last, types = null }) {
+  [kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last, types = null, pixels = null, decoder = null }) {
     const core = this[kCore];
+    const arg = (/** @type {any} */ x) => (x ? core.tensorArg(x) : { ptr: 0, shape: [] });
+    const d = { ids: null, mask: null, headMask: null, crossMask: null, ...decoder };
     /** @type {TransformerForwardArgs} */
     const args = {
-      tokens: core.tensorArg(t),
-      attentionMask: mask ? core.tensorArg(mask) : { ptr: 0, shape: [] },
-      headMask: headMask ? core.tensorArg(headMask) : { ptr: 0, shape: [] },
+      // (a vision model's tokens: their shape (B, 1 + N) only, for the memory estimate)
+      tokens: pixels ? { ptr: 0, shape: [pixels.shape[0], this.#config.contextLength] } : core.tensorArg(t),
+      attentionMask: arg(mask),
+      headMask: arg(headMask),
       outputAttentions: layers ?? [],
       outputHiddenStates: hidden,
       lastLogitsOnly: last,
-      tokenTypeIds: types ? core.tensorArg(types) : { ptr: 0, shape: [] },
+      tokenTypeIds: arg(types),
+      pixelValues: arg(pixels),
+      decoderInputIds: arg(d.ids),
+      decoderAttentionMask: arg(d.mask),
+      decoderHeadMask: arg(d.headMask),
+      crossAttnHeadMask: arg(d.crossMask),
     };
-    const inputs = [t, mask, headMask, types];
+    const inputs = [t, mask, headMask, types, pixels, d.ids, d.mask, d.headMask, d.crossMask];
     // (The handles are looked up again inside each call: a getter of an argument may dispose them meanwhile.)
     const handle = () => this[kUsable](ctx);
     const rawCache = () => (cache ? cache[kCacheHandle](ctx) : null);
@@ -143,7 +166,9 @@ export class Transformer extends Model {
       return handle().forwardMemory(args, c ? c.length() : 0, c !== null);
     });
     return core.withHeap(ctx, 'tokens and masks', inputs, (p) => {
-      [args.tokens.ptr, args.attentionMask.ptr, args.headMask.ptr, args.tokenTypeIds.ptr] = p;
+      [args.tokens.ptr, args.attentionMask.ptr, args.headMask.ptr, args.tokenTypeIds.ptr, args.pixelValues.ptr] = p;
+      [args.decoderInputIds.ptr, args.decoderAttentionMask.ptr, args.decoderHeadMask.ptr] = p.slice(5);
+      args.crossAttnHeadMask.ptr = p[8];
       return handle().forward(args, rawCache());
     });
   }
@@ -178,7 +203,7 @@ export class Transformer extends Model {
     const ctx = 'model.createKVCache';
     const core = this[kCore];
     this[kUsable](ctx);
-    decoderOnly(this, ctx);
+    if (this.kind !== 'encoder-decoder') decoderOnly(this, ctx); // (an encoder–decoder's: its decoder's positions)
     const { batchSize, maxLength } = readCacheOptions(ctx, options);
     if (maxLength > this.#config.contextLength) {
       throw new RangeError(

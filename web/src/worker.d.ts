@@ -5,6 +5,9 @@ import type {
   AttentionGradients,
   CheckpointTensor,
   CreateModelOptions,
+  EncoderDecoderForwardOptions,
+  EncoderDecoderOutput,
+  EncoderDecoderTask,
   EncoderForwardOptions,
   EncoderOutput,
   EncoderTask,
@@ -14,6 +17,7 @@ import type {
   HeadImportanceResult,
   PatchHeadsOptions,
   PatchHeadsResult,
+  PixelValues,
   LoadModelFromBlobOptions,
   LoadModelOptions,
   ModelConfig,
@@ -108,15 +112,22 @@ export interface WorkerTinyTransformer {
 export interface WorkerTransformer {
   readonly config: ModelConfig;
   /** As {@link Transformer.kind}: a plain property. */
-  readonly kind: 'decoder' | 'encoder';
+  readonly kind: 'decoder' | 'encoder' | 'encoder-decoder';
   /** As {@link Transformer.task}: a plain property. */
-  readonly task: 'causal-lm' | EncoderTask;
+  readonly task: 'causal-lm' | EncoderTask | EncoderDecoderTask;
   forward(
     tokens: Tokens,
     options?: Omit<ModelForwardOptions, 'kvCache'> & { kvCache?: WorkerKVCache | null } & CallOptions,
   ): Promise<ModelOutput>;
   /** An encoder's forward (kind 'encoder'). */
   forward(tokens: Tokens, options?: EncoderForwardOptions & CallOptions): Promise<EncoderOutput>;
+  /** A vision model's forward (ViT). */
+  forward(
+    pixelValues: PixelValues,
+    options?: Omit<EncoderForwardOptions, 'tokenTypeIds'> & CallOptions,
+  ): Promise<EncoderOutput>;
+  /** An encoder–decoder's forward (kind 'encoder-decoder'). */
+  forward(tokens: Tokens, options: EncoderDecoderForwardOptions & CallOptions): Promise<EncoderDecoderOutput>;
   createKVCache(options: KVCacheOptions, call?: CallOptions): Promise<WorkerKVCache>;
   generate(prompt: Int32Array, options: Omit<GenerateOptions, 'signal'> & CallOptions): Promise<Int32Array>;
   lossAndGrad(tokens: Tokens, targets: Tokens, call?: CallOptions): Promise<LossAndGrad>;

@@ -70,6 +70,16 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
                                           const std::vector<int64_t>& output_attentions, bool output_hidden_states,
                                           bool with_cache, bool last_logits_only = false);
 
+// An encoder–decoder's Transformer::Forward: the encoder's stack over `source` (B, S) unless `encode` is false (a
+// cached step after the first), its outputs and the cross-attention's keys and values of every decoder block, then
+// the decoder's over `decoder` (B, T) after `past` cached positions as TransformerForwardMemoryNeeds counts it, and
+// the cross-attention weights of the layers listed.
+MemoryNeeds TransformerEncoderDecoderForwardMemoryNeeds(const TransformerConfig& config, const Shape& source,
+                                                        const Shape& decoder, int64_t past,
+                                                        const std::vector<int64_t>& output_attentions,
+                                                        bool output_hidden_states, bool with_cache, bool encode,
+                                                        bool last_logits_only = false);
+
 // Transformer::LossAndGradient (return_gradients true: with the copies of every gradient it returns) or TrainStep
 // on tokens (B, T): the training state the first of them makes and the model keeps (gradients and AdamW's moments,
 // each the parameters' size), the activations saved per block (attention weights (B, H, T, T) included), the

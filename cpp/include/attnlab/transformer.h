@@ -130,6 +130,8 @@ struct TransformerConfig {
   int64_t decoder_layers = 0;          // [decoderLayers] 0: not an encoder–decoder
   int64_t decoder_start_token_id = 0;  // [decoderStartTokenId]
   int64_t eos_token_id = 0;            // [eosTokenId]
+  int64_t forced_eos_token_id = -1;    // [forcedEosTokenId] generation's last token when it runs to maxNewTokens;
+                                       //   -1 (JS null): none
   bool scale_embedding = false;        // [scaleEmbedding] the token embeddings × √embedDim (both stacks)
 };
 

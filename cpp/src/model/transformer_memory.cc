@@ -142,6 +142,38 @@ MemoryNeeds TransformerForwardMemoryNeeds(const TransformerConfig& config, const
   return needs;
 }
 
+MemoryNeeds TransformerEncoderDecoderForwardMemoryNeeds(const TransformerConfig& config, const Shape& source,
+                                                        const Shape& decoder, int64_t past,
+                                                        const std::vector<int64_t>& output_attentions,
+                                                        bool output_hidden_states, bool with_cache, bool encode,
+                                                        bool last_logits_only) {
+  if (source.size() != 2 || decoder.size() != 2) return {};
+  TransformerConfig dec = NormalisedConfig(config);
+  dec.num_layers = dec.decoder_layers;  // (the decoder's stack: its layers' attentions and hidden states)
+  MemoryNeeds needs = TransformerForwardMemoryNeeds(dec, decoder, past, output_attentions, output_hidden_states,
+                                                    with_cache, last_logits_only);
+  const ModelSizes z = SizesOf(dec);
+  const double b = static_cast<double>(source[0]), s = static_cast<double>(source[1]),
+               t = static_cast<double>(decoder[1]), e = static_cast<double>(z.e);
+  std::vector<int64_t> layers = output_attentions;
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  const double kept = static_cast<double>(layers.size());
+  needs.push_back(
+      {"crossAttentions (B, H, T, S) and their keys and values (decoderLayers x 2 x (B, S, E))",
+       (kept * b * static_cast<double>(z.heads) * t * s + 2 * static_cast<double>(dec.decoder_layers) * b * s * e) *
+           kF32});
+  if (encode) {  // (the encoder's stack: its activations and outputs, as a text encoder's with (B, S) tokens)
+    TransformerConfig enc = NormalisedConfig(config);
+    enc.task = Task::kBase;
+    for (MemoryPart& part :
+         TransformerForwardMemoryNeeds(enc, source, 0, output_attentions, output_hidden_states, false, true)) {
+      needs.push_back({"encoder: " + part.what, part.bytes});
+    }
+  }
+  return needs;
+}
+
 MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients,
                                         WeightStorage storage) {
   MemoryNeeds needs;
@@ -192,8 +224,11 @@ MemoryNeeds TransformerKVCacheMemoryNeeds(const TransformerConfig& config, int64
   const ModelSizes z = SizesOf(c);
   const double per_layer = static_cast<double>(batch_size) * static_cast<double>(z.kv_heads) *
                            static_cast<double>(max_length) * static_cast<double>(z.head_dim);
-  return {{"keys and values (numLayers x 2 x (batchSize, numKVHeads, maxLength, headDim))",
-           2 * static_cast<double>(c.num_layers) * per_layer * kF32}};
+  // (an encoder–decoder's cache holds its decoder's layers; their cross-attention keys and values come with the
+  // forward that starts it: TransformerEncoderDecoderForwardMemoryNeeds)
+  const double layers = static_cast<double>(c.decoder_layers > 0 ? c.decoder_layers : c.num_layers);
+  return {
+      {"keys and values (numLayers x 2 x (batchSize, numKVHeads, maxLength, headDim))", 2 * layers * per_layer * kF32}};
 }
 
 }  // namespace attnlab

@@ -110,6 +110,7 @@ void Normalise(TransformerConfig& c) {
   CheckTokenId("padTokenId", c.pad_token_id, c.vocab_size);
   CheckTokenId("decoderStartTokenId", c.decoder_start_token_id, c.vocab_size);
   CheckTokenId("eosTokenId", c.eos_token_id, c.vocab_size);
+  if (c.forced_eos_token_id != -1) CheckTokenId("forcedEosTokenId", c.forced_eos_token_id, c.vocab_size);
   c.mlp = ActivationOf(c.hidden_act);
   if (c.hidden_dim == 0) c.hidden_dim = 4 * c.embed_dim;
   c.num_kv_heads = c.num_heads;
@@ -153,6 +154,8 @@ void Read(const ConfigReader& hf, TransformerConfig& c) {
   c.pad_token_id = hf.Int("pad_token_id", 58100);
   c.decoder_start_token_id = hf.Int("decoder_start_token_id", 58100);
   c.eos_token_id = hf.Int("eos_token_id", 0);
+  // (MarianConfig's default 0; null: none)
+  c.forced_eos_token_id = hf.IsNull("forced_eos_token_id") ? -1 : hf.Int("forced_eos_token_id", 0);
   c.scale_embedding = hf.Bool("scale_embedding", false);
   c.tie_embeddings = hf.Bool("tie_word_embeddings", true);
   c.task = Task::kSeq2SeqLm;
@@ -171,6 +174,7 @@ bool Write(const TransformerConfig& c, nlohmann::json& hf) {
   hf["pad_token_id"] = c.pad_token_id;
   hf["decoder_start_token_id"] = c.decoder_start_token_id;
   hf["eos_token_id"] = c.eos_token_id;
+  hf["forced_eos_token_id"] = c.forced_eos_token_id >= 0 ? nlohmann::json(c.forced_eos_token_id) : nlohmann::json();
   hf["scale_embedding"] = c.scale_embedding;
   hf["tie_word_embeddings"] = c.tie_embeddings;
   hf["share_encoder_decoder_embeddings"] = true;
@@ -184,9 +188,9 @@ const ArchType kMarianArch = {
     "marian",
     Normalise,
     {"vocabSize", "contextLength", "embedDim", "numLayers", "decoderLayers", "numHeads", "hiddenDim", "hiddenAct",
-     "padTokenId", "decoderStartTokenId", "eosTokenId", "scaleEmbedding", "tieEmbeddings", "task"},
+     "padTokenId", "decoderStartTokenId", "eosTokenId", "forcedEosTokenId", "scaleEmbedding", "tieEmbeddings", "task"},
     R"({"hiddenDim": 0, "hiddenAct": "gelu", "padTokenId": 0, "decoderStartTokenId": 0, "eosTokenId": 0,
-        "scaleEmbedding": false, "tieEmbeddings": true, "task": "seq2seq-lm"})",
+        "forcedEosTokenId": null, "scaleEmbedding": false, "tieEmbeddings": true, "task": "seq2seq-lm"})",
     {},
     Parameters,
     CanonicalName,

@@ -32,6 +32,7 @@ class ConfigReader {
   // A nested object's reader ("config.rope_parameters."), or null when the key is absent or null.
   std::unique_ptr<ConfigReader> Object(const char* key) const;
   bool Has(const char* key) const;                // present and not null
+  bool IsNull(const char* key) const;             // present and null (here, not in the defaults)
   size_t Size() const { return object_.size(); }  // the object's number of keys
   int64_t Int(const char* key) const;             // required
   int64_t Int(const char* key, int64_t fallback) const;

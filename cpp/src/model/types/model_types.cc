@@ -108,6 +108,7 @@ void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& 
   if (field == "pooler") c.pooler = r.Bool(f, false);
   if (field == "qkvBias") c.attention_bias = r.Bool(f, true) ? AttentionBias::kAll : AttentionBias::kOut;
   if (field == "scaleEmbedding") c.scale_embedding = r.Bool(f, false);
+  if (field == "forcedEosTokenId") c.forced_eos_token_id = r.Int(f, -1);  // (null: none)
 }
 
 void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJson& o) {
@@ -125,6 +126,7 @@ void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJs
   if (field == "pooler") o[field] = c.pooler;
   if (field == "qkvBias") o[field] = c.attention_bias == AttentionBias::kAll;
   if (field == "scaleEmbedding") o[field] = c.scale_embedding;
+  if (field == "forcedEosTokenId") o[field] = c.forced_eos_token_id >= 0 ? Json(c.forced_eos_token_id) : Json(nullptr);
 }
 
 }  // namespace
@@ -142,6 +144,11 @@ std::unique_ptr<ConfigReader> ConfigReader::Object(const char* key) const {
   if (!v) return nullptr;
   if (!v->is_object()) FailType(Name(key), "an object", *v);
   return std::make_unique<ConfigReader>(*v, Name(key) + ".");
+}
+
+bool ConfigReader::IsNull(const char* key) const {
+  const auto it = object_.find(key);
+  return it != object_.end() && it->is_null();
 }
 
 bool ConfigReader::Has(const char* key) const { return Get(key) != nullptr; }

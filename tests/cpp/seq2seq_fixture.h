@@ -61,6 +61,24 @@ inline Seq2SeqFixture LoadSeq2SeqFixture(const std::string& dir) {
   return f;
 }
 
+// The checkpoint as a state dict without tensor `name` (edit null), or with `edit` applied to a copy of its values
+// (held in `edited`).
+inline std::map<std::string, attnlab::TensorView> EditedStateDict(const CheckpointFixture& f, const std::string& name,
+                                                                  void (*edit)(std::vector<float>&),
+                                                                  std::vector<float>& edited) {
+  std::map<std::string, attnlab::TensorView> state;
+  for (const auto& [n, tensor] : f.checkpoint) {
+    if (n != name) {
+      state[n] = tensor.View();
+    } else if (edit) {
+      edited = tensor.values;
+      edit(edited);
+      state[n] = attnlab::TensorView{edited.data(), tensor.shape};
+    }
+  }
+  return state;
+}
+
 }  // namespace attnlab_test
 
 #endif  // ATTNLAB_TESTS_CPP_SEQ2SEQ_FIXTURE_H_

@@ -50,14 +50,17 @@ enum class PositionKind {
                 // tutorial layout, interleaved; no parameter)
   kSinusoidalSplit,  // the same angles, Marian's layout: pe[p, i] = sin(p / 10000^(2i/E)) for i < ⌈E/2⌉, then the
                      // cos of each in the rest (MarianSinusoidalPositionalEmbedding; no parameter)
+  kRelative,         // none added to the embedding: a bucketed bias of key − query position in each self-attention
+                     // (relativeBuckets; T5)
 };
 enum class MlpKind {
-  kGeluTanh,  // down(gelu_tanh(up h))
-  kSwiGlu,    // down(silu(gate h) ⊙ up h)
-  kNone,      // no MLP: a block is x += attention(norm₁(x)) only
-  kGeluErf,   // down(gelu(up h)), GELU with erf (BERT's 'gelu')
-  kRelu,      // down(relu(up h))
-  kSilu,      // down(silu(up h)) (BERT's 'silu' / 'swish')
+  kGeluTanh,     // down(gelu_tanh(up h))
+  kSwiGlu,       // down(silu(gate h) ⊙ up h)
+  kNone,         // no MLP: a block is x += attention(norm₁(x)) only
+  kGeluErf,      // down(gelu(up h)), GELU with erf (BERT's 'gelu')
+  kRelu,         // down(relu(up h))
+  kSilu,         // down(silu(up h)) (BERT's 'silu' / 'swish')
+  kGeluTanhGlu,  // down(gelu_tanh(gate h) ⊙ up h) (T5's 'gated-gelu')
 };
 
 // What the model computes after its last block: the head its checkpoint holds (model.task).
@@ -133,6 +136,13 @@ struct TransformerConfig {
   int64_t forced_eos_token_id = -1;    // [forcedEosTokenId] generation's last token when it runs to maxNewTokens;
                                        //   -1 (JS null): none
   bool scale_embedding = false;        // [scaleEmbedding] the token embeddings × √embedDim (both stacks)
+  // T5: a stack's self-attention adds a learned bias per head of the bucket of key − query position (held by the
+  // stack's first block; bidirectional in the encoder, causal in the decoder), no 1/√headDim, and a tied LM head
+  // reads the decoder's output × embedDim^−0.5.
+  int64_t relative_buckets = 0;       // [relativeBuckets] buckets of the relative position bias; 0: none
+  int64_t relative_max_distance = 0;  // [relativeMaxDistance] distances beyond share the last bucket
+  bool scale_attention = true;        // logits × 1/√headDim (false: T5)
+  bool scale_tied_head = false;       // the tied LM head's input × embedDim^−0.5
 };
 
 // A vision model's input: normalised pixel values (B, C, H, W), row-major, H = W = imageSize (no interpolation).

@@ -80,7 +80,7 @@ struct HeadProblem : HeadDims {
   const float* row_bias;
   const float* key_bias;
   size_t mask_cols;
-  size_t row_stride;  // of row_bias: mask_cols, or 0 (one row for every query)
+  ptrdiff_t row_stride;  // of row_bias: mask_cols, 0 (one row for every query) or −1 (BiasArgs::toeplitz)
   // Rows of v holding NaN or ±∞, ascending. They are zero in v_packed and added back only to the rows that attend
   // them, so a masked or causally hidden key reaches no row (0 · NaN would), whatever the tiling.
   const size_t* nonfinite_v_rows;
@@ -114,7 +114,9 @@ HWY_INLINE HeadProblem MakeHeadProblem(const HeadDims& dims, const float* q, siz
                      row_bias,
                      key_bias,
                      bias.mask_cols,
-                     bias.row_stride_zero ? 0 : bias.mask_cols,
+                     bias.row_stride_zero ? 0
+                     : bias.toeplitz      ? -1
+                                          : static_cast<ptrdiff_t>(bias.mask_cols),
                      /*nonfinite_v_rows=*/nullptr,
                      0};
 }
@@ -153,9 +155,9 @@ HWY_INLINE KeyRange BlockRange(const HeadProblem& p, size_t i0, size_t rows) {
 }
 
 // Row i's row bias (mask_cols entries) or null. Element (i, j) lives at row_bias[i * row_stride + j]: row_stride
-// is mask_cols, or 0 for a mask broadcast over the query rows.
+// is mask_cols, 0 for a mask broadcast over the query rows, −1 for a Toeplitz bias.
 HWY_INLINE const float* RowBias(const HeadProblem& p, size_t i) {
-  return p.row_bias ? p.row_bias + i * p.row_stride : nullptr;
+  return p.row_bias ? p.row_bias + static_cast<ptrdiff_t>(i) * p.row_stride : nullptr;
 }
 
 // Whether query row i attends key j: visible (causal) and not masked by a -inf bias (what the softmax gives 0

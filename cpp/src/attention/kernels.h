@@ -21,6 +21,9 @@ struct BiasArgs {
   // batch stride); row_stride_zero: one row of mask_cols for every query row (a mask broadcast over Lq).
   const size_t* row_bias_offsets = nullptr;
   bool row_stride_zero = false;
+  // toeplitz: row i's biases start one float before row i − 1's, bias (i, j) = row_bias[j − i] (row_bias pointing at
+  // row 0): a bias that depends on j − i alone, such as T5's relative position bias, in O(Lq + Lk) floats.
+  bool toeplitz = false;
   const float* key_bias = nullptr;  // (*batch, mask_cols), or null
   size_t key_bias_batch_stride = 0;
   size_t mask_cols = 0;

@@ -59,7 +59,8 @@ ModelSizes SizesOf(const TransformerConfig& c) {
   z.hidden = static_cast<size_t>(c.hidden_dim);
   z.vocab = static_cast<size_t>(c.vocab_size);
   z.qkv_out = (z.heads + 2 * z.kv_heads) * z.head_dim;
-  z.up_out = c.mlp == MlpKind::kSwiGlu ? 2 * z.hidden : c.mlp == MlpKind::kNone ? 0 : z.hidden;
+  const bool gated = c.mlp == MlpKind::kSwiGlu || c.mlp == MlpKind::kGeluTanhGlu;
+  z.up_out = gated ? 2 * z.hidden : c.mlp == MlpKind::kNone ? 0 : z.hidden;
   z.down_in = c.mlp == MlpKind::kNone ? 0 : z.hidden;
   z.position_rows = static_cast<size_t>(c.context_length + (c.pad_offset_positions ? c.pad_token_id + 1 : 0));
   const bool classifier = c.task == Task::kSequenceClassification || c.task == Task::kImageClassification;

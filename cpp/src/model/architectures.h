@@ -61,6 +61,10 @@ enum class Slot {
   kCrossOBias,
   kNorm3Weight,
   kNorm3Bias,
+  // T5: a stack's relative position bias (buckets, H), at the stack's first block; the encoder's final norm (E)
+  // (the decoder's is kNormFWeight).
+  kRelativeBias,
+  kEncoderNormFWeight,
 };
 
 struct ParamSpec {
@@ -72,7 +76,7 @@ struct ParamSpec {
   bool transposed;          // a matrix stored (out, in) (nn.Linear, nn.Embedding); false: (in, out) (GPT-2's Conv1D)
   bool is_matrix() const {  // (Marian's final_logits_bias (1, V) is a vector)
     return (shape.size() == 2 || slot == Slot::kPatch) && slot != Slot::kPositions && slot != Slot::kTokenTypes &&
-           slot != Slot::kHeadBias;
+           slot != Slot::kHeadBias && slot != Slot::kRelativeBias;
   }
   // Elements per row of the first dimension (a matrix's columns; 1 for a vector).
   size_t row_size() const {
@@ -83,7 +87,7 @@ struct ParamSpec {
   bool is_norm_weight() const {
     return slot == Slot::kNorm1Weight || slot == Slot::kNorm2Weight || slot == Slot::kNormFWeight ||
            slot == Slot::kQNorm || slot == Slot::kKNorm || slot == Slot::kEmbedNormWeight ||
-           slot == Slot::kHeadNormWeight || slot == Slot::kNorm3Weight;
+           slot == Slot::kHeadNormWeight || slot == Slot::kNorm3Weight || slot == Slot::kEncoderNormFWeight;
   }
 };
 

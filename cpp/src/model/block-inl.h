@@ -22,6 +22,7 @@
 #include "cpp/src/attention/attention_decode-inl.h"
 #include "cpp/src/attention/kernels-inl.h"
 #include "cpp/src/attention/layer-inl.h"
+#include "cpp/src/attention/relative_bias.h"
 #include "cpp/src/model/encoder_kernels.h"
 #include "cpp/src/model/model_kernels.h"
 #include "cpp/src/ops/activation-inl.h"
@@ -41,9 +42,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Grow-only activations of one forward: x the residual stream (rows, E), h a normed copy, qkv (rows, H·hd +
 // 2·KV·hd), qk_raw the query and key heads before the q/k norm, ctx the heads' outputs (rows, H·hd), up the MLP's
 // hidden (rows, up.out), proj a projection's output; an encoder's heads: first (B, E) each item's token 0, pooled
-// (B, E); cross an encoder–decoder's cross-attention keys and values as projected (B·S, 2·H·hd).
+// (B, E); cross an encoder–decoder's cross-attention keys and values as projected (B·S, 2·H·hd); relative each
+// (item, head)'s diagonal of relative position biases (B·H, T + P + T − 1).
 struct ModelScratch {
-  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj, first, pooled, patches, cross;
+  std::vector<float> x, h, qkv, qk_raw, ctx, up, proj, first, pooled, patches, cross, relative;
 };
 
 inline ModelScratch& ThreadModelScratch() {
@@ -155,6 +157,25 @@ HWY_INLINE void RopeRows(const ModelArgs& a, float* qkv, size_t width, const flo
   }
 }
 
+// The heads' logit scale: 1/√hd, or 1 without scaling (T5).
+HWY_INLINE float HeadScale(const ModelArgs& a) {
+  return a.scale_attention ? 1.0f / std::sqrt(static_cast<float>(a.head_dim)) : 1.0f;
+}
+
+// A stack's relative position biases (a.relative), once per forward: each (item, head)'s diagonal for queries at
+// P … P + T − 1 over keys 0 … P + T − 1 (attention/relative_bias.h), in m.relative; null without them.
+HWY_INLINE const float* RelativeDiagonals(const ModelArgs& a, ModelScratch& m) {
+  if (!a.relative.table) return nullptr;
+  const size_t n = 2 * a.tokens + a.past - 1;
+  float* out = Sized(m.relative, a.batch * a.heads * n);
+  for (size_t h = 0; h < a.heads; ++h) {
+    RelativeBiasDiagonal(a.relative.table, a.heads, h, a.relative.buckets, a.relative.max_distance, !a.causal, a.tokens,
+                         a.past + a.tokens, a.past, out + h * n);
+  }
+  for (size_t b = 1; b < a.batch; ++b) std::copy(out, out + a.heads * n, out + b * a.heads * n);
+  return out;
+}
+
 // The heads' logit scale and key range: causal at positions P + t (unless a.causal is false), within the window,
 // without padded keys. The backward (past 0) reads its dims.
 struct HeadSetup {
@@ -164,7 +185,7 @@ struct HeadSetup {
 };
 HWY_INLINE HeadSetup HeadSetupOf(const ModelArgs& a) {
   const size_t hd = a.head_dim, s = a.past + a.tokens;
-  HeadSetup h{HeadDims{a.tokens, s, hd, hd, 1.0f / std::sqrt(static_cast<float>(hd))}, KeyWindow(), BiasArgs()};
+  HeadSetup h{HeadDims{a.tokens, s, hd, hd, HeadScale(a)}, KeyWindow(), BiasArgs()};
   h.window.causal = a.causal;
   h.window.offset = static_cast<int64_t>(a.past);
   h.window.left = a.window_left;
@@ -176,8 +197,9 @@ HWY_INLINE HeadSetup HeadSetupOf(const ModelArgs& a) {
 
 // The block's heads (layer-inl.h): queries in the qkv rows (rows `width` apart), keys and values in the cache
 // (B, KV, cache_max, hd), outputs ctx (rows, H·hd).
-HWY_INLINE LayerHeads LayerHeadsOf(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width,
-                                   float* ctx) {
+// relative: the stack's diagonals (RelativeDiagonals), a Toeplitz row bias of every (item, head), or null.
+HWY_INLINE LayerHeads LayerHeadsOf(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width, float* ctx,
+                                   const float* relative = nullptr) {
   const size_t hd = a.head_dim, dq = a.heads * hd;
   const HeadSetup setup = HeadSetupOf(a);
   LayerHeads l{};
@@ -201,6 +223,12 @@ HWY_INLINE LayerHeads LayerHeadsOf(const ModelArgs& a, const BlockArgs& blk, con
   l.ctx_row = dq;
   l.window = setup.window;
   l.bias = setup.bias;
+  if (relative) {  // (row i of problem bh starts at its diagonal's entry T − 1 − i: key 0 at position P + i)
+    l.bias.row_bias = relative + a.tokens - 1;
+    l.bias.row_bias_batch_stride = a.past + 2 * a.tokens - 1;
+    l.bias.toeplitz = true;
+    l.bias.mask_cols = a.past + a.tokens;
+  }
   return l;
 }
 
@@ -217,15 +245,17 @@ HWY_INLINE void MaskHead(const ModelArgs& a, const float* head_mask, size_t s, s
 // Decoding: a few new tokens over a cache without a window. Each (item, key/value head) reads its cached keys and
 // values in place for its group's query heads at once (layer-inl.h's AttendDecodeGroups, MHA's decode path too):
 // nothing is packed per token.
+// A relative bias decodes there one token at a time (the groups' row biases are mask_cols apart, not Toeplitz).
 HWY_INLINE bool DecodesInPlace(const ModelArgs& a) {
   return a.past > 0 && a.causal && a.tokens <= kDecodeMaxQueries && a.heads / a.kv_heads <= kDecodeMaxGroup &&
-         a.window_left < 0;
+         a.window_left < 0 && (!a.relative.table || a.tokens == 1);
 }
 
 // ctx (rows, H·hd): each (item, head) attends over the cached keys 0 … P + T − 1 (decoding: each group at once);
-// weights kept when the layer's are asked for; then × head_mask.
-HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width, float* ctx) {
-  const LayerHeads heads = LayerHeadsOf(a, blk, qkv, width, ctx);
+// weights kept when the layer's are asked for; then × head_mask. relative: RelativeDiagonals' or null.
+HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const float* qkv, size_t width, float* ctx,
+                            const float* relative) {
+  const LayerHeads heads = LayerHeadsOf(a, blk, qkv, width, ctx, relative);
   const size_t plane = heads.lq * heads.lk;
   auto weights_of = [&](size_t bh) { return blk.attentions ? blk.attentions + bh * plane : nullptr; };
   auto mask = [&](size_t b, size_t h) { MaskHead(a, blk.head_mask, heads.lk, b, h, ctx, blk.attentions); };
@@ -262,7 +292,7 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   const size_t k0 = a.heads * a.head_dim, v0 = k0 + a.kv_heads * a.head_dim;  // (the key and value heads' columns)
   WriteKvCache(a.batch, a.kv_heads, a.tokens, a.head_dim, qkv + k0, qkv + v0, width, blk.cache_k, blk.cache_v,
                a.cache_max, a.past);
-  AttendHeads(a, blk, qkv, width, ctx);
+  AttendHeads(a, blk, qkv, width, ctx, a.relative.table ? m.relative.data() : nullptr);
   ReplaceHeads(a, blk, ctx);
   if (blk.head_outputs) std::copy(ctx, ctx + rows * blk.o.in, blk.head_outputs);
   Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
@@ -280,7 +310,7 @@ HWY_INLINE LayerHeads CrossHeadsOf(const ModelArgs& a, const BlockArgs& blk, con
   l.lq = a.tokens;
   l.lk = s;
   l.hd = hd;
-  l.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  l.scale = HeadScale(a);
   l.q = q;
   l.q_item = a.tokens * dq;
   l.q_row = l.ctx_row = dq;
@@ -323,8 +353,9 @@ HWY_INLINE void CrossAttentionStage(const ModelArgs& a, const BlockArgs& blk, Mo
   if (post) PostNorm(a, blk.norm3, m);
 }
 
-// x += MLP(norm₂(x)): down(act(up(h))) or down(silu(gate(h)) · up(h)); post-norm: x = norm₂(x + MLP(x)). Without
-// `saved` the activation overwrites the pre-activation (SwiGLU's into the gate half, so its rows stay up.out apart).
+// x += MLP(norm₂(x)): down(act(up(h))), down(silu(gate(h)) · up(h)) or down(gelu_tanh(gate(h)) · up(h)); post-norm: x =
+// norm₂(x + MLP(x)). Without `saved` the activation overwrites the pre-activation (SwiGLU's into the gate half, so its
+// rows stay up.out apart).
 HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, width = blk.up.out, act_stride = saved ? blk.down.in : width;
   const bool post = a.encoder && a.encoder->post_norm;
@@ -338,6 +369,8 @@ HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch&
     const float* row = up + r * width;
     if (a.mlp == MlpKind::kSwiGlu) {
       SwiGluRow(row, row + a.hidden, a.hidden, act + r * act_stride);
+    } else if (a.mlp == MlpKind::kGeluTanhGlu) {
+      GeluTanhGluRow(row, row + a.hidden, a.hidden, act + r * act_stride);
     } else {
       ActivateRow(a.mlp, row, width, act + r * act_stride);
     }
@@ -359,6 +392,10 @@ HWY_INLINE void DenseTanh(const ModelArgs& a, const float* x, const LinearArgs& 
 HWY_INLINE void EncoderHeads(const ModelArgs& a, const EncoderArgs& enc, ModelScratch& m, const float* h) {
   const size_t rows = a.batch * a.tokens;
   if (enc.last_hidden) std::copy(h, h + rows * a.e, enc.last_hidden);
+  if (enc.task == Task::kSeq2SeqLm && enc.head_scale != 1.0f) {  // (into m.proj: the last hidden state stays h)
+    for (size_t i = 0; i < rows * a.e; ++i) m.proj[i] = h[i] * enc.head_scale;
+    return Linear(rows, m.proj.data(), a.e, a.head, a.logits, a.vocab);
+  }
   if (enc.task == Task::kSeq2SeqLm) return Linear(rows, h, a.e, a.head, a.logits, a.vocab);
   float* first = Sized(m.first, a.batch * a.e);
   float* pooled = Sized(m.pooled, a.batch * a.e);
@@ -391,6 +428,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
     if (a.blocks[l].q_norm) Sized(m.qk_raw, rows * (a.heads + a.kv_heads) * a.head_dim);
     Sized(m.up, rows * a.blocks[l].up.out);
   }
+  RelativeDiagonals(a, m);
   if (a.encoder && a.encoder->pixels) {
     PatchEmbed(a, *a.encoder, m);
   } else {
@@ -411,8 +449,9 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   float* h = train ? train->h_final : m.h.data();
   if (train) std::copy(m.x.data(), m.x.data() + plane, train->x_final);
   NormRows(a, rows, m.x.data(), a.norm_f, h);
-  // (an encoder's last hidden state is the last block's output, before a final norm: Hugging Face's ViT)
-  const float* last = a.encoder ? m.x.data() : h;
+  // (an encoder's last hidden state is the last block's output, before a final norm: Hugging Face's ViT; T5's stacks
+  // keep the normed one)
+  const float* last = a.encoder && !a.encoder->normed_states ? m.x.data() : h;
   if (a.hidden_states) std::copy(last, last + plane, a.hidden_states[a.num_blocks]);
   if (a.encoder) return EncoderHeads(a, *a.encoder, m, h);
   if (!a.last_logits_only) return Linear(rows, h, a.e, a.head, a.logits, a.vocab);

@@ -32,6 +32,8 @@ struct EncoderArgs {
   LinearArgs patch_embed;                     // (C·patch², E) and its bias
   const float* cls_token = nullptr;           // (E)
   float* last_hidden = nullptr;               // (B, T, E) out
+  bool normed_states = false;                 // the hidden states' last entry is after the final norm (T5Stack)
+  float head_scale = 1.0f;                    // an encoder–decoder's LM head reads h × head_scale (T5's tied head)
   float* pooled = nullptr;                    // (B, E) out, or null (no pooler)
 };
 

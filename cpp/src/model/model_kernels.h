@@ -115,6 +115,13 @@ struct TrainArgs {
 
 struct EncoderArgs;  // (encoder_kernels.h)
 
+// A stack's bucketed relative position bias (T5): every block's self-attention adds table[bucket(key − query), h]
+// (attention/relative_bias.h; bidirectional unless the stack is causal), or table null: none.
+struct RelativeBiasArgs {
+  const float* table = nullptr;  // (buckets, H)
+  int64_t buckets = 0, max_distance = 0;
+};
+
 // One call's arguments; its sizes (E, H, KV, hd, hidden, V, ...) are the model's ModelSizes.
 struct ModelArgs : ModelSizes {
   PositionKind position_kind = PositionKind::kLearned;    // learned, sinusoidal: Embed adds `positions`; RoPE: rope_*
@@ -141,6 +148,8 @@ struct ModelArgs : ModelSizes {
   const EncoderArgs* encoder = nullptr;   // an encoder's embeddings, post-norm blocks and heads, or null
   float embed_scale = 1.0f;               // the token embeddings' factor (scaleEmbedding: √E)
   const CrossArgs* cross = nullptr;       // a decoder stack's cross-attention source, or null: none
+  bool scale_attention = true;            // logits × 1/√hd (false: none, T5), self- and cross-attention alike
+  RelativeBiasArgs relative;              // the self-attention's relative position bias, or none
 };
 
 void TransformerForward(const ModelArgs& args);

@@ -3,6 +3,7 @@
 // the encoder's last hidden state, its padding masking the keys) in one dispatch (EncoderDecoderForward). Decoding
 // over a cache runs the encoder once and keeps the cross-attention's keys and values; greedy generation uses it.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -150,6 +151,8 @@ void RunStacks(const TransformerConfig& c, ModelArgs& enc, BlockArgs* enc_blocks
   const int64_t b = static_cast<int64_t>(dec.batch), t_len = static_cast<int64_t>(dec.tokens);
   EncoderArgs enc_args, dec_args;
   enc_args.post_norm = dec_args.post_norm = c.post_norm;
+  enc_args.normed_states = dec_args.normed_states = true;  // (a stack's final norm, where it has one, comes first)
+  if (c.scale_tied_head && c.tie_embeddings) dec_args.head_scale = 1.0f / std::sqrt(static_cast<float>(c.embed_dim));
   if (p.encode) {
     out.encoder_last_hidden_state = ZeroTensor({b, static_cast<int64_t>(p.s_len), c.embed_dim});
     enc_args.last_hidden = out.encoder_last_hidden_state.data.data();
@@ -168,6 +171,17 @@ void RunStacks(const TransformerConfig& c, ModelArgs& enc, BlockArgs* enc_blocks
   dec.encoder = &dec_args;
   dec.cross = &cross;
   EncoderDecoderForward(p.encode ? &enc : nullptr, dec);
+}
+
+// What each stack reads beyond its blocks: T5's relative position bias (the stack's first block holds it) and the
+// encoder's final norm (PrepareCall gave both stacks the decoder's).
+void SetUpStackWeights(const TransformerConfig& c, const Weights& w, ModelArgs& enc, ModelArgs& dec) {
+  enc.norm_f = NormArgs{OrNull(w.encoder_norm_f_weight), nullptr};
+  if (c.relative_buckets == 0) return;
+  const RelativeBiasArgs relative{nullptr, c.relative_buckets, c.relative_max_distance};
+  enc.relative = dec.relative = relative;
+  enc.relative.table = w.blocks[0].relative_bias.data();
+  dec.relative.table = w.blocks[static_cast<size_t>(c.num_layers)].relative_bias.data();
 }
 
 }  // namespace
@@ -208,6 +222,7 @@ TransformerOutput Transformer::ForwardEncoderDecoder(const TokensView& tokens,
   PrepareCall(TokensView{o.decoder_input_ids, o.decoder_input_ids_shape}, past, cache ? cache->max_length : t_len, dec);
   enc.a.key_bias = OrNull(enc_bias);
   dec.a.key_bias = OrNull(dec_bias);
+  SetUpStackWeights(c, impl_->params, enc.a, dec.a);
   TransformerOutput out;
   RunStacks(c, enc.a, enc.blocks.data(), dec.a, dec.blocks.data() + c.num_layers, o, p, out);
   if (cache) {

@@ -251,6 +251,7 @@ void Transformer::PrepareCall(const TokensView& tokens, size_t past, size_t cach
   a.position_kind = c.positions;
   a.mlp = c.mlp;
   a.causal = c.causal;
+  a.scale_attention = c.scale_attention;
   a.batch = static_cast<size_t>(tokens.shape[0]);
   a.tokens = static_cast<size_t>(tokens.shape[1]);
   a.past = past;

@@ -78,6 +78,12 @@ MemoryNeeds ParameterParts(const TransformerConfig& c, double matrix_scale = 1) 
          static_cast<double>(c.decoder_layers) * decoder});
   }
   if (norm > 0 && !c.post_norm) parts.push_back({"final norm", norm * e});
+  if (c.relative_buckets > 0) {  // (T5: each stack's relative position bias and the encoder's final norm)
+    const double stacks = c.decoder_layers > 0 ? 2 : 1;
+    parts.push_back({"relative position bias (relativeBuckets, numHeads) per stack",
+                     stacks * static_cast<double>(c.relative_buckets) * static_cast<double>(z.heads)});
+  }
+  if (c.decoder_layers > 0 && c.norm == NormKind::kRmsNorm) parts.push_back({"the encoder's final norm", e});
   return parts;
 }
 

@@ -54,6 +54,10 @@ std::vector<float>* VectorOf(Weights& w, const ParamSpec& s) {
       return &w.norm_f_weight;
     case Slot::kNormFBias:
       return &w.norm_f_bias;
+    case Slot::kEncoderNormFWeight:
+      return &w.encoder_norm_f_weight;
+    case Slot::kRelativeBias:
+      return &b->relative_bias;
     case Slot::kHeadBias:
       return &w.head_bias;
     case Slot::kTokenTypes:
@@ -187,6 +191,16 @@ void Weights::AllocateEncoder(const TransformerConfig& c, const ModelSizes& z, f
   }
 }
 
+// T5's: each stack's relative position bias (at its first block) and the encoder stack's final norm.
+void Weights::AllocateRelative(const TransformerConfig& c, const ModelSizes& z, float one) {
+  const size_t encoder = static_cast<size_t>(c.num_layers);
+  if (c.relative_buckets > 0) {
+    blocks[0].relative_bias.assign(static_cast<size_t>(c.relative_buckets) * z.heads, 0.0f);
+    if (blocks.size() > encoder) blocks[encoder].relative_bias.assign(blocks[0].relative_bias.size(), 0.0f);
+  }
+  if (c.decoder_layers > 0 && c.norm == NormKind::kRmsNorm) encoder_norm_f_weight.assign(z.e, one);
+}
+
 Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype16 dtype) {
   const ModelSizes z = SizesOf(config);
   const bool layer_norm = config.norm == NormKind::kLayerNorm, norms = config.norm != NormKind::kNone;
@@ -213,11 +227,14 @@ Weights::Weights(const TransformerConfig& config, bool ones, bool sixteen, Dtype
     resize(b.cross_kv, z.e, 2 * dq);
     resize(b.cross_o, dq, z.e);
     b.norm3_weight.assign(z.e, one);
-    b.norm3_bias.assign(z.e, 0.0f);
-    b.cross_q_bias.assign(dq, 0.0f);
-    b.cross_kv_bias.assign(2 * dq, 0.0f);
-    b.cross_o_bias.assign(z.e, 0.0f);
+    if (layer_norm) b.norm3_bias.assign(z.e, 0.0f);
+    if (config.attention_bias == AttentionBias::kAll) {
+      b.cross_q_bias.assign(dq, 0.0f);
+      b.cross_kv_bias.assign(2 * dq, 0.0f);
+      b.cross_o_bias.assign(z.e, 0.0f);
+    }
   }
+  AllocateRelative(config, z, one);
   for (BlockWeights& b : blocks) {
     resize(b.qkv, z.e, z.qkv_out);
     resize(b.o, z.heads * z.head_dim, z.e);
@@ -285,15 +302,16 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
   if (!positions.empty()) fn(positions, true);
   if (!token_types.empty()) fn(token_types, true);
   for (std::vector<float>* v :
-       {&norm_f_weight, &norm_f_bias, &head_bias, &embed_norm_weight, &embed_norm_bias, &pooler_bias, &head_dense_bias,
-        &head_norm_weight, &head_norm_bias, &cls_dense_bias, &patch_bias, &cls_token}) {
+       {&norm_f_weight, &norm_f_bias, &encoder_norm_f_weight, &head_bias, &embed_norm_weight, &embed_norm_bias,
+        &pooler_bias, &head_dense_bias, &head_norm_weight, &head_norm_bias, &cls_dense_bias, &patch_bias, &cls_token}) {
     if (!v->empty()) fn(*v, false);
   }
   for (BlockWeights& b : blocks) {
     for (PackedMatrix* m : b.Matrices()) fn(m->data, true);
-    for (std::vector<float>* v : {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias,
-                                  &b.o_bias, &b.up_bias, &b.down_bias, &b.q_norm, &b.k_norm, &b.norm3_weight,
-                                  &b.norm3_bias, &b.cross_q_bias, &b.cross_kv_bias, &b.cross_o_bias}) {
+    for (std::vector<float>* v :
+         {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias, &b.o_bias, &b.up_bias,
+          &b.down_bias, &b.q_norm, &b.k_norm, &b.norm3_weight, &b.norm3_bias, &b.cross_q_bias, &b.cross_kv_bias,
+          &b.cross_o_bias, &b.relative_bias}) {
       if (!v->empty()) fn(*v, false);
     }
   }

@@ -56,6 +56,8 @@ struct BlockWeights {
   // An encoder–decoder's decoder block: the cross-attention and its norm (empty elsewhere).
   std::vector<float> norm3_weight, norm3_bias, cross_q_bias, cross_kv_bias, cross_o_bias;
   PackedMatrix cross_q, cross_kv, cross_o;
+  // A stack's first block (relativeBuckets > 0): its relative position bias (buckets, H), which the stack shares.
+  std::vector<float> relative_bias;
 
   // The one list of a block's matrices.
   std::array<PackedMatrix*, 7> Matrices() { return {&qkv, &o, &up, &down, &cross_q, &cross_kv, &cross_o}; }
@@ -70,6 +72,7 @@ inline RowRange AllRows(const ParamSpec& s) { return {0, static_cast<size_t>(s.s
 struct Weights {
   PackedMatrix embed, head;                                             // (E, V); head only when untied
   std::vector<float> positions, norm_f_weight, norm_f_bias, head_bias;  // (empty: the model has none)
+  std::vector<float> encoder_norm_f_weight;  // an encoder–decoder's encoder stack's final RMSNorm (T5), or empty
   std::vector<BlockWeights> blocks;
   // Encoders (empty: none): token types (types, E), the embeddings' LayerNorm, the pooler, the masked-LM head's
   // transform (dense, LayerNorm), a classifier's own dense; a vision model's patch projection and [CLS] (E).
@@ -106,6 +109,7 @@ struct Weights {
  private:
   template <typename Resize>
   void AllocateEncoder(const TransformerConfig& c, const ModelSizes& z, float one, const Resize& resize);
+  void AllocateRelative(const TransformerConfig& c, const ModelSizes& z, float one);
 };
 
 }  // namespace attnlab

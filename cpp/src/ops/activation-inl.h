@@ -67,6 +67,14 @@ HWY_INLINE void SwiGluRow(const float* gate, const float* HWY_RESTRICT up, size_
   });
 }
 
+// y[j] = gelu_tanh(gate[j]) · up[j] (T5's gated-gelu, GEGLU; y may be gate).
+HWY_INLINE void GeluTanhGluRow(const float* gate, const float* HWY_RESTRICT up, size_t n, float* y) {
+  GeluTanhRow(gate, n, y);
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    hn::StoreU(hn::Mul(hn::LoadU(dd, y + j), hn::LoadU(dd, up + j)), dd, y + j);
+  });
+}
+
 // y[j] = GeluErf(x[j]) for j in [0, n) (y may be x): std::erf per element (Highway has no erf).
 HWY_INLINE void GeluErfRow(const float* x, size_t n, float* y) {
   for (size_t j = 0; j < n; ++j) y[j] = 0.5f * x[j] * (1.0f + std::erf(x[j] * 0.70710678118654752f));

@@ -173,10 +173,10 @@ struct ColumnTileMask {
   bool ranged;
   const int32_t* key_begin;  // (kWidth), aligned
   const int32_t* key_end;
-  const float* row_bias;  // (queries, ·), row stride row_bias_stride, from key first_key on; may be null
-  size_t row_bias_stride;
-  const float* key_bias;  // from key first_key on; may be null
-  size_t bias_keys;       // the tile's rows [0, bias_keys) have biases
+  const float* row_bias;      // (queries, ·), row stride row_bias_stride, from key first_key on; may be null
+  ptrdiff_t row_bias_stride;  // (−1: a Toeplitz bias, row q starting q floats before row 0)
+  const float* key_bias;      // from key first_key on; may be null
+  size_t bias_keys;           // the tile's rows [0, bias_keys) have biases
 };
 
 // Running state of kWidth query rows of the online (flash-style) softmax, one lane each: the largest logit seen
@@ -232,7 +232,9 @@ HWY_INLINE void OnlineSoftmaxColumns(float* HWY_RESTRICT x, size_t n, float scal
         for (size_t l = 0; l < kN; ++l) {
           const size_t q = g * kN + l;
           bias[l] = (mask.key_bias ? mask.key_bias[j] : 0.0f) +
-                    (mask.row_bias && q < mask.queries ? mask.row_bias[q * mask.row_bias_stride + j] : 0.0f);
+                    (mask.row_bias && q < mask.queries
+                         ? mask.row_bias[static_cast<ptrdiff_t>(q) * mask.row_bias_stride + static_cast<ptrdiff_t>(j)]
+                         : 0.0f);
         }
         v = AddBias(d, v, hn::Load(d, bias));
       }

@@ -1,9 +1,9 @@
 // Mirrors cpp/src/model/seq2seq.cc, cpp/src/model/types/marian.cc and the cross-attention stage of block-inl.h:
-// Marian checkpoints (tests/fixtures/seq2seq/, made by a PyTorch reference that follows Hugging Face's
-// modeling_marian.py and checked against an independent NumPy forward) on every target, in float32 and in their own
-// 16-bit storage: logits or the decoder's last hidden state, the encoder's last hidden state, the encoder, decoder
-// and cross-attention weights of every layer and both stacks' hidden states, with padding and the three head masks;
-// each bad config, checkpoint and argument named.
+// Marian and T5 checkpoints (tests/fixtures/seq2seq/, made by PyTorch references that follow Hugging Face's
+// modeling_marian.py and modeling_t5.py and checked against independent NumPy forwards) on every target, in float32 and
+// in their own 16-bit storage: logits or the decoder's last hidden state, the encoder's last hidden state, the encoder,
+// decoder and cross-attention weights of every layer and both stacks' hidden states, with padding and the three head
+// masks; each bad config, checkpoint and argument named.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -87,11 +87,11 @@ void CheckSeq2SeqCase(Transformer& model, const Seq2SeqForwardCase& c, Tolerance
 }
 
 TEST_CASE(
-    "encoder-decoders: Marian checkpoints give PyTorch's logits, both stacks' attentions, the cross-attention "
-    "and hidden states on every target",
+    "encoder-decoders: Marian and T5 checkpoints give PyTorch's logits, both stacks' attentions, the "
+    "cross-attention and hidden states on every target",
     "[model][seq2seq]") {
   const std::vector<Seq2SeqFixture> fixtures = AllSeq2SeqFixtures();
-  REQUIRE(fixtures.size() == 3);
+  REQUIRE(fixtures.size() == 6);
   for (const Seq2SeqFixture& f : fixtures) {
     INFO("fixture " << f.name);
     std::vector<WeightStorage> storages = {WeightStorage::kFloat32};
@@ -122,17 +122,8 @@ Seq2SeqFixture MtFixture() { return LoadSeq2SeqFixture(kSeq2SeqFixtureDir + "/ma
 // when `edit` is null) must fail naming it.
 void ExpectCheckpointRefused(const Seq2SeqFixture& f, const std::string& name, void (*edit)(std::vector<float>&)) {
   Transformer model(f.Config(), 0, false);
-  std::map<std::string, attnlab::TensorView> state;
   std::vector<float> edited;
-  for (const auto& [n, tensor] : f.checkpoint) {
-    if (n != name) {
-      state[n] = tensor.View();
-    } else if (edit) {
-      edited = tensor.values;
-      edit(edited);
-      state[n] = attnlab::TensorView{edited.data(), tensor.shape};
-    }
-  }
+  const std::map<std::string, attnlab::TensorView> state = EditedStateDict(f, name, edit, edited);
   const std::string bare = name.rfind("model.", 0) == 0 ? name.substr(6) : name;  // (a missing one: its own name)
   ExpectInvalidArgument([&] { model.LoadStateDict(state); }, {name, bare});
 }

@@ -175,7 +175,7 @@ void CheckOnline(size_t keys, size_t tile, size_t queries, bool causal, bool bia
                                   begin,
                                   end,
                                   biased ? row_bias.data() + j0 : nullptr,
-                                  keys,
+                                  static_cast<ptrdiff_t>(keys),
                                   biased ? key_bias.data() + j0 : nullptr,
                                   biased ? n : 0};
     OnlineSoftmaxColumns<kW>(x.data(), n, scale, /*cap=*/0.0f, mask, state, rescale);

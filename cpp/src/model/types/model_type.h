@@ -1,5 +1,5 @@
 // Model types as data. Each Hugging Face model_type is one file of this folder (gpt2.cc, llama.cc, mistral.cc,
-// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc, vit.cc; the encoder–decoder marian.cc) and one row of
+// qwen2.cc, qwen3.cc; the encoders bert.cc, roberta.cc, vit.cc; the encoder–decoders marian.cc, t5.cc) and one row of
 // model_types.cc's table; tiny.cc is an arch of attnlab's own (the demo's TinyTransformer), with no config.json. A type
 // reads its config.json into the normalised configuration and writes it back. A type that owns an `arch` (the
 // normalised config's family of names: 'gpt2', 'llama', 'qwen3', 'bert', 'roberta', 'vit', 'marian') also says what
@@ -31,10 +31,11 @@ class ConfigReader {
   ConfigReader WithDefaults(const nlohmann::json& defaults) const { return ConfigReader(object_, prefix_, &defaults); }
   // A nested object's reader ("config.rope_parameters."), or null when the key is absent or null.
   std::unique_ptr<ConfigReader> Object(const char* key) const;
-  bool Has(const char* key) const;                // present and not null
-  bool IsNull(const char* key) const;             // present and null (here, not in the defaults)
-  size_t Size() const { return object_.size(); }  // the object's number of keys
-  int64_t Int(const char* key) const;             // required
+  bool Has(const char* key) const;                                         // present and not null
+  bool IsNull(const char* key) const;  // present and null (here, not in the defaults)
+  const nlohmann::json* Value(const char* key) const { return Get(key); }  // any JSON value, or null when absent
+  size_t Size() const { return object_.size(); }                           // the object's number of keys
+  int64_t Int(const char* key) const;                                      // required
   int64_t Int(const char* key, int64_t fallback) const;
   double Number(const char* key, double fallback) const;
   bool Bool(const char* key, bool fallback) const;
@@ -101,9 +102,9 @@ struct ModelType {
 
 // The rows of the table (each defined in its type's file).
 extern const ArchType kGpt2Arch, kLlamaArch, kQwen3Arch, kTinyArch;  // (tiny: an arch without a model_type)
-extern const ArchType kBertArch, kRobertaArch, kVitArch, kMarianArch;
+extern const ArchType kBertArch, kRobertaArch, kVitArch, kMarianArch, kT5Arch;
 extern const ModelType kGpt2Type, kLlamaType, kMistralType, kQwen2Type, kQwen3Type, kBertType, kRobertaType, kVitType,
-    kMarianType;
+    kMarianType, kT5Type;
 
 // The arch of a normalised config (invalid_argument naming `arch` for an unknown one); `own` false: only the archs
 // createModel offers (not attnlab's own, such as 'tiny').

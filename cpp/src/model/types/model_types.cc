@@ -17,10 +17,10 @@ using OrderedJson = nlohmann::ordered_json;
 
 // The table: every Hugging Face model_type attnlab reads, and every arch (family of names). A new type is one file
 // and one row here.
-const ModelType* const kTypes[] = {&kGpt2Type, &kLlamaType,   &kMistralType, &kQwen2Type, &kQwen3Type,
-                                   &kBertType, &kRobertaType, &kVitType,     &kMarianType};
-const ArchType* const kArchs[] = {&kGpt2Arch,    &kLlamaArch, &kQwen3Arch, &kBertArch,
-                                  &kRobertaArch, &kVitArch,   &kMarianArch};
+const ModelType* const kTypes[] = {&kGpt2Type, &kLlamaType,   &kMistralType, &kQwen2Type,  &kQwen3Type,
+                                   &kBertType, &kRobertaType, &kVitType,     &kMarianType, &kT5Type};
+const ArchType* const kArchs[] = {&kGpt2Arch,    &kLlamaArch, &kQwen3Arch,  &kBertArch,
+                                  &kRobertaArch, &kVitArch,   &kMarianArch, &kT5Arch};
 // Archs of attnlab's own models, which createModel does not offer (the tiny model is createTinyTransformer's).
 const ArchType* const kOwnArchs[] = {&kTinyArch};
 
@@ -89,7 +89,9 @@ const IntField kIntFields[] = {{"vocabSize", &TransformerConfig::vocab_size},
                                {"numChannels", &TransformerConfig::num_channels},
                                {"decoderLayers", &TransformerConfig::decoder_layers},
                                {"decoderStartTokenId", &TransformerConfig::decoder_start_token_id},
-                               {"eosTokenId", &TransformerConfig::eos_token_id}};
+                               {"eosTokenId", &TransformerConfig::eos_token_id},
+                               {"relativeBuckets", &TransformerConfig::relative_buckets},
+                               {"relativeMaxDistance", &TransformerConfig::relative_max_distance}};
 
 // One field of createModel's options, read from the options over the arch's defaults (absent from both: required).
 void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& field, TransformerConfig& c) {
@@ -103,7 +105,7 @@ void ReadOption(const ArchType& arch, const ConfigReader& r, const std::string& 
   if (field == "attentionBias") c.attention_bias = AttentionBiasOf(arch, r.String(f, ""));
   if (field == "slidingWindow") c.sliding_window = r.Int(f, 0);  // (null: none)
   if (field == "causal") c.causal = r.Bool(f, true);
-  if (field == "hiddenAct") c.hidden_act = r.String(f, "");
+  if (field == "hiddenAct" || field == "feedForwardProj") c.hidden_act = r.String(f, "");
   if (field == "task") c.task = TaskOf(r.String(f, ""));
   if (field == "pooler") c.pooler = r.Bool(f, false);
   if (field == "qkvBias") c.attention_bias = r.Bool(f, true) ? AttentionBias::kAll : AttentionBias::kOut;
@@ -121,7 +123,7 @@ void WriteOption(const TransformerConfig& c, const std::string& field, OrderedJs
   if (field == "attentionBias") o[field] = kAttentionBiasNames[static_cast<size_t>(c.attention_bias)];
   if (field == "slidingWindow") o[field] = c.sliding_window > 0 ? Json(c.sliding_window) : Json(nullptr);
   if (field == "causal") o[field] = c.causal;
-  if (field == "hiddenAct") o[field] = c.hidden_act;
+  if (field == "hiddenAct" || field == "feedForwardProj") o[field] = c.hidden_act;
   if (field == "task") o[field] = kTaskNames[static_cast<size_t>(c.task)];
   if (field == "pooler") o[field] = c.pooler;
   if (field == "qkvBias") o[field] = c.attention_bias == AttentionBias::kAll;

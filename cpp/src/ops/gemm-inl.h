@@ -26,9 +26,9 @@ namespace attnlab {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Cache blocking: a (kGemmMc, kGemmKc) block of A (packed when that pays: 64 KiB) stays in L2 and every column
-// tile of B passes over it; a tile's (kGemmKc, 2 vectors) slice of B stays in L1 for all kGemmMc / kGemmRows row
-// tiles, so B streams from memory once per kGemmMc rows of A.
+// Cache blocking of a B read in place (GemmBlocks; GemmPanels, below, blocks otherwise): a (kGemmMc, kGemmKc) block
+// of A (packed when that pays: 64 KiB) stays in L2 and every column tile of B passes over it; a tile's (kGemmKc,
+// 2 vectors) slice of B stays in L1 for all kGemmMc / kGemmRows row tiles.
 constexpr size_t kGemmKc = 256;
 constexpr size_t kGemmMc = 64;  // a multiple of kGemmRows
 // Rows of a register tile (of 2 vectors): AVX-512's 32 registers hold 8 x 2 accumulators, enough independent
@@ -281,9 +281,9 @@ HWY_INLINE bool PackAPays(size_t n) {
   return (n + width - 1) / width >= kPackAMinTiles;
 }
 
-// The cache blocking of Gemm and GemmPanels, C (m, n) = A (m, k) · B [+ bias] or C += A · B: per block of kGemmKc of k,
-// per block of kGemmMc rows of A, A's block packed when that pays (PackAPays); block(GemmBlockAt) runs the block's
-// column tiles. Calls without products are GemmWithoutProducts'.
+// The cache blocking of Gemm on a B read in place, C (m, n) = A (m, k) · B [+ bias] or C += A · B: per block of kGemmKc
+// of k, per block of kGemmMc rows of A, A's block packed when that pays (PackAPays); block(GemmBlockAt) runs the
+// block's column tiles. Calls without products are GemmWithoutProducts'.
 template <class Block>
 HWY_INLINE void GemmBlocks(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                            float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias, bool accumulate,
@@ -303,32 +303,44 @@ HWY_INLINE void GemmBlocks(size_t m, size_t n, size_t k, const float* HWY_RESTRI
   }
 }
 
-// Rows of A from which Gemm on a float32 B copies each panel's (kc, kPanel) slice into an aligned buffer first
-// (GemmPanels) on targets whose vectors are wider than 16 bytes: a B in a std::vector is only 16-byte aligned, so
-// that every other AVX2 load and every AVX-512 load of it in place would straddle two cache lines (measured: the
-// AVX-512 tile at 93 GFLOP/s on 16-byte-aligned B, 117 on aligned B). The copy, one load and store per element, is
-// shared by at least this many rows. 128-bit targets (wasm) read B in place.
+// Rows of A from which Gemm on a float32 B runs GemmPanels: its copy of each panel slice, one load and store per
+// element, is then shared by at least this many rows. Fewer rows (decoding's attention) read B in place.
 constexpr size_t kGemmCopyMinRows = 16;
-HWY_INLINE bool GemmCopiesB(size_t m) {
-  return m >= kGemmCopyMinRows && hn::Lanes(hn::ScalableTag<float>()) * sizeof(float) > 16;
+
+// Per thread: all rows of A's current k block, packed (GemmPanels); grows to the largest call and is kept.
+HWY_INLINE std::vector<float>& GemmABuffer() {
+  static thread_local std::vector<float> buffer;
+  return buffer;
 }
 
-// GemmBlocks with B read through Read (ReadF32, Read16<dtype>): per (k block, row block of A) each panel's
-// (kc, kPanel) slice of B is converted (or copied) once into an aligned float32 buffer in L1 and every row tile of
-// the block runs the float32 tiles on it: the same tiles and order of additions as on B in place, the same bits.
+// C (m, n) = A · B [+ bias] or C += A · B (as Gemm) with B read through Read (ReadF32, Read16<dtype>). Per block of
+// kGemmKc of k: every row of A packed (PackARows), then per panel of B its (kc, kPanel) slice converted (or copied)
+// once into an aligned float32 buffer in L1 and every row tile of A run on it. So B is read once per call, whatever
+// m (for m = 256, 4 times less than by 64-row blocks: the bench model's weights do not fit in L2), a 16-bit element
+// is converted once per call, and the tiles read B aligned (a B in a std::vector is only 16-byte aligned: every
+// AVX-512 load of it in place straddles two cache lines; the 8-row tile ran at 93 GFLOP/s on such a B, 117 on an
+// aligned one). A's block (m x kc floats: 256 KiB at m = 256) streams from L2. Same tiles and order of additions as
+// on B in place: the same bits.
 template <class Read, class PackedMatrixB>
 HWY_INLINE void GemmPanels(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                            const PackedMatrixB& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                            bool accumulate) {
+  if (GemmWithoutProducts(m, n, k, c, ldc, bias, accumulate)) return;
   HWY_ALIGN float b_block[kGemmKc * kPanel];  // one panel's kc rows, as float32
-  GemmBlocks(m, n, k, a, lda, a_col_stride, c, ldc, bias, accumulate, [&](const GemmBlockAt& blk) HWY_ATTR {
-    const PackedB b_f32{b_block, blk.kc * kPanel};
+  std::vector<float>& a_packed = GemmABuffer();
+  if (a_packed.size() < m * std::min(k, kGemmKc)) a_packed.resize(m * std::min(k, kGemmKc));
+  const int first_init = accumulate ? 2 : (bias ? 1 : 0);
+  for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
+    const size_t kc = std::min(kGemmKc, k - p0);
+    PackARows<kGemmRows>(m, kc, a + p0 * a_col_stride, lda, a_col_stride, a_packed.data());
+    const GemmBlockAt blk{p0, kc, m, a + p0 * a_col_stride, a_packed.data(), c, p0 == 0 ? first_init : 2};
+    const PackedB b_f32{b_block, kc * kPanel};
     for (size_t j0 = 0; j0 < n; j0 += kPanel) {
-      ToF32<Read>(b.data + (j0 / kPanel) * b.panel_stride + blk.p0 * kPanel, blk.kc * kPanel, b_block);
-      GemmBlockColumns(blk, std::min(kPanel, n - j0), lda, a_col_stride, b_f32, blk.c + j0, ldc,
+      ToF32<Read>(b.data + (j0 / kPanel) * b.panel_stride + p0 * kPanel, kc * kPanel, b_block);
+      GemmBlockColumns(blk, std::min(kPanel, n - j0), lda, a_col_stride, b_f32, c + j0, ldc,
                        bias ? bias + j0 : nullptr);
     }
-  });
+  }
 }
 
 // C (m, n) = A (m, k) · B (k, n) + (bias (n) if non-null), or C += A · B when accumulate (bias is then not read),
@@ -338,14 +350,13 @@ HWY_INLINE void GemmPanels(size_t m, size_t n, size_t k, const float* HWY_RESTRI
 HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                      const PackedB& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                      bool accumulate) {
-  if (GemmCopiesB(m)) return GemmPanels<ReadF32>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
+  if (m >= kGemmCopyMinRows) return GemmPanels<ReadF32>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
   GemmBlocks(m, n, k, a, lda, a_col_stride, c, ldc, bias, accumulate, [&](const GemmBlockAt& blk) HWY_ATTR {
     GemmBlockColumns(blk, n, lda, a_col_stride, b.At(blk.p0, 0), blk.c, ldc, bias);
   });
 }
 
-// Gemm with B packed in 16 bits (F16 or BF16, packing.h): bit for bit Gemm on the float32 values of B. A 16-bit
-// element is converted once per kGemmMc rows of A.
+// Gemm with B packed in 16 bits (F16 or BF16, packing.h): bit for bit Gemm on the float32 values of B.
 HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                      const PackedB16& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                      bool accumulate) {

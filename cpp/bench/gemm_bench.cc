@@ -10,7 +10,8 @@
 // name contains it, e.g. "head". The peaks: `tile`, GemmTile's register tile (kGemmRows rows by 2 vectors: 8 on
 // AVX-512, 4 on wasm) on a packed A and an aligned B slice held in L1 (what the GEMM's inner loop does at best), and
 // `fma`, independent multiply-add chains (the SIMD unit's peak; in wasm a multiply and an add: SIMD128 has no FMA).
-// Each round runs the fma peak, then per shape the tile peak and the shape (interleaved: a shared machine's load hits
+// After one untimed pass over every shape (the output's first-touch page faults, V8's tier-up to optimised code),
+// each round runs the fma peak, then per shape the tile peak and the shape (interleaved: a shared machine's load hits
 // both alike). One line per shape at the end: GFLOP/s by the process's CPU time (wasm: Node's process.cpuUsage),
 // the median over rounds with min–max, and the median over rounds of the shape's rate as % of the tile peak measured
 // just before it.
@@ -210,6 +211,7 @@ int Main(int argc, char** argv) {
   auto tile_rate = [&] {
     return Rate([&] { return HWY_DYNAMIC_DISPATCH(BenchTile)(100000, Aligned(a_packed), Aligned(b), Aligned(c)); });
   };
+  for (Shape& s : shapes) HWY_DYNAMIC_DISPATCH(BenchLinear)(s.m, s.x.data(), &s.args, s.y.data());  // warm-up
   std::vector<double> fma, tiles;
   std::vector<std::vector<double>> rates(shapes.size()), tile(shapes.size());
   for (int r = 0; r < rounds; ++r) {

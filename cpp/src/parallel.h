@@ -33,7 +33,7 @@ void ParallelFor(size_t n, double flops_per_item, const std::function<void(size_
                  double min_flops = kMinParallelFlops);
 
 // Row blocks: `rows` rows are split into RowBlocks(rows) blocks of kRowBlock rows (the last one shorter), a multiple
-// of the GEMM's 32-row cache block, so a split GEMM does exactly the arithmetic of the whole one.
+// of the GEMM's 64-row cache block (kGemmMc), so a split GEMM does exactly the arithmetic of the whole one.
 constexpr size_t kRowBlock = 64;
 inline size_t RowBlocks(size_t rows) { return (rows + kRowBlock - 1) / kRowBlock; }
 

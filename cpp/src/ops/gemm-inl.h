@@ -26,10 +26,19 @@ namespace attnlab {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Cache blocking: a (kGemmMc, kGemmKc) block of A (packed when that pays) stays in L1/L2 and every column tile
-// of B passes over it; a tile's (kGemmKc, 2 vectors) slice of B stays in L1 for all kGemmMc / 4 row tiles.
+// Cache blocking of a B read in place (GemmBlocks; GemmPanels, below, blocks otherwise): a (kGemmMc, kGemmKc) block
+// of A (packed when that pays: 64 KiB) stays in L2 and every column tile of B passes over it; a tile's (kGemmKc,
+// 2 vectors) slice of B stays in L1 for all kGemmMc / kGemmRows row tiles.
 constexpr size_t kGemmKc = 256;
-constexpr size_t kGemmMc = 32;  // a multiple of 4
+constexpr size_t kGemmMc = 64;  // a multiple of kGemmRows
+// Rows of a register tile (of 2 vectors): AVX-512's 32 registers hold 8 x 2 accumulators, enough independent
+// multiply-adds to cover FMA's latency on two units; 4 x 2 fits the 15 SIMD registers V8 gives wasm and AVX2's 16.
+// The tile shape changes no arithmetic (every element is one multiply-add chain over k in order).
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+constexpr size_t kGemmRows = 8;
+#else
+constexpr size_t kGemmRows = 4;
+#endif
 // A is packed when at least this many column tiles reuse it: packing costs one copy of the A block; reading A
 // in place costs an address computation per row and step (in wasm no addressing mode takes a register index).
 constexpr size_t kPackAMinTiles = 8;
@@ -111,7 +120,20 @@ HWY_INLINE void LoadPromote16x2(DF df, const uint16_t* HWY_RESTRICT p, hn::Vec<D
 #endif
 }
 
-// How GemvPanels reads B: two vectors at a time, from a packed B whose elements are of type T.
+// dst[0, count) = the float32 values of src[0, count) as Read::Load2 reads them; count a multiple of 2 vectors.
+template <class Read>
+HWY_INLINE void ToF32(const typename Read::T* HWY_RESTRICT src, size_t count, float* HWY_RESTRICT dst) {
+  const hn::ScalableTag<float> d;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < count; i += 2 * N) {
+    hn::Vec<decltype(d)> lo, hi;
+    Read::Load2(d, src + i, lo, hi);
+    hn::StoreU(lo, d, dst + i);
+    hn::StoreU(hi, d, dst + i + N);
+  }
+}
+
+// How GemvPanels and GemmPanels read B: two vectors at a time, from a packed B whose elements are of type T.
 struct ReadF32 {
   using T = float;
   template <class D>
@@ -128,19 +150,6 @@ struct Read16 {
     LoadPromote16x2<kDtype>(d, p, lo, hi);
   }
 };
-
-// dst[0, count) = the float32 values of the 16-bit src[0, count); count a multiple of 2 vectors.
-template <Dtype16 kDtype>
-HWY_INLINE void Convert16(const uint16_t* HWY_RESTRICT src, size_t count, float* HWY_RESTRICT dst) {
-  const hn::ScalableTag<float> d;
-  const size_t N = hn::Lanes(d);
-  for (size_t i = 0; i < count; i += 2 * N) {
-    hn::Vec<decltype(d)> lo, hi;
-    LoadPromote16x2<kDtype>(d, src + i, lo, hi);
-    hn::StoreU(lo, d, dst + i);
-    hn::StoreU(hi, d, dst + i + N);
-  }
-}
 
 // Where a tile reads A: element (r, p) of its kRows rows at a[r * row_stride + p * step]. When the layout is
 // known at compile time (kAStep != 0: PackA's, or the attention's transposed probabilities) the tile reads
@@ -225,8 +234,8 @@ HWY_INLINE void GemmBlockTiles(size_t mc, size_t n, size_t kc, const float* HWY_
   };
   for (size_t j = 0; j < n; j += width) {
     size_t i = 0;
-    for (; i + 4 <= mc; i += 4) {
-      GemmTileAt<4, kPackedA ? 4 : 0>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
+    for (; i + kGemmRows <= mc; i += kGemmRows) {
+      GemmTileAt<kGemmRows, kPackedA ? kGemmRows : 0>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
     }
     for (; i < mc; ++i) GemmTileAt<1, kPackedA ? 1 : 0>(j, n, kc, rows_at(i), b, c + i * ldc, ldc, bias, init);
   }
@@ -272,9 +281,9 @@ HWY_INLINE bool PackAPays(size_t n) {
   return (n + width - 1) / width >= kPackAMinTiles;
 }
 
-// The cache blocking of Gemm and GemmB16, C (m, n) = A (m, k) · B [+ bias] or C += A · B: per block of kGemmKc of k,
-// per block of kGemmMc rows of A, A's block packed when that pays (PackAPays); block(GemmBlockAt) runs the block's
-// column tiles. Calls without products are GemmWithoutProducts'.
+// The cache blocking of Gemm on a B read in place, C (m, n) = A (m, k) · B [+ bias] or C += A · B: per block of kGemmKc
+// of k, per block of kGemmMc rows of A, A's block packed when that pays (PackAPays); block(GemmBlockAt) runs the
+// block's column tiles. Calls without products are GemmWithoutProducts'.
 template <class Block>
 HWY_INLINE void GemmBlocks(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                            float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias, bool accumulate,
@@ -288,8 +297,48 @@ HWY_INLINE void GemmBlocks(size_t m, size_t n, size_t k, const float* HWY_RESTRI
     for (size_t i0 = 0; i0 < m; i0 += kGemmMc) {
       const size_t mc = std::min(kGemmMc, m - i0);
       const float* a_blk = a + i0 * lda + p0 * a_col_stride;
-      if (pack_a) PackA(mc, kc, a_blk, lda, a_col_stride, a_packed);
+      if (pack_a) PackARows<kGemmRows>(mc, kc, a_blk, lda, a_col_stride, a_packed);
       block(GemmBlockAt{p0, kc, mc, a_blk, pack_a ? a_packed : nullptr, c + i0 * ldc, p0 == 0 ? first_init : 2});
+    }
+  }
+}
+
+// Rows of A from which Gemm on a float32 B runs GemmPanels: its copy of each panel slice, one load and store per
+// element, is then shared by at least this many rows. Fewer rows (decoding's attention) read B in place.
+constexpr size_t kGemmCopyMinRows = 16;
+
+// Per thread: all rows of A's current k block, packed (GemmPanels); grows to the largest call and is kept.
+HWY_INLINE std::vector<float>& GemmABuffer() {
+  static thread_local std::vector<float> buffer;
+  return buffer;
+}
+
+// C (m, n) = A · B [+ bias] or C += A · B (as Gemm) with B read through Read (ReadF32, Read16<dtype>). Per block of
+// kGemmKc of k: every row of A packed (PackARows), then per panel of B its (kc, kPanel) slice converted (or copied)
+// once into an aligned float32 buffer in L1 and every row tile of A run on it. So B is read once per call, whatever
+// m (for m = 256, 4 times less than by 64-row blocks: the bench model's weights do not fit in L2), a 16-bit element
+// is converted once per call, and the tiles read B aligned (a B in a std::vector is only 16-byte aligned: every
+// AVX-512 load of it in place straddles two cache lines; the 8-row tile ran at 93 GFLOP/s on such a B, 117 on an
+// aligned one). A's block (m x kc floats: 256 KiB at m = 256) streams from L2. Same tiles and order of additions as
+// on B in place: the same bits.
+template <class Read, class PackedMatrixB>
+HWY_INLINE void GemmPanels(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
+                           const PackedMatrixB& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
+                           bool accumulate) {
+  if (GemmWithoutProducts(m, n, k, c, ldc, bias, accumulate)) return;
+  HWY_ALIGN float b_block[kGemmKc * kPanel];  // one panel's kc rows, as float32
+  std::vector<float>& a_packed = GemmABuffer();
+  if (a_packed.size() < m * std::min(k, kGemmKc)) a_packed.resize(m * std::min(k, kGemmKc));
+  const int first_init = accumulate ? 2 : (bias ? 1 : 0);
+  for (size_t p0 = 0; p0 < k; p0 += kGemmKc) {
+    const size_t kc = std::min(kGemmKc, k - p0);
+    PackARows<kGemmRows>(m, kc, a + p0 * a_col_stride, lda, a_col_stride, a_packed.data());
+    const GemmBlockAt blk{p0, kc, m, a + p0 * a_col_stride, a_packed.data(), c, p0 == 0 ? first_init : 2};
+    const PackedB b_f32{b_block, kc * kPanel};
+    for (size_t j0 = 0; j0 < n; j0 += kPanel) {
+      ToF32<Read>(b.data + (j0 / kPanel) * b.panel_stride + p0 * kPanel, kc * kPanel, b_block);
+      GemmBlockColumns(blk, std::min(kPanel, n - j0), lda, a_col_stride, b_f32, c + j0, ldc,
+                       bias ? bias + j0 : nullptr);
     }
   }
 }
@@ -301,27 +350,9 @@ HWY_INLINE void GemmBlocks(size_t m, size_t n, size_t k, const float* HWY_RESTRI
 HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
                      const PackedB& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                      bool accumulate) {
+  if (m >= kGemmCopyMinRows) return GemmPanels<ReadF32>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
   GemmBlocks(m, n, k, a, lda, a_col_stride, c, ldc, bias, accumulate, [&](const GemmBlockAt& blk) HWY_ATTR {
     GemmBlockColumns(blk, n, lda, a_col_stride, b.At(blk.p0, 0), blk.c, ldc, bias);
-  });
-}
-
-// Gemm with a 16-bit B of dtype kDtype: per (k block, row block of A) each panel's (kc, kPanel) slice of B is
-// converted once into a float32 buffer in L1 and every row tile of the block runs the float32 tiles on it, exactly
-// as Gemm runs them on a float32 B (same tiles, same order of additions: the same bits). A 16-bit element is
-// converted once per kGemmMc rows of A.
-template <Dtype16 kDtype>
-HWY_INLINE void GemmB16(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, size_t lda, size_t a_col_stride,
-                        const PackedB16& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
-                        bool accumulate) {
-  HWY_ALIGN float b_block[kGemmKc * kPanel];  // one panel's kc rows, as float32
-  GemmBlocks(m, n, k, a, lda, a_col_stride, c, ldc, bias, accumulate, [&](const GemmBlockAt& blk) HWY_ATTR {
-    const PackedB b_f32{b_block, blk.kc * kPanel};
-    for (size_t j0 = 0; j0 < n; j0 += kPanel) {
-      Convert16<kDtype>(b.data + (j0 / kPanel) * b.panel_stride + blk.p0 * kPanel, blk.kc * kPanel, b_block);
-      GemmBlockColumns(blk, std::min(kPanel, n - j0), lda, a_col_stride, b_f32, blk.c + j0, ldc,
-                       bias ? bias + j0 : nullptr);
-    }
   });
 }
 
@@ -330,9 +361,9 @@ HWY_INLINE void Gemm(size_t m, size_t n, size_t k, const float* HWY_RESTRICT a, 
                      const PackedB16& b, float* HWY_RESTRICT c, size_t ldc, const float* HWY_RESTRICT bias,
                      bool accumulate) {
   if (b.dtype == Dtype16::kF16) {
-    GemmB16<Dtype16::kF16>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
+    GemmPanels<Read16<Dtype16::kF16>>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
   } else {
-    GemmB16<Dtype16::kBF16>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
+    GemmPanels<Read16<Dtype16::kBF16>>(m, n, k, a, lda, a_col_stride, b, c, ldc, bias, accumulate);
   }
 }
 

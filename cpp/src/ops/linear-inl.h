@@ -31,14 +31,20 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Output columns per piece when a projection has too few rows to split by rows (decoding).
 constexpr size_t kGemvColumns = 8 * kPanel;
 
+// The most rows of one GemmRows piece: Gemm reads B once per call, so the fewer pieces the less B traffic; at this
+// many rows its packed A block (kGemmKc floats a row: 256 KiB) still streams from L2.
+constexpr size_t kGemmPieceRows = 256;
+
 // C (m, n) = A (m, k) · B (+ bias), or += when accumulate, B packed (PackedB, or PackedB16 converted as it is read);
-// A's element (i, p) at a[i·lda + p·a_col_stride]. Split over row blocks of C: each element's arithmetic does not
-// depend on the split.
+// A's element (i, p) at a[i·lda + p·a_col_stride]. Split over pieces of whole kRowBlock row blocks, at least one per
+// thread and at most kGemmPieceRows rows each: each element's arithmetic does not depend on the split.
 template <class PackedMatrixB>
 HWY_INLINE void GemmRows(size_t m, size_t n, size_t k, const float* a, size_t lda, size_t a_col_stride,
                          const PackedMatrixB& b, float* c, size_t ldc, const float* bias, bool accumulate) {
-  ParallelFor(RowBlocks(m), 2.0 * kRowBlock * n * k, [&](size_t i) {
-    const size_t r0 = i * kRowBlock, rows = std::min(kRowBlock, m - r0);
+  const size_t per_thread = (RowBlocks(m) + ThreadCount() - 1) / ThreadCount();
+  const size_t piece = kRowBlock * std::max<size_t>(1, std::min(kGemmPieceRows / kRowBlock, per_thread));
+  ParallelFor((m + piece - 1) / piece, 2.0 * piece * n * k, [&](size_t i) {
+    const size_t r0 = i * piece, rows = std::min(piece, m - r0);
     Gemm(rows, n, k, a + r0 * lda, lda, a_col_stride, b, c + r0 * ldc, ldc, bias, accumulate);
   });
 }

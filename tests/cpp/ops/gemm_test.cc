@@ -293,7 +293,7 @@ bool CheckAgainstFloat64(const char* what, size_t m, size_t n, size_t k, const f
   return true;
 }
 
-// Convert16 (and so every read of a 16-bit B) on all 65536 bit patterns from a misaligned start: bit for bit
+// ToF32<Read16<dtype>> (and so every read of a 16-bit B) on all 65536 bit patterns from a misaligned start: bit for bit
 // F16ToFloat / BF16ToFloat.
 SweepResult Convert16Sweep() {
   const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
@@ -304,9 +304,9 @@ SweepResult Convert16Sweep() {
     for (const Dtype16 dtype : {Dtype16::kF16, Dtype16::kBF16}) {
       std::vector<float> out(off + 65536 + 1, kSentinel);
       if (dtype == Dtype16::kF16) {
-        Convert16<Dtype16::kF16>(bits.data() + off, 65536, out.data() + off);
+        ToF32<Read16<Dtype16::kF16>>(bits.data() + off, 65536, out.data() + off);
       } else {
-        Convert16<Dtype16::kBF16>(bits.data() + off, 65536, out.data() + off);
+        ToF32<Read16<Dtype16::kBF16>>(bits.data() + off, 65536, out.data() + off);
       }
       ++result.cases;
       for (size_t h = 0; h < 65536; ++h) {
@@ -315,13 +315,13 @@ SweepResult Convert16Sweep() {
           uint32_t got_bits, want_bits;
           std::memcpy(&got_bits, &out[off + h], 4);
           std::memcpy(&want_bits, &want, 4);
-          result.Fail("Convert16 ", DtypeName(dtype), " bits 0x", std::hex, h, ": 0x", got_bits, ", want 0x",
+          result.Fail("ToF32<Read16> ", DtypeName(dtype), " bits 0x", std::hex, h, ": 0x", got_bits, ", want 0x",
                       want_bits);
           return result;
         }
       }
       if (!SameBits(out[off + 65536], kSentinel)) {
-        result.Fail("Convert16 ", DtypeName(dtype), ": wrote past count");
+        result.Fail("ToF32<Read16> ", DtypeName(dtype), ": wrote past count");
         return result;
       }
     }

@@ -105,13 +105,16 @@ void UnpackDense(const PackedB& w, size_t in, size_t out, float* dense) {
 }
 
 // For y = x W + b (x (rows, in) with stride ldx, dy (rows, out) with stride ldy): dW += xᵀ dy into the packed d_w,
-// db += Σ dy into d_b (if non-null), and dx = dy Wᵀ into dx (stride ldx_out), or dx += … when accumulate.
+// db += Σ dy into d_b (if non-null), and dx = dy Wᵀ into dx (stride ldx_out), or dx += … when accumulate. A null
+// d_w: no parameter gradients (d_b null too), dx only.
 void LinearBackward(size_t rows, const float* x, size_t ldx, const LinearArgs& w, const float* dy, size_t ldy,
                     float* d_w, float* d_b, float* dx, size_t ldx_out, bool accumulate, GradScratch& g) {
-  const PackedB dy_packed = PackB(dy, ldy, rows, w.out, /*transposed=*/false, g.packed_dy);
   float* dense = Sized(g.dense, w.in * w.out);
-  GemmRows(w.in, w.out, rows, x, 1, ldx, dy_packed, dense, w.out, nullptr, false);
-  AddDenseToPacked(dense, w.in, w.out, d_w);
+  if (d_w) {
+    const PackedB dy_packed = PackB(dy, ldy, rows, w.out, /*transposed=*/false, g.packed_dy);
+    GemmRows(w.in, w.out, rows, x, 1, ldx, dy_packed, dense, w.out, nullptr, false);
+    AddDenseToPacked(dense, w.in, w.out, d_w);
+  }
   for (size_t r = 0; r < rows && d_b; ++r) AddRows(d_b, dy + r * ldy, w.out);
   UnpackDense(w.w, w.in, w.out, dense);
   const PackedB wt = PackB(dense, w.out, w.out, w.in, /*transposed=*/true, g.packed_wt);
@@ -222,7 +225,7 @@ void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSave
 // Token embedding (packed (E, V): column id) and learned positions (t.positions; sinusoidal ones have none), from
 // the stream's gradient at the input.
 void EmbedBackward(const ModelArgs& a, const TrainArgs& t, const float* d_x, size_t panel_stride) {
-  for (size_t r = 0; r < a.batch * a.tokens; ++r) {
+  for (size_t r = 0; r < a.batch * a.tokens && t.embed; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
     float* column = t.embed + (id / kPanel) * panel_stride + id % kPanel;
     const float* row = d_x + r * a.e;

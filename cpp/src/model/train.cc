@@ -125,10 +125,26 @@ void SetObjective(const Transformer::GradientOptions& o, const TransformerConfig
   if (o.input_gradient && extra) t.input_grad = shaped(extra->input_grad, {b, tl, c.embed_dim});
 }
 
+// The kernels' view of the gradient buffers g (zero-filled here: the backward adds into them), one BlockGrads per
+// block; g null: none (every pointer null, the backward forms no parameter gradient).
+void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, TrainArgs& t) {
+  t.grads = blocks.data();
+  if (!gradients) return;
+  Weights& g = *gradients;
+  g.ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
+  for (size_t l = 0; l < blocks.size(); ++l) blocks[l] = g.GradsOf(l);
+  t.embed = g.embed.data.data();
+  t.positions = g.positions.empty() ? nullptr : g.positions.data();
+  t.norm_f_weight = g.norm_f_weight.empty() ? nullptr : g.norm_f_weight.data();
+  t.norm_f_bias = g.norm_f_bias.empty() ? nullptr : g.norm_f_bias.data();
+  t.head = g.head.data.empty() ? nullptr : g.head.data.data();
+  t.head_bias = g.head_bias.empty() ? nullptr : g.head_bias.data();
+}
+
 }  // namespace
 
 double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets,
-                                     const GradientOptions& options, LossAndGrad* extra) {
+                                     const GradientOptions& options, LossAndGrad* extra, bool parameter_gradients) {
   if (impl_->config.task != Task::kCausalLm) {
     Fail("task", "'causal-lm' for training (encoders train in a later step)", "an encoder");
   }
@@ -140,9 +156,9 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   if (t_len > static_cast<size_t>(c.context_length)) {
     Fail("tokens", "at most " + std::to_string(c.context_length) + " positions (contextLength)", std::to_string(t_len));
   }
-  if (!impl_->train) impl_->train = std::make_unique<TrainState>(c);
+  if (!impl_->train) impl_->train = std::make_unique<TrainState>();
   TrainState& state = *impl_->train;
-  state.grads.ForEachBuffer([](std::vector<float>& g, bool) { std::fill(g.begin(), g.end(), 0.0f); });
+  if (parameter_gradients && !state.grads) state.grads = std::make_unique<Weights>(c, false);
 
   CallArgs call;
   PrepareCall(tokens, 0, t_len, call);
@@ -156,16 +172,9 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   TrainArgs t;
   std::vector<BlockSaved> saved;
   LayOutActivations(call.a, state.activations, saved, t);
-  std::vector<BlockGrads> grads;
-  for (size_t l = 0; l < call.blocks.size(); ++l) grads.push_back(state.grads.GradsOf(l));
+  std::vector<BlockGrads> grads(call.blocks.size());  // (all null: no parameter gradient)
+  PointAtGradients(parameter_gradients ? state.grads.get() : nullptr, grads, t);
   t.targets = targets.data;
-  t.grads = grads.data();
-  t.embed = state.grads.embed.data.data();
-  t.positions = state.grads.positions.empty() ? nullptr : state.grads.positions.data();
-  t.norm_f_weight = state.grads.norm_f_weight.empty() ? nullptr : state.grads.norm_f_weight.data();
-  t.norm_f_bias = state.grads.norm_f_bias.empty() ? nullptr : state.grads.norm_f_bias.data();
-  t.head = state.grads.head.data.empty() ? nullptr : state.grads.head.data.data();
-  t.head_bias = state.grads.head_bias.empty() ? nullptr : state.grads.head_bias.data();
   SetObjective(options, c, batch, t_len, t, extra);
   TransformerLossAndGrad(call.a, t);
   if (extra && options.input_gradient) {
@@ -182,14 +191,14 @@ Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, 
 Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, const TokensView& targets,
                                                       const GradientOptions& options) {
   LossAndGrad out;
-  out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out));
+  out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out, /*parameter_gradients=*/true));
   for (const ParamSpec& s : impl_->specs) {
     Tensor& g = out.grad_params[s.name];
     g.shape = s.shape;
     size_t n = 1;
     for (int64_t d : s.shape) n *= static_cast<size_t>(d);
     g.data.resize(n);
-    impl_->train->grads.Save(s, g.data.data());
+    impl_->train->grads->Save(s, g.data.data());
   }
   return out;
 }
@@ -198,13 +207,17 @@ Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const T
                                                const AdamWOptions& options) {
   CheckAdamW(options);
   StepResult result;
-  result.loss = static_cast<float>(ComputeGradients(tokens, targets, GradientOptions{}, nullptr));
+  result.loss = static_cast<float>(ComputeGradients(tokens, targets, GradientOptions{}, nullptr, true));
   TrainState& state = *impl_->train;
-  const double norm = GradNorm(state.grads);
+  if (!state.adam_m) {  // (AdamW's moments: made by the first step, zero)
+    state.adam_m = std::make_unique<Weights>(impl_->config, false);
+    state.adam_v = std::make_unique<Weights>(impl_->config, false);
+  }
+  const double norm = GradNorm(*state.grads);
   result.grad_norm = static_cast<float>(norm);
   if (options.clip_grad_norm > 0) {  // (torch: the coefficient clamped at 1 multiplies every gradient)
     const float coef = static_cast<float>(std::min(1.0, options.clip_grad_norm / (norm + 1e-6)));
-    state.grads.ForEachBuffer([&](std::vector<float>& g, bool) {
+    state.grads->ForEachBuffer([&](std::vector<float>& g, bool) {
       for (float& x : g) x *= coef;
     });
   }
@@ -216,9 +229,9 @@ Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const T
     params.push_back(&b);
     decay.push_back(matrix);
   });
-  state.grads.ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
-  state.adam_m.ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
-  state.adam_v.ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
+  state.grads->ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
+  state.adam_m->ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
+  state.adam_v->ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
   for (size_t i = 0; i < params.size(); ++i) {
     AdamWUpdate(*params[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
   }

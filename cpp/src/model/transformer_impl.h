@@ -35,14 +35,13 @@ struct TransformerKVCache::Impl {
   std::vector<float> cross_bias;
 };
 
-// Training state, made by the first LossAndGradient: gradients and AdamW's moments in the parameters' layout, the
-// forward's saved activations (per block), and the step count.
+// Training state, made by the first call that needs each part: the parameters' gradients (LossAndGradient,
+// TrainStep; head importance and attribution need none), AdamW's moments (the first TrainStep), all in the
+// parameters' layout; the forward's saved activations (per block), and the step count.
 struct TrainState {
-  Weights grads, adam_m, adam_v;
+  std::unique_ptr<Weights> grads, adam_m, adam_v;  // (null: not made yet)
   int64_t step = 0;
   std::vector<float> activations;  // every block's BlockSaved buffers, then x_final and h_final
-
-  explicit TrainState(const TransformerConfig& c) : grads(c, false), adam_m(c, false), adam_v(c, false) {}
 };
 
 struct Transformer::Impl {
@@ -123,8 +122,8 @@ struct Transformer::Impl {
   void ResetTraining() {
     if (!train) return;
     train->step = 0;
-    for (Weights* w : {&train->adam_m, &train->adam_v}) {
-      w->ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
+    for (Weights* w : {train->adam_m.get(), train->adam_v.get()}) {
+      if (w) w->ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
     }
   }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnlab/memory_needs.h"
 #include "attnlab/transformer.h"
 #include "hwy_targets.h"
 #include "model_fixture.h"
@@ -173,6 +174,70 @@ TEST_CASE("transformer training: bad targets and AdamW options are named; loadin
     after.push_back(model.StateDict());
   }
   for (const auto& [name, t] : after[0]) CHECK(BitIdentical(t.data, after[1].at(name).data));
+}
+
+// The bytes of the part of `needs` whose description starts with `what`, or −1 when there is none.
+double TrainPartBytes(const attnlab::MemoryNeeds& needs, const std::string& what) {
+  for (const attnlab::MemoryPart& part : needs) {
+    if (part.what.rfind(what, 0) == 0) return part.bytes;
+  }
+  return -1;
+}
+
+TEST_CASE("transformer training memory: gradients for LossAndGradient and TrainStep, moments for TrainStep only",
+          "[model][train][memory_needs]") {
+  using attnlab::TrainCall;
+  for (const TrainFixture& f : LoadTrainFixtures()) {
+    INFO("fixture " << f.model.name);
+    attnlab::TransformerConfig c = f.model.config;  // (whole panels of 32 columns: packed = the tensors' floats)
+    c.vocab_size = 64;
+    c.embed_dim = 32;
+    c.num_heads = c.num_kv_heads = 2;
+    c.head_dim = 16;
+    c.hidden_dim = 128;
+    const double parameters = 4.0 * static_cast<double>(Transformer(c, 0, false).ParameterCount());
+    const attnlab::Shape tokens{2, 5};
+    const auto step = attnlab::TransformerTrainMemoryNeeds(c, tokens, TrainCall::kTrainStep);
+    const auto grad = attnlab::TransformerTrainMemoryNeeds(c, tokens, TrainCall::kLossAndGradient);
+    const auto analysis = attnlab::TransformerTrainMemoryNeeds(c, tokens, TrainCall::kGradientAnalysis);
+    CHECK(TrainPartBytes(step, "parameter gradients") == parameters);
+    CHECK(TrainPartBytes(step, "AdamW's two moments") == 2 * parameters);
+    CHECK(TrainPartBytes(grad, "parameter gradients") == parameters);
+    CHECK(TrainPartBytes(grad, "AdamW") == -1);
+    CHECK(TrainPartBytes(grad, "gradients returned") == parameters);
+    CHECK(TrainPartBytes(analysis, "parameter gradients") == -1);
+    CHECK(TrainPartBytes(analysis, "AdamW") == -1);
+    for (const char* shared : {"saved activations", "logits and their gradient", "forward activations"}) {
+      CHECK(TrainPartBytes(analysis, shared) == TrainPartBytes(step, shared));
+      CHECK(TrainPartBytes(analysis, shared) > 0);
+    }
+  }
+}
+
+TEST_CASE("transformer training: gradient analyses first leave every TrainStep bit as a fresh model's",
+          "[model][train][analysis]") {
+  const std::vector<TrainFixture> fixtures = LoadTrainFixtures();
+  REQUIRE_FALSE(fixtures.empty());
+  for (const TrainFixture& f : fixtures) {
+    INFO("fixture " << f.model.name);
+    const attnlab::TokensView tokens{f.tokens.ints.data(), f.tokens.shape};
+    const attnlab::TokensView targets{f.targets.ints.data(), f.targets.shape};
+    const Transformer::AdamWOptions options = OptionsOf(f.adamw);
+    std::vector<std::map<std::string, attnlab::Tensor>> after;
+    for (bool analyses_first : {false, true}) {
+      Transformer model = LoadedTrainModel(f);
+      if (analyses_first) {
+        model.HeadImportance(tokens, targets, Transformer::ImportanceMethod::kGradient);
+        const attnlab::TokensView first{f.tokens.ints.data(), {1, f.tokens.shape[1]}};
+        model.Attribution(first, 0, 1, Transformer::AttributionMethod::kGradientXInput);
+      }
+      model.TrainStep(tokens, targets, options);
+      const Transformer::StepResult second = model.TrainStep(tokens, targets, options);
+      CHECK(std::isfinite(second.loss));
+      after.push_back(model.StateDict());
+    }
+    for (const auto& [name, t] : after[0]) CHECK(BitIdentical(t.data, after[1].at(name).data));
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "cpp/src/attention/attention_backward-inl.h"
 #include "cpp/src/model/block-inl.h"
 #include "cpp/src/model/model_kernels.h"
+#include "cpp/src/ops/cross_entropy-inl.h"
 #include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
@@ -30,23 +31,20 @@ struct GradScratch {
 };
 
 // Cross-entropy of logits (rows, V) against targets (−100: ignored), each counted target's term divided by
-// `counted` (its weight in the objective); the row's logits become d objective / d logits. Returns Σ of the terms.
+// `counted` (its weight in the objective); the row's logits become d objective / d logits. Returns Σ of the terms,
+// added in row order (rows run in parallel: the result does not depend on the thread count).
 double CrossEntropyRowsInPlace(float* logits, const int32_t* targets, size_t rows, size_t v, double counted) {
-  double loss = 0;
-  for (size_t r = 0; r < rows; ++r) {
+  std::vector<double> terms(rows, 0.0);
+  ParallelFor(rows, 8.0 * static_cast<double>(v), [&](size_t r) {
     float* row = logits + r * v;
     if (targets[r] == -100) {
       std::fill(row, row + v, 0.0f);
-      continue;
+    } else {
+      terms[r] = CrossEntropyRowInPlace(row, v, static_cast<size_t>(targets[r]), 1.0 / counted);
     }
-    const float max = *std::max_element(row, row + v);
-    double sum = 0;
-    for (size_t j = 0; j < v; ++j) sum += std::exp(static_cast<double>(row[j]) - max);
-    loss += std::log(sum) + max - row[targets[r]];
-    const double inv = 1.0 / (sum * counted);
-    for (size_t j = 0; j < v; ++j) row[j] = static_cast<float>(std::exp(static_cast<double>(row[j]) - max) * inv);
-    row[targets[r]] -= static_cast<float>(1.0 / counted);
-  }
+  });
+  double loss = 0;
+  for (double term : terms) loss += term;
   return loss / counted;
 }
 

@@ -160,7 +160,7 @@ void HeadsBackward(const ModelArgs& a, const BlockSaved& s, size_t width, const 
   ParallelFor(a.batch * a.kv_heads, 2.0 * group * HeadFlops(t, t, hd, hd), [&](size_t bg) {
     const size_t b = bg / a.kv_heads, kv = bg % a.kv_heads, row0 = b * t * width;
     const size_t k_off = row0 + dq + kv * hd, v_off = row0 + dq + a.kv_heads * hd + kv * hd;
-    std::vector<float> pack, ds;
+    static thread_local std::vector<float> pack, ds;  // (grown once, reused by every call on this thread)
     for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
       HeadGradProblem p = MakeHeadGradProblem(dims, width, width, s.qkv + row0 + h * hd, s.qkv + k_off, s.qkv + v_off,
                                               s.weights + (b * a.heads + h) * t * t, d_ctx + b * t * dq + h * hd,

@@ -33,9 +33,15 @@ void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t 
 
 namespace {
 
-// Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of one
-// buffer.
-void LayOutActivations(const ModelArgs& a, std::vector<float>& buffer, std::vector<BlockSaved>& saved, TrainArgs& t) {
+// buffer[0, n), grown when shorter (never shrunk, never zero-filled again).
+float* Grown(std::vector<float>& buffer, size_t n) {
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+// Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of the
+// state's buffer: zero-filled when the shape (B, T) changes (the forward writes the same elements at each shape).
+void LayOutActivations(const ModelArgs& a, TrainState& state, std::vector<BlockSaved>& saved, TrainArgs& t) {
   const size_t rows = a.batch * a.tokens, plane = rows * a.e;
   const BlockArgs& b = a.blocks[0];
   const size_t qk_raw = b.q_norm ? rows * (a.heads + a.kv_heads) * a.head_dim : 0;
@@ -44,8 +50,12 @@ void LayOutActivations(const ModelArgs& a, std::vector<float>& buffer, std::vect
       plane, plane, rows * b.up.out,  rows * b.down.in};
   size_t per_block = 0;
   for (size_t n : sizes) per_block += n;
-  buffer.assign(per_block * a.num_blocks + 2 * plane, 0.0f);
-  float* p = buffer.data();
+  if (state.batch != a.batch || state.tokens != a.tokens) {
+    state.activations.assign(per_block * a.num_blocks + 2 * plane, 0.0f);
+    state.batch = a.batch;
+    state.tokens = a.tokens;
+  }
+  float* p = state.activations.data();
   saved.resize(a.num_blocks);
   for (BlockSaved& s : saved) {
     float** fields[10] = {&s.x_in, &s.h1, &s.qkv, &s.qk_raw, &s.weights, &s.ctx, &s.x_mid, &s.h2, &s.up, &s.act};
@@ -162,16 +172,15 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
 
   CallArgs call;
   PrepareCall(tokens, 0, t_len, call);
-  std::vector<float> step_k(batch * impl_->z.kv_heads * t_len * impl_->z.head_dim), step_v(step_k.size());
+  const size_t kv = batch * impl_->z.kv_heads * t_len * impl_->z.head_dim;
   for (BlockArgs& b : call.blocks) {
-    b.cache_k = step_k.data();
-    b.cache_v = step_v.data();
+    b.cache_k = Grown(state.step_k, kv);
+    b.cache_v = Grown(state.step_v, kv);
   }
-  std::vector<float> logits(batch * t_len * impl_->z.vocab);
-  call.a.logits = logits.data();
+  call.a.logits = Grown(state.logits, batch * t_len * impl_->z.vocab);
   TrainArgs t;
   std::vector<BlockSaved> saved;
-  LayOutActivations(call.a, state.activations, saved, t);
+  LayOutActivations(call.a, state, saved, t);
   std::vector<BlockGrads> grads(call.blocks.size());  // (all null: no parameter gradient)
   PointAtGradients(parameter_gradients ? state.grads.get() : nullptr, grads, t);
   t.targets = targets.data;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/memory_needs.h"
+#include "attnlab/threads.h"
 #include "attnlab/transformer.h"
 #include "hwy_targets.h"
 #include "model_fixture.h"
@@ -238,6 +239,53 @@ TEST_CASE("transformer training: gradient analyses first leave every TrainStep b
     }
     for (const auto& [name, t] : after[0]) CHECK(BitIdentical(t.data, after[1].at(name).data));
   }
+}
+
+// Resets the thread count when a test ends, however it ends.
+struct TrainThreadsGuard {
+  ~TrainThreadsGuard() { attnlab::SetThreadCount(1); }
+};
+
+// Every bit a run of training gives: LossAndGradient twice (its loss and every gradient), two AdamW steps' losses
+// and the parameters after them.
+std::vector<float> TrainRunBits(Transformer& model, const attnlab::TokensView& tokens,
+                                const attnlab::TokensView& targets) {
+  std::vector<float> bits;
+  for (int i = 0; i < 2; ++i) {
+    const Transformer::LossAndGrad g = model.LossAndGradient(tokens, targets);
+    bits.push_back(g.loss);
+    for (const auto& named : g.grad_params) bits.insert(bits.end(), named.second.data.begin(), named.second.data.end());
+  }
+  Transformer::AdamWOptions options;
+  options.lr = 1e-2f;
+  for (int i = 0; i < 2; ++i) bits.push_back(model.TrainStep(tokens, targets, options).loss);
+  for (const auto& named : model.StateDict())
+    bits.insert(bits.end(), named.second.data.begin(), named.second.data.end());
+  return bits;
+}
+
+TEST_CASE("transformer training: the same bits at 1 and 2 threads, and after a call at another shape",
+          "[model][train]") {
+  TrainThreadsGuard guard;
+  const std::vector<TrainFixture> fixtures = LoadTrainFixtures();
+  REQUIRE_FALSE(fixtures.empty());
+  attnlab::TransformerConfig c = fixtures.front().model.config;
+  c.vocab_size = 4096;  // (64 rows × 4096 logits: the cross-entropy is split over threads)
+  c.context_length = std::max<int64_t>(c.context_length, 16);
+  std::vector<int32_t> ids(4 * 17);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 2654435761u) % 4096);
+  const std::vector<int32_t> inputs(ids.begin(), ids.end() - 1), targets(ids.begin() + 1, ids.end());
+  const attnlab::TokensView x{inputs.data(), {4, 16}}, y{targets.data(), {4, 16}};
+  std::vector<std::vector<float>> runs;
+  for (int run = 0; run < 3; ++run) {
+    attnlab::SetThreadCount(run == 1 ? 2 : 1);
+    Transformer model(c, 7);
+    if (run == 2) model.LossAndGradient({inputs.data(), {2, 5}}, {targets.data(), {2, 5}});  // (another layout)
+    runs.push_back(TrainRunBits(model, x, y));
+  }
+  REQUIRE(runs[0].size() > 2 * 4096 * 16);
+  CHECK(BitIdentical(runs[0], runs[1]));
+  CHECK(BitIdentical(runs[0], runs[2]));
 }
 
 }  // namespace

@@ -449,11 +449,15 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
-  // LossAndGradient (return_gradients true) or TrainStep on tokens of this shape.
-  val TrainMemory(const TensorArg& tokens, bool return_gradients) const {
+  // TrainStep (call 0), LossAndGradient (1) or a gradient analysis (2: headImportance, attribution) on tokens of
+  // this shape.
+  val TrainMemory(const TensorArg& tokens, int call) const {
     return Guard([&] {
+      const TrainCall what = call == 1   ? TrainCall::kLossAndGradient
+                             : call == 2 ? TrainCall::kGradientAnalysis
+                                         : TrainCall::kTrainStep;
       return MemoryNeedsToJs(
-          TransformerTrainMemoryNeeds(model_.config(), ToShape(tokens.shape), return_gradients, model_.storage()));
+          TransformerTrainMemoryNeeds(model_.config(), ToShape(tokens.shape), what, model_.storage()));
     });
   }
 

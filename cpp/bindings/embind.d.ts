@@ -156,7 +156,8 @@ export interface RawTransformer extends RawModel {
   /** One AdamW step on the batch; gradNorm is the total norm before clipping. */
   trainStep(tokens: TensorArg, targets: TensorArg, options: AdamWArgs): { loss: number; gradNorm: number };
   /** lossAndGrad (returnGradients true) or trainStep on tokens of this shape (ptr unused). */
-  trainMemory(tokens: TensorArg, returnGradients: boolean): RawMemoryNeeds;
+  /** call: 0 trainStep, 1 lossAndGrad, 2 a gradient analysis (headImportance, attribution) */
+  trainMemory(tokens: TensorArg, call: 0 | 1 | 2): RawMemoryNeeds;
   /** method 0 gradient, 1 ablation; ablation 0 zero, 1 mean. importance (L, H). */
   headImportance(tokens: TensorArg, targets: TensorArg, method: number, ablation: number): {
     importance: RawTensor;

@@ -143,7 +143,7 @@ MemoryNeeds TinyTransformerStepMemoryNeeds(const TinyTransformerConfig& config, 
                                            bool with_gradient) {
   if (!TinyConfigValid(config) || tokens.size() != 2) return {};
   const TransformerConfig c = TinyModelConfig(config);
-  if (with_gradient) return TransformerTrainMemoryNeeds(c, tokens, /*return_gradients=*/true, WeightStorage::kFloat32);
+  if (with_gradient) return TransformerTrainMemoryNeeds(c, tokens, TrainCall::kLossAndGradient);
   return TransformerForwardMemoryNeeds(c, tokens, 0, {0}, false, false, false);
 }
 

@@ -462,6 +462,39 @@ for (const variant of VARIANTS) {
         assert.equal(model.train([small], { lr: 1e-3 }).losses.length, 1);
       });
 
+      test('what each call is refused for: moments for trainStep only, parameter gradients not for analyses', (t) => {
+        const own = scope(t);
+        // GPT-2 with whole panels of 32 columns (E = 32, V = 50016): the packed parameters are exactly
+        // V·E + contextLength·E + L·(12E² + 13E) + 2E floats.
+        const [E, V, ctx, L] = [32, 50016, 2048, 2];
+        const model = own(attn.createModel({ ...kGpt2, vocabSize: V, embedDim: E, contextLength: ctx }));
+        const parameterBytes = 4 * (V * E + ctx * E + L * (12 * E * E + 13 * E) + 2 * E);
+        const big = { data: new Int32Array(8 * ctx), shape: [8, ctx] };
+        const refusal = (call) => {
+          try {
+            call();
+          } catch (e) {
+            assert.ok(e instanceof RangeError, String(e));
+            return e.message;
+          }
+          return assert.fail('not refused');
+        };
+        const part = (message, what) => {
+          const m = new RegExp(`${what}: [^;]*?\\((\\d+) bytes\\)`).exec(message);
+          return m ? Number(m[1]) : null;
+        };
+        const step = refusal(() => model.trainStep(big, big, { lr: 1e-3 }));
+        assert.equal(part(step, "AdamW's two moments \\(2 x the parameters\\)"), 2 * parameterBytes, step);
+        assert.equal(part(step, "parameter gradients \\(the parameters' size\\)"), parameterBytes, step);
+        const grad = refusal(() => model.lossAndGrad(big, big));
+        assert.equal(part(grad, 'AdamW'), null, grad);
+        assert.equal(part(grad, "parameter gradients \\(the parameters' size\\)"), parameterBytes, grad);
+        const importance = refusal(() => model.headImportance({ tokens: big, targets: big }));
+        assert.match(importance, /model\.headImportance/);
+        assert.match(importance, /saved activations/);
+        assert.doesNotMatch(importance, /AdamW|parameter gradients/);
+      });
+
       test('a disposed model: Error', () => {
         const model = load(c);
         model.dispose();

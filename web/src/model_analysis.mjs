@@ -7,7 +7,7 @@
 
 import { toTensor } from './core.mjs';
 import { kCore, kUsable } from './model.mjs';
-import { checkIds, checkTrainFits, readBatch, withBatch } from './training.mjs';
+import { checkIds, checkTrainFits, kAnalysisCall, readBatch, withBatch } from './training.mjs';
 import { describe, readOptions, readTokens } from './validate.mjs';
 
 /** @typedef {import('./transformer.mjs').Transformer} Transformer */
@@ -113,7 +113,7 @@ export function headImportance(model, batch, options) {
     throw new RangeError(`${ctx}: options.ablation applies to method 'ablation' only, got method 'gradient'`);
   }
   const ablation = readChoice(ctx, o.ablation, 'options.ablation', kAblations);
-  checkTrainFits(model, ctx, checked, false);
+  checkTrainFits(model, ctx, checked, kAnalysisCall);
   const raw = withBatch(model, ctx, checked, (handle, t, y) => handle.headImportance(t, y, method, ablation));
   return { importance: toTensor(raw.importance), loss: raw.loss };
 }
@@ -132,7 +132,7 @@ export function attribution(model, tokens, options) {
   const t = readPrompt(model, ctx, tokens, 'tokens');
   const { position, target, method } = readLogit(model, ctx, options, t.shape[1], 'method');
   const core = model[kCore];
-  core.checkFits(ctx, 'tokens', [t], () => model[kUsable](ctx).trainMemory(core.tensorArg(t), false));
+  core.checkFits(ctx, 'tokens', [t], () => model[kUsable](ctx).trainMemory(core.tensorArg(t), kAnalysisCall));
   const raw = core.withHeap(ctx, 'tokens', [t], (p) =>
     model[kUsable](ctx).attribution({ ptr: p[0], shape: t.shape }, position, target, method),
   );
@@ -158,7 +158,9 @@ export function patchHeads(model, clean, corrupted, options) {
   }
   const { position, target } = readLogit(model, ctx, options, a.shape[1], null);
   const core = model[kCore];
-  core.checkFits(ctx, 'clean, corrupted', [a, b], () => model[kUsable](ctx).trainMemory(core.tensorArg(a), false));
+  core.checkFits(ctx, 'clean, corrupted', [a, b], () =>
+    model[kUsable](ctx).trainMemory(core.tensorArg(a), kAnalysisCall),
+  );
   const raw = core.withHeap(ctx, 'clean, corrupted', [a, b], (p) =>
     model[kUsable](ctx).patchHeads({ ptr: p[0], shape: a.shape }, { ptr: p[1], shape: b.shape }, position, target),
   );

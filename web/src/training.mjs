@@ -152,7 +152,7 @@ export function lossAndGrad(model, tokens, targets) {
   model[kUsable](ctx);
   decoderOnly(model, ctx);
   const batch = readBatch(model, ctx, tokens, targets, '');
-  checkTrainFits(model, ctx, batch, true);
+  checkTrainFits(model, ctx, batch, kLossAndGradCall);
   const raw = withBatch(model, ctx, batch, (handle, t, y) => handle.lossAndGrad(t, y));
   return { loss: raw.loss, gradParams: toTensorRecord(raw.gradParams, model[kParameterNames]) };
 }
@@ -175,7 +175,7 @@ export function trainStep(model, tokens, targets, options) {
     throw new TypeError(`${ctx}: options { lr, … } are required (lr has no default), got ${describe(options)}`);
   }
   const adamw = readAdamW(ctx, readOptions(ctx, options, 'options', kTrainStepOptions));
-  checkTrainFits(model, ctx, batch, false);
+  checkTrainFits(model, ctx, batch, kTrainStepCall);
   return adamwStep(model, ctx, batch, adamw);
 }
 
@@ -234,7 +234,7 @@ export function startTraining(given, ctx, data, options) {
     const key = batch.t.shape.join(',');
     if (shapes.has(key)) continue;
     shapes.add(key);
-    checkTrainFits(model, ctx, batch, false);
+    checkTrainFits(model, ctx, batch, kTrainStepCall);
   }
   /** @type {number[]} */
   const losses = [];
@@ -348,19 +348,23 @@ export function readBatch(model, ctx, tokens, targets, prefix) {
   return { t, y };
 }
 
+/** The calls trainMemory sizes: trainStep (gradients and AdamW's moments), lossAndGrad (gradients and their
+ * copies), a gradient analysis (headImportance, attribution: no parameter gradient). */
+export const kTrainStepCall = 0;
+export const kLossAndGradCall = 1;
+export const kAnalysisCall = 2;
+
 /**
- * Refuses, before anything is copied, a training call whose activations, logits, training state (and with
- * returnGradients the gradients' copies) cannot fit in wasm memory.
+ * Refuses, before anything is copied, a training call whose activations, logits and training state (what `call`
+ * makes: kTrainStepCall, kLossAndGradCall with the gradients' copies, kAnalysisCall) cannot fit in wasm memory.
  * @param {Transformer} model
  * @param {string} ctx
  * @param {Batch} batch
- * @param {boolean} returnGradients lossAndGrad
+ * @param {0 | 1 | 2} call
  */
-export function checkTrainFits(model, ctx, { t, y }, returnGradients) {
+export function checkTrainFits(model, ctx, { t, y }, call) {
   const core = model[kCore];
-  core.checkFits(ctx, 'tokens, targets', [t, y], () =>
-    model[kUsable](ctx).trainMemory(core.tensorArg(t), returnGradients),
-  );
+  core.checkFits(ctx, 'tokens, targets', [t, y], () => model[kUsable](ctx).trainMemory(core.tensorArg(t), call));
 }
 
 /**

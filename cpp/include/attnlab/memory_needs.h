@@ -80,12 +80,18 @@ MemoryNeeds TransformerEncoderDecoderForwardMemoryNeeds(const TransformerConfig&
                                                         bool output_hidden_states, bool with_cache, bool encode,
                                                         bool last_logits_only = false);
 
-// Transformer::LossAndGradient (return_gradients true: with the copies of every gradient it returns) or TrainStep
-// on tokens (B, T): the training state the first of them makes and the model keeps (gradients and AdamW's moments,
-// each the parameters' size), the activations saved per block (attention weights (B, H, T, T) included), the
+// The training calls, by what they make and keep: TrainStep (the parameters' gradients, and AdamW's two moments on
+// the first step), LossAndGradient (the gradients, and the copies of every gradient it returns), and the analyses
+// that run a backward (HeadImportance by gradient, Attribution by gradient): no parameter gradient, only the head
+// mask's or the input's.
+enum class TrainCall { kTrainStep, kLossAndGradient, kGradientAnalysis };
+
+// Transformer::TrainStep, LossAndGradient or a gradient analysis (`call`) on tokens (B, T): the training state the
+// call makes and the model keeps (for TrainStep gradients and AdamW's moments, each the parameters' size; for
+// LossAndGradient the gradients), the activations saved per block (attention weights (B, H, T, T) included), the
 // logits and their gradient, and the backward's scratch; with a model's 16-bit `storage`, also the float32 matrices
 // that training widens them to.
-MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients,
+MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, TrainCall call,
                                         WeightStorage storage = WeightStorage::kFloat32);
 
 // Transformer::CreateKVCache: keys and values of every layer, (batch_size, num_kv_heads, max_length, head_dim).

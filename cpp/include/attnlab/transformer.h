@@ -413,9 +413,10 @@ class Transformer {
   TransformerOutput Run(const TokensView& tokens, const PixelsView* pixels, const TransformerForwardOptions& options);
   // Forward of an encoder–decoder (seq2seq.cc): the encoder's stack over the tokens, then the decoder's.
   TransformerOutput ForwardEncoderDecoder(const TokensView& tokens, const TransformerForwardOptions& options) const;
-  // Forward with saved activations and backward into the training state's gradients; returns the loss.
+  // Forward with saved activations and backward (into the training state's gradients with parameter_gradients;
+  // else only the objective's, the head mask's and the input's gradients asked for); returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets, const GradientOptions& options,
-                          LossAndGrad* extra);
+                          LossAndGrad* extra, bool parameter_gradients);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -105,7 +105,7 @@ Transformer::HeadImportanceResult Transformer::HeadImportance(const TokensView& 
     o.objective = Objective::kRowMeanCrossEntropy;
     o.head_mask_gradient = true;
     LossAndGrad g;
-    result.loss = static_cast<float>(ComputeGradients(tokens, targets, o, &g));
+    result.loss = static_cast<float>(ComputeGradients(tokens, targets, o, &g, /*parameter_gradients=*/false));
     const double rows = static_cast<double>(RowsWithTargets(targets, batch, t_len));
     for (size_t i = 0; i < layers * heads; ++i) {
       double sum = 0;
@@ -200,7 +200,8 @@ Tensor Transformer::Attribution(const TokensView& tokens, int64_t position, int6
     o.target = target;
     o.input_gradient = true;
     LossAndGrad g;
-    ComputeGradients(TokensView{ids.data(), {1, static_cast<int64_t>(used)}}, TokensView{}, o, &g);
+    ComputeGradients(TokensView{ids.data(), {1, static_cast<int64_t>(used)}}, TokensView{}, o, &g,
+                     /*parameter_gradients=*/false);
     const size_t e = static_cast<size_t>(c.embed_dim);
     for (size_t j = 0; j < used; ++j) {
       double sum = 0;

@@ -15,6 +15,7 @@
 #include "cpp/src/attention/attention_backward-inl.h"
 #include "cpp/src/model/block-inl.h"
 #include "cpp/src/model/model_kernels.h"
+#include "cpp/src/ops/cross_entropy-inl.h"
 #include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/packing.h"
 #include "hwy/highway.h"
@@ -30,23 +31,20 @@ struct GradScratch {
 };
 
 // Cross-entropy of logits (rows, V) against targets (−100: ignored), each counted target's term divided by
-// `counted` (its weight in the objective); the row's logits become d objective / d logits. Returns Σ of the terms.
+// `counted` (its weight in the objective); the row's logits become d objective / d logits. Returns Σ of the terms,
+// added in row order (rows run in parallel: the result does not depend on the thread count).
 double CrossEntropyRowsInPlace(float* logits, const int32_t* targets, size_t rows, size_t v, double counted) {
-  double loss = 0;
-  for (size_t r = 0; r < rows; ++r) {
+  std::vector<double> terms(rows, 0.0);
+  ParallelFor(rows, 8.0 * static_cast<double>(v), [&](size_t r) {
     float* row = logits + r * v;
     if (targets[r] == -100) {
       std::fill(row, row + v, 0.0f);
-      continue;
+    } else {
+      terms[r] = CrossEntropyRowInPlace(row, v, static_cast<size_t>(targets[r]), 1.0 / counted);
     }
-    const float max = *std::max_element(row, row + v);
-    double sum = 0;
-    for (size_t j = 0; j < v; ++j) sum += std::exp(static_cast<double>(row[j]) - max);
-    loss += std::log(sum) + max - row[targets[r]];
-    const double inv = 1.0 / (sum * counted);
-    for (size_t j = 0; j < v; ++j) row[j] = static_cast<float>(std::exp(static_cast<double>(row[j]) - max) * inv);
-    row[targets[r]] -= static_cast<float>(1.0 / counted);
-  }
+  });
+  double loss = 0;
+  for (double term : terms) loss += term;
   return loss / counted;
 }
 
@@ -105,13 +103,16 @@ void UnpackDense(const PackedB& w, size_t in, size_t out, float* dense) {
 }
 
 // For y = x W + b (x (rows, in) with stride ldx, dy (rows, out) with stride ldy): dW += xᵀ dy into the packed d_w,
-// db += Σ dy into d_b (if non-null), and dx = dy Wᵀ into dx (stride ldx_out), or dx += … when accumulate.
+// db += Σ dy into d_b (if non-null), and dx = dy Wᵀ into dx (stride ldx_out), or dx += … when accumulate. A null
+// d_w: no parameter gradients (d_b null too), dx only.
 void LinearBackward(size_t rows, const float* x, size_t ldx, const LinearArgs& w, const float* dy, size_t ldy,
                     float* d_w, float* d_b, float* dx, size_t ldx_out, bool accumulate, GradScratch& g) {
-  const PackedB dy_packed = PackB(dy, ldy, rows, w.out, /*transposed=*/false, g.packed_dy);
   float* dense = Sized(g.dense, w.in * w.out);
-  GemmRows(w.in, w.out, rows, x, 1, ldx, dy_packed, dense, w.out, nullptr, false);
-  AddDenseToPacked(dense, w.in, w.out, d_w);
+  if (d_w) {
+    const PackedB dy_packed = PackB(dy, ldy, rows, w.out, /*transposed=*/false, g.packed_dy);
+    GemmRows(w.in, w.out, rows, x, 1, ldx, dy_packed, dense, w.out, nullptr, false);
+    AddDenseToPacked(dense, w.in, w.out, d_w);
+  }
   for (size_t r = 0; r < rows && d_b; ++r) AddRows(d_b, dy + r * ldy, w.out);
   UnpackDense(w.w, w.in, w.out, dense);
   const PackedB wt = PackB(dense, w.out, w.out, w.in, /*transposed=*/true, g.packed_wt);
@@ -159,7 +160,7 @@ void HeadsBackward(const ModelArgs& a, const BlockSaved& s, size_t width, const 
   ParallelFor(a.batch * a.kv_heads, 2.0 * group * HeadFlops(t, t, hd, hd), [&](size_t bg) {
     const size_t b = bg / a.kv_heads, kv = bg % a.kv_heads, row0 = b * t * width;
     const size_t k_off = row0 + dq + kv * hd, v_off = row0 + dq + a.kv_heads * hd + kv * hd;
-    std::vector<float> pack, ds;
+    static thread_local std::vector<float> pack, ds;  // (grown once, reused by every call on this thread)
     for (size_t h = kv * group; h < (kv + 1) * group; ++h) {
       HeadGradProblem p = MakeHeadGradProblem(dims, width, width, s.qkv + row0 + h * hd, s.qkv + k_off, s.qkv + v_off,
                                               s.weights + (b * a.heads + h) * t * t, d_ctx + b * t * dq + h * hd,
@@ -222,7 +223,7 @@ void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSave
 // Token embedding (packed (E, V): column id) and learned positions (t.positions; sinusoidal ones have none), from
 // the stream's gradient at the input.
 void EmbedBackward(const ModelArgs& a, const TrainArgs& t, const float* d_x, size_t panel_stride) {
-  for (size_t r = 0; r < a.batch * a.tokens; ++r) {
+  for (size_t r = 0; r < a.batch * a.tokens && t.embed; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
     float* column = t.embed + (id / kPanel) * panel_stride + id % kPanel;
     const float* row = d_x + r * a.e;

@@ -33,9 +33,15 @@ void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t 
 
 namespace {
 
-// Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of one
-// buffer.
-void LayOutActivations(const ModelArgs& a, std::vector<float>& buffer, std::vector<BlockSaved>& saved, TrainArgs& t) {
+// buffer[0, n), grown when shorter (never shrunk, never zero-filled again).
+float* Grown(std::vector<float>& buffer, size_t n) {
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+// Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of the
+// state's buffer: zero-filled when the shape (B, T) changes (the forward writes the same elements at each shape).
+void LayOutActivations(const ModelArgs& a, TrainState& state, std::vector<BlockSaved>& saved, TrainArgs& t) {
   const size_t rows = a.batch * a.tokens, plane = rows * a.e;
   const BlockArgs& b = a.blocks[0];
   const size_t qk_raw = b.q_norm ? rows * (a.heads + a.kv_heads) * a.head_dim : 0;
@@ -44,8 +50,12 @@ void LayOutActivations(const ModelArgs& a, std::vector<float>& buffer, std::vect
       plane, plane, rows * b.up.out,  rows * b.down.in};
   size_t per_block = 0;
   for (size_t n : sizes) per_block += n;
-  buffer.assign(per_block * a.num_blocks + 2 * plane, 0.0f);
-  float* p = buffer.data();
+  if (state.batch != a.batch || state.tokens != a.tokens) {
+    state.activations.assign(per_block * a.num_blocks + 2 * plane, 0.0f);
+    state.batch = a.batch;
+    state.tokens = a.tokens;
+  }
+  float* p = state.activations.data();
   saved.resize(a.num_blocks);
   for (BlockSaved& s : saved) {
     float** fields[10] = {&s.x_in, &s.h1, &s.qkv, &s.qk_raw, &s.weights, &s.ctx, &s.x_mid, &s.h2, &s.up, &s.act};
@@ -125,10 +135,26 @@ void SetObjective(const Transformer::GradientOptions& o, const TransformerConfig
   if (o.input_gradient && extra) t.input_grad = shaped(extra->input_grad, {b, tl, c.embed_dim});
 }
 
+// The kernels' view of the gradient buffers g (zero-filled here: the backward adds into them), one BlockGrads per
+// block; g null: none (every pointer null, the backward forms no parameter gradient).
+void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, TrainArgs& t) {
+  t.grads = blocks.data();
+  if (!gradients) return;
+  Weights& g = *gradients;
+  g.ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
+  for (size_t l = 0; l < blocks.size(); ++l) blocks[l] = g.GradsOf(l);
+  t.embed = g.embed.data.data();
+  t.positions = g.positions.empty() ? nullptr : g.positions.data();
+  t.norm_f_weight = g.norm_f_weight.empty() ? nullptr : g.norm_f_weight.data();
+  t.norm_f_bias = g.norm_f_bias.empty() ? nullptr : g.norm_f_bias.data();
+  t.head = g.head.data.empty() ? nullptr : g.head.data.data();
+  t.head_bias = g.head_bias.empty() ? nullptr : g.head_bias.data();
+}
+
 }  // namespace
 
 double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets,
-                                     const GradientOptions& options, LossAndGrad* extra) {
+                                     const GradientOptions& options, LossAndGrad* extra, bool parameter_gradients) {
   if (impl_->config.task != Task::kCausalLm) {
     Fail("task", "'causal-lm' for training (encoders train in a later step)", "an encoder");
   }
@@ -140,32 +166,24 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   if (t_len > static_cast<size_t>(c.context_length)) {
     Fail("tokens", "at most " + std::to_string(c.context_length) + " positions (contextLength)", std::to_string(t_len));
   }
-  if (!impl_->train) impl_->train = std::make_unique<TrainState>(c);
+  if (!impl_->train) impl_->train = std::make_unique<TrainState>();
   TrainState& state = *impl_->train;
-  state.grads.ForEachBuffer([](std::vector<float>& g, bool) { std::fill(g.begin(), g.end(), 0.0f); });
+  if (parameter_gradients && !state.grads) state.grads = std::make_unique<Weights>(c, false);
 
   CallArgs call;
   PrepareCall(tokens, 0, t_len, call);
-  std::vector<float> step_k(batch * impl_->z.kv_heads * t_len * impl_->z.head_dim), step_v(step_k.size());
+  const size_t kv = batch * impl_->z.kv_heads * t_len * impl_->z.head_dim;
   for (BlockArgs& b : call.blocks) {
-    b.cache_k = step_k.data();
-    b.cache_v = step_v.data();
+    b.cache_k = Grown(state.step_k, kv);
+    b.cache_v = Grown(state.step_v, kv);
   }
-  std::vector<float> logits(batch * t_len * impl_->z.vocab);
-  call.a.logits = logits.data();
+  call.a.logits = Grown(state.logits, batch * t_len * impl_->z.vocab);
   TrainArgs t;
   std::vector<BlockSaved> saved;
-  LayOutActivations(call.a, state.activations, saved, t);
-  std::vector<BlockGrads> grads;
-  for (size_t l = 0; l < call.blocks.size(); ++l) grads.push_back(state.grads.GradsOf(l));
+  LayOutActivations(call.a, state, saved, t);
+  std::vector<BlockGrads> grads(call.blocks.size());  // (all null: no parameter gradient)
+  PointAtGradients(parameter_gradients ? state.grads.get() : nullptr, grads, t);
   t.targets = targets.data;
-  t.grads = grads.data();
-  t.embed = state.grads.embed.data.data();
-  t.positions = state.grads.positions.empty() ? nullptr : state.grads.positions.data();
-  t.norm_f_weight = state.grads.norm_f_weight.empty() ? nullptr : state.grads.norm_f_weight.data();
-  t.norm_f_bias = state.grads.norm_f_bias.empty() ? nullptr : state.grads.norm_f_bias.data();
-  t.head = state.grads.head.data.empty() ? nullptr : state.grads.head.data.data();
-  t.head_bias = state.grads.head_bias.empty() ? nullptr : state.grads.head_bias.data();
   SetObjective(options, c, batch, t_len, t, extra);
   TransformerLossAndGrad(call.a, t);
   if (extra && options.input_gradient) {
@@ -182,14 +200,14 @@ Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, 
 Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, const TokensView& targets,
                                                       const GradientOptions& options) {
   LossAndGrad out;
-  out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out));
+  out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out, /*parameter_gradients=*/true));
   for (const ParamSpec& s : impl_->specs) {
     Tensor& g = out.grad_params[s.name];
     g.shape = s.shape;
     size_t n = 1;
     for (int64_t d : s.shape) n *= static_cast<size_t>(d);
     g.data.resize(n);
-    impl_->train->grads.Save(s, g.data.data());
+    impl_->train->grads->Save(s, g.data.data());
   }
   return out;
 }
@@ -198,13 +216,17 @@ Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const T
                                                const AdamWOptions& options) {
   CheckAdamW(options);
   StepResult result;
-  result.loss = static_cast<float>(ComputeGradients(tokens, targets, GradientOptions{}, nullptr));
+  result.loss = static_cast<float>(ComputeGradients(tokens, targets, GradientOptions{}, nullptr, true));
   TrainState& state = *impl_->train;
-  const double norm = GradNorm(state.grads);
+  if (!state.adam_m) {  // (AdamW's moments: made by the first step, zero)
+    state.adam_m = std::make_unique<Weights>(impl_->config, false);
+    state.adam_v = std::make_unique<Weights>(impl_->config, false);
+  }
+  const double norm = GradNorm(*state.grads);
   result.grad_norm = static_cast<float>(norm);
   if (options.clip_grad_norm > 0) {  // (torch: the coefficient clamped at 1 multiplies every gradient)
     const float coef = static_cast<float>(std::min(1.0, options.clip_grad_norm / (norm + 1e-6)));
-    state.grads.ForEachBuffer([&](std::vector<float>& g, bool) {
+    state.grads->ForEachBuffer([&](std::vector<float>& g, bool) {
       for (float& x : g) x *= coef;
     });
   }
@@ -216,9 +238,9 @@ Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const T
     params.push_back(&b);
     decay.push_back(matrix);
   });
-  state.grads.ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
-  state.adam_m.ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
-  state.adam_v.ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
+  state.grads->ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
+  state.adam_m->ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
+  state.adam_v->ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
   for (size_t i = 0; i < params.size(); ++i) {
     AdamWUpdate(*params[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
   }

@@ -35,14 +35,17 @@ struct TransformerKVCache::Impl {
   std::vector<float> cross_bias;
 };
 
-// Training state, made by the first LossAndGradient: gradients and AdamW's moments in the parameters' layout, the
-// forward's saved activations (per block), and the step count.
+// Training state, made by the first call that needs each part: the parameters' gradients (LossAndGradient,
+// TrainStep; head importance and attribution need none), AdamW's moments (the first TrainStep), all in the
+// parameters' layout; the forward's saved activations (per block), and the step count.
+// The step's buffers stay too, reused while the shape (B, T) stays (grown, never zero-filled again: the forward
+// overwrites them).
 struct TrainState {
-  Weights grads, adam_m, adam_v;
+  std::unique_ptr<Weights> grads, adam_m, adam_v;  // (null: not made yet)
   int64_t step = 0;
-  std::vector<float> activations;  // every block's BlockSaved buffers, then x_final and h_final
-
-  explicit TrainState(const TransformerConfig& c) : grads(c, false), adam_m(c, false), adam_v(c, false) {}
+  std::vector<float> activations;             // every block's BlockSaved buffers, then x_final and h_final
+  size_t batch = 0, tokens = 0;               // the (B, T) `activations` is laid out for (0: none yet)
+  std::vector<float> logits, step_k, step_v;  // (B, T, V), then their gradient; one layer's keys and values
 };
 
 struct Transformer::Impl {
@@ -123,8 +126,8 @@ struct Transformer::Impl {
   void ResetTraining() {
     if (!train) return;
     train->step = 0;
-    for (Weights* w : {&train->adam_m, &train->adam_v}) {
-      w->ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
+    for (Weights* w : {train->adam_m.get(), train->adam_v.get()}) {
+      if (w) w->ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
     }
   }
 

@@ -180,7 +180,7 @@ MemoryNeeds TransformerEncoderDecoderForwardMemoryNeeds(const TransformerConfig&
   return needs;
 }
 
-MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, bool return_gradients,
+MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, TrainCall call,
                                         WeightStorage storage) {
   MemoryNeeds needs;
   if (tokens.size() != 2) return needs;
@@ -196,10 +196,14 @@ MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const S
                dq = static_cast<double>(z.heads * z.head_dim);
   const double qkv = static_cast<double>(z.qkv_out), up = static_cast<double>(z.up_out),
                hidden = static_cast<double>(z.down_in), heads = static_cast<double>(z.heads);
-  // (train.cc's TrainState: made by the first training call, kept until the parameters are replaced)
+  // (train.cc's TrainState: each part made by the first call that needs it, kept until the parameters are replaced)
   double parameters = 0;
   for (const MemoryPart& part : ParameterParts(c)) parameters += part.bytes;
-  needs.push_back({"training state (gradients and AdamW's two moments, 3 x the parameters)", 3 * parameters * kF32});
+  if (call != TrainCall::kGradientAnalysis) {
+    needs.push_back({"parameter gradients (the parameters' size)", parameters * kF32});
+  }
+  if (call == TrainCall::kTrainStep)
+    needs.push_back({"AdamW's two moments (2 x the parameters)", 2 * parameters * kF32});
   // (train.cc's LayOutActivations: BlockSaved per block, then the last block's output and the final norm's)
   const double qk_raw = c.qk_norm ? rows * static_cast<double>((z.heads + z.kv_heads) * z.head_dim) : 0;
   const double per_block =
@@ -215,9 +219,13 @@ MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const S
   // The backward's gradients through a block, and the operands of the largest linear layer's weight gradient (the
   // LM head's (embedDim, vocabSize): a dense copy and a packed transpose, and the output gradient packed).
   const double largest = std::max({e * v, e * qkv, dq * e, e * up, hidden * e});
-  needs.push_back(
-      {"backward scratch", (rows * (2 * e + qkv + dq + up + hidden) + 2 * largest + Packed(rows, v)) * kF32});
-  if (return_gradients) {
+  const double packed_dy = call == TrainCall::kGradientAnalysis ? 0 : Packed(rows, v);
+  needs.push_back({"backward scratch", (rows * (2 * e + qkv + dq + up + hidden) + 2 * largest + packed_dy) * kF32});
+  if (call == TrainCall::kGradientAnalysis) {  // (the head mask's (B, L, H); the input's and the input (B, T, E))
+    const double heads_mask = b * static_cast<double>(c.num_layers) * heads;
+    needs.push_back({"head mask or input gradients", std::max(heads_mask, 2 * rows * e) * kF32});
+  }
+  if (call == TrainCall::kLossAndGradient) {
     double numel = 0;
     for (const ParamSpec& s : ParameterSpecs(c)) numel += Numel(s.shape);
     needs.push_back({"gradients returned (every parameter's shape)", numel * kF32});

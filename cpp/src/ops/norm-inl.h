@@ -70,7 +70,8 @@ HWY_INLINE void RmsNormRow(const float* HWY_RESTRICT x, size_t e, const float* H
 }
 
 // Gradient of y = LayerNorm(x) (bias b may be null) for one row: dx += r (ĝ − mean(ĝ) − x̂ mean(ĝ x̂)) with
-// x̂ = (x − mean) r, ĝ = dy ⊙ w; dw += dy ⊙ x̂; db += dy. (Scalar: the reductions are small next to the GEMMs.)
+// x̂ = (x − mean) r, ĝ = dy ⊙ w; dw += dy ⊙ x̂; db += dy (dw, db null: not wanted). (Scalar: the reductions are small
+// next to the GEMMs.)
 HWY_INLINE void LayerNormGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, const float* HWY_RESTRICT dy,
                                  size_t e, float eps, float* HWY_RESTRICT dx, float* HWY_RESTRICT dw,
                                  float* HWY_RESTRICT db) {
@@ -84,7 +85,7 @@ HWY_INLINE void LayerNormGradRow(const float* HWY_RESTRICT x, const float* HWY_R
     const double xhat = (x[j] - mean) * r, g = static_cast<double>(dy[j]) * w[j];
     g_mean += g;
     gx_mean += g * xhat;
-    dw[j] += static_cast<float>(dy[j] * xhat);
+    if (dw) dw[j] += static_cast<float>(dy[j] * xhat);
     if (db) db[j] += dy[j];
   }
   g_mean /= static_cast<double>(e);
@@ -95,7 +96,8 @@ HWY_INLINE void LayerNormGradRow(const float* HWY_RESTRICT x, const float* HWY_R
   }
 }
 
-// Gradient of y = RMSNorm(x) for one row: dx += r ĝ − x r³ mean(ĝ x) with ĝ = dy ⊙ w; dw += dy ⊙ x r.
+// Gradient of y = RMSNorm(x) for one row: dx += r ĝ − x r³ mean(ĝ x) with ĝ = dy ⊙ w; dw += dy ⊙ x r (dw null:
+// not wanted).
 HWY_INLINE void RmsNormGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, const float* HWY_RESTRICT dy,
                                size_t e, float eps, float* HWY_RESTRICT dx, float* HWY_RESTRICT dw) {
   double sq = 0, gx = 0;
@@ -106,7 +108,7 @@ HWY_INLINE void RmsNormGradRow(const float* HWY_RESTRICT x, const float* HWY_RES
   const double r = 1.0 / std::sqrt(sq / static_cast<double>(e) + static_cast<double>(eps));
   const double c = r * r * r * gx / static_cast<double>(e);
   for (size_t j = 0; j < e; ++j) {
-    dw[j] += static_cast<float>(dy[j] * x[j] * r);
+    if (dw) dw[j] += static_cast<float>(dy[j] * x[j] * r);
     dx[j] += static_cast<float>(r * dy[j] * w[j] - x[j] * c);
   }
 }

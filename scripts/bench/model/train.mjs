@@ -12,7 +12,9 @@
 // of the matrix products, the tied LM head included) · tokens + attention (forward QKᵀ and PV over the causal
 // T(T+1)/2 pairs, 2·T(T+1)·H·D per row and layer; backward twice that). Writes build/bench/model-train.{json,md}.
 // Knobs: BENCH_TRAIN_ROUNDS (5), BENCH_TRAIN_STEPS (steps per peer per round, 2), BENCH_TRAIN_PEERS (a list of
-// names, e.g. native@2,simd), BENCH_QUICK=1 (2 rounds of 1 step).
+// names, e.g. native@2,simd), BENCH_QUICK=1 (2 rounds of 1 step); a baseline in the same rounds (before/after a
+// change): BENCH_TRAIN_BASELINE_BIN (another attnlab_model_bench: peer native-base@1) and BENCH_TRAIN_BASELINE_DIST
+// (another dist/ folder: peer simd-base).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -142,9 +144,27 @@ async function wasmPeakCpu() {
   return best;
 }
 
+/** The baseline peers (a build before a change, in the same rounds): native-base@1 from BENCH_TRAIN_BASELINE_BIN,
+ *  simd-base from the dist folder BENCH_TRAIN_BASELINE_DIST; none without them. */
+async function baselinePeers(ids, args) {
+  const peers = [];
+  const programs = [];
+  if (process.env.BENCH_TRAIN_BASELINE_BIN) {
+    const program = new LineProgram(path.resolve(process.env.BENCH_TRAIN_BASELINE_BIN), args);
+    await program.ready;
+    programs.push(program);
+    peers.push(...programPeers(program, 'native', 'native-base', [1]));
+  }
+  if (process.env.BENCH_TRAIN_BASELINE_DIST) {
+    const dist = await import(path.resolve(process.env.BENCH_TRAIN_BASELINE_DIST, 'index.mjs'));
+    peers.push({ ...(await wasmPeer(dist, 'simd', null, ids)), name: 'simd-base' });
+  }
+  return { peers, programs };
+}
+
 async function loadPeers(ids, idsFile, configFile) {
   const wanted = process.env.BENCH_TRAIN_PEERS?.split(',');
-  const keep = (p) => !wanted || wanted.includes(p.name);
+  const keep = (p) => !wanted || wanted.includes(p.name) || p.name.includes('-base');
   const native = new LineProgram(bin, ['--train', configFile, '--tokens', idsFile, '--serve']);
   const torch = new LineProgram('/usr/bin/python3', [
     path.join(repoRoot, 'scripts/bench/model/train_torch.py'),
@@ -155,13 +175,15 @@ async function loadPeers(ids, idsFile, configFile) {
   ]);
   const info = { native: await native.ready, torch: await torch.ready };
   const dist = await import(path.join(repoRoot, 'dist/index.mjs'));
+  const baseline = await baselinePeers(ids, ['--train', configFile, '--tokens', idsFile, '--serve']);
   const peers = [
     ...programPeers(native, 'native', 'native', [1, 2]),
     await wasmPeer(dist, 'simd', null, ids),
     await wasmPeer(dist, 'simd-threaded', 2, ids),
     ...programPeers(torch, 'pytorch', 'pytorch', [1, 2]),
+    ...baseline.peers,
   ].filter(keep);
-  return { peers, programs: [native, torch], info };
+  return { peers, programs: [native, torch, ...baseline.programs], info };
 }
 
 /** Interleaved rounds (the first peer rotating), after one untimed step each: per peer the steps' wall and CPU
@@ -198,7 +220,7 @@ function check(entries) {
     if (bad !== undefined) throw new Error(`${e.peer.name}: loss ${bad}, expected ≈ ln V = ${lnV.toFixed(3)}`);
   }
   // native@2 continues native@1's model (one program), which takes its first step before it in the warm-up round
-  const fresh = entries.filter((e) => e.peer.kind === 'wasm' || e.peer.name === 'native@1');
+  const fresh = entries.filter((e) => e.peer.kind === 'wasm' || /^native(-base)?@1$/.test(e.peer.name));
   const firsts = fresh.map((e) => e.firstLoss);
   const spread = firsts.length ? Math.max(...firsts) - Math.min(...firsts) : 0;
   if (!(spread <= 1e-3)) throw new Error(`attnlab's first losses differ by ${spread}`);

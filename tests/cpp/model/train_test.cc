@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnlab/memory_needs.h"
+#include "attnlab/threads.h"
 #include "attnlab/transformer.h"
 #include "hwy_targets.h"
 #include "model_fixture.h"
@@ -173,6 +175,117 @@ TEST_CASE("transformer training: bad targets and AdamW options are named; loadin
     after.push_back(model.StateDict());
   }
   for (const auto& [name, t] : after[0]) CHECK(BitIdentical(t.data, after[1].at(name).data));
+}
+
+// The bytes of the part of `needs` whose description starts with `what`, or −1 when there is none.
+double TrainPartBytes(const attnlab::MemoryNeeds& needs, const std::string& what) {
+  for (const attnlab::MemoryPart& part : needs) {
+    if (part.what.rfind(what, 0) == 0) return part.bytes;
+  }
+  return -1;
+}
+
+TEST_CASE("transformer training memory: gradients for LossAndGradient and TrainStep, moments for TrainStep only",
+          "[model][train][memory_needs]") {
+  using attnlab::TrainCall;
+  for (const TrainFixture& f : LoadTrainFixtures()) {
+    INFO("fixture " << f.model.name);
+    attnlab::TransformerConfig c = f.model.config;  // (whole panels of 32 columns: packed = the tensors' floats)
+    c.vocab_size = 64;
+    c.embed_dim = 32;
+    c.num_heads = c.num_kv_heads = 2;
+    c.head_dim = 16;
+    c.hidden_dim = 128;
+    const double parameters = 4.0 * static_cast<double>(Transformer(c, 0, false).ParameterCount());
+    const attnlab::Shape tokens{2, 5};
+    const auto step = attnlab::TransformerTrainMemoryNeeds(c, tokens, TrainCall::kTrainStep);
+    const auto grad = attnlab::TransformerTrainMemoryNeeds(c, tokens, TrainCall::kLossAndGradient);
+    const auto analysis = attnlab::TransformerTrainMemoryNeeds(c, tokens, TrainCall::kGradientAnalysis);
+    CHECK(TrainPartBytes(step, "parameter gradients") == parameters);
+    CHECK(TrainPartBytes(step, "AdamW's two moments") == 2 * parameters);
+    CHECK(TrainPartBytes(grad, "parameter gradients") == parameters);
+    CHECK(TrainPartBytes(grad, "AdamW") == -1);
+    CHECK(TrainPartBytes(grad, "gradients returned") == parameters);
+    CHECK(TrainPartBytes(analysis, "parameter gradients") == -1);
+    CHECK(TrainPartBytes(analysis, "AdamW") == -1);
+    for (const char* shared : {"saved activations", "logits and their gradient", "forward activations"}) {
+      CHECK(TrainPartBytes(analysis, shared) == TrainPartBytes(step, shared));
+      CHECK(TrainPartBytes(analysis, shared) > 0);
+    }
+  }
+}
+
+TEST_CASE("transformer training: gradient analyses first leave every TrainStep bit as a fresh model's",
+          "[model][train][analysis]") {
+  const std::vector<TrainFixture> fixtures = LoadTrainFixtures();
+  REQUIRE_FALSE(fixtures.empty());
+  for (const TrainFixture& f : fixtures) {
+    INFO("fixture " << f.model.name);
+    const attnlab::TokensView tokens{f.tokens.ints.data(), f.tokens.shape};
+    const attnlab::TokensView targets{f.targets.ints.data(), f.targets.shape};
+    const Transformer::AdamWOptions options = OptionsOf(f.adamw);
+    std::vector<std::map<std::string, attnlab::Tensor>> after;
+    for (bool analyses_first : {false, true}) {
+      Transformer model = LoadedTrainModel(f);
+      if (analyses_first) {
+        model.HeadImportance(tokens, targets, Transformer::ImportanceMethod::kGradient);
+        const attnlab::TokensView first{f.tokens.ints.data(), {1, f.tokens.shape[1]}};
+        model.Attribution(first, 0, 1, Transformer::AttributionMethod::kGradientXInput);
+      }
+      model.TrainStep(tokens, targets, options);
+      const Transformer::StepResult second = model.TrainStep(tokens, targets, options);
+      CHECK(std::isfinite(second.loss));
+      after.push_back(model.StateDict());
+    }
+    for (const auto& [name, t] : after[0]) CHECK(BitIdentical(t.data, after[1].at(name).data));
+  }
+}
+
+// Resets the thread count when a test ends, however it ends.
+struct TrainThreadsGuard {
+  ~TrainThreadsGuard() { attnlab::SetThreadCount(1); }
+};
+
+// Every bit a run of training gives: LossAndGradient twice (its loss and every gradient), two AdamW steps' losses
+// and the parameters after them.
+std::vector<float> TrainRunBits(Transformer& model, const attnlab::TokensView& tokens,
+                                const attnlab::TokensView& targets) {
+  std::vector<float> bits;
+  for (int i = 0; i < 2; ++i) {
+    const Transformer::LossAndGrad g = model.LossAndGradient(tokens, targets);
+    bits.push_back(g.loss);
+    for (const auto& named : g.grad_params) bits.insert(bits.end(), named.second.data.begin(), named.second.data.end());
+  }
+  Transformer::AdamWOptions options;
+  options.lr = 1e-2f;
+  for (int i = 0; i < 2; ++i) bits.push_back(model.TrainStep(tokens, targets, options).loss);
+  for (const auto& named : model.StateDict())
+    bits.insert(bits.end(), named.second.data.begin(), named.second.data.end());
+  return bits;
+}
+
+TEST_CASE("transformer training: the same bits at 1 and 2 threads, and after a call at another shape",
+          "[model][train]") {
+  TrainThreadsGuard guard;
+  const std::vector<TrainFixture> fixtures = LoadTrainFixtures();
+  REQUIRE_FALSE(fixtures.empty());
+  attnlab::TransformerConfig c = fixtures.front().model.config;
+  c.vocab_size = 4096;  // (64 rows × 4096 logits: the cross-entropy is split over threads)
+  c.context_length = std::max<int64_t>(c.context_length, 16);
+  std::vector<int32_t> ids(4 * 17);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>((i * 2654435761u) % 4096);
+  const std::vector<int32_t> inputs(ids.begin(), ids.end() - 1), targets(ids.begin() + 1, ids.end());
+  const attnlab::TokensView x{inputs.data(), {4, 16}}, y{targets.data(), {4, 16}};
+  std::vector<std::vector<float>> runs;
+  for (int run = 0; run < 3; ++run) {
+    attnlab::SetThreadCount(run == 1 ? 2 : 1);
+    Transformer model(c, 7);
+    if (run == 2) model.LossAndGradient({inputs.data(), {2, 5}}, {targets.data(), {2, 5}});  // (another layout)
+    runs.push_back(TrainRunBits(model, x, y));
+  }
+  REQUIRE(runs[0].size() > 2 * 4096 * 16);
+  CHECK(BitIdentical(runs[0], runs[1]));
+  CHECK(BitIdentical(runs[0], runs[2]));
 }
 
 }  // namespace

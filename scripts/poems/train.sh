@@ -7,7 +7,9 @@
 #   2. build attnlab_train_poems (native, Release) and train with attnlab's engine (the flags below: seed, size,
 #      schedule), logging losses.csv;
 #   3. copy the Hugging Face folder into the model folder: config.json, model.safetensors (F16), tokenizer.json,
-#      tokenizer_config.json, losses.csv, summary.json (README.md, the model card, is written by hand from them).
+#      tokenizer_config.json, losses.csv, summary.json (README.md, the model card, is written by hand from them);
+#   4. scripts/poems/snapshots.mjs: the weights saved at the snapshot steps, run on the page's probes, into
+#      snapshots.json (needs dist/, built by scripts/build.sh).
 #
 #   bash scripts/poems/train.sh [--out DIR] [--build DIR] [--cache DIR] [-- extra trainer flags]
 #
@@ -38,6 +40,8 @@ run=$cache/poems/run
 model_flags=(--arch llama --embed 128 --layers 4 --heads 4 --hidden 352 --seed 1 --batch 48 --poems-per-row 2 --steps 6000
   --lr 3e-3 --warmup 300 --min-lr-ratio 0.1 --weight-decay 0.1 --beta1 0.9 --beta2 0.99 --clip 1.0
   --log-every 50 --eval-every 500 --eval-poems 1000 --threads 2)
+# Weights saved on the way (they do not change the run): the page's view of the run from inside.
+snapshot_flags=(--snapshot-steps 0,25,50,100,200,300,500,1000,1500,2000,3000,4000,5000,6000)
 
 if [ -f "$data/stats.json" ]; then
   echo "train.sh: using the prepared data in $data (delete it to prepare again)" >&2
@@ -50,8 +54,10 @@ fi
 nice cmake --build "$build" -j2 --target attnlab_train_poems
 mkdir -p "$run"
 echo "train.sh: training (log: $run/train.log) …" >&2
-nice "$build/attnlab_train_poems" --data "$data" --out "$run" "${model_flags[@]}" "${extra[@]}" | tee "$run/train.log"
+nice "$build/attnlab_train_poems" --data "$data" --out "$run" "${model_flags[@]}" "${snapshot_flags[@]}" "${extra[@]}" |
+  tee "$run/train.log"
 mkdir -p "$out"
 cp "$run/config.json" "$run/model.safetensors" "$run/losses.csv" "$run/summary.json" "$out/"
 cp "$data/tokenizer.json" "$data/tokenizer_config.json" "$out/"
+node scripts/poems/snapshots.mjs --run "$run" --model "$out"
 echo "train.sh: wrote $out (the model card README.md is not regenerated)" >&2

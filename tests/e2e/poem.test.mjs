@@ -124,6 +124,17 @@ for (const lang of ['zh', 'en']) {
         // the shipped model's own run, from its losses.csv
         await page.waitForFunction(() => document.querySelector('#poem-shipped')?.dataset.steps === '6000');
         for (const c of await canvasInk(page, '#poem-shipped-chart')) assert.ok(c.ink > 0.01, JSON.stringify(c));
+        // … and from inside (snapshots.json): the pattern curves, step 0's maps, the last step's after the slider
+        await page.waitForFunction(() => Number(document.querySelector('#poem-shipped')?.dataset.snapshots) > 2);
+        for (const c of await canvasInk(page, '#poem-shipped-patterns')) assert.ok(c.ink > 0.01, JSON.stringify(c));
+        assert.equal(await attr(page, '#poem-shipped', 'data-snap-step'), '0');
+        await page.$eval('#poem-shipped-snap', (el) => {
+          const s = /** @type {HTMLInputElement} */ (el);
+          s.value = s.max;
+          s.dispatchEvent(new Event('input'));
+        });
+        assert.equal(await attr(page, '#poem-shipped', 'data-snap-step'), '6000');
+        assert.equal((await canvasInk(page, '#poem-shipped-maps canvas')).length, 16);
         const patterns = JSON.parse(tr.patterns);
         assert.ok(patterns.previous.best >= 0 && patterns.previous.best <= 1, tr.patterns);
         const yMax = Number(await attr(page, '#poem-loss-chart', 'data-y-max'));

@@ -272,11 +272,11 @@ const PATTERN_COLOURS = /** @type {const} */ ([
 /**
  * The best head's score on each pattern over the steps (0 … 1), and a legend beside the canvas.
  * @param {HTMLCanvasElement} canvas
- * @param {import('./scratch.js').History} hist
+ * @param {{ patterns: [number, Record<string, { best: number }>][] }} hist
  * @param {number} width
  * @param {number} xMax
  */
-function drawPatternCurves(canvas, hist, width, xMax) {
+export function drawPatternCurves(canvas, hist, width, xMax) {
   const shown = PATTERN_COLOURS.filter(([name]) => hist.patterns[0]?.[1][name]);
   canvasLineChart(canvas, {
     width,
@@ -322,4 +322,33 @@ export function drawShippedRun(canvas, run, width) {
       { points: run.validation, color: '#dc3912', dash: true },
     ],
   });
+}
+
+/**
+ * Every head's map of a probe, one small canvas each (layer.head titles).
+ * @param {Element} box
+ * @param {Float32Array[]} maps  per layer (H·T·T)
+ * @param {string[]} labels  the probe's T tokens
+ */
+export function drawProbeMaps(box, maps, labels) {
+  const T = labels.length;
+  const H = maps[0].length / (T * T);
+  box.replaceChildren(
+    ...maps.flatMap((m, l) =>
+      Array.from({ length: H }, (_, hh) => {
+        const canvas = h('canvas', { 'data-layer': l, 'data-head': hh });
+        const title = layerHead(l, hh);
+        drawHeatmap(canvas, m.subarray(hh * T * T, (hh + 1) * T * T), {
+          rows: T,
+          cols: T,
+          rowLabels: labels,
+          colLabels: labels,
+          cell: 4,
+          title,
+          labelLen: 1,
+        });
+        return h('figure', {}, canvas, h('figcaption', { text: title }));
+      }),
+    ),
+  );
 }

@@ -10,19 +10,17 @@
 
 import { h } from '../../widgets/dom.js';
 import { radios } from '../../widgets/controls.js';
-import { drawHeatmap } from '../../widgets/heatmap.js';
 import { fmt, errText } from '../../shared/format.js';
 import { t } from '../../i18n.js';
 import * as C from './compute.js';
-import { drawCurves, drawShippedRun, layerHead } from './draw.js';
-import { parseLossesCsv } from './shipped-run.js';
+import { drawCurves, drawProbeMaps } from './draw.js';
+import { PROBES, probeTexts } from './shipped-run.js';
+import { shippedFigure, showShippedRun } from './shipped-view.js';
 
 /** The learning rates offered (AdamW); the first run uses LR. */
 const LRS = [1e-3, 3e-3, 1e-2];
 const LR = 3e-3;
 const BATCH = 16;
-/** Held-out poems the run is probed on (the first of them is drawn). */
-const PROBES = 16;
 /** Snapshots of the maps are kept at these steps (and the latest). */
 const SNAP_STEPS = [0, 10, 25, 50, 100, 200, 400, 800, 1600, 3200, 6400];
 
@@ -108,7 +106,7 @@ export class ScratchTrainer {
       patterns: h('canvas#poem-pattern-chart'),
       entropy: h('canvas#poem-entropy-chart'),
     };
-    this.shipped = h('figure#poem-shipped', {}, h('figcaption'), h('canvas#poem-shipped-chart'), h('p.note'));
+    this.shipped = shippedFigure();
     this.box.append(
       this.shipped,
       h('div.controls', {}, ...src),
@@ -140,37 +138,10 @@ export class ScratchTrainer {
    * @param {URL} subsetUrl  the training subset, one poem per line
    */
   setPoems(heldOut, subsetUrl) {
-    this.probes = heldOut.slice(-PROBES).reverse();
+    this.probes = probeTexts(heldOut);
     this.subsetUrl = subsetUrl;
     if (this.ready) this.reset();
-    this.showShippedRun(new URL('losses.csv', subsetUrl));
-  }
-
-  /**
-   * The shipped model's own training curves, from its folder's losses.csv.
-   * @param {URL} url
-   */
-  async showShippedRun(url) {
-    try {
-      const r = await fetch(url);
-      if (!r.ok) throw new Error(t('poem.httpError', { f: 'losses.csv', s: r.status }));
-      const run = parseLossesCsv(await r.text());
-      const [caption, canvas, note] = /** @type {HTMLElement[]} */ ([...this.shipped.children]);
-      caption.textContent = t('poem.shipped.caption', { steps: run.steps });
-      drawShippedRun(/** @type {HTMLCanvasElement} */ (canvas), run, Math.min(520, this.box.clientWidth || 520));
-      const [v0, v1] = [run.validation[0], run.validation.at(-1)];
-      note.textContent = t('poem.shipped.note', {
-        t0: fmt(run.train[0][1], 2),
-        t1: fmt(run.train.at(-1)[1], 2),
-        s0: v0[0],
-        v0: fmt(v0[1], 2),
-        s1: v1[0],
-        v1: fmt(v1[1], 2),
-      });
-      Object.assign(this.shipped.dataset, { steps: run.steps, val: v1[1] });
-    } catch (e) {
-      this.shipped.replaceChildren(h('div.error-box', { role: 'alert', text: errText(e) }));
-    }
+    showShippedRun(this.shipped, subsetUrl, Math.min(520, this.box.clientWidth || 520));
   }
 
   /** The training subset, fetched once. */
@@ -296,28 +267,7 @@ export class ScratchTrainer {
   showSnap(k) {
     const snap = this.hist.snaps[k];
     if (!snap) return;
-    const labels = this.hist.labels;
-    const T = labels.length;
-    const box = this.box.querySelector('#poem-train-maps');
-    const H = snap.maps[0].length / (T * T);
-    box.replaceChildren(
-      ...snap.maps.flatMap((/** @type {Float32Array} */ m, /** @type {number} */ l) =>
-        Array.from({ length: H }, (_, hh) => {
-          const canvas = h('canvas', { 'data-layer': l, 'data-head': hh });
-          const title = layerHead(l, hh);
-          drawHeatmap(canvas, m.subarray(hh * T * T, (hh + 1) * T * T), {
-            rows: T,
-            cols: T,
-            rowLabels: labels,
-            colLabels: labels,
-            cell: 4,
-            title,
-            labelLen: 1,
-          });
-          return h('figure', {}, canvas, h('figcaption', { text: title }));
-        }),
-      ),
-    );
+    drawProbeMaps(this.box.querySelector('#poem-train-maps'), snap.maps, this.hist.labels);
     this.box.querySelector('#poem-snap-step').textContent = t('poem.snapStep', { s: snap.step });
   }
 }

@@ -1,6 +1,6 @@
 // Encoder–decoders in JS (web/src/seq2seq.mjs on transformer.mjs; issue 33 items 2, 3, 5): every PyTorch fixture
-// of tests/fixtures/seq2seq/ (marian, F32 / F16, the LM head and the base model) loaded on every variant: model.kind
-// and model.task, the normalised config, logits (or the decoder's last hidden state), encoderLastHiddenState and
+// of tests/fixtures/seq2seq/ (marian and t5, F32 / F16 / BF16, LM heads and base models) loaded on every variant:
+// model.kind and model.task, the normalised config, logits (or the decoder's last hidden state), encoderLastHiddenState and
 // every encoder, decoder and cross-attention and hidden state, with padding and the three head masks, at the
 // fixture's tolerance; loading from a Blob, the state dict's round trip, createModel(model.config); generate, greedy
 // and sampled, checked step by step against a forward of the generated ids (pad never chosen, eos forced last,
@@ -70,7 +70,7 @@ function referenceIds(model, prompt, { maxNewTokens, temperature, seed = 0 }) {
     const V = c.vocabSize;
     const row = Array.from(logits.data.subarray((dec.length - 1) * V, dec.length * V));
     row[c.padTokenId] = -Infinity;
-    if (c.forcedEosTokenId !== null && ids.length === maxNewTokens - 1) {
+    if ((c.forcedEosTokenId ?? null) !== null && ids.length === maxNewTokens - 1) {
       row.fill(-Infinity);
       row[c.forcedEosTokenId] = 0;
     }
@@ -92,7 +92,7 @@ function referenceIds(model, prompt, { maxNewTokens, temperature, seed = 0 }) {
 }
 
 for (const variant of VARIANTS) {
-  describe(`encoder–decoders (marian), ${variant} build`, async () => {
+  describe(`encoder–decoders (marian, t5), ${variant} build`, async () => {
     const attn = await init({ variant });
 
     for (const c of cases) {
@@ -116,7 +116,9 @@ for (const variant of VARIANTS) {
         const blob = own(await attn.loadModel({ config: c.config, tensors: await openAsBlob(c.file) }));
         assert.deepEqual(runAll(c, blob), runAll(c, model));
         const state = model.stateDict();
-        assert.ok(Object.keys(state).includes('final_logits_bias') === (c.expected.task === 'seq2seq-lm'));
+        // Marian's LM head keeps its final_logits_bias buffer; T5 has none
+        const biased = c.config.model_type === 'marian' && c.expected.task === 'seq2seq-lm';
+        assert.equal(Object.keys(state).includes('final_logits_bias'), biased);
         const again = own(attn.loadModel({ config: model.config, tensors: state }));
         assert.deepEqual(runAll(c, again), runAll(c, model));
         const fresh = own(attn.createModel(model.config));
@@ -155,11 +157,14 @@ for (const variant of VARIANTS) {
       for (let i = 0; i < B * H; ++i) assert.equal(r.decoderAttentions[0].data[i * T * T + 2 * T + 1], 0);
     });
 
-    for (const temperature of [0, 0.8]) {
-      test(`generate at temperature ${temperature}: each id as a forward of the ids so far gives`, (t) => {
-        const model = scope(t)(
-          attn.loadModel({ config: byName('marian_mt_f32').config, tensors: byName('marian_mt_f32').tensors }),
-        );
+    for (const [name, temperature] of [
+      ['marian_mt_f32', 0],
+      ['marian_mt_f32', 0.8],
+      ['t5_v11_bf16', 0],
+      ['t5_v10_f32', 0.8],
+    ]) {
+      test(`${name}: generate at temperature ${temperature}: each id as a forward of the ids so far gives`, (t) => {
+        const model = scope(t)(attn.loadModel({ config: byName(name).config, tensors: byName(name).tensors }));
         const c = model.config;
         for (const [prompt, maxNewTokens, seed] of [
           [Int32Array.of(3, 7, 1, 0), 6, 1],
@@ -179,7 +184,8 @@ for (const variant of VARIANTS) {
           assert.ok(!ids.includes(c.padTokenId), 'never pad');
           const eos = ids.indexOf(c.eosTokenId);
           assert.ok(eos === -1 || eos === ids.length - 1, 'stops after eos');
-          if (ids.length === maxNewTokens) assert.equal(ids.at(-1), c.forcedEosTokenId, 'eos forced last');
+          if (ids.length === maxNewTokens && c.forcedEosTokenId !== undefined)
+            assert.equal(ids.at(-1), c.forcedEosTokenId, 'eos forced last');
         }
       });
     }

@@ -163,8 +163,38 @@ export interface MarianConfig {
   task: EncoderDecoderTask;
 }
 
+export interface T5Config {
+  arch: 't5';
+  vocabSize: number;
+  /** `n_positions` (positions are relative: the longest sequence generate and the memory checks allow). */
+  contextLength: number;
+  embedDim: number;
+  /** The encoder's blocks (`num_layers`). */
+  numLayers: number;
+  /** The decoder's blocks (`num_decoder_layers`). */
+  decoderLayers: number;
+  numHeads: number;
+  /** `d_kv`: numHeads × headDim may differ from embedDim. */
+  headDim: number;
+  /** `d_ff`. */
+  hiddenDim: number;
+  /** `relu` (T5 v1.0) or `gated-gelu` (v1.1, flan-t5: gelu_new(wi_0 x) ⊙ wi_1 x). */
+  feedForwardProj: 'relu' | 'gated-gelu';
+  /** RMSNorm ε (`layer_norm_epsilon`). */
+  normEps: number;
+  /** `relative_attention_num_buckets`, `relative_attention_max_distance`. */
+  relativeBuckets: number;
+  relativeMaxDistance: number;
+  padTokenId: number;
+  decoderStartTokenId: number;
+  eosTokenId: number;
+  /** The LM head is `shared` (the decoder's output scaled by embedDim^−0.5 first). */
+  tieEmbeddings: boolean;
+  task: EncoderDecoderTask;
+}
+
 /** {@link Transformer.config}: what {@link Attnlab.createModel} takes back to build the same architecture. */
-export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config | EncoderConfig | VitConfig | MarianConfig;
+export type ModelConfig = Gpt2Config | LlamaConfig | Qwen3Config | EncoderConfig | VitConfig | MarianConfig | T5Config;
 
 /** Options of {@link Attnlab.createModel}: a {@link ModelConfig} (fields with defaults optional) and a seed. */
 export type CreateModelOptions =
@@ -191,11 +221,15 @@ export type CreateModelOptions =
     > &
       Partial<Omit<MarianConfig, 'arch' | 'vocabSize' | 'contextLength' | 'embedDim' | 'numLayers' | 'numHeads'>> & {
         seed?: number;
+      })
+  | (Pick<T5Config, 'arch' | 'vocabSize' | 'embedDim' | 'numLayers' | 'decoderLayers' | 'numHeads'> &
+      Partial<Omit<T5Config, 'arch' | 'vocabSize' | 'embedDim' | 'numLayers' | 'decoderLayers' | 'numHeads'>> & {
+        seed?: number;
       });
 
 /**
  * A Hugging Face `config.json` object, as parsed (`model_type` `'gpt2'`, `'llama'`, `'mistral'`, `'qwen2'`, `'qwen3'`,
- * `'bert'`, `'roberta'`, `'vit'` or `'marian'`).
+ * `'bert'`, `'roberta'`, `'vit'`, `'marian'` or `'t5'`).
  */
 export interface HuggingFaceConfig {
   model_type: string;

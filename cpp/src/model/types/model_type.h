@@ -31,7 +31,7 @@ class ConfigReader {
   ConfigReader WithDefaults(const nlohmann::json& defaults) const { return ConfigReader(object_, prefix_, &defaults); }
   // A nested object's reader ("config.rope_parameters."), or null when the key is absent or null.
   std::unique_ptr<ConfigReader> Object(const char* key) const;
-  bool Has(const char* key) const;                                         // present and not null
+  bool Has(const char* key) const;     // present and not null
   bool IsNull(const char* key) const;  // present and null (here, not in the defaults)
   const nlohmann::json* Value(const char* key) const { return Get(key); }  // any JSON value, or null when absent
   size_t Size() const { return object_.size(); }                           // the object's number of keys

@@ -158,7 +158,7 @@ export default {
     'Inside that run: the weights saved at chosen steps while it trained, on the same {n} held-out probe poems. First the best head’s score on each attention pattern over the steps (0 to 1); then drag the slider to watch the first probe’s 16 maps change from step 0 to the end.',
   'poem.shipped.snapStep': 'weights after step {s} · loss on the probes {loss} nats',
   'poem.shipped.insideNote':
-    'At step 0 the head closest to “look at the previous character” scores {p0}, about uniform attention’s {b}; by step {s1}, {p1}. The weights of steps 0–{r} come from a rerun of the same script (all {k} of its logged losses equal the original run’s, digit for digit); step {s1} is the model shipped above.',
+    'At step 0 the head closest to “look at the previous character” scores {p0}, about uniform attention’s {b}; by step {s1}, {p1}. The weights of steps 0–{r} come from a rerun of the same script (all {k} of its logged losses equal the original run’s, digit for digit); step {s1} is the model shipped above. Where the lines are dashed, there are no snapshots in between.',
   'poem.patternCaption': 'On the held-out probe poems, the score of the best head on each attention pattern (0 to 1)',
   'poem.steps': 'step',
   'poem.lnV': 'ln V = {v}',

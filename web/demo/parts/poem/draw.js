@@ -270,14 +270,20 @@ const PATTERN_COLOURS = /** @type {const} */ ([
 ]);
 
 /**
- * The best head's score on each pattern over the steps (0 … 1), and a legend beside the canvas.
+ * The best head's score on each pattern over the steps (0 … 1), and a legend beside the canvas. Past `dashFrom` (a
+ * step) the lines are dashed: no snapshot between the points there.
  * @param {HTMLCanvasElement} canvas
  * @param {{ patterns: [number, Record<string, { best: number }>][] }} hist
  * @param {number} width
  * @param {number} xMax
+ * @param {number} [dashFrom]
  */
-export function drawPatternCurves(canvas, hist, width, xMax) {
+export function drawPatternCurves(canvas, hist, width, xMax, dashFrom = Infinity) {
   const shown = PATTERN_COLOURS.filter(([name]) => hist.patterns[0]?.[1][name]);
+  const curve = (/** @type {string} */ name, /** @type {typeof hist.patterns} */ part) =>
+    /** @type {[number, number][]} */ (part.map(([s, p]) => [s, p[name].best]));
+  const solid = hist.patterns.filter(([s]) => s <= dashFrom);
+  const dashed = hist.patterns.slice(Math.max(0, solid.length - 1));
   canvasLineChart(canvas, {
     width,
     height: 180,
@@ -286,11 +292,10 @@ export function drawPatternCurves(canvas, hist, width, xMax) {
     yMin: 0,
     yMax: 1,
     yTicks: ticks(0, 1),
-    series: shown.map(([name, color]) => ({
-      points: /** @type {[number, number][]} */ (hist.patterns.map(([s, p]) => [s, p[name].best])),
-      color,
-      width: 1.5,
-    })),
+    series: shown.flatMap(([name, color]) => [
+      { points: curve(name, solid), color, width: 1.5 },
+      ...(dashed.length > 1 ? [{ points: curve(name, dashed), color, width: 1.5, dash: true }] : []),
+    ]),
   });
   const box = canvas.parentElement?.querySelector('.poem-legend');
   if (box && box.childElementCount !== shown.length)

@@ -87,7 +87,8 @@ function showLosses(fig, run, width) {
 function showInside(fig, snaps, width) {
   const { steps, labels } = snaps;
   const canvas = /** @type {HTMLCanvasElement} */ (fig.querySelector('#poem-shipped-patterns'));
-  drawPatternCurves(canvas, { patterns: steps.map((s) => [s.step, s.patterns]) }, width, steps.at(-1).step);
+  const patterns = /** @type {[number, Record<string, { best: number }>][]} */ (steps.map((s) => [s.step, s.patterns]));
+  drawPatternCurves(canvas, { patterns }, width, steps.at(-1).step, snaps.rerun.lastStep);
   const slider = /** @type {HTMLInputElement} */ (fig.querySelector('#poem-shipped-snap'));
   const show = (/** @type {number} */ k) => {
     const s = steps[k];

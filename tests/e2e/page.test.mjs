@@ -155,6 +155,14 @@ for (const lang of ['zh', 'en']) {
         'equal scores: uniform',
       );
       assert.match(await page.textContent('#simple-mix'), lang === 'zh' ? /动物/ : /animal/);
+      // the residual switch: a fourth column, own + new, and a note with 叫's "sound" both ways
+      const columns = () => page.$$eval('#simple-mix tr:first-child th', (th) => th.length);
+      assert.equal(await columns(), 4);
+      await page.check('#simple-residual');
+      assert.equal(await columns(), 5);
+      assert.match(await page.textContent('#simple-residual-note'), /1\.13/);
+      await page.uncheck('#simple-residual');
+      assert.equal(await page.textContent('#simple-residual-note'), '');
       // step by step: the advanced controls wait in a closed fold
       assert.equal(await page.$eval('#sbs-advanced', (d) => d.open), false);
       assert.equal(await page.isVisible('#sbs-causal-lower-right'), false);

@@ -216,6 +216,10 @@ export default {
   'simple.feature.sound': 'sound',
   'simple.feature.cause': 'cause',
   'simple.feature.function': 'function word',
+  'simple.residual': 'Add 叫’s own vector back (the residual connection)',
+  'simple.colResidual': 'own + new (residual)',
+  'simple.residualNote':
+    'With the weighted sum alone, 叫’s “sound” feature is {s0} (its own vector has 1): how much of the word survives depends on the weight it gives itself. Add its own vector back and it is {s1}: the word stays the word, with its context added. Every layer of a real Transformer does this (output = x + attention(x): the residual connection of section 7.3).',
   'simple.next':
     'That is the whole skeleton of attention. The next parts answer three questions: why do it this way (tutorial section 3), where the scores come from (the dot product of a query and a key, sections 4.2–4.3), and why divide by √dₖ (section 4.4). Then “step by step” joins the whole pipeline.',
 

@@ -212,6 +212,10 @@ export default {
   'simple.feature.sound': '声音',
   'simple.feature.cause': '原因',
   'simple.feature.function': '虚词',
+  'simple.residual': '把“叫”自己的向量加回来（残差连接）',
+  'simple.colResidual': '自己的 + 新的（残差）',
+  'simple.residualNote':
+    '只用加权和，“叫”的“声音”特征是 {s0}（它自己的向量里是 1）：这个词还剩多少，全看它给自己的权重。把它自己的向量加回来，就是 {s1}：词还是原来的词，只是多了上下文。真正的 Transformer 每一层都这样做（输出 = x + 注意力(x)；第 7.3 节提到的残差连接）。',
   'simple.next':
     '这就是注意力的全部骨架。后面几部分回答三个问题：为什么要这样做（教程第 3 节），分数从哪里来（查询和键的点积，4.2–4.3 节），为什么要除以 √dₖ（4.4 节）。然后“逐步计算”把整条流程连起来。',
 

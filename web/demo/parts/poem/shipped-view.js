@@ -29,7 +29,7 @@ export function shippedFigure() {
       'div.poem-shipped-inside',
       {},
       h('p', { text: t('poem.shipped.inside', { n: PROBES }) }),
-      h('figure', {}, h('canvas#poem-shipped-patterns'), h('div.poem-legend')),
+      h('div', {}, h('canvas#poem-shipped-patterns'), h('div.poem-legend')),
       h('div.controls', {}, h('label', { for: 'poem-shipped-snap' }, t('poem.snap'), ' ', snap), h('span.snap-step')),
       h('div.poem-train-maps#poem-shipped-maps'),
       h('p.note.inside-note'),

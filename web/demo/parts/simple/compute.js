@@ -64,6 +64,13 @@ export function mix(attn, scores) {
   return { weights: Array.from(r.weights.data), output: Array.from(r.output.data), uniform: 1 / n };
 }
 
+/**
+ * The residual connection (every Transformer block adds its input back, §7): 叫's own vector plus the weighted sum,
+ * feature by feature. The word keeps what it was and gains its context; the sum alone would replace it.
+ * @param {number[]} output  mix()'s weighted sum
+ */
+export const withResidual = (output) => output.map((o, f) => VECTORS[VECTORS.length - 1][f] + o);
+
 /** Softmax turns a score difference Δ into a weight ratio e^Δ. @param {number} delta */
 export const weightRatio = (delta) => Math.exp(delta);
 

@@ -8,10 +8,10 @@ import { seqColor } from '../../widgets/colours.js';
 import { createStore, setElement } from '../../store.js';
 import { fmt } from '../../shared/format.js';
 import { t, LANG } from '../../i18n.js';
-import { WORDS, FEATURES, VECTORS, PRESETS, mix, weightRatio, argmax, ratioGain } from './compute.js';
+import { WORDS, FEATURES, VECTORS, PRESETS, mix, weightRatio, argmax, ratioGain, withResidual } from './compute.js';
 import { guessCard } from '../../widgets/guess.js';
 
-/** @typedef {import('../../store.js').Store<{ scores: number[] }>} SimpleStore */
+/** @typedef {import('../../store.js').Store<{ scores: number[], residual: boolean }>} SimpleStore */
 
 /** A word as the page shows it: the Chinese word, with its gloss on the English page. @param {number} j */
 const word = (j) => (LANG === 'zh' ? WORDS[j][0] : `${WORDS[j][0]} (${WORDS[j][1]})`);
@@ -89,31 +89,45 @@ function ratioText(scores, w) {
 }
 
 /**
- * 叫's own vector, its new (weighted) vector and the plain average, feature by feature.
+ * 叫's own vector, its new (weighted) vector and the plain average, feature by feature; with the residual, also
+ * own + new.
  * @param {number[]} output
+ * @param {boolean} residual
  */
-function mixTable(output) {
+function mixTable(output, residual) {
   const own = VECTORS[VECTORS.length - 1];
   const mean = FEATURES.map((_, f) => VECTORS.reduce((s, v) => s + v[f], 0) / VECTORS.length);
+  const sum = withResidual(output);
   const cell = (/** @type {number} */ v) => h('td.mono', { style: `background:${seqColor(v)}`, text: fmt(v, 2) });
+  const cols = ['', t('simple.colOwn'), t('simple.colMixed'), t('simple.colMean')];
+  if (residual) cols.push(t('simple.colResidual'));
   return h(
     'table.answers',
     { id: 'simple-mix' },
     h(
       'tr',
       {},
-      ['', t('simple.colOwn'), t('simple.colMixed'), t('simple.colMean')].map((c) =>
-        h('th', { scope: 'col', text: c }),
-      ),
+      cols.map((c) => h('th', { scope: 'col', text: c })),
     ),
     FEATURES.map((f, i) =>
       h('tr', { 'data-feature': f }, h('th', { scope: 'row', text: t(`simple.feature.${f}`) }), [
         cell(own[i]),
         cell(output[i]),
         cell(mean[i]),
+        ...(residual ? [cell(sum[i])] : []),
       ]),
     ),
   );
+}
+
+/**
+ * The residual switch and what it changes: 叫's "sound" with and without its own vector added back.
+ * @param {SimpleStore} store
+ */
+function residualSwitch(store) {
+  const box = h('input#simple-residual', { type: 'checkbox' });
+  box.addEventListener('change', () => store.set({ residual: box.checked }));
+  return h('label.controls', {}, box, ' ', t('simple.residual'));
 }
 
 /**
@@ -134,9 +148,10 @@ function ratioGuess(attn, store) {
  * @param {import('../../attnlab.js').Attnlab} attn
  */
 export function mount(root, attn) {
-  const store = createStore({ scores: [...PRESETS.tutorial] });
+  const store = createStore({ scores: [...PRESETS.tutorial], residual: false });
   const rows = scoreRows(store);
   const ratio = h('p.note', { id: 'simple-ratio' });
+  const residualNote = h('p.note', { id: 'simple-residual-note' });
   const mixBox = h('div.scroll-x');
   const head = h(
     'tr',
@@ -164,14 +179,20 @@ export function mount(root, attn) {
     h('h3', { text: t('simple.step3') }),
     h('p.note', { text: t('simple.mixNote') }),
     mixBox,
+    residualSwitch(store),
+    residualNote,
     h('p.note', { html: t('simple.next') }),
   );
-  /** @param {{ scores: number[] }} st */
+  /** @param {{ scores: number[], residual: boolean }} st */
   const render = (st) => {
     const m = mix(attn, st.scores);
     drawWeights(rows, st.scores, m);
     ratio.textContent = ratioText(st.scores, m.weights);
-    mixBox.replaceChildren(mixTable(m.output));
+    mixBox.replaceChildren(mixTable(m.output, st.residual));
+    const sound = FEATURES.indexOf('sound');
+    residualNote.textContent = st.residual
+      ? t('simple.residualNote', { s0: fmt(m.output[sound], 2), s1: fmt(withResidual(m.output)[sound], 2) })
+      : '';
     Object.assign(root.dataset, { weights: JSON.stringify(m.weights), output: JSON.stringify(m.output) });
   };
   store.subscribe(render);

@@ -1,6 +1,6 @@
 // Part "simplified attention" (mirrors web/demo/parts/simple/compute.js): attnlab's weights are the softmax of the
 // hand-set scores and its output the weighted sum of the word vectors (against float64); e^Δ; softmax against
-// proportional shares, the numbers the page states.
+// proportional shares, the numbers the page states; the residual: 叫 keeps its "sound" only with its vector added.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,4 +70,14 @@ test('guess first: 猫 + 1 multiplies the ratio of its weight to 喂食 by e, wh
     assert.ok(Math.abs(r - Math.E) < 1e-4, `${scores}: ${r}`);
   }
   assert.ok(Math.abs(S.ratioGain(attn, S.PRESETS.tutorial, cat, fed, 3) - Math.exp(3)) < 1e-3);
+});
+
+test("the residual: own + weighted sum; the sum alone nearly loses 叫's 'sound', the residual keeps it", async () => {
+  const m = S.mix(await simd(), S.PRESETS.tutorial);
+  const r = ref(S.PRESETS.tutorial);
+  const own = S.VECTORS.at(-1);
+  S.withResidual(m.output).forEach((v, f) => assert.ok(Math.abs(v - (own[f] + r.out[f])) < 1e-6, `feature ${f}`));
+  const sound = S.FEATURES.indexOf('sound');
+  assert.ok(m.output[sound] < 0.25 * own[sound], `the sum alone: ${m.output[sound]}`);
+  assert.ok(S.withResidual(m.output)[sound] > own[sound], 'with the residual, at least its own');
 });

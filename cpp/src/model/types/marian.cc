@@ -134,26 +134,29 @@ void Normalise(TransformerConfig& c) {
 
 const char kOneDecoderOf[] = " (a decoder of its own shape: not supported)";
 
+// MarianConfig's integer keys and defaults (configuration_marian.py).
+const std::vector<IntKey> kMarianInts = {{"vocab_size", &TransformerConfig::vocab_size, 58101},
+                                         {"d_model", &TransformerConfig::embed_dim, 1024},
+                                         {"encoder_layers", &TransformerConfig::num_layers, 12},
+                                         {"decoder_layers", &TransformerConfig::decoder_layers, 12},
+                                         {"encoder_attention_heads", &TransformerConfig::num_heads, 16},
+                                         {"encoder_ffn_dim", &TransformerConfig::hidden_dim, 4096},
+                                         {"max_position_embeddings", &TransformerConfig::context_length, 1024},
+                                         {"pad_token_id", &TransformerConfig::pad_token_id, 58100},
+                                         {"decoder_start_token_id", &TransformerConfig::decoder_start_token_id, 58100},
+                                         {"eos_token_id", &TransformerConfig::eos_token_id, 0}};
+
 // MarianConfig's keys and defaults (configuration_marian.py); the task from the checkpoint's names (ConfigWithHeads;
 // until then MarianMTModel's).
 void Read(const ConfigReader& hf, TransformerConfig& c) {
   hf.Only("activation_function", {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu", "silu", "swish"},
           kHiddenActivations);
   hf.Only("share_encoder_decoder_embeddings", {true}, "true (separate decoder embeddings: not supported)");
-  c.vocab_size = hf.Int("vocab_size", 58101);
+  ReadInts(hf, kMarianInts, c);
   hf.Only("decoder_vocab_size", {c.vocab_size}, "null or vocab_size" + std::string(kOneDecoderOf));
-  c.embed_dim = hf.Int("d_model", 1024);
-  c.num_layers = hf.Int("encoder_layers", 12);
-  c.decoder_layers = hf.Int("decoder_layers", 12);
-  c.num_heads = hf.Int("encoder_attention_heads", 16);
   hf.Only("decoder_attention_heads", {c.num_heads}, "encoder_attention_heads" + std::string(kOneDecoderOf));
-  c.hidden_dim = hf.Int("encoder_ffn_dim", 4096);
   hf.Only("decoder_ffn_dim", {c.hidden_dim}, "encoder_ffn_dim" + std::string(kOneDecoderOf));
-  c.context_length = hf.Int("max_position_embeddings", 1024);
   c.hidden_act = hf.String("activation_function", "gelu");
-  c.pad_token_id = hf.Int("pad_token_id", 58100);
-  c.decoder_start_token_id = hf.Int("decoder_start_token_id", 58100);
-  c.eos_token_id = hf.Int("eos_token_id", 0);
   // (MarianConfig's default 0; null: none)
   c.forced_eos_token_id = hf.IsNull("forced_eos_token_id") ? -1 : hf.Int("forced_eos_token_id", 0);
   c.scale_embedding = hf.Bool("scale_embedding", false);
@@ -163,17 +166,10 @@ void Read(const ConfigReader& hf, TransformerConfig& c) {
 
 bool Write(const TransformerConfig& c, nlohmann::json& hf) {
   hf["architectures"] = {c.task == Task::kBase ? "MarianModel" : "MarianMTModel"};
-  hf["vocab_size"] = c.vocab_size;
-  hf["d_model"] = c.embed_dim;
-  hf["encoder_layers"] = c.num_layers;
-  hf["decoder_layers"] = c.decoder_layers;
-  hf["encoder_attention_heads"] = hf["decoder_attention_heads"] = c.num_heads;
-  hf["encoder_ffn_dim"] = hf["decoder_ffn_dim"] = c.hidden_dim;
-  hf["max_position_embeddings"] = c.context_length;
+  WriteInts(c, kMarianInts, hf);
+  hf["decoder_attention_heads"] = c.num_heads;
+  hf["decoder_ffn_dim"] = c.hidden_dim;
   hf["activation_function"] = c.hidden_act;
-  hf["pad_token_id"] = c.pad_token_id;
-  hf["decoder_start_token_id"] = c.decoder_start_token_id;
-  hf["eos_token_id"] = c.eos_token_id;
   hf["forced_eos_token_id"] = c.forced_eos_token_id >= 0 ? nlohmann::json(c.forced_eos_token_id) : nlohmann::json();
   hf["scale_embedding"] = c.scale_embedding;
   hf["tie_word_embeddings"] = c.tie_embeddings;

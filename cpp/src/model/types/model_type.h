@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,15 +54,17 @@ class ConfigReader {
   const nlohmann::json* defaults_;
 };
 
-// A required integer key of a type's config.json and the field of the normalised config it holds: one table of them
-// serves the type's read (ReadInts, in the table's order) and its write (WriteInts), so that each key is named once.
+// An integer key of a type's config.json, the field of the normalised config it holds, and its default (the type's
+// configuration class's; none: required): one table of them serves the type's read (ReadInts, in the table's order)
+// and its write (WriteInts), so that each key is named once.
 struct IntKey {
   const char* key;
   int64_t TransformerConfig::*field;
+  std::optional<int64_t> fallback = std::nullopt;
 };
 
 inline void ReadInts(const ConfigReader& hf, const std::vector<IntKey>& keys, TransformerConfig& c) {
-  for (const IntKey& k : keys) c.*k.field = hf.Int(k.key);
+  for (const IntKey& k : keys) c.*k.field = k.fallback ? hf.Int(k.key, *k.fallback) : hf.Int(k.key);
 }
 
 inline void WriteInts(const TransformerConfig& c, const std::vector<IntKey>& keys, nlohmann::json& hf) {

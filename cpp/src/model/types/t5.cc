@@ -133,24 +133,28 @@ void Normalise(TransformerConfig& c) {
   c.scale_tied_head = true;  // (with tieEmbeddings)
 }
 
+// T5Config's integer keys and defaults (configuration_t5.py).
+const std::vector<IntKey> kT5Ints = {
+    {"vocab_size", &TransformerConfig::vocab_size, 32128},
+    {"d_model", &TransformerConfig::embed_dim, 512},
+    {"d_kv", &TransformerConfig::head_dim, 64},
+    {"d_ff", &TransformerConfig::hidden_dim, 2048},
+    {"num_layers", &TransformerConfig::num_layers, 6},
+    {"num_heads", &TransformerConfig::num_heads, 8},
+    {"relative_attention_num_buckets", &TransformerConfig::relative_buckets, 32},
+    {"relative_attention_max_distance", &TransformerConfig::relative_max_distance, 128},
+    {"n_positions", &TransformerConfig::context_length, 512},
+    {"pad_token_id", &TransformerConfig::pad_token_id, 0},
+    {"eos_token_id", &TransformerConfig::eos_token_id, 1}};
+
 // T5Config's keys and defaults (configuration_t5.py); the task from config.json's class, then the checkpoint's names.
 void Read(const ConfigReader& hf, TransformerConfig& c) {
   hf.Only("feed_forward_proj", {"relu", "gated-gelu"}, "'relu' or 'gated-gelu'");
-  c.vocab_size = hf.Int("vocab_size", 32128);
-  c.embed_dim = hf.Int("d_model", 512);
-  c.head_dim = hf.Int("d_kv", 64);
-  c.hidden_dim = hf.Int("d_ff", 2048);
-  c.num_layers = hf.Int("num_layers", 6);
+  ReadInts(hf, kT5Ints, c);
   c.decoder_layers = hf.Int("num_decoder_layers", c.num_layers);
-  c.num_heads = hf.Int("num_heads", 8);
-  c.relative_buckets = hf.Int("relative_attention_num_buckets", 32);
-  c.relative_max_distance = hf.Int("relative_attention_max_distance", 128);
+  c.decoder_start_token_id = hf.Int("decoder_start_token_id", c.pad_token_id);
   c.norm_eps = hf.Number("layer_norm_epsilon", 1e-6);
   c.hidden_act = hf.String("feed_forward_proj", "relu");
-  c.context_length = hf.Int("n_positions", 512);
-  c.pad_token_id = hf.Int("pad_token_id", 0);
-  c.decoder_start_token_id = hf.Int("decoder_start_token_id", c.pad_token_id);
-  c.eos_token_id = hf.Int("eos_token_id", 1);
   c.tie_embeddings = hf.Bool("tie_word_embeddings", true);
   const nlohmann::json* classes = hf.Value("architectures");
   const bool base = classes && classes->is_array() && classes->size() == 1 && (*classes)[0] == "T5Model";
@@ -159,21 +163,11 @@ void Read(const ConfigReader& hf, TransformerConfig& c) {
 
 bool Write(const TransformerConfig& c, nlohmann::json& hf) {
   hf["architectures"] = {c.task == Task::kBase ? "T5Model" : "T5ForConditionalGeneration"};
-  hf["vocab_size"] = c.vocab_size;
-  hf["d_model"] = c.embed_dim;
-  hf["d_kv"] = c.head_dim;
-  hf["d_ff"] = c.hidden_dim;
-  hf["num_layers"] = c.num_layers;
+  WriteInts(c, kT5Ints, hf);
   hf["num_decoder_layers"] = c.decoder_layers;
-  hf["num_heads"] = c.num_heads;
-  hf["relative_attention_num_buckets"] = c.relative_buckets;
-  hf["relative_attention_max_distance"] = c.relative_max_distance;
+  hf["decoder_start_token_id"] = c.decoder_start_token_id;
   hf["layer_norm_epsilon"] = c.norm_eps;
   hf["feed_forward_proj"] = c.hidden_act;
-  hf["n_positions"] = c.context_length;
-  hf["pad_token_id"] = c.pad_token_id;
-  hf["decoder_start_token_id"] = c.decoder_start_token_id;
-  hf["eos_token_id"] = c.eos_token_id;
   hf["tie_word_embeddings"] = c.tie_embeddings;
   hf["is_encoder_decoder"] = true;
   return true;

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setUp, withPage, ROOT, attr, canvasInk, shot, overflow } from './harness.mjs';
+import { setUp, withPage, ROOT, attr, canvasInk, shot, overflow, stopAtFirstToken } from './harness.mjs';
 import { init, readSafetensors } from '../../web/demo/attnlab.js';
 import { wordPieceJson, unigramJson } from '../js/demo/parts/model/tokenizer-fixtures.mjs';
 
@@ -178,7 +178,15 @@ test('ViT: an image dropped, then one chosen from the keyboard; pixels by the de
     // the keyboard: the button's file input is reached with Tab, Enter opens the chooser
     await page.evaluate(() => delete document.getElementById('model-ckpt').dataset.pixelCorners);
     await page.focus('#model-image');
-    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Enter')]);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'model-image', 'focusable');
+    const chooser = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no file chooser after Enter')), 20000);
+      page.once('filechooser', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+      page.waitForTimeout(300).then(() => page.keyboard.press('Enter'));
+    });
     await chooser.setFiles({ name: 'again.png', mimeType: 'image/png', buffer: Buffer.from(png, 'base64') });
     await page.waitForFunction(() => {
       const el = document.getElementById('model-ckpt');
@@ -236,6 +244,16 @@ for (const lang of ['en', 'zh']) {
       await pickHead(page, 'model-enc-grid', 0, 2);
       assert.ok((await overflow(page)) <= 0, 'no horizontal scrolling');
       await shot(page, 'model', `model-t5-${lang}-1280`);
+      // Stop after the first generated token: the ids so far, then the maps of those
+      await stopAtFirstToken(page, 'model-s2s-out', '.model-tok', 'model-s2s-stop');
+      await page.fill('#model-s2s-max', '30');
+      await page.click('#model-translate');
+      const s = await settled(page);
+      assert.equal(s.state, 'done', await page.textContent('#model-ckpt-msg'));
+      assert.equal(s.stopped, '1');
+      const n = JSON.parse(s.ids).length;
+      assert.ok(n >= 1 && n < 30, `${n} tokens`);
+      assert.equal(await attr(page, '#model-align', 'data-rows'), String(n));
     });
   });
 }

@@ -6,10 +6,10 @@ export default {
   'part.model.toc': '你的模型',
   'part.model.title': '你的模型：能续写文本的完整模型，或作用在虚构输入上的一层',
   'part.model.intro':
-    '带上你自己的权重，有两种方式。<b>整个模型</b>：Hugging Face 模型文件夹里的文件，GPT-2、Llama 系列（Llama、Mistral、Qwen2）或 Qwen3：<code>config.json</code>、<code>model.safetensors</code>、<code>tokenizer.json</code>、<code>tokenizer_config.json</code>。attnlab 在后台线程里运行真正的网络（<code>loadModel</code>），读你的提示，一个词元一个词元地往下写，再画出每一层、每个头在它实际读到的文字上的注意力。<b>单独一层</b>：一个 <code>.safetensors</code> 文件（BERT、GPT-2 或 ViT 的命名）或“句子上的多头注意力”部分用的 JSON 状态字典；只运行这一层（<code>fromHuggingFace</code>），输入是虚构的词向量、随机向量或你粘贴的隐藏状态，所以这些热力图不是模型读你的文字时的注意力。文件不会离开你的浏览器。',
+    '带上你自己的权重，有两种方式。<b>整个模型</b>：Hugging Face 模型文件夹里的文件，GPT-2、Llama 系列（Llama、Mistral、Qwen2）或 Qwen3：<code>config.json</code>、<code>model.safetensors</code>、<code>tokenizer.json</code>、<code>tokenizer_config.json</code>。attnlab 在后台线程里运行真正的网络（<code>loadModel</code>），读你的提示，一个词元一个词元地往下写，再画出每一层、每个头在它实际读到的文字上的注意力。编码器和编码器–解码器也这样加载：BERT 和 RoBERTa 一次前向读你的文本（每个掩码处最可能的词，或分类器各标签的概率），ViT 读你选择或拖入的图片（[CLS] 的注意力叠在各图块上），T5 和 Marian（opus-mt）根据你的源文本生成，并画出交叉注意力的对齐（目标 × 源）。<b>单独一层</b>：一个 <code>.safetensors</code> 文件（BERT、GPT-2 或 ViT 的命名）或“句子上的多头注意力”部分用的 JSON 状态字典；只运行这一层（<code>fromHuggingFace</code>），输入是虚构的词向量、随机向量或你粘贴的隐藏状态，所以这些热力图不是模型读你的文字时的注意力。文件不会离开你的浏览器。',
 
   'model.drop':
-    '整个模型：把模型文件夹里的文件（config.json、model.safetensors、tokenizer.json、tokenizer_config.json）拖到这里；单独一层：拖入一个 .safetensors 文件或 JSON 状态字典。',
+    '整个模型：把模型文件夹里的文件（config.json、model.safetensors、tokenizer.json、tokenizer_config.json；ViT 不要 tokenizer.json，有 preprocessor_config.json 的话也一起）拖到这里；单独一层：拖入一个 .safetensors 文件或 JSON 状态字典。',
   'model.pick': '选择文件…',
   'model.fileAria': '你的模型文件：模型文件夹里的四个文件，或一个 .safetensors 文件或 JSON 状态字典',
   'model.sample': '试试示例（一个 2 层的小 BERT，随机权重）',
@@ -79,7 +79,7 @@ export default {
   'model.folderAria': '一个 Hugging Face 模型文件夹',
   'model.whole.title': '整个模型：你的提示、它的续写、每一个头',
   'model.whole.note':
-    '选择或拖入文件夹里的文件，或者试试本页的诗歌模型（在唐宋绝句上训练的小 Llama，就是诗歌一章用的那个）。输入提示后生成：<code>generate</code> 每产生一个词元就显示一个（词元由模型自己的分词器决定：诗歌模型一个字一个词元，和诗歌一章一样；GPT-2 等模型的词元是子词），“停止”随时结束。之后用一次带 <code>outputAttentions</code> 的 <code>forward</code> 取得每一层在整段文字上的注意力：点网格里的一个头看它的热力图，点一个词元看它的连线。',
+    '选择或拖入文件夹里的文件，或者试试本页的诗歌模型（在唐宋绝句上训练的小 Llama，就是诗歌一章用的那个）。输入提示后生成：<code>generate</code> 每产生一个词元就显示一个（词元由模型自己的分词器决定：诗歌模型一个字一个词元，和诗歌一章一样；GPT-2 等模型的词元是子词），“停止”随时结束。之后用一次带 <code>outputAttentions</code> 的 <code>forward</code> 取得每一层在整段文字上的注意力：点网格里的一个头看它的热力图，点一个词元看它的连线。编码器、ViT 或编码器–解码器没有续写，而是在说明加载了什么的那一行下面给出它自己的控件。',
   'model.one.title': '单独一层注意力，作用在虚构的输入上',
   'model.one.note':
     '单个 <code>.safetensors</code> 文件或 JSON 状态字典：你选的那一层单独运行，输入是这里编出来的，而不是模型前面各层的输出。',

@@ -170,7 +170,7 @@ export class TextEncoderPanel {
    */
   show(ids, r) {
     const { o } = this;
-    const labels = ids.map((id) => o.tok.tk.id_to_token(id) ?? `#${id}`);
+    const labels = ids.map((id) => o.tok.label(id));
     o.box.dataset.ids = JSON.stringify(ids);
     this.out.replaceChildren();
     if (o.model.task === 'masked-lm') this.out.append(...this.maskTable(ids, labels, r.logits));
@@ -190,7 +190,7 @@ export class TextEncoderPanel {
     const found = this.mask === null ? [] : K.maskPredictions(this.o.attn, logits, ids, this.mask, 5);
     this.o.box.dataset.mask = JSON.stringify(found.map((m) => ({ i: m.i, top: m.top.map((x) => x.id) })));
     if (!found.length) return [title, h('p.note', { text: t('model.enc.noMask', { mask: this.maskName }) })];
-    const name = (/** @type {number} */ id) => this.o.tok.tk.id_to_token(id) ?? `#${id}`;
+    const name = (/** @type {number} */ id) => this.o.tok.label(id);
     const rows = found.map((m) => ({
       data: { i: String(m.i), top: JSON.stringify(m.top.map((x) => x.id)) },
       cells: [
@@ -442,7 +442,7 @@ export class Seq2SeqPanel {
   async maps(source, ids) {
     const { o } = this;
     const r = await K.seq2seqMaps(o.model, source, ids, o.model.config.decoderStartTokenId);
-    const name = (/** @type {number} */ id) => o.tok.tk.id_to_token(id) ?? `#${id}`;
+    const name = (/** @type {number} */ id) => o.tok.label(id);
     this.labels = { src: source.map(name), tgt: ids.map(name), dec: r.decoderInput.map(name) };
     this.r = r;
     this.layer = indexSelect('model-align-layer', r.cross.maps.length, t('model.s2s.layer'));

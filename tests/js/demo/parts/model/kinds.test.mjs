@@ -11,7 +11,7 @@ import path from 'node:path';
 import * as Ck from '../../../../../web/demo/parts/model/checkpoint.js';
 import * as K from '../../../../../web/demo/parts/model/kinds.js';
 import { simd, ROOT } from '../../helpers.mjs';
-import { wordPieceJson, unigramJson } from './tokenizer-fixtures.mjs';
+import { wordPieceJson, unigramJson, MARIAN_VOCAB } from './tokenizer-fixtures.mjs';
 
 const FIX = path.join(ROOT, 'tests/fixtures');
 const bytes = (o) => new TextEncoder().encode(JSON.stringify(o));
@@ -194,6 +194,37 @@ test("T5 with a Unigram tokenizer: generate, then the alignment is forward's cro
       }
     r.encoder.maps.forEach((m, l) => assert.deepEqual(m, out.encoderAttentions[l].data));
     r.decoder.maps.forEach((m, l) => assert.deepEqual(m, out.decoderAttentions[l].data));
+  } finally {
+    model.dispose();
+  }
+});
+
+test("Marian with its own order of ids: the decoder starts at pad (23); the maps' rows are the steps that wrote the ids", async () => {
+  const { model, tok } = await load(folder('seq2seq/marian_mt_f32', { 'tokenizer.json': unigramJson(MARIAN_VOCAB) }));
+  try {
+    const source = tok.encode('the dog ran.');
+    assert.deepEqual(source, [2, 8, 22, 17, 0], '▁the ▁dog ▁ran . </s>');
+    assert.deepEqual(tok.eos, [0], "config.json's eos_token_id");
+    const start = model.config.decoderStartTokenId;
+    assert.equal(start, 23);
+    const g = await Ck.generateTokens(model, source, { maxNewTokens: 8, temperature: 0 });
+    assert.deepEqual(g.ids, Array.from(model.generate(Int32Array.from(source), { maxNewTokens: 8, temperature: 0 })));
+    assert.ok(!g.ids.includes(23), 'never pad');
+    const r = await K.seq2seqMaps(model, source, g.ids, start);
+    const dec = [23, ...g.ids.slice(0, -1)];
+    const out = model.forward(
+      { data: Int32Array.from(source), shape: [1, 5] },
+      { decoderInputIds: { data: Int32Array.from(dec), shape: [1, dec.length] }, outputAttentions: true },
+    );
+    // row i of the decoder's logits is the step that wrote ids[i] (greedy: its argmax)
+    const V = 24;
+    g.ids.forEach((id, i) => {
+      const row = Array.from(out.logits.data.subarray(i * V, (i + 1) * V));
+      row[23] = -Infinity;
+      assert.equal(row.indexOf(Math.max(...row)), id, `step ${i}`);
+    });
+    assert.deepEqual([r.cross.maps.length, r.cross.T, r.cross.S], [3, dec.length, 5]);
+    r.cross.maps.forEach((m, l) => assert.deepEqual(m, out.crossAttentions[l].data, `layer ${l}`));
   } finally {
     model.dispose();
   }

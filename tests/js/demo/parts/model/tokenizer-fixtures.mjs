@@ -1,6 +1,6 @@
 // Small tokenizer.json files for the tiny encoder and encoder–decoder fixtures (tests/fixtures/encoders/,
 // tests/fixtures/seq2seq/, whose folders hold no tokenizer): a BERT WordPiece tokenizer over bert_mlm_f32's 24 ids and
-// a T5-style Unigram tokenizer (Metaspace ▁, </s> appended) over t5_v10_f32's 24 ids, written as Hugging Face's
+// a T5-style Unigram tokenizer (Metaspace ▁, </s> appended) over t5_v10_f32's 24 ids (and Marian's order of them), written as Hugging Face's
 // tokenizers library writes them, for the node tests and the page tests (tests/e2e/model-kinds.test.mjs).
 
 /** An added token's flags as tokenizer.json writes them for a special token. */
@@ -61,15 +61,20 @@ export const UNIGRAM_VOCAB = ['<pad>', '</s>', '<unk>'].concat(
   '▁the ▁cat ▁sat ▁on ▁mat ▁a ▁dog s ▁ ▁die ▁katze ▁sitzt ▁auf ▁der ▁matte . , t a e ▁ran'.split(' '),
 );
 
-/** A T5-style Unigram tokenizer.json (Metaspace pre-tokenizer and decoder, </s> after the text). */
+/** Marian's (opus-mt) order of the same pieces: eos 0, unk 1, pad last (marian_mt_f32: pad 23). */
+export const MARIAN_VOCAB = ['</s>', '<unk>', ...UNIGRAM_VOCAB.slice(3), '<pad>'];
+
+/** A T5- or Marian-style Unigram tokenizer.json (Metaspace pre-tokenizer and decoder, </s> after the text). */
 export function unigramJson(vocab = UNIGRAM_VOCAB) {
-  const scores = vocab.map((p, i) => [p, i < 3 ? 0 : -1 - (p.length > 2 ? 0 : 3) - i / 100]);
+  const isSpecial = (/** @type {string} */ p) => /^<.*>$/.test(p);
+  const scores = vocab.map((p, i) => [p, isSpecial(p) ? 0 : -1 - (p.length > 2 ? 0 : 3) - i / 100]);
+  const eos = vocab.indexOf('</s>');
   const meta = { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true };
   return {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: vocab.slice(0, 3).map(special),
+    added_tokens: vocab.flatMap((p, i) => (isSpecial(p) ? [special(p, i)] : [])),
     normalizer: null,
     pre_tokenizer: meta,
     post_processor: {
@@ -81,9 +86,9 @@ export function unigramJson(vocab = UNIGRAM_VOCAB) {
         { Sequence: { id: 'B', type_id: 0 } },
         { SpecialToken: { id: '</s>', type_id: 0 } },
       ],
-      special_tokens: { '</s>': { id: '</s>', ids: [1], tokens: ['</s>'] } },
+      special_tokens: { '</s>': { id: '</s>', ids: [eos], tokens: ['</s>'] } },
     },
     decoder: meta,
-    model: { type: 'Unigram', unk_id: 2, vocab: scores, byte_fallback: false },
+    model: { type: 'Unigram', unk_id: vocab.indexOf('<unk>'), vocab: scores, byte_fallback: false },
   };
 }

@@ -3,7 +3,7 @@
 // tests/js/demo/parts/model/tokenizer-fixtures.mjs; the views' data attributes against the same model run here in
 // Node (attnlab's simd build): the [MASK] top 5, the generated ids and the cross-attention alignment; for ViT an
 // image drawn in the page (four solid quadrants) dropped on the zone and then chosen from the keyboard, its pixels'
-// normalisation checked at the corners. Screenshots: build/screenshots/model-<kind>-<lang>-1280.png.
+// normalisation checked at the corners. Screenshots: build/screenshots/model-<kind>-<lang>-<width>.png (en 1280, zh 400 px).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,6 +67,8 @@ async function pickHead(page, grid, l, hh) {
   for (const c of await canvasInk(page, '#model-kind-map')) assert.ok(c.ink > 0.05, JSON.stringify(c));
 }
 
+/** English at 1280 px, 中文 at 400 px (a phone): no horizontal scrolling either way. */
+const WIDTH = { en: 1280, zh: 400 };
 const LOADED = {
   en: {
     bert: /bert, an encoder, task masked-lm; 2 layers × 4 heads, E = 16/,
@@ -80,7 +82,7 @@ const LOADED = {
 
 for (const lang of ['en', 'zh']) {
   test(`${lang}: BERT masked-LM with a WordPiece tokenizer: the [MASK]'s top 5 as attnlab's logits say, the encoder's grid`, async () => {
-    await withPage(`?lang=${lang}`, async (page) => {
+    await withPage(`?lang=${lang}`, WIDTH[lang], async (page) => {
       const d = await loadFiles(page, payloads('encoders/bert_mlm_f32', { 'tokenizer.json': wordPieceJson() }));
       assert.equal(d.state, 'ready', await page.textContent('#model-ckpt-msg'));
       assert.match(await page.textContent('#model-ckpt-msg'), LOADED[lang].bert);
@@ -112,7 +114,7 @@ for (const lang of ['en', 'zh']) {
         'bidirectional rows',
       );
       assert.ok((await overflow(page)) <= 0, 'no horizontal scrolling');
-      await shot(page, 'model', `model-bert-${lang}-1280`);
+      await shot(page, 'model', `model-bert-${lang}-${WIDTH[lang]}`);
     });
   });
 }
@@ -199,7 +201,7 @@ test('ViT: an image dropped, then one chosen from the keyboard; pixels by the de
 
 for (const lang of ['en', 'zh']) {
   test(`${lang}: T5 with a Unigram tokenizer: generate, the cross-attention alignment is forward's, both stacks' grids`, async () => {
-    await withPage(`?lang=${lang}`, async (page) => {
+    await withPage(`?lang=${lang}`, WIDTH[lang], async (page) => {
       const d = await loadFiles(page, payloads('seq2seq/t5_v10_f32', { 'tokenizer.json': unigramJson() }));
       assert.equal(d.state, 'ready', await page.textContent('#model-ckpt-msg'));
       assert.match(await page.textContent('#model-ckpt-msg'), LOADED[lang].t5);
@@ -243,7 +245,7 @@ for (const lang of ['en', 'zh']) {
       m.forEach((row, i) => row.forEach((w, j) => j > i && assert.equal(w, 0, `causal (${i}, ${j})`)));
       await pickHead(page, 'model-enc-grid', 0, 2);
       assert.ok((await overflow(page)) <= 0, 'no horizontal scrolling');
-      await shot(page, 'model', `model-t5-${lang}-1280`);
+      await shot(page, 'model', `model-t5-${lang}-${WIDTH[lang]}`);
       // Stop after the first generated token: the ids so far, then the maps of those
       await stopAtFirstToken(page, 'model-s2s-out', '.model-tok', 'model-s2s-stop');
       await page.fill('#model-s2s-max', '30');

@@ -132,6 +132,7 @@ test('ViT: an image dropped, then one chosen from the keyboard; pixels by the de
     const d = await loadFiles(page, payloads('encoders/vit_cls_f32'));
     assert.equal(d.state, 'ready', await page.textContent('#model-ckpt-msg'));
     assert.deepEqual([d.kind, d.task], ['encoder', 'image-classification']);
+    assert.match(await page.textContent('#model-ckpt-facts'), /Each image is 10 tokens: \[CLS\] and its patches/);
     assert.match(
       await page.textContent('#model-vit-norm'),
       /no preprocessor_config\.json.*14 × 14.*mean \[0\.5, 0\.5, 0\.5\]/,

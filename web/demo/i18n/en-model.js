@@ -151,6 +151,8 @@ export default {
   'model.enc.prob': 'probability',
   'model.enc.where': 'token',
   'model.enc.guesses': 'guesses (probability)',
+  'model.vit.facts':
+    'Each image is {ctx} tokens: [CLS] and its patches. The model runs in a background thread (<code>attnlab/worker</code>, build {variant}), so the page stays responsive.',
   'model.vit.pick': 'Choose an image…',
   'model.vit.drop': 'Drop an image here, or choose one (Tab reaches the button, Space or Enter opens it).',
   'model.vit.waiting': 'Choose or drop an image: the model reads it as {size} × {size} pixels.',

@@ -149,6 +149,8 @@ export default {
   'model.enc.prob': '概率',
   'model.enc.where': '词元',
   'model.enc.guesses': '预测（概率）',
+  'model.vit.facts':
+    '每张图片是 {ctx} 个词元：[CLS] 和各个图块。模型在后台线程（<code>attnlab/worker</code>，{variant} 版本）里运行，页面不会卡住。',
   'model.vit.pick': '选择图片…',
   'model.vit.drop': '把图片拖到这里，或者选择一张（用 Tab 键到按钮上，按空格或回车打开）。',
   'model.vit.waiting': '选择或拖入一张图片：模型把它读成 {size} × {size} 像素。',

@@ -176,7 +176,11 @@ export class CheckpointPanel {
     const { kind, task } = this.model;
     const facts = { f: label, arch: c.arch, L: c.numLayers, H: c.numHeads, E: c.embedDim, V: c.vocabSize };
     this.ui.msg.textContent = kind === 'decoder' ? t('model.ckpt.loaded', facts) : this.kindFacts(label);
-    this.ui.facts.innerHTML = t('model.ckpt.facts', { ctx: c.contextLength, variant: this.attn.variant });
+    const vit = c.arch === 'vit';
+    this.ui.facts.innerHTML = t(vit ? 'model.vit.facts' : 'model.ckpt.facts', {
+      ctx: c.contextLength,
+      variant: this.attn.variant,
+    });
     Object.assign(this.box.dataset, { model: label, kind, task });
     this.clearOutput();
     this.ui.decoder.hidden = kind !== 'decoder';

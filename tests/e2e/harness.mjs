@@ -127,6 +127,25 @@ export function shot(page, part, name) {
   return page.locator(`#part-${part}`).screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
+/**
+ * Arms a click on button #stop as soon as #out holds a `tokenSel` (the first generated token): a Stop test.
+ * @param {import('playwright-core').Page} page
+ */
+export const stopAtFirstToken = (page, out, tokenSel, stop) =>
+  page.evaluate(
+    ([out, tokenSel, stop]) => {
+      const box = document.getElementById(out);
+      const obs = new MutationObserver(() => {
+        if (box.querySelector(tokenSel)) {
+          obs.disconnect();
+          document.getElementById(stop).click();
+        }
+      });
+      obs.observe(box, { childList: true });
+    },
+    [out, tokenSel, stop],
+  );
+
 /** How far the page is wider than its window (≤ 0: no horizontal scrolling). */
 export const overflow = (page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setUp, withPage, ctx, ROOT, attr, canvasInk, shot, overflow } from './harness.mjs';
+import { setUp, withPage, ctx, ROOT, attr, canvasInk, shot, overflow, stopAtFirstToken } from './harness.mjs';
 
 setUp();
 
@@ -352,16 +352,7 @@ for (const lang of ['zh', 'en']) {
       assert.equal(await attr(page, '#model-head-map', 'data-token'), '3');
       assert.ok(Number(await attr(page, '#model-head-links .attnlab-token-links', 'data-links')) > 0, 'links drawn');
       // a longer generation (past the end-of-text token) stopped after its first tokens
-      await page.evaluate(() => {
-        const out = document.getElementById('model-out');
-        const obs = new MutationObserver(() => {
-          if (out.querySelector('.model-tok.gen')) {
-            obs.disconnect();
-            document.getElementById('model-stop').click();
-          }
-        });
-        obs.observe(out, { childList: true });
-      });
+      await stopAtFirstToken(page, 'model-out', '.model-tok.gen', 'model-stop');
       const s = await generate(page, { prompt: '', max: 79, eos: false });
       assert.equal(s.state, 'done');
       assert.equal(s.stopped, '1', 'stopped');

@@ -6,10 +6,10 @@ export default {
   'part.model.toc': 'Your model',
   'part.model.title': 'Your model: a whole checkpoint that writes, or one layer on made-up inputs',
   'part.model.intro':
-    "Two ways to bring your own weights. <b>A whole model</b>: the files of a Hugging Face model folder, GPT-2, Llama-family (Llama, Mistral, Qwen2) or Qwen3: <code>config.json</code>, <code>model.safetensors</code>, <code>tokenizer.json</code>, <code>tokenizer_config.json</code>. attnlab runs the real network (<code>loadModel</code>) in a background thread on your prompt, writes token by token, and shows every layer's and head's attention on the text it actually read. <b>One layer</b>: a lone <code>.safetensors</code> file (BERT, GPT-2 or ViT names) or the JSON state dict of the “multi-head on a sentence” part; only that layer runs (<code>fromHuggingFace</code>), on made-up word vectors, random vectors or hidden states you paste, so its maps are not the model's attention on your text. Nothing leaves your browser.",
+    "Two ways to bring your own weights. <b>A whole model</b>: the files of a Hugging Face model folder, GPT-2, Llama-family (Llama, Mistral, Qwen2) or Qwen3: <code>config.json</code>, <code>model.safetensors</code>, <code>tokenizer.json</code>, <code>tokenizer_config.json</code>. attnlab runs the real network (<code>loadModel</code>) in a background thread on your prompt, writes token by token, and shows every layer's and head's attention on the text it actually read. Encoders and encoder–decoders load the same way: BERT and RoBERTa read your text in one forward (the top guesses at each mask token, or a classifier's labels), ViT an image you pick or drop ([CLS]'s attention laid over its patches), T5 and Marian (opus-mt) generate from your source text and show the cross-attention alignment, target × source. <b>One layer</b>: a lone <code>.safetensors</code> file (BERT, GPT-2 or ViT names) or the JSON state dict of the “multi-head on a sentence” part; only that layer runs (<code>fromHuggingFace</code>), on made-up word vectors, random vectors or hidden states you paste, so its maps are not the model's attention on your text. Nothing leaves your browser.",
 
   'model.drop':
-    "Drop a model folder's files (config.json, model.safetensors, tokenizer.json, tokenizer_config.json) for the whole model, or one .safetensors file or JSON state dict for one layer.",
+    "Drop a model folder's files (config.json, model.safetensors, tokenizer.json, tokenizer_config.json; ViT: no tokenizer.json, and preprocessor_config.json if it has one) for the whole model, or one .safetensors file or JSON state dict for one layer.",
   'model.pick': 'Choose files…',
   'model.fileAria': "Your model files: a model folder's four files, or one .safetensors file or JSON state dict",
   'model.sample': 'Try the sample (a small BERT, 2 layers, random weights)',
@@ -80,7 +80,7 @@ export default {
   'model.folderAria': 'A Hugging Face model folder',
   'model.whole.title': 'A whole model: your prompt, its continuation, every head',
   'model.whole.note':
-    "Pick or drop the folder's files, or try the page's poem model (a small Llama trained on Tang and Song quatrains, the one of the poem chapter). Type a prompt and generate: each token appears as <code>generate</code> produces it (tokens are the model's own tokenizer's: one character each for the poem model, as in the poem chapter; subwords for GPT-2 and most others), and Stop ends it. Then one <code>forward</code> with <code>outputAttentions</code> gives every layer's attention on the whole text: click a head in the grid for its map, and a token for its links.",
+    "Pick or drop the folder's files, or try the page's poem model (a small Llama trained on Tang and Song quatrains, the one of the poem chapter). Type a prompt and generate: each token appears as <code>generate</code> produces it (tokens are the model's own tokenizer's: one character each for the poem model, as in the poem chapter; subwords for GPT-2 and most others), and Stop ends it. Then one <code>forward</code> with <code>outputAttentions</code> gives every layer's attention on the whole text: click a head in the grid for its map, and a token for its links. An encoder, ViT or encoder–decoder gets its own controls instead of generate, below the line that says what loaded.",
   'model.one.title': 'One attention layer, on made-up inputs',
   'model.one.note':
     "A lone <code>.safetensors</code> file or JSON state dict: the layer you pick runs by itself, on inputs made up here, not on the outputs of the model's earlier layers.",
@@ -94,9 +94,10 @@ export default {
   'model.ckpt.facts':
     'Context up to {ctx} tokens. The model runs in a background thread (<code>attnlab/worker</code>, build {variant}), so the page stays responsive.',
   'model.ckpt.missing':
-    'The model folder lacks {list} (it needs config.json, model.safetensors, tokenizer.json and, if it has one, tokenizer_config.json).',
+    'The model folder lacks {list} (it needs config.json, model.safetensors, tokenizer.json (not for ViT, which reads an image) and, if it has them, tokenizer_config.json and preprocessor_config.json).',
   'model.ckpt.badJson': '{f} is not valid JSON: {err}',
-  'model.ckpt.badTokenizer': 'tokenizer.json cannot be used: {err}',
+  'model.ckpt.badTokenizer': "tokenizer.json cannot be read by @huggingface/tokenizers, the page's tokenizer: {err}",
+  'model.ckpt.noIds': 'its model (type {type}) gives tokens without ids.',
   'model.ckpt.loadFailed': 'attnlab cannot load this checkpoint: {err}',
   'model.gen.prompt': 'prompt',
   'model.gen.promptAria': 'The prompt the model continues',
@@ -126,4 +127,60 @@ export default {
   'model.gen.headCaption': '{lh}; links of token {n} “{tok}” in every head of this layer',
   'model.gen.linksAria':
     "The chosen token's links: on the left the token, on the right the earlier tokens it attends to, one colour a head. Use the arrow keys to move.",
+  'model.kind.loaded': 'Loaded {f}: {arch}, {kind}, task {task}; {layers}, E = {E}.',
+  'model.kind.layers': '{L} layers × {H} heads',
+  'model.kind.layers2': 'encoder {L} layers × {H} heads, decoder {D} layers × {H} heads',
+  'model.kind.encoder': 'an encoder',
+  'model.kind.encoderDecoder': 'an encoder–decoder',
+  'model.kind.forwardFailed': 'The forward pass failed: {err}',
+  'model.kind.gridTitle': 'The encoder: every layer and head',
+  'model.kind.gridNote':
+    '{L} layers × {H} heads, each map {T} × {T} (rows = queries; no causal mask: every token sees every token). Click a head for its map.',
+  'model.kind.headCaption': '{lh}: every token (rows) over every token (columns)',
+  'model.kind.pickHead': 'Click a head in a grid for its map.',
+  'model.enc.text': 'text',
+  'model.enc.textAria': 'The text the encoder reads',
+  'model.enc.run': 'Run the encoder',
+  'model.enc.empty': 'The text gives no tokens: type something.',
+  'model.enc.tooLong': "The text is {n} tokens long, and the model's context holds {ctx}: make it shorter.",
+  'model.enc.maskTitle': 'The top predictions at each {mask}',
+  'model.enc.noMask': 'No {mask} in the text: write {mask} where the model should guess a word.',
+  'model.enc.position': 'position {n}',
+  'model.enc.labelsTitle': "Each label's probability (config.json's id2label)",
+  'model.enc.label': 'label',
+  'model.enc.prob': 'probability',
+  'model.enc.where': 'token',
+  'model.enc.guesses': 'guesses (probability)',
+  'model.vit.facts':
+    'Each image is {ctx} tokens: [CLS] and its patches. The model runs in a background thread (<code>attnlab/worker</code>, build {variant}), so the page stays responsive.',
+  'model.vit.pick': 'Choose an image…',
+  'model.vit.drop': 'Drop an image here, or choose one (Tab reaches the button, Space or Enter opens it).',
+  'model.vit.waiting': 'Choose or drop an image: the model reads it as {size} × {size} pixels.',
+  'model.vit.rgb': 'RGB',
+  'model.vit.grey': 'grey (luma)',
+  'model.vit.norm':
+    'The image is resized to {size} × {size} ({ch}) and normalised as preprocessor_config.json says: (pixel × {scale} − mean) / std, mean {mean}, std {std}.',
+  'model.vit.normDefault':
+    "The folder has no preprocessor_config.json, so the page uses ViTImageProcessor's defaults: resized to {size} × {size} ({ch}), (pixel × {scale} − mean) / std with mean {mean}, std {std}.",
+  'model.vit.badPreprocessor':
+    'preprocessor_config.json: {key} must be a number or a list of 1 or {n} numbers (std above 0).',
+  'model.vit.badImage': 'The image is not {n} × {n} pixels after resizing.',
+  'model.vit.badGrid': 'The maps are not over [CLS] and {g} × {g} patches ({T} tokens).',
+  'model.vit.notImage': '{f} cannot be read as an image: {err}',
+  'model.vit.overlayTitle':
+    "{lh}: [CLS]'s attention over the {g} × {g} patches, laid over the image (the stronger the colour, the more weight; the strongest patch, {max}, fully coloured). [CLS] keeps {cls} on itself.",
+  'model.vit.overlayAria': "[CLS]'s attention over the image's patches: the more coloured a patch, the more weight",
+  'model.vit.patch': 'patch {n}',
+  'model.s2s.src': 'source text',
+  'model.s2s.srcAria': 'The text the encoder reads',
+  'model.s2s.go': 'Generate the target',
+  'model.s2s.empty': 'The source gives no tokens: type something.',
+  'model.s2s.alignTitle': 'Cross-attention: where each target token looked in the source',
+  'model.s2s.alignNote':
+    'Rows: the token the decoder wrote at that step; columns: the source tokens (the Bahdanau-style alignment). {lh}.',
+  'model.s2s.layer': 'layer',
+  'model.s2s.head': 'head',
+  'model.s2s.encTitle': 'Encoder self-attention (every source token sees every other)',
+  'model.s2s.decTitle': 'Decoder self-attention (causal: each step sees the steps before it)',
+  'model.s2s.gridNote': '{L} layers × {H} heads, each map {T} × {T}. Click a head for its map below.',
 };

@@ -9,9 +9,12 @@ import { readSafetensors } from '../../attnlab.js';
 import { Tokenizer } from '../../tokenizers.js';
 import { errText } from '../../shared/format.js';
 import { t } from '../../i18n.js';
+import { isVision } from './kinds.js';
 
-/** The folder's files: the first three are required. */
+/** The folder's files: the first three are required (tokenizer.json not for ViT, which reads an image). */
 export const FOLDER_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'];
+/** A ViT folder's image settings (optional: ViTImageProcessor's defaults without it). */
+export const PREPROCESSOR = 'preprocessor_config.json';
 /** The most new tokens one generation asks for. */
 export const MAX_NEW = 200;
 
@@ -20,8 +23,9 @@ export const MAX_NEW = 200;
  * @property {Record<string, any>} config  config.json
  * @property {Record<string, any> | Blob} tensors  model.safetensors as loadModel takes it: a picked File itself
  *   (loadModel reads and copies in one tensor at a time), or readSafetensors of its bytes (16-bit data left unread)
- * @property {Record<string, any>} tokenizerJson
+ * @property {Record<string, any> | null} tokenizerJson  null for a vision model's folder without one
  * @property {Record<string, any>} tokenizerConfig  tokenizer_config.json ({} when the folder has none)
+ * @property {Record<string, any> | null} preprocessor  preprocessor_config.json (null when the folder has none)
  */
 
 /**
@@ -45,8 +49,6 @@ export async function readFolder(files) {
   /** @type {Record<string, Uint8Array | Blob>} */
   const byName = {};
   for (const f of files) byName[baseName(f.name)] ??= f.bytes;
-  const missing = FOLDER_FILES.slice(0, 3).filter((n) => !byName[n]);
-  if (missing.length) throw new Error(t('model.ckpt.missing', { list: missing.join(', ') }));
   /** @param {string} n */
   const json = async (n) => {
     const b = byName[n];
@@ -56,7 +58,10 @@ export async function readFolder(files) {
       throw new Error(t('model.ckpt.badJson', { f: n, err: e.message }));
     }
   };
-  const config = await json('config.json'); // (its model_type is the library's to judge: loadFolder names it)
+  const config = byName['config.json'] ? await json('config.json') : null; // (its model_type: loadModel's to judge)
+  const needed = FOLDER_FILES.slice(0, isVision(config) ? 2 : 3);
+  const missing = needed.filter((n) => !byName[n]);
+  if (missing.length) throw new Error(t('model.ckpt.missing', { list: missing.join(', ') }));
   const model = byName['model.safetensors'];
   let tensors;
   try {
@@ -64,8 +69,16 @@ export async function readFolder(files) {
   } catch (e) {
     throw new Error(t('model.badSafetensors', { f: 'model.safetensors', err: errText(e) }));
   }
-  const tokenizerConfig = byName['tokenizer_config.json'] ? await json('tokenizer_config.json') : {};
-  return { config, tensors, tokenizerJson: await json('tokenizer.json'), tokenizerConfig };
+  /** @param {string} n */
+  const optional = async (n) => (byName[n] ? json(n) : null);
+  const tokenizerConfig = (await optional('tokenizer_config.json')) ?? {};
+  return {
+    config,
+    tensors,
+    tokenizerJson: await optional('tokenizer.json'),
+    tokenizerConfig,
+    preprocessor: await optional(PREPROCESSOR),
+  };
 }
 
 /**
@@ -85,6 +98,7 @@ function specialId(tk, tok) {
  * @property {(id: number) => string} label  one token as shown: its text, or its name when it has none
  * @property {number | null} bos
  * @property {number[]} eos  the ids that end a generation (config.json's eos_token_id, else the tokenizer's)
+ * @property {Tokenizer} tk  the @huggingface/tokenizers object itself
  */
 
 /**
@@ -104,12 +118,16 @@ export function makeTokenizer(json, config, modelConfig = {}) {
   } catch (e) {
     throw new Error(t('model.ckpt.badTokenizer', { err: errText(e) }));
   }
+  // (the package reads a model of a type it does not know as its "legacy" one, whose ids can be undefined)
+  if (!tk.encode('Hello, world. 你好').ids.every((id) => Number.isInteger(id)))
+    throw new Error(t('model.ckpt.badTokenizer', { err: t('model.ckpt.noIds', { type: String(json.model?.type) }) }));
   const bos = specialId(tk, config.bos_token) ?? modelConfig.bos_token_id ?? null;
   const eosCfg = modelConfig.eos_token_id ?? specialId(tk, config.eos_token);
   const eos = [eosCfg].flat().filter((x) => Number.isInteger(x));
   return {
     bos,
     eos,
+    tk,
     encode(text) {
       const ids = tk.encode(text).ids.slice();
       if (bos !== null && config.add_bos_token === true && ids[0] !== bos) ids.unshift(bos);
@@ -134,10 +152,10 @@ export function makeTokenizer(json, config, modelConfig = {}) {
  * @template M
  * @param {(o: { config: any, tensors: any }) => M | Promise<M>} load
  * @param {Folder} folder
- * @returns {Promise<{ model: M, tok: TextTokenizer }>}
+ * @returns {Promise<{ model: M, tok: TextTokenizer | null }>}  tok: null for a ViT folder without tokenizer.json
  */
 export async function loadFolder(load, folder) {
-  const tok = makeTokenizer(folder.tokenizerJson, folder.tokenizerConfig, folder.config);
+  const tok = folder.tokenizerJson && makeTokenizer(folder.tokenizerJson, folder.tokenizerConfig, folder.config);
   let model;
   try {
     model = await load({ config: folder.config, tensors: folder.tensors });

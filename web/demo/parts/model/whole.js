@@ -18,6 +18,7 @@ import { readFolder, loadFolder, generateOptions, generateTokens, attentionGrid,
 import { FOLDER_FILES, MAX_NEW } from './checkpoint.js';
 import { headGrid, drawHead, layerHead } from '../poem/draw.js';
 import { MODEL_DIR } from '../poem/compute.js';
+import { TextEncoderPanel, VisionPanel, Seq2SeqPanel } from './kinds-view.js';
 
 /** @typedef {import('../../attnlab-worker.js').WorkerTransformer} WorkerModel */
 /** @typedef {{ name: string, bytes: Uint8Array | Blob }} NamedBytes  a folder's file, read or a Blob (a File) */
@@ -52,6 +53,8 @@ function buildControls() {
     caption: h('p#model-head-caption'),
     map: h('canvas#model-head-map'),
     links: h('div.poem-links#model-head-links'),
+    decoder: h('div#model-decoder-ui'),
+    kind: h('div#model-kind-ui'),
   };
 }
 
@@ -78,6 +81,10 @@ export class CheckpointPanel {
     /** @type {{ maps: Float32Array[], T: number } | null} */
     this.grid = null;
     this.pick = { l: 0, h: 0, i: -1 };
+    /** @type {import('./checkpoint.js').Folder | null} */
+    this.folder = null;
+    /** @type {object | null} the kind's panel (kinds-view.js) of an encoder or encoder–decoder */
+    this.kindView = null;
     this.ui = buildControls();
     this.build();
     this.setState('empty');
@@ -102,11 +109,12 @@ export class CheckpointPanel {
     );
     const run = h('div.controls', {}, u.go, u.stop, u.progress, u.progressText);
     const head = h('div.poem-head-detail', {}, u.caption, h('div.poem-scroll', {}, u.map), u.links);
-    this.box.append(u.msg, u.facts, labelled('model-prompt', t('model.gen.prompt'), u.prompt), settings, run);
-    this.box.append(u.out, u.text, h('h4', { text: t('model.gen.gridTitle') }), u.gridNote, u.grid, head);
+    u.decoder.append(labelled('model-prompt', t('model.gen.prompt'), u.prompt), settings, run);
+    u.decoder.append(u.out, u.text, h('h4', { text: t('model.gen.gridTitle') }), u.gridNote, u.grid, head);
+    this.box.append(u.msg, u.facts, u.decoder, u.kind);
   }
 
-  /** @param {'empty' | 'loading' | 'ready' | 'generating' | 'done' | 'error'} s */
+  /** @param {'empty' | 'loading' | 'ready' | 'generating' | 'running' | 'done' | 'error'} s */
   setState(s) {
     this.box.dataset.state = s;
     this.ui.go.disabled = !this.model || s === 'generating' || s === 'loading';
@@ -152,9 +160,10 @@ export class CheckpointPanel {
       const old = this.model;
       this.model = null;
       LOADED_MODEL.set({ model: null, tok: null, label: '' });
+      this.ui.kind.replaceChildren();
       if (old) await old.dispose();
       const r = await loadFolder((o) => worker.loadModel(o, { transfer: true }), folder);
-      Object.assign(this, { model: r.model, tok: r.tok, ids: [], grid: null });
+      Object.assign(this, { model: r.model, tok: r.tok, ids: [], grid: null, folder });
     } catch (e) {
       return this.failLoad(e.message);
     }
@@ -164,14 +173,50 @@ export class CheckpointPanel {
   /** @param {string} label */
   loaded(label) {
     const c = this.model.config;
+    const { kind, task } = this.model;
     const facts = { f: label, arch: c.arch, L: c.numLayers, H: c.numHeads, E: c.embedDim, V: c.vocabSize };
-    this.ui.msg.textContent = t('model.ckpt.loaded', facts);
-    this.ui.facts.innerHTML = t('model.ckpt.facts', { ctx: c.contextLength, variant: this.attn.variant });
-    this.box.dataset.model = label;
-    LOADED_MODEL.set({ model: this.model, tok: this.tok, label });
+    this.ui.msg.textContent = kind === 'decoder' ? t('model.ckpt.loaded', facts) : this.kindFacts(label);
+    const vit = c.arch === 'vit';
+    this.ui.facts.innerHTML = t(vit ? 'model.vit.facts' : 'model.ckpt.facts', {
+      ctx: c.contextLength,
+      variant: this.attn.variant,
+    });
+    Object.assign(this.box.dataset, { model: label, kind, task });
     this.clearOutput();
+    this.ui.decoder.hidden = kind !== 'decoder';
+    if (kind === 'decoder') LOADED_MODEL.set({ model: this.model, tok: this.tok, label });
+    else this.kindPanel();
     this.setState('ready');
     this.countLoad();
+  }
+
+  /** What an encoder or encoder–decoder is: arch, kind, task, layers × heads. @param {string} label */
+  kindFacts(label) {
+    const c = this.model.config;
+    const two = this.model.kind === 'encoder-decoder';
+    const layers = two
+      ? t('model.kind.layers2', { L: c.numLayers, D: /** @type {any} */ (c).decoderLayers, H: c.numHeads })
+      : t('model.kind.layers', { L: c.numLayers, H: c.numHeads });
+    const kind = t(two ? 'model.kind.encoderDecoder' : 'model.kind.encoder');
+    return t('model.kind.loaded', { f: label, arch: c.arch, kind, task: this.model.task, layers, E: c.embedDim });
+  }
+
+  /** The kind's own controls and views (kinds-view.js) in #model-kind-ui. */
+  kindPanel() {
+    const root = this.ui.kind;
+    const o = {
+      box: this.box,
+      root,
+      attn: this.attn,
+      model: this.model,
+      tok: this.tok,
+      folder: this.folder,
+      setState: (/** @type {any} */ s) => this.setState(s),
+      problem: (/** @type {string} */ text) => this.problem(text),
+    };
+    if (this.model.kind === 'encoder-decoder') this.kindView = new Seq2SeqPanel(o);
+    else if (this.model.config.arch === 'vit') this.kindView = new VisionPanel(o);
+    else this.kindView = new TextEncoderPanel(o);
   }
 
   /** @param {string} text */
@@ -186,12 +231,13 @@ export class CheckpointPanel {
 
   clearOutput() {
     const u = this.ui;
-    for (const el of [u.out, u.grid, u.links, u.caption]) el.replaceChildren();
+    for (const el of [u.out, u.grid, u.links, u.caption, u.kind]) el.replaceChildren();
     u.text.textContent = '';
     u.gridNote.textContent = '';
     u.progress.value = 0;
     u.progressText.textContent = '';
-    for (const k of ['ids', 'promptLen', 'stopped', 'text']) delete this.box.dataset[k];
+    for (const k of ['ids', 'promptLen', 'stopped', 'text', 'source', 'mask', 'labels', 'pixelCorners'])
+      delete this.box.dataset[k];
   }
 
   // ---- generation ----------------------------------------------------------------------------------------------

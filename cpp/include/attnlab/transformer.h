@@ -405,6 +405,21 @@ class Transformer {
   };
   StepResult TrainStep(const TokensView& tokens, const TokensView& targets, const AdamWOptions& options);
 
+  // Training of encoders and encoder–decoders (docs/api.md, "training, encoders and encoder–decoders"): one batch.
+  // The inputs are `tokens` (B, T) (text encoders; an encoder–decoder's source (B, S)) or `pixels` (vit; tokens
+  // empty); `options` carries attention_mask, token_type_ids, decoder_input_ids and decoder_attention_mask as for
+  // Forward (nothing else). labels: (B, T) token ids, −100 ignored (masked-LM; seq2seq: the decoder's (B, T), and
+  // decoder_input_ids default to shift_right(labels) as Hugging Face's), or (B) class ids (classification). The loss
+  // is the mean cross-entropy; tensors off the loss path and buffers (final_logits_bias) get no gradient.
+  struct TrainBatch {
+    TokensView tokens;
+    const PixelsView* pixels = nullptr;
+    TransformerForwardOptions options;
+    TokensView labels;
+  };
+  LossAndGrad LossAndGradient(const TrainBatch& batch);
+  StepResult TrainStep(const TrainBatch& batch, const AdamWOptions& options);
+
  private:
   struct Impl;
   struct CallArgs;

@@ -125,6 +125,7 @@ for (const variant of VARIANTS) {
       assertThrows(() => model.lossAndGrad(batchOf(f), batchOf(f)), TypeError, /one batch/);
       assertThrows(() => model.trainStep(batchOf(f)), TypeError, /model\.trainStep: options/);
       assertThrows(() => model.trainStep(batchOf(f), { lr: -1 }), RangeError, /lr/);
+      assertThrows(() => model.train([batchOf(f)], { steps: 1, lr: 1e-3 }), TypeError, /trainStep\(batch, options\)/);
       assert.ok(Math.abs(model.lossAndGrad(batchOf(f)).loss - f.loss) < 1e-4, 'the model still trains');
       assertStillWorks(attn);
     });

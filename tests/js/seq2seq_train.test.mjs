@@ -126,6 +126,10 @@ for (const variant of VARIANTS) {
       assertThrows(() => model.trainStep(batchOf(f)), TypeError, /model\.trainStep: options/);
       assertThrows(() => model.trainStep(batchOf(f), { lr: -1 }), RangeError, /lr/);
       assertThrows(() => model.train([batchOf(f)], { steps: 1, lr: 1e-3 }), TypeError, /trainStep\(batch, options\)/);
+      const [marian] = loadFixtureCases('seq2seq', (name) => name === 'marian_mt_f32');
+      const mt = scope(t)(load(marian));
+      assertThrows(() => mt.lossAndGrad(batchOf(f)), TypeError, /arch 'marian' is not there yet/);
+      assertThrows(() => mt.trainStep(batchOf(f), { lr: 1e-3 }), TypeError, /arch 'marian' is not there yet/);
       assert.ok(Math.abs(model.lossAndGrad(batchOf(f)).loss - f.loss) < 1e-4, 'the model still trains');
       assertStillWorks(attn);
     });

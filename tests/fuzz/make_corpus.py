@@ -232,6 +232,14 @@ def model_seed(a, b, d=0, *, how=0, mistake=0, t=0, ids=()):
     return bytes(head + [(i * 37) % 256 & ~7 | 1 for i in range(n)] + [t] + list(ids))
 
 
+def seq2seq_seed(a, b, *, shape, how, rest):
+    """An encoder-decoder training session (seq2seq_session.cc): T5 configuration bytes a, b, the relative buckets'
+    and distance's bytes, the shape byte (B - 1 in bit 0, S in bits 1-3, T in bits 4-6) and the how byte (7: an id
+    = V, 6: a label = V, 5: every label -100; bit 3: decoder inputs given, bits 4-5 both: of another shape), then
+    the ids, mask bytes, labels and decoder inputs (`rest`)."""
+    return bytes([0, 23, a, b, 1, 3, shape, how] + list(rest))
+
+
 def main():
     os.makedirs(CORPUS, exist_ok=True)
     for f in os.listdir(CORPUS):
@@ -355,6 +363,12 @@ def main():
                                                        ids=[0, 1, 2, 3, 4, 5])
     seeds['model_bad_state_dict_shape'] = model_seed(0b00100010, 0b00000000, mistake=1)
     seeds['model_token_id_out_of_range'] = model_seed(0b00100010, 0b00000000, t=0b00111010, ids=[0, 0, 0])
+    seeds['seq2seq_t5_relu_tied_train'] = seq2seq_seed(0b00111011, 0b10000101, shape=0b00110111, how=0,
+                                                      rest=[(i * 29) % 256 | 1 for i in range(64)])
+    seeds['seq2seq_t5_gated_decoder_given_train'] = seq2seq_seed(0b01010111, 0b01001010, shape=0b00100100, how=8,
+                                                                 rest=[(i * 53) % 256 | 1 for i in range(64)])
+    seeds['seq2seq_t5_every_label_ignored'] = seq2seq_seed(0b00111011, 0b10000101, shape=0b00110111, how=5,
+                                                          rest=[(i * 29) % 256 | 1 for i in range(64)])
     for name, data in seeds.items():
         with open(os.path.join(CORPUS, name + '.bin'), 'wb') as f:
             f.write(data)

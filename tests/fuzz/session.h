@@ -1,6 +1,7 @@
 // The fuzz target's session (fuzz_target.h): decodes one input into calls of the library, runs them and checks the
 // invariants listed in fuzz_target.h. Its methods are defined in session.cc (driver, classification of
-// exceptions), sdpa_session.cc, sdpa_backward_session.cc, mha_session.cc, mha_check.cc and model_session.cc.
+// exceptions), sdpa_session.cc, sdpa_backward_session.cc, mha_session.cc, mha_check.cc, model_session.cc and
+// seq2seq_session.cc.
 #ifndef ATTNLAB_TESTS_FUZZ_SESSION_H_
 #define ATTNLAB_TESTS_FUZZ_SESSION_H_
 
@@ -104,6 +105,9 @@ class Session {
   void RunModel();
   bool ModelLoad(attnlab::Transformer& narrow, attnlab::Transformer& wide, bool bf16);
   void ModelForward(attnlab::Transformer& narrow, attnlab::Transformer& wide);
+  // Encoder–decoder training (seq2seq_session.cc): a small T5, one batch, LossAndGradient and TrainStep.
+  void RunSeq2SeqTrain();
+  void Seq2SeqTrainChecks(attnlab::Transformer& model, const attnlab::Transformer::TrainBatch& b, bool valid);
 
   // Rejections a valid call may still meet: options whose kernels have not landed (sdpa_options.h,
   // PendingSdpaOptions), each rejected by name.

@@ -78,8 +78,11 @@ export function readInput(ctx, value, config) {
  */
 export function decoderOnly(model, ctx) {
   if (model.kind === 'decoder') return;
-  const training = model.kind === 'encoder' ? 'encoder training' : 'encoder–decoder training';
-  const why = ctx.endsWith('generate') || ctx.endsWith('KVCache') ? 'decoders only' : `${training} is not there yet`;
+  const training =
+    model.kind === 'encoder'
+      ? 'encoder training is not there yet'
+      : 'decoders only (an encoder–decoder trains through lossAndGrad(batch) and trainStep(batch, options))';
+  const why = ctx.endsWith('generate') || ctx.endsWith('KVCache') ? 'decoders only' : training;
   throw new TypeError(
     `${ctx}: not available for an ${model.kind} (arch '${model.config.arch}', task '${model.task}'): ${why}`,
   );

@@ -405,6 +405,21 @@ class Transformer {
   };
   StepResult TrainStep(const TokensView& tokens, const TokensView& targets, const AdamWOptions& options);
 
+  // Training of encoders and encoder–decoders (docs/api.md, "training, encoders and encoder–decoders"): one batch.
+  // The inputs are `tokens` (B, T) (text encoders; an encoder–decoder's source (B, S)) or `pixels` (vit; tokens
+  // empty); `options` carries attention_mask, token_type_ids, decoder_input_ids and decoder_attention_mask as for
+  // Forward (nothing else). labels: (B, T) token ids, −100 ignored (masked-LM; seq2seq: the decoder's (B, T), and
+  // decoder_input_ids default to shift_right(labels) as Hugging Face's), or (B) class ids (classification). The loss
+  // is the mean cross-entropy; tensors off the loss path and buffers (final_logits_bias) get no gradient.
+  struct TrainBatch {
+    TokensView tokens;
+    const PixelsView* pixels = nullptr;
+    TransformerForwardOptions options;
+    TokensView labels;
+  };
+  LossAndGrad LossAndGradient(const TrainBatch& batch);
+  StepResult TrainStep(const TrainBatch& batch, const AdamWOptions& options);
+
  private:
   struct Impl;
   struct CallArgs;
@@ -417,6 +432,10 @@ class Transformer {
   // else only the objective's, the head mask's and the input's gradients asked for); returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets, const GradientOptions& options,
                           LossAndGrad* extra, bool parameter_gradients);
+  // A TrainBatch's forward and backward into the training state's gradients (train.cc: each kind's own function;
+  // an encoder–decoder's in seq2seq_train.cc); returns the loss.
+  double BatchGradients(const TrainBatch& batch);
+  double Seq2SeqGradients(const TrainBatch& batch);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -432,6 +432,11 @@ class Transformer {
   // else only the objective's, the head mask's and the input's gradients asked for); returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets, const GradientOptions& options,
                           LossAndGrad* extra, bool parameter_gradients);
+  // An encoder's batch (encoder_train.cc): checked, forward and backward into the training state's gradients;
+  // returns the loss.
+  double EncoderGradients(const TrainBatch& batch);
+  // The state's gradients of every parameter on the loss path into out.grad_params.
+  void SaveGradients(LossAndGrad& out) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -31,12 +31,18 @@ void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t 
   if (counted == 0) Fail("targets", "at least one target that is not -100", "none");
 }
 
-namespace {
-
 // buffer[0, n), grown when shorter (never shrunk, never zero-filled again).
 float* Grown(std::vector<float>& buffer, size_t n) {
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
+}
+
+float* StepBuffers(TrainState& state, std::vector<BlockArgs>& blocks, size_t kv, size_t logits) {
+  for (BlockArgs& b : blocks) {
+    b.cache_k = Grown(state.step_k, kv);
+    b.cache_v = Grown(state.step_v, kv);
+  }
+  return Grown(state.logits, logits);
 }
 
 // Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of the
@@ -68,6 +74,8 @@ void LayOutActivations(const ModelArgs& a, TrainState& state, std::vector<BlockS
   t.x_final = p;
   t.h_final = p + plane;
 }
+
+namespace {
 
 // Σ g² over every gradient buffer, in double.
 double GradNorm(Weights& grads) {
@@ -135,6 +143,8 @@ void SetObjective(const Transformer::GradientOptions& o, const TransformerConfig
   if (o.input_gradient && extra) t.input_grad = shaped(extra->input_grad, {b, tl, c.embed_dim});
 }
 
+}  // namespace
+
 // The kernels' view of the gradient buffers g (zero-filled here: the backward adds into them), one BlockGrads per
 // block; g null: none (every pointer null, the backward forms no parameter gradient).
 void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, TrainArgs& t) {
@@ -150,8 +160,6 @@ void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, Train
   t.head = g.head.data.empty() ? nullptr : g.head.data.data();
   t.head_bias = g.head_bias.empty() ? nullptr : g.head_bias.data();
 }
-
-}  // namespace
 
 double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets,
                                      const GradientOptions& options, LossAndGrad* extra, bool parameter_gradients) {
@@ -173,11 +181,7 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   CallArgs call;
   PrepareCall(tokens, 0, t_len, call);
   const size_t kv = batch * impl_->z.kv_heads * t_len * impl_->z.head_dim;
-  for (BlockArgs& b : call.blocks) {
-    b.cache_k = Grown(state.step_k, kv);
-    b.cache_v = Grown(state.step_v, kv);
-  }
-  call.a.logits = Grown(state.logits, batch * t_len * impl_->z.vocab);
+  call.a.logits = StepBuffers(state, call.blocks, kv, batch * t_len * impl_->z.vocab);
   TrainArgs t;
   std::vector<BlockSaved> saved;
   LayOutActivations(call.a, state, saved, t);
@@ -201,7 +205,14 @@ Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, 
                                                       const GradientOptions& options) {
   LossAndGrad out;
   out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out, /*parameter_gradients=*/true));
+  SaveGradients(out);
+  return out;
+}
+
+void Transformer::SaveGradients(LossAndGrad& out) const {
+  const bool pooler_off = !OffLossPath(impl_->config, impl_->params).empty();
   for (const ParamSpec& s : impl_->specs) {
+    if (pooler_off && (s.slot == Slot::kPooler || s.slot == Slot::kPoolerBias)) continue;  // (no gradient)
     Tensor& g = out.grad_params[s.name];
     g.shape = s.shape;
     size_t n = 1;
@@ -209,18 +220,22 @@ Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, 
     g.data.resize(n);
     impl_->train->grads->Save(s, g.data.data());
   }
-  return out;
 }
 
 Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const TokensView& targets,
                                                const AdamWOptions& options) {
   CheckAdamW(options);
-  StepResult result;
-  result.loss = static_cast<float>(ComputeGradients(tokens, targets, GradientOptions{}, nullptr, true));
-  TrainState& state = *impl_->train;
+  const double loss = ComputeGradients(tokens, targets, GradientOptions{}, nullptr, true);
+  return AdamWStep(impl_->config, impl_->params, *impl_->train, loss, options);
+}
+
+Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, TrainState& state, double loss,
+                                  const Transformer::AdamWOptions& options) {
+  Transformer::StepResult result;
+  result.loss = static_cast<float>(loss);
   if (!state.adam_m) {  // (AdamW's moments: made by the first step, zero)
-    state.adam_m = std::make_unique<Weights>(impl_->config, false);
-    state.adam_v = std::make_unique<Weights>(impl_->config, false);
+    state.adam_m = std::make_unique<Weights>(c, false);
+    state.adam_v = std::make_unique<Weights>(c, false);
   }
   const double norm = GradNorm(*state.grads);
   result.grad_norm = static_cast<float>(norm);
@@ -231,20 +246,44 @@ Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const T
     });
   }
   ++state.step;
-  // The four Weights visit their buffers in the same order.
-  std::vector<std::vector<float>*> params, grads, ms, vs;
+  // The four Weights visit their buffers in the same order; tensors off the loss path have no gradient (PyTorch's
+  // None): AdamW skips them, weight decay included.
+  std::vector<std::vector<float>*> all, grads, ms, vs;
   std::vector<bool> decay;
-  impl_->params.ForEachBuffer([&](std::vector<float>& b, bool matrix) {
-    params.push_back(&b);
+  params.ForEachBuffer([&](std::vector<float>& b, bool matrix) {
+    all.push_back(&b);
     decay.push_back(matrix);
   });
   state.grads->ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
   state.adam_m->ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
   state.adam_v->ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
-  for (size_t i = 0; i < params.size(); ++i) {
-    AdamWUpdate(*params[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
+  const std::vector<const std::vector<float>*> frozen = OffLossPath(c, params);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (std::find(frozen.begin(), frozen.end(), all[i]) != frozen.end()) continue;
+    AdamWUpdate(*all[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
   }
   return result;
+}
+
+std::vector<const std::vector<float>*> OffLossPath(const TransformerConfig& c, const Weights& w) {
+  const bool pooled = c.task == Task::kSequenceClassification && !c.classifier_dense;
+  if (!c.pooler || pooled) return {};
+  return {&w.pooler.data, &w.pooler_bias};
+}
+
+Transformer::LossAndGrad Transformer::LossAndGradient(const TrainBatch& batch) {
+  // (encoder–decoders: another unit's seq2seq training)
+  LossAndGrad out;
+  out.loss = static_cast<float>(EncoderGradients(batch));
+  SaveGradients(out);
+  return out;
+}
+
+Transformer::StepResult Transformer::TrainStep(const TrainBatch& batch, const AdamWOptions& options) {
+  CheckAdamW(options);
+  // (encoder–decoders: another unit's seq2seq training)
+  const double loss = EncoderGradients(batch);
+  return AdamWStep(impl_->config, impl_->params, *impl_->train, loss, options);
 }
 
 }  // namespace attnlab

@@ -1,0 +1,72 @@
+// What the training tests (tests/cpp/model/train_test.cc, encoder_train_test.cc) read from a train.json (the
+// format of tests/fixtures/models/README.md, "train.json"): a run's AdamW options and the rule for the parameters
+// after its steps, and the check of a LossAndGradient.
+#ifndef ATTNLAB_TESTS_CPP_TRAIN_FIXTURE_H_
+#define ATTNLAB_TESTS_CPP_TRAIN_FIXTURE_H_
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/transformer.h"
+#include "json_fixture.h"
+#include "test_util.h"
+
+namespace attnlab_test {
+
+// A run's options ("adamw", "adamw_noclip": lr, weight_decay, betas, eps, clip_grad_norm or null).
+inline attnlab::Transformer::AdamWOptions TrainRunOptions(const nlohmann::json& j) {
+  attnlab::Transformer::AdamWOptions o;
+  o.lr = j.at("lr").get<float>();
+  o.weight_decay = j.at("weight_decay").get<float>();
+  o.beta1 = j.at("betas")[0].get<float>();
+  o.beta2 = j.at("betas")[1].get<float>();
+  o.eps = j.at("eps").get<float>();
+  o.clip_grad_norm = j.at("clip_grad_norm").is_null() ? 0.0f : j.at("clip_grad_norm").get<float>();
+  return o;
+}
+
+// Parameters after AdamW steps, per tensor (README's rule): the median of |a − e| / (atol + rtol·|e|) at most 1
+// (unless `median` is false: a noise-driven tensor), and every |a − e| at most max_abs. (Adam moves entries whose
+// gradient is float32 noise by up to lr per step, so no element-wise bound holds for every entry; a wrong optimiser
+// shifts whole tensors.)
+inline void CheckTrainedParams(const std::string& name, const std::vector<float>& actual, const FixtureTensor& expected,
+                               const nlohmann::json& rule, double max_abs, bool median = true) {
+  REQUIRE(actual.size() == expected.values.size());
+  const double atol = rule.at("atol").get<double>(), rtol = rule.at("rtol").get<double>();
+  std::vector<double> ratios;
+  double worst = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double diff = std::fabs(static_cast<double>(actual[i]) - expected.values[i]);
+    ratios.push_back(diff / (atol + rtol * std::fabs(static_cast<double>(expected.values[i]))));
+    worst = std::max(worst, diff);
+  }
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+  INFO(name << ": median ratio " << ratios[ratios.size() / 2] << ", worst |a - e| " << worst);
+  if (median) CHECK(ratios[ratios.size() / 2] <= 1.0);
+  CHECK(worst <= max_abs);
+}
+
+// A LossAndGradient's loss (relative 1e-5) and every gradient against train.json's (element by element).
+inline void CheckLossAndGradients(const attnlab::Transformer::LossAndGrad& g, double loss,
+                                  const std::map<std::string, FixtureTensor>& grads, Tolerance tol) {
+  CHECK(g.loss == Approx(loss).epsilon(1e-5));
+  REQUIRE(g.grad_params.size() == grads.size());
+  for (const auto& [name, expected] : grads) {
+    INFO("gradient " << name);
+    REQUIRE(g.grad_params.count(name) == 1);
+    CHECK(g.grad_params.at(name).shape == expected.shape);
+    CheckAllClose(name, g.grad_params.at(name).data, expected.values, tol);
+  }
+}
+
+}  // namespace attnlab_test
+
+#endif  // ATTNLAB_TESTS_CPP_TRAIN_FIXTURE_H_

@@ -1,5 +1,7 @@
-// Mirrors cpp/src/model/encoder_train.cc and kernels_encoder_train.cc: training a ViT image classifier — the loss
-// and every parameter's gradient, AdamW steps with and without clipping — against PyTorch (the train.json of
+// Mirrors cpp/src/model/encoder_train.cc and kernels_encoder_train.cc: training encoders — BERT and RoBERTa with
+// masked-LM and classification heads (post-norm, padding, token types, RoBERTa's positions, a pooler off the loss
+// path), a ViT image classifier — the loss and every parameter's gradient, AdamW steps with and without clipping —
+// against PyTorch (the train.json of
 // tests/fixtures/encoders/<case>/, gen_encoder_training.py) on every target; bidirectional heads and padded keys in
 // the backward; each bad batch named.
 #include <catch2/catch.hpp>
@@ -9,6 +11,7 @@
 #include <cstddef>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,7 +32,9 @@ using attnlab::Transformer;
 
 struct EncoderTrainFixture {
   EncoderFixture model;
-  FixtureTensor pixels, labels;
+  FixtureTensor pixels, input_ids, token_type_ids, labels;  // (pixels for ViT, the others for a text encoder)
+  std::vector<uint8_t> attention_mask;
+  attnlab::Shape mask_shape;
   double loss = 0;
   std::map<std::string, FixtureTensor> grads;
   nlohmann::json j;
@@ -44,7 +49,15 @@ std::vector<EncoderTrainFixture> LoadEncoderTrainFixtures() {
     EncoderTrainFixture f;
     f.j = nlohmann::json::parse(in);
     f.model = LoadEncoderFixture(dir);
-    f.pixels = ParseFixtureTensor(f.j.at("pixel_values"));
+    if (f.j.contains("pixel_values")) {
+      f.pixels = ParseFixtureTensor(f.j.at("pixel_values"));
+    } else {
+      f.input_ids = ParseFixtureTensor(f.j.at("input_ids"));
+      f.token_type_ids = ParseFixtureTensor(f.j.at("token_type_ids"));
+      const FixtureTensor mask = ParseFixtureTensor(f.j.at("attention_mask"));
+      f.attention_mask.assign(mask.ints.begin(), mask.ints.end());
+      f.mask_shape = mask.shape;
+    }
     f.labels = ParseFixtureTensor(f.j.at("labels"));
     f.loss = f.j.at("loss").get<double>();
     f.grads = ParseFixtureTensors(f.j.at("grads"));
@@ -58,13 +71,29 @@ Transformer LoadedEncoder(const EncoderTrainFixture& f) {
   return LoadedCheckpoint(f.model.Config(), f.model.checkpoint, attnlab::WeightStorage::kFloat32);
 }
 
-// The fixture's batch; `pixels` must outlive it.
+// The fixture's batch: ViT's pixels, or a text encoder's ids with their padding and token types; `pixels` must
+// outlive it.
 Transformer::TrainBatch BatchOf(const EncoderTrainFixture& f, attnlab::PixelsView& pixels) {
-  pixels = attnlab::PixelsView{f.pixels.values.data(), f.pixels.shape};
   Transformer::TrainBatch batch;
-  batch.pixels = &pixels;
   batch.labels = attnlab::TokensView{f.labels.ints.data(), f.labels.shape};
+  if (f.input_ids.shape.empty()) {
+    pixels = attnlab::PixelsView{f.pixels.values.data(), f.pixels.shape};
+    batch.pixels = &pixels;
+    return batch;
+  }
+  batch.tokens = attnlab::TokensView{f.input_ids.ints.data(), f.input_ids.shape};
+  batch.options.attention_mask = f.attention_mask.data();
+  batch.options.attention_mask_shape = f.mask_shape;
+  batch.options.token_type_ids = f.token_type_ids.ints.data();
+  batch.options.token_type_ids_shape = f.token_type_ids.shape;
   return batch;
+}
+
+const EncoderTrainFixture& VitTrainFixture(const std::vector<EncoderTrainFixture>& fixtures) {
+  for (const EncoderTrainFixture& f : fixtures) {
+    if (f.model.name == "vit_cls_f32") return f;
+  }
+  throw std::runtime_error("no vit_cls_f32/train.json");
 }
 
 void CheckEncoderAdamWRun(const EncoderTrainFixture& f, const std::string& run_name) {
@@ -92,10 +121,12 @@ void CheckEncoderAdamWRun(const EncoderTrainFixture& f, const std::string& run_n
   }
 }
 
-TEST_CASE("encoder training: ViT's loss, every gradient and AdamW steps match PyTorch on every target",
-          "[model][train][encoder]") {
+TEST_CASE(
+    "encoder training: BERT's, RoBERTa's and ViT's loss, every gradient and AdamW steps match PyTorch on every "
+    "target",
+    "[model][train][encoder]") {
   const std::vector<EncoderTrainFixture> fixtures = LoadEncoderTrainFixtures();
-  REQUIRE(!fixtures.empty());
+  REQUIRE(fixtures.size() == 5);
   for (const EncoderTrainFixture& f : fixtures) {
     INFO("fixture " << f.model.name);
     ForEachTarget([&](const std::string&) {
@@ -133,8 +164,7 @@ bool RowIsZero(const attnlab::Tensor& g, size_t row) {
 
 TEST_CASE("encoder training: heads are bidirectional and padded keys pass no gradient", "[model][train][encoder]") {
   const std::vector<EncoderTrainFixture> fixtures = LoadEncoderTrainFixtures();
-  REQUIRE(!fixtures.empty());
-  const EncoderTrainFixture& f = fixtures.front();
+  const EncoderTrainFixture& f = VitTrainFixture(fixtures);
   Transformer model = LoadedEncoder(f);
   attnlab::PixelsView pixels;
   Transformer::TrainBatch batch = BatchOf(f, pixels);
@@ -163,8 +193,7 @@ TEST_CASE("encoder training: heads are bidirectional and padded keys pass no gra
 
 TEST_CASE("encoder training: each bad batch or option is named", "[model][train][encoder]") {
   const std::vector<EncoderTrainFixture> fixtures = LoadEncoderTrainFixtures();
-  REQUIRE(!fixtures.empty());
-  const EncoderTrainFixture& f = fixtures.front();
+  const EncoderTrainFixture& f = VitTrainFixture(fixtures);
   Transformer model = LoadedEncoder(f);
   attnlab::PixelsView pixels;
   const Transformer::TrainBatch good = BatchOf(f, pixels);
@@ -209,6 +238,36 @@ TEST_CASE("encoder training: each bad batch or option is named", "[model][train]
   base.task = attnlab::Task::kBase;
   Transformer bare(base, 0, false);
   ExpectInvalidArgument([&] { bare.LossAndGradient(good); }, {"task"});
+}
+
+TEST_CASE("encoder training: a text encoder's bad batch is named (masked-LM labels, inputs)",
+          "[model][train][encoder]") {
+  const std::vector<EncoderTrainFixture> fixtures = LoadEncoderTrainFixtures();
+  const auto mlm = std::find_if(fixtures.begin(), fixtures.end(),
+                                [](const EncoderTrainFixture& x) { return x.model.name == "bert_mlm_f32"; });
+  REQUIRE(mlm != fixtures.end());
+  Transformer model = LoadedEncoder(*mlm);
+  attnlab::PixelsView pixels;
+  const Transformer::TrainBatch good = BatchOf(*mlm, pixels);
+  const int64_t items = mlm->input_ids.shape[0];
+  std::vector<int32_t> labels(mlm->labels.ints);
+  Transformer::TrainBatch bad = good;
+  bad.labels = attnlab::TokensView{labels.data(), {items}};
+  ExpectInvalidArgument([&] { model.LossAndGradient(bad); }, {"labels"});  // (B): a classifier's shape
+  labels[0] = static_cast<int32_t>(model.config().vocab_size);
+  bad.labels = attnlab::TokensView{labels.data(), mlm->labels.shape};
+  ExpectInvalidArgument([&] { model.LossAndGradient(bad); }, {"labels"});  // an id = vocabSize
+  std::vector<float> image(12, 0.0f);
+  attnlab::PixelsView some{image.data(), {1, 3, 2, 2}};
+  bad = good;
+  bad.pixels = &some;
+  ExpectInvalidArgument([&] { model.LossAndGradient(bad); }, {"pixelValues"});  // pixels for a text model
+  std::vector<int32_t> ids(mlm->input_ids.ints);
+  ids[1] = -1;
+  bad = good;
+  bad.tokens = attnlab::TokensView{ids.data(), mlm->input_ids.shape};
+  ExpectInvalidArgument([&] { model.LossAndGradient(bad); }, {"inputIds"});
+  CHECK(model.LossAndGradient(good).loss == Approx(mlm->loss).epsilon(1e-5));  // (still the fixture's loss)
 }
 
 }  // namespace

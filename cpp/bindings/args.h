@@ -235,6 +235,17 @@ inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
   return o;
 }
 
+// A training batch from a forward's arguments (pixels: PixelsOf(a.pixel_values), kept by the caller) and labels.
+inline Transformer::TrainBatch BatchOf(const TransformerForwardArgs& a, const PixelsView& pixels,
+                                       const TensorArg& labels) {
+  Transformer::TrainBatch batch;
+  if (pixels.shape.empty()) batch.tokens = TokensOf(a.tokens);
+  batch.pixels = pixels.shape.empty() ? nullptr : &pixels;
+  batch.options = OptionsOf(a);
+  batch.labels = TokensOf(labels);
+  return batch;
+}
+
 inline Transformer::AdamWOptions OptionsOf(const AdamWArgs& a) {
   return Transformer::AdamWOptions{a.lr, a.weight_decay, a.beta1, a.beta2, a.eps, a.clip_grad_norm};
 }

@@ -158,6 +158,13 @@ export interface RawTransformer extends RawModel {
   /** lossAndGrad (returnGradients true) or trainStep on tokens of this shape (ptr unused). */
   /** call: 0 trainStep, 1 lossAndGrad, 2 a gradient analysis (headImportance, attribution) */
   trainMemory(tokens: TensorArg, call: 0 | 1 | 2): RawMemoryNeeds;
+  /** An encoder's batch: inputs and options as a forward's, labels (B) class ids or (B, T) token ids. */
+  lossAndGradBatch(args: TransformerForwardArgs, labels: TensorArg): { loss: number; gradParams: RawTensorList };
+  trainStepBatch(
+    args: TransformerForwardArgs,
+    labels: TensorArg,
+    options: AdamWArgs,
+  ): { loss: number; gradNorm: number };
   /** method 0 gradient, 1 ablation; ablation 0 zero, 1 mean. importance (L, H). */
   headImportance(tokens: TensorArg, targets: TensorArg, method: number, ablation: number): {
     importance: RawTensor;

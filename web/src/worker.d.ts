@@ -11,6 +11,7 @@ import type {
   EncoderForwardOptions,
   EncoderOutput,
   EncoderTask,
+  EncoderTrainBatch,
   GenerateOptions,
   AttributionOptions,
   HeadImportanceOptions,
@@ -131,11 +132,15 @@ export interface WorkerTransformer {
   createKVCache(options: KVCacheOptions, call?: CallOptions): Promise<WorkerKVCache>;
   generate(prompt: Int32Array, options: Omit<GenerateOptions, 'signal'> & CallOptions): Promise<Int32Array>;
   lossAndGrad(tokens: Tokens, targets: Tokens, call?: CallOptions): Promise<LossAndGrad>;
+  /** An encoder's batch form (kind 'encoder'). */
+  lossAndGrad(batch: EncoderTrainBatch, call?: CallOptions): Promise<LossAndGrad>;
   trainStep(
     tokens: Tokens,
     targets: Tokens,
     options: ModelTrainStepOptions & CallOptions,
   ): Promise<ModelTrainStepResult>;
+  /** An encoder's batch form (kind 'encoder'). */
+  trainStep(batch: EncoderTrainBatch, options: ModelTrainStepOptions & CallOptions): Promise<ModelTrainStepResult>;
   train(data: TrainBatch[] | TrainSampler, options: Omit<TrainOptions, 'signal'> & CallOptions): Promise<TrainResult>;
   headImportance(batch: TrainBatch, options?: HeadImportanceOptions & CallOptions): Promise<HeadImportanceResult>;
   attribution(tokens: Tokens, options: AttributionOptions & CallOptions): Promise<Tensor>;

@@ -396,11 +396,13 @@ function remoteObject(client, kind, objectId, config, model) {
     object.attribution = m('attribution', kOptionsAt.attribution);
     object.patchHeads = m('patchHeads', kOptionsAt.patchHeads);
   }
-  if (kind === 'model' || kind === 'transformer')
+  if (kind === 'model' || kind === 'transformer') {
+    const batchForm = model?.kind === 'encoder'; // (lossAndGrad(batch, call), trainStep(batch, options))
     Object.assign(object, {
-      lossAndGrad: m('lossAndGrad', kOptionsAt.lossAndGrad),
-      trainStep: m('trainStep', kOptionsAt.trainStep),
+      lossAndGrad: m('lossAndGrad', batchForm ? 1 : kOptionsAt.lossAndGrad),
+      trainStep: m('trainStep', batchForm ? 1 : kOptionsAt.trainStep),
     });
+  }
   if (typeof Symbol.asyncDispose === 'symbol') object[Symbol.asyncDispose] = object.dispose;
   return object;
 }

@@ -232,6 +232,13 @@ def model_seed(a, b, d=0, *, how=0, mistake=0, t=0, ids=()):
     return bytes(head + [(i * 37) % 256 & ~7 | 1 for i in range(n)] + [t] + list(ids))
 
 
+def encoder_train_seed(a, b, k):
+    """An encoder training session (encoder_train_session.cc): configuration bytes a (heads, layers, BERT or ViT) and
+    b (activation, vocabulary or image, head), the batch byte k (B, T, which mistake, lr, a padded first key), then
+    the bytes of the ids or pixels and the labels."""
+    return bytes([0, 23, a, b, k] + [(i * 53) % 256 for i in range(160)])
+
+
 def main():
     os.makedirs(CORPUS, exist_ok=True)
     for f in os.listdir(CORPUS):
@@ -355,6 +362,11 @@ def main():
                                                        ids=[0, 1, 2, 3, 4, 5])
     seeds['model_bad_state_dict_shape'] = model_seed(0b00100010, 0b00000000, mistake=1)
     seeds['model_token_id_out_of_range'] = model_seed(0b00100010, 0b00000000, t=0b00111010, ids=[0, 0, 0])
+    # encoder training: a masked-LM BERT with ReLU, a ViT whose pooler is off the loss path with a padded first key,
+    # a classifier's label out of range
+    seeds['encoder_train_bert_mlm_relu'] = encoder_train_seed(0b010, 0b00100010, 0b00000011)
+    seeds['encoder_train_vit_pooler_padded_key'] = encoder_train_seed(0b101, 0b00100001, 0b10000001)
+    seeds['encoder_train_label_out_of_range'] = encoder_train_seed(0b000, 0b00000000, 0b01100010)
     for name, data in seeds.items():
         with open(os.path.join(CORPUS, name + '.bin'), 'wb') as f:
             f.write(data)

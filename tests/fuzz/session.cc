@@ -49,6 +49,8 @@ std::string Session::Run() {
   try {
     if (kind % 32 == 21) {
       RunModel();
+    } else if (kind % 32 == 23) {
+      RunEncoderTrain();
     } else if (kind % 2 == 0) {
       RunSdpa();
     } else {

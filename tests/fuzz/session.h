@@ -104,6 +104,8 @@ class Session {
   void RunModel();
   bool ModelLoad(attnlab::Transformer& narrow, attnlab::Transformer& wide, bool bf16);
   void ModelForward(attnlab::Transformer& narrow, attnlab::Transformer& wide);
+  // Encoder training (encoder_train_session.cc): a small BERT or ViT, one batch, LossAndGradient and TrainStep.
+  void RunEncoderTrain();
 
   // Rejections a valid call may still meet: options whose kernels have not landed (sdpa_options.h,
   // PendingSdpaOptions), each rejected by name.

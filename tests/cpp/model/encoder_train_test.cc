@@ -73,7 +73,7 @@ Transformer LoadedEncoder(const EncoderTrainFixture& f) {
 
 // The fixture's batch: ViT's pixels, or a text encoder's ids with their padding and token types; `pixels` must
 // outlive it.
-Transformer::TrainBatch BatchOf(const EncoderTrainFixture& f, attnlab::PixelsView& pixels) {
+Transformer::TrainBatch EncoderBatchOf(const EncoderTrainFixture& f, attnlab::PixelsView& pixels) {
   Transformer::TrainBatch batch;
   batch.labels = attnlab::TokensView{f.labels.ints.data(), f.labels.shape};
   if (f.input_ids.shape.empty()) {
@@ -100,7 +100,7 @@ void CheckEncoderAdamWRun(const EncoderTrainFixture& f, const std::string& run_n
   const nlohmann::json& run = f.j.at(run_name);
   Transformer model = LoadedEncoder(f);
   attnlab::PixelsView pixels;
-  const Transformer::TrainBatch batch = BatchOf(f, pixels);
+  const Transformer::TrainBatch batch = EncoderBatchOf(f, pixels);
   const double step_rtol = f.j.at("tolerance").at("steps").at("rtol").get<double>();
   const auto& steps = run.at("steps");
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -132,7 +132,7 @@ TEST_CASE(
     ForEachTarget([&](const std::string&) {
       Transformer model = LoadedEncoder(f);
       attnlab::PixelsView pixels;
-      CheckLossAndGradients(model.LossAndGradient(BatchOf(f, pixels)), f.loss, f.grads, f.tol);
+      CheckLossAndGradients(model.LossAndGradient(EncoderBatchOf(f, pixels)), f.loss, f.grads, f.tol);
       CheckEncoderAdamWRun(f, "adamw");
       CheckEncoderAdamWRun(f, "adamw_noclip");
     });
@@ -167,7 +167,7 @@ TEST_CASE("encoder training: heads are bidirectional and padded keys pass no gra
   const EncoderTrainFixture& f = VitTrainFixture(fixtures);
   Transformer model = LoadedEncoder(f);
   attnlab::PixelsView pixels;
-  Transformer::TrainBatch batch = BatchOf(f, pixels);
+  Transformer::TrainBatch batch = EncoderBatchOf(f, pixels);
   const size_t items = static_cast<size_t>(f.pixels.shape[0]);
   const size_t t_len = static_cast<size_t>(model.config().context_length), hidden = 3;
   // Without a mask, token 0 (the classifier's) sees every later token: every position row has a gradient.
@@ -196,7 +196,7 @@ TEST_CASE("encoder training: each bad batch or option is named", "[model][train]
   const EncoderTrainFixture& f = VitTrainFixture(fixtures);
   Transformer model = LoadedEncoder(f);
   attnlab::PixelsView pixels;
-  const Transformer::TrainBatch good = BatchOf(f, pixels);
+  const Transformer::TrainBatch good = EncoderBatchOf(f, pixels);
   const int64_t items = f.pixels.shape[0];
   auto expect = [&](Transformer::TrainBatch batch, const std::string& name) {
     INFO("expects an error naming " << name);
@@ -248,7 +248,7 @@ TEST_CASE("encoder training: a text encoder's bad batch is named (masked-LM labe
   REQUIRE(mlm != fixtures.end());
   Transformer model = LoadedEncoder(*mlm);
   attnlab::PixelsView pixels;
-  const Transformer::TrainBatch good = BatchOf(*mlm, pixels);
+  const Transformer::TrainBatch good = EncoderBatchOf(*mlm, pixels);
   const int64_t items = mlm->input_ids.shape[0];
   std::vector<int32_t> labels(mlm->labels.ints);
   Transformer::TrainBatch bad = good;

@@ -235,13 +235,12 @@ inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
   return o;
 }
 
-// A training batch (Transformer::TrainBatch) of the forward struct's inputs and `labels`; `pixels` holds the
-// pixelValues' view while the batch is used.
-inline Transformer::TrainBatch BatchOf(const TransformerForwardArgs& a, const TensorArg& labels, PixelsView& pixels) {
+// A training batch from a forward's arguments (pixels: PixelsOf(a.pixel_values), kept by the caller) and labels.
+inline Transformer::TrainBatch BatchOf(const TransformerForwardArgs& a, const PixelsView& pixels,
+                                       const TensorArg& labels) {
   Transformer::TrainBatch batch;
-  batch.tokens = TokensOf(a.tokens);
-  pixels = PixelsOf(a.pixel_values);
-  if (!pixels.shape.empty()) batch.pixels = &pixels;
+  if (pixels.shape.empty()) batch.tokens = TokensOf(a.tokens);
+  batch.pixels = pixels.shape.empty() ? nullptr : &pixels;
   batch.options = OptionsOf(a);
   batch.labels = TokensOf(labels);
   return batch;

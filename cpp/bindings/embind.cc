@@ -264,10 +264,7 @@ class TinyTransformerBinding : public ModelBinding<TinyTransformer> {
   val LossAndGrad(const TensorArg& tokens, const TensorArg& targets) {
     return Guard([&] {
       const TinyTransformer::LossAndGrad lg = model_.LossAndGradient(TokensOf(tokens), TokensOf(targets));
-      val result = val::object();
-      result.set("loss", lg.loss);
-      result.set("gradParams", TensorMapToJs(lg.grad_params));
-      return result;
+      return LossAndGradToJs(lg.loss, lg.grad_params);
     });
   }
   double TrainStep(const TensorArg& tokens, const TensorArg& targets, float lr) {
@@ -396,46 +393,30 @@ class TransformerBinding : public ModelBinding<Transformer> {
   val LossAndGrad(const TensorArg& tokens, const TensorArg& targets) {
     return Guard([&] {
       const Transformer::LossAndGrad lg = model_.LossAndGradient(TokensOf(tokens), TokensOf(targets));
-      val result = val::object();
-      result.set("loss", lg.loss);
-      result.set("gradParams", TensorMapToJs(lg.grad_params));
-      return result;
+      return LossAndGradToJs(lg.loss, lg.grad_params);
     });
   }
 
   // One AdamW step: { loss, gradNorm }.
   val TrainStep(const TensorArg& tokens, const TensorArg& targets, const AdamWArgs& options) {
-    return Guard([&] {
-      const Transformer::StepResult r = model_.TrainStep(TokensOf(tokens), TokensOf(targets), OptionsOf(options));
-      val result = val::object();
-      result.set("loss", r.loss);
-      result.set("gradNorm", r.grad_norm);
-      return result;
-    });
+    return Guard(
+        [&] { return StepResultToJs(model_.TrainStep(TokensOf(tokens), TokensOf(targets), OptionsOf(options))); });
   }
 
-  // Training on a batch (encoder–decoders: the forward struct's tokens, masks and decoderInputIds, and the labels):
-  // { loss, gradParams } as LossAndGrad's.
+  // Training an encoder or an encoder–decoder on one batch (docs/api.md, "training, encoders and
+  // encoder–decoders"): the inputs and options as a forward's (tokens, or pixelValues with a shape; attentionMask,
+  // tokenTypeIds; decoderInputIds, decoderAttentionMask), labels (B) or (B, T).
   val LossAndGradBatch(const TransformerForwardArgs& a, const TensorArg& labels) {
     return Guard([&] {
-      PixelsView pixels;
-      const Transformer::LossAndGrad lg = model_.LossAndGradient(BatchOf(a, labels, pixels));
-      val result = val::object();
-      result.set("loss", lg.loss);
-      result.set("gradParams", TensorMapToJs(lg.grad_params));
-      return result;
+      const PixelsView pixels = PixelsOf(a.pixel_values);
+      const Transformer::LossAndGrad lg = model_.LossAndGradient(BatchOf(a, pixels, labels));
+      return LossAndGradToJs(lg.loss, lg.grad_params);
     });
   }
-
-  // One AdamW step on a batch: { loss, gradNorm }.
   val TrainStepBatch(const TransformerForwardArgs& a, const TensorArg& labels, const AdamWArgs& options) {
     return Guard([&] {
-      PixelsView pixels;
-      const Transformer::StepResult r = model_.TrainStep(BatchOf(a, labels, pixels), OptionsOf(options));
-      val result = val::object();
-      result.set("loss", r.loss);
-      result.set("gradNorm", r.grad_norm);
-      return result;
+      const PixelsView pixels = PixelsOf(a.pixel_values);
+      return StepResultToJs(model_.TrainStep(BatchOf(a, pixels, labels), OptionsOf(options)));
     });
   }
 

@@ -158,8 +158,9 @@ export interface RawTransformer extends RawModel {
   /** lossAndGrad (returnGradients true) or trainStep on tokens of this shape (ptr unused). */
   /** call: 0 trainStep, 1 lossAndGrad, 2 a gradient analysis (headImportance, attribution) */
   trainMemory(tokens: TensorArg, call: 0 | 1 | 2): RawMemoryNeeds;
-  /** An encoder–decoder's mean cross-entropy of a batch (the forward struct's tokens, masks and decoderInputIds
-   * (absent: shift_right(labels))) against labels (B, T) (-100 ignored), and every gradient. */
+  /** An encoder's or encoder–decoder's batch: inputs and options as a forward's (an encoder–decoder's decoderInputIds
+   * absent: shift_right(labels)), labels (B) class ids or (B, T) token ids (-100 ignored); the mean cross-entropy
+   * and every gradient on the loss path. */
   lossAndGradBatch(args: TransformerForwardArgs, labels: TensorArg): { loss: number; gradParams: RawTensorList };
   /** One AdamW step on such a batch; gradNorm is the total norm before clipping. */
   trainStepBatch(

@@ -89,6 +89,22 @@ inline val TensorMapToJs(const std::map<std::string, Tensor>& tensors) {
   return list;
 }
 
+// { loss, gradParams } of a training call.
+inline val LossAndGradToJs(float loss, const std::map<std::string, Tensor>& grads) {
+  val result = val::object();
+  result.set("loss", loss);
+  result.set("gradParams", TensorMapToJs(grads));
+  return result;
+}
+
+// { loss, gradNorm } of an AdamW step.
+inline val StepResultToJs(const Transformer::StepResult& r) {
+  val result = val::object();
+  result.set("loss", r.loss);
+  result.set("gradNorm", r.grad_norm);
+  return result;
+}
+
 // [[name, shape], …].
 inline val ShapesToJs(const std::vector<std::pair<std::string, Shape>>& shapes) {
   val list = val::array();

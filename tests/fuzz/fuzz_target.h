@@ -1,11 +1,12 @@
 // attnlab fuzz target: decodes bytes into one ScaledDotProductAttention call, a MultiHeadAttention session
 // (construction, LoadStateDict, Forward, StateDict), a whole-model session (configuration → checkpoint → Forward) or
-// an encoder–decoder training session, and checks invariants. Built once as the library
-// attnlab_fuzz_target (CMakeLists.txt) that the libFuzzer driver (tests/fuzz/attention_fuzzer.cc) and the Catch2
-// replay of the corpus and regressions (tests/cpp/fuzz_regressions_test.cc) both link, so that both run exactly the
-// same decode + check code: input.h (decoding), oracle.h (float64 reference), session.h with sdpa_options.h,
-// sdpa_session.cc, sdpa_check.cc, sdpa_backward_session.cc, mha_session.cc, mha_check.cc, mha_cache_session.cc,
-// model_session.cc and seq2seq_session.cc (the calls and their checks).
+// an encoder or encoder–decoder training session (configuration → one batch → LossAndGradient, TrainStep), and
+// checks invariants. Built once as the library attnlab_fuzz_target (CMakeLists.txt) that the libFuzzer driver
+// (tests/fuzz/attention_fuzzer.cc) and the Catch2 replay of the corpus and regressions
+// (tests/cpp/fuzz_regressions_test.cc) both link, so that both run exactly the same decode + check code: input.h
+// (decoding), oracle.h (float64 reference), session.h with sdpa_options.h, sdpa_session.cc, sdpa_check.cc,
+// sdpa_backward_session.cc, mha_session.cc, mha_check.cc, mha_cache_session.cc, model_session.cc,
+// encoder_train_session.cc and seq2seq_session.cc (the calls and their checks).
 //
 // Invariants (any violation is a finding; RunOne returns its description, "" when none):
 //   * a call either throws std::invalid_argument whose message reads "<argument>: expected ..., got ..." or
@@ -35,6 +36,9 @@
 //   * whole models (model_session.cc): a small GPT-2 / Llama configuration, its checkpoint (names, shapes) and
 //     tokens against their rules; an F16/BF16 checkpoint kept in 16 bits gives bit for bit the results of float32
 //     storage of the same values (logits, every attention, every hidden state; NaN for NaN).
+//   * encoder training (encoder_train_session.cc): a small BERT or ViT, its batch (ids or pixels, padding, labels)
+//     and AdamW's lr against their rules; on a valid call (finite inputs, parameters drawn N(0, 0.02)) a finite
+//     loss, finite gradients and a finite gradient norm.
 //   * encoder–decoder training (seq2seq_session.cc): a small T5 and one batch (padding, −100 labels, decoder inputs
 //     shifted or given) against its rules; a valid batch's loss finite and ≥ 0, every gradient finite and the same
 //     bits from a second call, TrainStep's loss the gradient call's.

@@ -240,6 +240,13 @@ def seq2seq_seed(a, b, *, shape, how, rest):
     return bytes([0, 23, a, b, 1, 3, shape, how] + list(rest))
 
 
+def encoder_train_seed(a, b, k):
+    """An encoder training session (encoder_train_session.cc): configuration bytes a (heads, layers, BERT or ViT) and
+    b (activation, vocabulary or image, head), the batch byte k (B, T, which mistake, lr, a padded first key), then
+    the bytes of the ids or pixels and the labels."""
+    return bytes([0, 25, a, b, k] + [(i * 53) % 256 for i in range(160)])
+
+
 def main():
     os.makedirs(CORPUS, exist_ok=True)
     for f in os.listdir(CORPUS):
@@ -369,6 +376,11 @@ def main():
                                                                  rest=[(i * 53) % 256 | 1 for i in range(64)])
     seeds['seq2seq_t5_every_label_ignored'] = seq2seq_seed(0b00111011, 0b10000101, shape=0b00110111, how=5,
                                                           rest=[(i * 29) % 256 | 1 for i in range(64)])
+    # encoder training: a masked-LM BERT with ReLU, a ViT whose pooler is off the loss path with a padded first key,
+    # a classifier's label out of range
+    seeds['encoder_train_bert_mlm_relu'] = encoder_train_seed(0b010, 0b00100010, 0b00000011)
+    seeds['encoder_train_vit_pooler_padded_key'] = encoder_train_seed(0b101, 0b00100001, 0b10000001)
+    seeds['encoder_train_label_out_of_range'] = encoder_train_seed(0b000, 0b00000000, 0b01100010)
     for name, data in seeds.items():
         with open(os.path.join(CORPUS, name + '.bin'), 'wb') as f:
             f.write(data)

@@ -51,6 +51,8 @@ std::string Session::Run() {
       RunModel();
     } else if (kind % 32 == 23) {
       RunSeq2SeqTrain();
+    } else if (kind % 32 == 25) {
+      RunEncoderTrain();
     } else if (kind % 2 == 0) {
       RunSdpa();
     } else {

@@ -108,6 +108,8 @@ class Session {
   // Encoder–decoder training (seq2seq_session.cc): a small T5, one batch, LossAndGradient and TrainStep.
   void RunSeq2SeqTrain();
   void Seq2SeqTrainChecks(attnlab::Transformer& model, const attnlab::Transformer::TrainBatch& b, bool valid);
+  // Encoder training (encoder_train_session.cc): a small BERT or ViT, one batch, LossAndGradient and TrainStep.
+  void RunEncoderTrain();
 
   // Rejections a valid call may still meet: options whose kernels have not landed (sdpa_options.h,
   // PendingSdpaOptions), each rejected by name.

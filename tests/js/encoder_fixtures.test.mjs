@@ -143,7 +143,7 @@ for (const variant of VARIANTS) {
       const load = (config = c.config, tensors = c.tensors) => attn.loadModel({ config, tensors });
       const tokens = intsOf(c.expected.forward[0].input_ids);
 
-      test('decoder-only methods on an encoder: a TypeError naming the method and the kind', (t) => {
+      test("decoder-only methods and the decoders' training form on an encoder: a TypeError naming the method and the kind", (t) => {
         const model = scope(t)(load());
         const calls = {
           generate: () => model.generate(Int32Array.of(1, 2), { maxNewTokens: 1 }),
@@ -155,7 +155,8 @@ for (const variant of VARIANTS) {
         for (const [name, call] of Object.entries(calls)) {
           assertThrows(call, TypeError, new RegExp(`model\\.${name}`), /encoder/);
         }
-        assertThrows(calls.lossAndGrad, TypeError, /encoder training is not there yet/);
+        assertThrows(calls.lossAndGrad, TypeError, /an encoder takes lossAndGrad\(batch\)/);
+        assertThrows(calls.train, TypeError, /decoders only/, /trainStep\(batch, options\)/);
         assertStillWorks(attn);
       });
 

@@ -1,5 +1,6 @@
-// What the training tests (transformer_train, seq2seq_train) share: train.json's AdamW options and its rules for
-// each step's loss and gradient norm and for the parameters after the steps.
+// What the training suites (transformer_train, encoder_train, seq2seq_train) read from a train.json (the format of
+// tests/fixtures/models/README.md, "train.json"): a run's AdamW options, and its rules for each step's loss and
+// gradient norm and for the parameters after the steps.
 import assert from 'node:assert/strict';
 
 import { f32 } from './helpers.mjs';
@@ -21,9 +22,10 @@ export function assertRelative(actual, expected, rtol, what) {
 
 /**
  * train.json's rule for the parameters after AdamW steps, per tensor: the median of |a − e| / (atol + rtol·|e|) at
- * most 1, and every |a − e| at most maxAbs (Adam moves entries whose gradient is float32 noise by up to lr a step).
+ * most 1 (not checked for a noise-driven tensor: `median` false), and every |a − e| at most maxAbs (Adam moves
+ * entries whose gradient is float32 noise by up to lr a step).
  */
-export function assertParamsAfter(name, actual, expected, rule, maxAbs) {
+export function assertParamsAfter(name, actual, expected, rule, maxAbs, median = true) {
   assert.deepEqual(actual.shape, expected.shape, `${name}: shape`);
   const e = f32(expected.data);
   const ratios = new Float64Array(e.length);
@@ -34,7 +36,7 @@ export function assertParamsAfter(name, actual, expected, rule, maxAbs) {
     worst = Math.max(worst, diff);
   }
   ratios.sort();
-  const median = ratios[Math.floor(e.length / 2)];
-  assert.ok(median <= 1, `${name}: median ratio ${median} > 1 (worst |a - e| ${worst})`);
+  const middle = ratios[Math.floor(e.length / 2)];
+  if (median) assert.ok(middle <= 1, `${name}: median ratio ${middle} > 1 (worst |a - e| ${worst})`);
   assert.ok(worst <= maxAbs, `${name}: worst |a - e| ${worst} > ${maxAbs}`);
 }

@@ -2,8 +2,8 @@
 // Encoders (bert, roberta, vit) on transformer.mjs's Transformer class: which kind of model a configuration is
 // (model.kind, model.task), the task a checkpoint's head tensors give (loadModel), the encoder's forward input
 // (token ids, or a vision model's pixelValues) options and results (token types; lastHiddenState, pooledOutput, the
-// head's logits), and the refusal of the decoder-only methods (generate, KV caches, training: encoder training is
-// not there yet). The math is C++'s (cpp/src/model/encoder.cc); the contract is docs/api.md, "Encoders".
+// head's logits), and the refusal of the decoder-only methods (generate, KV caches, train; an encoder's lossAndGrad
+// and trainStep take the batch form: encoder_training.mjs). The math is C++'s (cpp/src/model/encoder.cc); the contract is docs/api.md, "Encoders".
 
 import { toTensor } from './core.mjs';
 import { readTensor, readTokens, typedArrayName } from './validate.mjs';
@@ -72,17 +72,17 @@ export function readInput(ctx, value, config) {
 }
 
 /**
- * Throws for a decoder-only method (generate, createKVCache, training) called on an encoder.
+ * Throws for a decoder-only method (generate, createKVCache, train; an encoder–decoder's training) called on an
+ * encoder or encoder–decoder.
  * @param {{ kind: string, task: string, config: { arch: string } }} model
  * @param {string} ctx the method, e.g. 'model.generate'
  */
 export function decoderOnly(model, ctx) {
   if (model.kind === 'decoder') return;
-  const training =
-    model.kind === 'encoder'
-      ? 'encoder training is not there yet'
-      : 'decoders only (an encoder–decoder trains through lossAndGrad(batch) and trainStep(batch, options))';
-  const why = ctx.endsWith('generate') || ctx.endsWith('KVCache') ? 'decoders only' : training;
+  const why =
+    ctx.endsWith('generate') || ctx.endsWith('KVCache')
+      ? 'decoders only'
+      : 'decoders only (encoders and encoder–decoders train one batch at a time: lossAndGrad(batch), trainStep(batch, options))';
   throw new TypeError(
     `${ctx}: not available for an ${model.kind} (arch '${model.config.arch}', task '${model.task}'): ${why}`,
   );

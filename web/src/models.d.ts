@@ -311,6 +311,21 @@ export interface PixelValues {
   shape: number[];
 }
 
+/**
+ * An encoder's training batch ({@link Transformer.lossAndGrad}, {@link Transformer.trainStep}; docs/api.md,
+ * "Training an encoder"): the input the model takes (`pixelValues` for ViT, `inputIds` for a text encoder), its
+ * padding and token types as forward's, and the labels.
+ */
+export interface EncoderTrainBatch {
+  inputIds?: Tokens | null;
+  pixelValues?: PixelValues | null;
+  /** (B, T), 1 = token, 0 = padding: no query attends to a padded key. */
+  attentionMask?: { data: Uint8Array; shape: number[] } | null;
+  tokenTypeIds?: { data: Int32Array; shape: number[] } | null;
+  /** (B) class ids in [0, numLabels), −100 ignored (at least one counted). */
+  labels: { data: Int32Array; shape: number[] };
+}
+
 /** Options of an encoder–decoder's {@link Transformer.forward} (tokens: the encoder's ids (B, S)). */
 export interface EncoderDecoderForwardOptions {
   /** (B, T): the decoder's inputs (Hugging Face: `shift_right(labels)`). Required: a RangeError naming it. */
@@ -580,6 +595,16 @@ export interface Transformer {
    */
   lossAndGrad(batch: EncoderDecoderTrainBatch): LossAndGrad;
   /**
+   * An encoder's (kind 'encoder'): the mean cross-entropy of its head's
+   * logits against `batch.labels` (−100 ignored) and the gradient of every parameter on the loss path (a pooler
+   * that the head does not read has no entry). Bidirectional, padded keys (`attentionMask`) pass nothing.
+   * @throws TypeError for a wrong type or a further argument; RangeError naming `batch.inputIds` /
+   *   `batch.pixelValues` (the input the model does not take, or a wrong shape), `batch.labels` (shape, a class id
+   *   outside [0, numLabels), none counted), `batch.attentionMask`, or `task` for a model this release does not
+   *   train; a batch whose training memory cannot fit (before anything is copied).
+   */
+  lossAndGrad(batch: EncoderTrainBatch): LossAndGrad;
+  /**
    * One `torch.optim.AdamW` step on this batch (gradients clipped first with `clipGradNorm`); AdamW's moments and
    * step count stay in the model until its parameters are replaced (loadStateDict).
    * @throws as {@link Transformer.lossAndGrad}; TypeError / RangeError naming `lr` (required), `weightDecay`,
@@ -588,6 +613,12 @@ export interface Transformer {
   trainStep(tokens: Tokens, targets: Tokens, options: ModelTrainStepOptions): ModelTrainStepResult;
   /** An encoder–decoder: one AdamW step on `batch` as {@link Transformer.lossAndGrad}'s. */
   trainStep(batch: EncoderDecoderTrainBatch, options: ModelTrainStepOptions): ModelTrainStepResult;
+  /**
+   * An encoder's AdamW step on one batch, as decoders' (weight decay on ≥ 2-D tensors as stored: ViT's `cls_token`
+   * and `position_embeddings` too; a tensor off the loss path is not updated).
+   * @throws as the batch form of {@link Transformer.lossAndGrad}, and as trainStep's options.
+   */
+  trainStep(batch: EncoderTrainBatch, options: ModelTrainStepOptions): ModelTrainStepResult;
   /**
    * `steps` AdamW steps over `data`: batches in turn (again from the first after the last), or random windows of a
    * token sequence. Every argument is checked before the first step.

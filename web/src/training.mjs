@@ -24,7 +24,7 @@ import {
 /** @typedef {import('../../cpp/bindings/embind').AdamWArgs} AdamWArgs */
 /** @typedef {import('../../cpp/bindings/embind').TensorArg} TensorArg */
 
-const kTrainStepOptions = ['lr', 'weightDecay', 'betas', 'eps', 'clipGradNorm'];
+export const kTrainStepOptions = ['lr', 'weightDecay', 'betas', 'eps', 'clipGradNorm'];
 const kTrainOptions = ['steps', ...kTrainStepOptions, 'onStep', 'signal'];
 const kSamplerFields = ['ids', 'batchSize', 'blockLength', 'seed'];
 /** The target id that counts for nothing (PyTorch's ignore_index). */
@@ -60,7 +60,7 @@ function readFloat32(ctx, value, name, positive) {
  * @param {Record<string, any>} o
  * @returns {AdamWArgs}
  */
-function readAdamW(ctx, o) {
+export function readAdamW(ctx, o) {
   if (o.lr === undefined || o.lr === null) {
     throw new TypeError(`${ctx}: lr is required (the learning rate, a finite number > 0)`);
   }

@@ -23,6 +23,7 @@ import { isBlob, openSafetensors, unreadBits } from './safetensors.mjs';
 import { bitsBuffer, lazyBuffer, piecesOf, storageOf } from './model_storage.mjs';
 import { attribution, headImportance, patchHeads } from './model_analysis.mjs';
 import { seq2seqForward } from './seq2seq.mjs';
+import { encoderLossAndGrad, encoderTrainStep } from './encoder_training.mjs';
 import { lossAndGrad, train, trainStep } from './training.mjs';
 import {
   describe,
@@ -239,24 +240,28 @@ export class Transformer extends Model {
 
   /**
    * The mean cross-entropy of the logits of `tokens` against `targets` (−100 ignored) and its gradient for every
-   * parameter, under stateDict()'s names (training.mjs). An encoder–decoder takes one batch { inputIds, labels,
-   * attentionMask?, decoderInputIds?, decoderAttentionMask? } (seq2seq.mjs).
-   * @param {unknown} tokens { data: Int32Array, shape: [B, T] } (an encoder–decoder: the batch)
+   * parameter, under stateDict()'s names (training.mjs). An encoder takes one batch (encoder_training.mjs), an
+   * encoder–decoder one batch { inputIds, labels, attentionMask?, decoderInputIds?, decoderAttentionMask? }
+   * (seq2seq.mjs).
+   * @param {unknown} tokens { data: Int32Array, shape: [B, T] } (an encoder or encoder–decoder: the batch)
    * @param {unknown} [targets] { data: Int32Array, shape: [B, T] }
    */
   lossAndGrad(tokens, targets) {
+    if (this.kind === 'encoder') return encoderLossAndGrad(this, tokens, targets); // (the batch form)
     return lossAndGrad(this, tokens, targets);
   }
 
   /**
    * One torch.optim.AdamW step on this batch (training.mjs); the moments and the step count live in the model
-   * until its parameters are replaced. An encoder–decoder: trainStep(batch, options), the batch as lossAndGrad's.
-   * @param {unknown} tokens (an encoder–decoder: the batch)
-   * @param {unknown} targets (an encoder–decoder: the options)
+   * until its parameters are replaced. An encoder or encoder–decoder: trainStep(batch, options), the batch as
+   * lossAndGrad's (encoder_training.mjs, seq2seq.mjs).
+   * @param {unknown} tokens (an encoder or encoder–decoder: the batch)
+   * @param {unknown} targets (an encoder or encoder–decoder: the options)
    * @param {unknown} [options] { lr, weightDecay = 0.01, betas = [0.9, 0.999], eps = 1e-8, clipGradNorm? }
    * @returns {{ loss: number, gradNorm: number }} the loss before the step, the gradients' norm before clipping
    */
   trainStep(tokens, targets, options) {
+    if (this.kind === 'encoder') return encoderTrainStep(this, tokens, targets, options); // (batch, options)
     return trainStep(this, tokens, targets, options);
   }
 

@@ -12,6 +12,7 @@ import type {
   EncoderForwardOptions,
   EncoderOutput,
   EncoderTask,
+  EncoderTrainBatch,
   GenerateOptions,
   AttributionOptions,
   HeadImportanceOptions,
@@ -134,6 +135,8 @@ export interface WorkerTransformer {
   lossAndGrad(tokens: Tokens, targets: Tokens, call?: CallOptions): Promise<LossAndGrad>;
   /** An encoder–decoder's training batch (kind 'encoder-decoder'). */
   lossAndGrad(batch: EncoderDecoderTrainBatch, call?: CallOptions): Promise<LossAndGrad>;
+  /** An encoder's batch form (kind 'encoder'). */
+  lossAndGrad(batch: EncoderTrainBatch, call?: CallOptions): Promise<LossAndGrad>;
   trainStep(
     tokens: Tokens,
     targets: Tokens,
@@ -143,6 +146,8 @@ export interface WorkerTransformer {
     batch: EncoderDecoderTrainBatch,
     options: ModelTrainStepOptions & CallOptions,
   ): Promise<ModelTrainStepResult>;
+  /** An encoder's batch form (kind 'encoder'). */
+  trainStep(batch: EncoderTrainBatch, options: ModelTrainStepOptions & CallOptions): Promise<ModelTrainStepResult>;
   train(data: TrainBatch[] | TrainSampler, options: Omit<TrainOptions, 'signal'> & CallOptions): Promise<TrainResult>;
   headImportance(batch: TrainBatch, options?: HeadImportanceOptions & CallOptions): Promise<HeadImportanceResult>;
   attribution(tokens: Tokens, options: AttributionOptions & CallOptions): Promise<Tensor>;

@@ -75,6 +75,8 @@ const kOptionsAt = {
   headImportance: 1,
   attribution: 1,
   patchHeads: 2,
+  lossAndGrad: 2,
+  trainStep: 2,
   dispose: 0,
   createKVCache: 1,
   length: 0,
@@ -394,13 +396,14 @@ function remoteObject(client, kind, objectId, config, model) {
     object.attribution = m('attribution', kOptionsAt.attribution);
     object.patchHeads = m('patchHeads', kOptionsAt.patchHeads);
   }
-  // (an encoder–decoder's batch form: lossAndGrad(batch, call?), trainStep(batch, options): its options one earlier)
-  const at = model?.kind === 'encoder-decoder' ? 1 : 2;
-  if (kind === 'model' || kind === 'transformer')
+  if (kind === 'model' || kind === 'transformer') {
+    // (encoders' and encoder–decoders' batch form: lossAndGrad(batch, call?), trainStep(batch, options))
+    const batchForm = model?.kind === 'encoder' || model?.kind === 'encoder-decoder';
     Object.assign(object, {
-      lossAndGrad: m('lossAndGrad', at),
-      trainStep: m('trainStep', at),
+      lossAndGrad: m('lossAndGrad', batchForm ? 1 : kOptionsAt.lossAndGrad),
+      trainStep: m('trainStep', batchForm ? 1 : kOptionsAt.trainStep),
     });
+  }
   if (typeof Symbol.asyncDispose === 'symbol') object[Symbol.asyncDispose] = object.dispose;
   return object;
 }

@@ -432,10 +432,13 @@ class Transformer {
   // else only the objective's, the head mask's and the input's gradients asked for); returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets, const GradientOptions& options,
                           LossAndGrad* extra, bool parameter_gradients);
-  // A TrainBatch's forward and backward into the training state's gradients (train.cc: each kind's own function;
-  // an encoder–decoder's in seq2seq_train.cc); returns the loss.
+  // A TrainBatch's forward and backward into the training state's gradients (train.cc: by kind, an
+  // encoder–decoder's in seq2seq_train.cc, an encoder's in encoder_train.cc); returns the loss.
   double BatchGradients(const TrainBatch& batch);
   double Seq2SeqGradients(const TrainBatch& batch);
+  double EncoderGradients(const TrainBatch& batch);
+  // The state's gradients of every parameter on the loss path into out.grad_params.
+  void SaveGradients(LossAndGrad& out) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -277,7 +277,7 @@ HWY_INLINE void ReplaceHeads(const ModelArgs& a, const BlockArgs& blk, float* ct
 // x += attention(norm₁(x)); post-norm: x = norm₁(x + attention(x)).
 HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, width = blk.qkv.out;
-  const bool post = a.encoder && a.encoder->post_norm;  // (no training: saved is null)
+  const bool post = a.encoder && a.encoder->post_norm;  // (training post-norm: h1 keeps the sum the norm reads)
   float* h = post ? m.x.data() : saved ? saved->h1 : m.h.data();
   float* qkv = saved ? saved->qkv : m.qkv.data();
   float* ctx = saved ? saved->ctx : m.ctx.data();
@@ -297,6 +297,7 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   if (blk.head_outputs) std::copy(ctx, ctx + rows * blk.o.in, blk.head_outputs);
   Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
+  if (post && saved) std::copy(m.x.data(), m.x.data() + rows * a.e, saved->h1);
   if (post) PostNorm(a, blk.norm1, m);
 }
 
@@ -382,6 +383,7 @@ HWY_INLINE void MlpStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch&
   });
   Linear(rows, act, act_stride, blk.down, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
+  if (post && saved) std::copy(m.x.data(), m.x.data() + rows * a.e, saved->h2);  // (the sum norm₂ reads)
   if (post) PostNorm(a, blk.norm2, m);
 }
 

@@ -20,6 +20,7 @@
 #include "cpp/src/attention/attention_backward-inl.h"
 #include "cpp/src/model/block-inl.h"
 #include "cpp/src/model/model_kernels.h"
+#include "cpp/src/ops/activation-inl.h"
 #include "cpp/src/ops/cross_entropy-inl.h"
 #include "cpp/src/ops/linear-inl.h"
 #include "cpp/src/ops/packing.h"
@@ -109,7 +110,7 @@ inline void UnpackDense(const PackedB& w, size_t in, size_t out, float* dense) {
 
 // For y = x W + b (x (rows, in) with stride ldx, dy (rows, out) with stride ldy): dW += xᵀ dy into the packed d_w,
 // db += Σ dy into d_b (if non-null), and dx = dy Wᵀ into dx (stride ldx_out), or dx += … when accumulate. A null
-// d_w: no parameter gradients (d_b null too), dx only.
+// d_w: no parameter gradients (d_b null too), dx only; a null dx: the parameters' gradients only.
 inline void LinearBackward(size_t rows, const float* x, size_t ldx, const LinearArgs& w, const float* dy, size_t ldy,
                            float* d_w, float* d_b, float* dx, size_t ldx_out, bool accumulate, GradScratch& g) {
   float* dense = Sized(g.dense, w.in * w.out);
@@ -119,9 +120,17 @@ inline void LinearBackward(size_t rows, const float* x, size_t ldx, const Linear
     AddDenseToPacked(dense, w.in, w.out, d_w);
   }
   for (size_t r = 0; r < rows && d_b; ++r) AddRows(d_b, dy + r * ldy, w.out);
+  if (!dx) return;
   UnpackDense(w.w, w.in, w.out, dense);
   const PackedB wt = PackB(dense, w.out, w.out, w.in, /*transposed=*/true, g.packed_wt);
   GemmRows(rows, w.in, w.out, dy, ldy, 1, wt, dx, ldx_out, nullptr, accumulate);
+}
+
+// dx = dy · act'(x) over n elements for the elementwise MLP kinds that training supports (GELU tanh or erf, ReLU).
+inline void ActivationGradRow(MlpKind kind, const float* x, const float* dy, size_t n, float* dx) {
+  if (kind == MlpKind::kGeluErf) return GeluErfGradRow(x, dy, n, dx);
+  if (kind == MlpKind::kRelu) return ReluGradRow(x, dy, n, dx);
+  GeluTanhGradRow(x, dy, n, dx);
 }
 
 // d_x += the gradient through norm(x) given d_h (no norm: d_h itself); the norm's parameter gradients accumulate.
@@ -154,7 +163,7 @@ inline void MlpBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSav
     } else if (a.mlp == MlpKind::kRelu) {
       ReluGradRow(up, d_act + r * hidden, width, d_up + r * width);
     } else {
-      GeluTanhGradRow(up, d_act + r * hidden, width, d_up + r * width);
+      ActivationGradRow(a.mlp, up, d_act + r * hidden, width, d_up + r * width);
     }
   }
   float* d_h = Sized(g.d_h, rows * a.e);

@@ -51,7 +51,8 @@ struct CrossArgs {
   const float* key_bias = nullptr;
 };
 
-// What training keeps of one block's forward (each (rows, width), rows = B·T): its input x_in, the normed h1, qkv
+// What training keeps of one block's forward (each (rows, width), rows = B·T): its input x_in, the normed h1 (a
+// post-norm block: the sum x_in + attention that norm₁ reads; likewise h2: x_mid + MLP, what norm₂ reads), qkv
 // after the q/k norm and RoPE, qk_raw the query and key heads before the q/k norm (rows, (H + KV)·hd; qk_norm only),
 // the attention weights (B, H, T, T), the heads' outputs ctx, x_mid = x_in + attention, the normed h2,
 // the MLP's pre-activation up (rows, up.out) and activation act (rows, hidden). An encoder–decoder's decoder block

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,12 +32,18 @@ void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t 
   if (counted == 0) Fail(name, "at least one target that is not -100", "none");
 }
 
-namespace {
-
 // buffer[0, n), grown when shorter (never shrunk, never zero-filled again).
 float* Grown(std::vector<float>& buffer, size_t n) {
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
+}
+
+float* StepBuffers(TrainState& state, std::vector<BlockArgs>& blocks, size_t kv, size_t logits) {
+  for (BlockArgs& b : blocks) {
+    b.cache_k = Grown(state.step_k, kv);
+    b.cache_v = Grown(state.step_v, kv);
+  }
+  return Grown(state.logits, logits);
 }
 
 // Carves every block's saved activations (BlockSaved's fields, in order), then x_final and h_final, out of the
@@ -70,6 +75,8 @@ void LayOutActivations(const ModelArgs& a, TrainState& state, std::vector<BlockS
   t.x_final = p;
   t.h_final = p + plane;
 }
+
+namespace {
 
 // Σ g² over every gradient buffer, in double.
 double GradNorm(Weights& grads) {
@@ -137,6 +144,8 @@ void SetObjective(const Transformer::GradientOptions& o, const TransformerConfig
   if (o.input_gradient && extra) t.input_grad = shaped(extra->input_grad, {b, tl, c.embed_dim});
 }
 
+}  // namespace
+
 // The kernels' view of the gradient buffers g (zero-filled here: the backward adds into them), one BlockGrads per
 // block; g null: none (every pointer null, the backward forms no parameter gradient).
 void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, TrainArgs& t) {
@@ -152,53 +161,6 @@ void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, Train
   t.head = g.head.data.empty() ? nullptr : g.head.data.data();
   t.head_bias = g.head_bias.empty() ? nullptr : g.head_bias.data();
 }
-
-// Every parameter's gradient from `grads`, in its checkpoint shape, into out.grad_params.
-void CopyGradients(const std::vector<ParamSpec>& specs, Weights& grads, Transformer::LossAndGrad& out) {
-  for (const ParamSpec& s : specs) {
-    Tensor& g = out.grad_params[s.name];
-    g.shape = s.shape;
-    size_t n = 1;
-    for (int64_t d : s.shape) n *= static_cast<size_t>(d);
-    g.data.resize(n);
-    grads.Save(s, g.data.data());
-  }
-}
-
-// AdamW over state.grads (the step's, the loss's): clipped to options.clip_grad_norm when > 0, moments made by the
-// first step.
-Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, TrainState& state, double loss,
-                                  const Transformer::AdamWOptions& options) {
-  Transformer::StepResult result;
-  result.loss = static_cast<float>(loss);
-  if (!state.adam_m) {  // (AdamW's moments: made by the first step, zero)
-    state.adam_m = std::make_unique<Weights>(c, false);
-    state.adam_v = std::make_unique<Weights>(c, false);
-  }
-  const double norm = GradNorm(*state.grads);
-  result.grad_norm = static_cast<float>(norm);
-  if (options.clip_grad_norm > 0) {  // (torch: the coefficient clamped at 1 multiplies every gradient)
-    const float coef = static_cast<float>(std::min(1.0, options.clip_grad_norm / (norm + 1e-6)));
-    state.grads->ForEachBuffer([&](std::vector<float>& g, bool) {
-      for (float& x : g) x *= coef;
-    });
-  }
-  ++state.step;
-  // The four Weights visit their buffers in the same order.
-  std::vector<std::vector<float>*> ps, grads, ms, vs;
-  std::vector<bool> decay;
-  params.ForEachBuffer([&](std::vector<float>& b, bool matrix) {
-    ps.push_back(&b);
-    decay.push_back(matrix);
-  });
-  state.grads->ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
-  state.adam_m->ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
-  state.adam_v->ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
-  for (size_t i = 0; i < ps.size(); ++i) AdamWUpdate(*ps[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
-  return result;
-}
-
-}  // namespace
 
 double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets,
                                      const GradientOptions& options, LossAndGrad* extra, bool parameter_gradients) {
@@ -220,11 +182,7 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   CallArgs call;
   PrepareCall(tokens, 0, t_len, call);
   const size_t kv = batch * impl_->z.kv_heads * t_len * impl_->z.head_dim;
-  for (BlockArgs& b : call.blocks) {
-    b.cache_k = Grown(state.step_k, kv);
-    b.cache_v = Grown(state.step_v, kv);
-  }
-  call.a.logits = Grown(state.logits, batch * t_len * impl_->z.vocab);
+  call.a.logits = StepBuffers(state, call.blocks, kv, batch * t_len * impl_->z.vocab);
   TrainArgs t;
   std::vector<BlockSaved> saved;
   LayOutActivations(call.a, state, saved, t);
@@ -248,8 +206,21 @@ Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, 
                                                       const GradientOptions& options) {
   LossAndGrad out;
   out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out, /*parameter_gradients=*/true));
-  CopyGradients(impl_->specs, *impl_->train->grads, out);
+  SaveGradients(out);
   return out;
+}
+
+void Transformer::SaveGradients(LossAndGrad& out) const {
+  const bool pooler_off = !OffLossPath(impl_->config, impl_->params).empty();
+  for (const ParamSpec& s : impl_->specs) {
+    if (pooler_off && (s.slot == Slot::kPooler || s.slot == Slot::kPoolerBias)) continue;  // (no gradient)
+    Tensor& g = out.grad_params[s.name];
+    g.shape = s.shape;
+    size_t n = 1;
+    for (int64_t d : s.shape) n *= static_cast<size_t>(d);
+    g.data.resize(n);
+    impl_->train->grads->Save(s, g.data.data());
+  }
 }
 
 Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const TokensView& targets,
@@ -259,15 +230,58 @@ Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const T
   return AdamWStep(impl_->config, impl_->params, *impl_->train, loss, options);
 }
 
+Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, TrainState& state, double loss,
+                                  const Transformer::AdamWOptions& options) {
+  Transformer::StepResult result;
+  result.loss = static_cast<float>(loss);
+  if (!state.adam_m) {  // (AdamW's moments: made by the first step, zero)
+    state.adam_m = std::make_unique<Weights>(c, false);
+    state.adam_v = std::make_unique<Weights>(c, false);
+  }
+  const double norm = GradNorm(*state.grads);
+  result.grad_norm = static_cast<float>(norm);
+  if (options.clip_grad_norm > 0) {  // (torch: the coefficient clamped at 1 multiplies every gradient)
+    const float coef = static_cast<float>(std::min(1.0, options.clip_grad_norm / (norm + 1e-6)));
+    state.grads->ForEachBuffer([&](std::vector<float>& g, bool) {
+      for (float& x : g) x *= coef;
+    });
+  }
+  ++state.step;
+  // The four Weights visit their buffers in the same order; tensors off the loss path have no gradient (PyTorch's
+  // None): AdamW skips them, weight decay included.
+  std::vector<std::vector<float>*> all, grads, ms, vs;
+  std::vector<bool> decay;
+  params.ForEachBuffer([&](std::vector<float>& b, bool matrix) {
+    all.push_back(&b);
+    decay.push_back(matrix);
+  });
+  state.grads->ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
+  state.adam_m->ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
+  state.adam_v->ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
+  const std::vector<const std::vector<float>*> frozen = OffLossPath(c, params);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (std::find(frozen.begin(), frozen.end(), all[i]) != frozen.end()) continue;
+    AdamWUpdate(*all[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
+  }
+  return result;
+}
+
+std::vector<const std::vector<float>*> OffLossPath(const TransformerConfig& c, const Weights& w) {
+  const bool pooled = c.task == Task::kSequenceClassification && !c.classifier_dense;
+  if (!c.pooler || pooled) return {};
+  return {&w.pooler.data, &w.pooler_bias};
+}
+
+// A training batch's forward and backward into the state's gradients, by kind: an encoder–decoder's
+// (seq2seq_train.cc) or an encoder's (encoder_train.cc); returns the loss.
 double Transformer::BatchGradients(const TrainBatch& batch) {
-  if (impl_->config.decoder_layers > 0) return Seq2SeqGradients(batch);
-  Fail("task", "an encoder–decoder for a training batch (encoders train in a later step)", "another model");
+  return impl_->config.decoder_layers > 0 ? Seq2SeqGradients(batch) : EncoderGradients(batch);
 }
 
 Transformer::LossAndGrad Transformer::LossAndGradient(const TrainBatch& batch) {
   LossAndGrad out;
   out.loss = static_cast<float>(BatchGradients(batch));
-  CopyGradients(impl_->specs, *impl_->train->grads, out);
+  SaveGradients(out);
   return out;
 }
 

@@ -182,6 +182,21 @@ void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t 
 // What each stack of an encoder–decoder reads beyond its blocks (seq2seq.cc): T5's relative position bias tables
 // and the encoder's final norm.
 void SetUpStackWeights(const TransformerConfig& c, const Weights& w, ModelArgs& enc, ModelArgs& dec);
+// buffer[0, n), grown when shorter (never shrunk, never zero-filled again) (train.cc).
+float* Grown(std::vector<float>& buffer, size_t n);
+// Every block's keys and values in the state's one-layer buffers of kv floats each; returns its logits' buffer of
+// `logits` floats.
+float* StepBuffers(TrainState& state, std::vector<BlockArgs>& blocks, size_t kv, size_t logits);
+// Carves every block's saved activations, then x_final and h_final, out of the state's buffer for a's (B, T).
+void LayOutActivations(const ModelArgs& a, TrainState& state, std::vector<BlockSaved>& saved, TrainArgs& t);
+// Points t (and `blocks`, one per block) at the gradient buffers, zero-filled; null gradients: every pointer null.
+void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, TrainArgs& t);
+// The parameters that are off the loss path of c's head (a pooler under a masked-LM or image head, or under
+// RoBERTa's classifier): no gradient, no AdamW update.
+std::vector<const std::vector<float>*> OffLossPath(const TransformerConfig& c, const Weights& w);
+// Clipping and one torch.optim.AdamW step on the state's gradients (made by the first step: moments 0).
+Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, TrainState& state, double loss,
+                                  const Transformer::AdamWOptions& options);
 // A logit's position in [0, t_len) and token id in [0, vocab) (std::invalid_argument naming them; analysis.cc).
 void CheckLogitIndex(int64_t position, int64_t target, size_t t_len, int64_t vocab);
 // A padding mask `name` (B, s) (1 token, 0 padding; `dims` describes s in messages) as additive key biases 0 / −inf

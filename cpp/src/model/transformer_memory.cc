@@ -205,6 +205,25 @@ MemoryNeeds TrainStateNeeds(const TransformerConfig& c, TrainCall call, WeightSt
   return needs;
 }
 
+// What training an encoder adds (encoder_train.cc, kernels_encoder_train.cc): a classifier's logits (B, numLabels),
+// the forward's last hidden state, a vision model's unfolded patches with their output gradient, or a text
+// encoder's embedding sum and the masked-LM transform recomputed with their gradients.
+void EncoderTrainParts(const TransformerConfig& c, double b, double t, MemoryNeeds& needs) {
+  const double e = static_cast<double>(c.embed_dim), rows = b * t;
+  if (c.task != Task::kMaskedLm) {
+    needs.push_back({"logits and their gradient (B, numLabels)", b * static_cast<double>(c.num_labels) * kF32});
+  }
+  needs.push_back({"the encoder's last hidden state (B, T, E)", rows * e * kF32});
+  if (c.image_size > 0) {
+    const double patch = static_cast<double>(c.num_channels * c.patch_size * c.patch_size);
+    needs.push_back({"patches and their projection's gradient (B x N rows)", b * (t - 1) * (patch + e) * kF32});
+    return;
+  }
+  const double transform = c.task == Task::kMaskedLm ? 4 : 2;  // (the embeddings' sum and a sum gradient)
+  needs.push_back(
+      {"recomputed embeddings and masked-LM transform, with gradients (B x T rows)", transform * rows * e * kF32});
+}
+
 }  // namespace
 
 MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, TrainCall call,
@@ -224,7 +243,10 @@ MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const S
       4 * rows * e + rows * qkv + qk_raw + b * heads * t * t + rows * dq + rows * up + rows * hidden;
   needs.push_back({"saved activations (numLayers x (B x T rows, attention weights (B, H, T, T)))",
                    (static_cast<double>(c.num_layers) * per_block + 2 * rows * e) * kF32});
-  needs.push_back({"logits and their gradient (B, T, vocabSize)", rows * v * kF32});
+  if (c.task == Task::kCausalLm || c.task == Task::kMaskedLm) {
+    needs.push_back({"logits and their gradient (B, T, vocabSize)", rows * v * kF32});
+  }
+  if (c.task != Task::kCausalLm) EncoderTrainParts(c, b, t, needs);
   needs.push_back({"keys and values of one layer",
                    2 * rows * static_cast<double>(z.kv_heads) * static_cast<double>(z.head_dim) * kF32});
   needs.push_back({"forward activations (B x T rows)", rows * (3 * e + dq + qkv + up) * kF32});

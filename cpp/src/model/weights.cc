@@ -301,9 +301,10 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
   }
   if (!positions.empty()) fn(positions, true);
   if (!token_types.empty()) fn(token_types, true);
+  if (!cls_token.empty()) fn(cls_token, true);  // (ViT's (1, 1, E): ≥ 2-D as stored, decayed as nanoGPT's rule says)
   for (std::vector<float>* v :
        {&norm_f_weight, &norm_f_bias, &encoder_norm_f_weight, &head_bias, &embed_norm_weight, &embed_norm_bias,
-        &pooler_bias, &head_dense_bias, &head_norm_weight, &head_norm_bias, &cls_dense_bias, &patch_bias, &cls_token}) {
+        &pooler_bias, &head_dense_bias, &head_norm_weight, &head_norm_bias, &cls_dense_bias, &patch_bias}) {
     if (!v->empty()) fn(*v, false);
   }
   for (BlockWeights& b : blocks) {

@@ -80,6 +80,22 @@ HWY_INLINE void GeluErfRow(const float* x, size_t n, float* y) {
   for (size_t j = 0; j < n; ++j) y[j] = 0.5f * x[j] * (1.0f + std::erf(x[j] * 0.70710678118654752f));
 }
 
+// dx[j] = dy[j] · GeluErf'(x[j]) = dy · (Φ(x) + x φ(x)), Φ(x) = ½ (1 + erf(x/√2)), φ(x) = e^(−x²/2) / √(2π).
+HWY_INLINE void GeluErfGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT dy, size_t n,
+                               float* HWY_RESTRICT dx) {
+  for (size_t j = 0; j < n; ++j) {
+    const float v = x[j];
+    const float cdf = 0.5f * (1.0f + std::erf(v * 0.70710678118654752f));
+    dx[j] = dy[j] * (cdf + v * 0.39894228040143268f * std::exp(-0.5f * v * v));
+  }
+}
+
+// dx[j] = dy[j] where x[j] > 0, else 0 (PyTorch's relu backward: 0 at x = 0).
+HWY_INLINE void ReluGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT dy, size_t n,
+                            float* HWY_RESTRICT dx) {
+  for (size_t j = 0; j < n; ++j) dx[j] = x[j] > 0.0f ? dy[j] : 0.0f;
+}
+
 // y[j] = max(x[j], 0) (y may be x; NaN stays NaN).
 HWY_INLINE void ReluRow(const float* x, size_t n, float* y) {
   for (size_t j = 0; j < n; ++j) y[j] = x[j] > 0.0f || x[j] != x[j] ? x[j] : 0.0f;

@@ -13,22 +13,22 @@
 namespace attnlab {
 
 // Targets (B, T) like tokens: ids in [0, V) or −100 (ignored), at least one counted.
-void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab) {
+void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab, const char* name) {
   if (targets.shape != tokens_shape) {
-    Fail("targets", "shape " + ShapeString(tokens_shape) + " (the tokens')", "shape " + ShapeString(targets.shape));
+    Fail(name, "shape " + ShapeString(tokens_shape) + " (the tokens')", "shape " + ShapeString(targets.shape));
   }
-  const size_t n = CheckedNumel("targets", targets.shape);
-  if (n > 0 && !targets.data) Fail("targets", "data", "null");
+  const size_t n = CheckedNumel(name, targets.shape);
+  if (n > 0 && !targets.data) Fail(name, "data", "null");
   size_t counted = 0;
   for (size_t i = 0; i < n; ++i) {
     const int32_t t = targets.data[i];
     if (t != -100 && (t < 0 || t >= vocab)) {
-      Fail("targets", "ids in [0, " + std::to_string(vocab) + ") or -100",
+      Fail(name, "ids in [0, " + std::to_string(vocab) + ") or -100",
            std::to_string(t) + " at index " + std::to_string(i));
     }
     counted += t != -100;
   }
-  if (counted == 0) Fail("targets", "at least one target that is not -100", "none");
+  if (counted == 0) Fail(name, "at least one target that is not -100", "none");
 }
 
 namespace {

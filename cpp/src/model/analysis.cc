@@ -79,13 +79,14 @@ std::vector<std::vector<float>> MeanHeadOutputs(const std::vector<Tensor>& head_
   for (const Tensor& layer : head_outputs) {
     const size_t heads = static_cast<size_t>(layer.shape[2]), hd = static_cast<size_t>(layer.shape[3]);
     const size_t rows = layer.data.size() / (heads * hd);
-    const size_t kept = keep ? static_cast<size_t>(std::count(keep, keep + rows, uint8_t{1})) : rows;
+    const size_t kept = keep ? static_cast<size_t>(rows - std::count(keep, keep + rows, uint8_t{0})) : rows;
     for (size_t h = 0; h < heads; ++h) {
       const std::vector<float> values = HeadColumns(layer, h);
       std::vector<double> mean(hd, 0.0);
       for (size_t i = 0; i < values.size(); ++i) mean[i % hd] += keep && !keep[i / hd] ? 0.0 : values[i];
       std::vector<float>& m = means.emplace_back(rows * hd);
-      for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(mean[i % hd] / static_cast<double>(kept));
+      for (size_t i = 0; i < m.size(); ++i)
+        m[i] = static_cast<float>(mean[i % hd] / static_cast<double>(std::max<size_t>(kept, 1)));
     }
   }
   return means;

@@ -90,6 +90,7 @@ std::vector<int32_t> ShiftRight(const TransformerConfig& c, const TokensView& la
     Fail("labels", "token ids (B, T) (the decoder's inputs default to shift_right(labels))",
          "shape " + ShapeString(labels.shape));
   }
+  CheckTargets(labels, labels.shape, c.vocab_size, "labels");
   const size_t batch = static_cast<size_t>(labels.shape[0]), t_len = static_cast<size_t>(labels.shape[1]);
   std::vector<int32_t> ids(batch * t_len);
   for (size_t i = 0; i < ids.size(); ++i) {

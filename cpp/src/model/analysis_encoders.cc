@@ -172,7 +172,7 @@ size_t LogitAt(const Shape& logits, int64_t position, int64_t target) {
 
 // A batch-1 tensor (`data` (1, ...), or null) as `rows` copies: the data, and the shape with B = rows.
 template <typename T>
-std::vector<T> Repeated(const T* data, const Shape& shape, size_t rows, Shape& batch_shape) {
+std::vector<T> Repeated(const T* data, Shape shape, size_t rows, Shape& batch_shape) {  // (shape: a copy)
   batch_shape = shape;
   if (!data || shape.empty()) return {};
   batch_shape[0] = static_cast<int64_t>(rows);

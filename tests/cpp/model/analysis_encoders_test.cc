@@ -209,7 +209,8 @@ TEST_CASE("encoder–decoder head values: every kind's own outputs fed back give
 
 TEST_CASE("encoder analysis: zero ablation is the loss of a forward with that kind's head mask",
           "[model][analysis][encoder]") {
-  const EncoderAnalysisFixture& f = Named(LoadFixtures(), "t5_v10_f32");
+  const std::vector<EncoderAnalysisFixture> all = LoadFixtures();
+  const EncoderAnalysisFixture& f = Named(all, "t5_v10_f32");
   Transformer model = Loaded(f);
   Input batch;
   Fill(f, f.t.at("input_ids").shape[0], nullptr, true, batch);

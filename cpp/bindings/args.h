@@ -246,6 +246,20 @@ inline Transformer::TrainBatch BatchOf(const TransformerForwardArgs& a, const Pi
   return batch;
 }
 
+// An encoder's or encoder–decoder's analysis input from forward's arguments: the pixels (into `pixels`, which must
+// outlive it) when pixelValues has a shape, else the tokens; the options as forward's.
+inline Transformer::ModelInput InputOf(const TransformerForwardArgs& a, PixelsView& pixels) {
+  Transformer::ModelInput in;
+  in.options = OptionsOf(a);
+  pixels = PixelsOf(a.pixel_values);
+  if (pixels.shape.empty()) {
+    in.tokens = TokensOf(a.tokens);
+  } else {
+    in.pixels = &pixels;
+  }
+  return in;
+}
+
 inline Transformer::AdamWOptions OptionsOf(const AdamWArgs& a) {
   return Transformer::AdamWOptions{a.lr, a.weight_decay, a.beta1, a.beta2, a.eps, a.clip_grad_norm};
 }

@@ -464,6 +464,51 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
+  // Encoders and encoder–decoders: the same three on forward's arguments (tokens or pixelValues, attentionMask,
+  // tokenTypeIds, decoderInputIds; ablation 0 zero, 1 mean; method 2 occlusion): { importance, loss } with an
+  // encoder–decoder's decoderImportance and crossImportance; RawTensor; { effect, cleanLogit, corruptedLogit } with
+  // decoderEffect and crossEffect.
+  val InputHeadImportance(const TransformerForwardArgs& a, const TensorArg& labels, int ablation) {
+    return Guard([&] {
+      PixelsView pixels;
+      const Transformer::HeadImportanceResult r =
+          model_.HeadImportance(InputOf(a, pixels), TokensOf(labels), static_cast<Transformer::Ablation>(ablation));
+      val result = val::object();
+      result.set("importance", TensorToJs(r.importance));
+      result.set("loss", r.loss);
+      if (!r.decoder_importance.shape.empty()) {
+        result.set("decoderImportance", TensorToJs(r.decoder_importance));
+        result.set("crossImportance", TensorToJs(r.cross_importance));
+      }
+      return result;
+    });
+  }
+  val InputAttribution(const TransformerForwardArgs& a, double position, double target, int method) {
+    return Guard([&] {
+      PixelsView pixels;
+      return TensorToJs(model_.Attribution(InputOf(a, pixels), static_cast<int64_t>(position),
+                                           static_cast<int64_t>(target),
+                                           static_cast<Transformer::AttributionMethod>(method)));
+    });
+  }
+  val InputPatchHeads(const TransformerForwardArgs& clean, const TransformerForwardArgs& corrupted, double position,
+                      double target) {
+    return Guard([&] {
+      PixelsView a, b;
+      const Transformer::PatchingResult r = model_.PatchHeads(
+          InputOf(clean, a), InputOf(corrupted, b), static_cast<int64_t>(position), static_cast<int64_t>(target));
+      val result = val::object();
+      result.set("effect", TensorToJs(r.effect));
+      result.set("cleanLogit", r.clean_logit);
+      result.set("corruptedLogit", r.corrupted_logit);
+      if (!r.decoder_effect.shape.empty()) {
+        result.set("decoderEffect", TensorToJs(r.decoder_effect));
+        result.set("crossEffect", TensorToJs(r.cross_effect));
+      }
+      return result;
+    });
+  }
+
   // TrainStep (call 0), LossAndGradient (1) or a gradient analysis (2: headImportance, attribution) on tokens of
   // this shape.
   val TrainMemory(const TensorArg& tokens, int call) const {
@@ -597,7 +642,10 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
       .function("trainBatchMemory", &TransformerBinding::TrainBatchMemory)
       .function("headImportance", &TransformerBinding::HeadImportance)
       .function("attribution", &TransformerBinding::Attribution)
-      .function("patchHeads", &TransformerBinding::PatchHeads);
+      .function("patchHeads", &TransformerBinding::PatchHeads)
+      .function("inputHeadImportance", &TransformerBinding::InputHeadImportance)
+      .function("inputAttribution", &TransformerBinding::InputAttribution)
+      .function("inputPatchHeads", &TransformerBinding::InputPatchHeads);
   emscripten::class_<TransformerKVCache>("_TransformerKVCache")
       .constructor(&TransformerBinding::MakeCache, emscripten::allow_raw_pointers())
       .function("length", &TransformerCacheLength)

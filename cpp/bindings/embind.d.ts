@@ -184,6 +184,27 @@ export interface RawTransformer extends RawModel {
     position: number,
     target: number,
   ): { effect: RawTensor; cleanLogit: number; corruptedLogit: number };
+  /** Encoders and encoder–decoders, on forward's arguments: ablation 0 zero, 1 mean; an encoder–decoder's
+   *  importance is its encoder's, with decoderImportance and crossImportance. */
+  inputHeadImportance(
+    args: TransformerForwardArgs,
+    labels: TensorArg,
+    ablation: number,
+  ): { importance: RawTensor; loss: number; decoderImportance?: RawTensor; crossImportance?: RawTensor };
+  /** Occlusion (method 2; others throw) of one logit over the tokens (T) or a vision model's patches (G, G). */
+  inputAttribution(args: TransformerForwardArgs, position: number, target: number, method: number): RawTensor;
+  inputPatchHeads(
+    clean: TransformerForwardArgs,
+    corrupted: TransformerForwardArgs,
+    position: number,
+    target: number,
+  ): {
+    effect: RawTensor;
+    cleanLogit: number;
+    corruptedLogit: number;
+    decoderEffect?: RawTensor;
+    crossEffect?: RawTensor;
+  };
 }
 
 export interface RawModule {

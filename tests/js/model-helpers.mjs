@@ -58,3 +58,25 @@ export const kLlama = {
   numKVHeads: 2,
   hiddenDim: 24,
 };
+
+/** The test's own loss: the mean over rows with a target of each row's mean cross-entropy, in float64. */
+export function rowMeanLoss(logits, targets) {
+  const [B, T, V] = logits.shape;
+  let total = 0;
+  let rows = 0;
+  for (let b = 0; b < B; ++b) {
+    let sum = 0;
+    let n = 0;
+    for (let t = 0; t < T; ++t) {
+      const y = targets.data[b * T + t];
+      if (y === -100) continue;
+      const row = logits.data.subarray((b * T + t) * V, (b * T + t + 1) * V);
+      let z = 0;
+      for (const x of row) z += Math.exp(x);
+      sum += Math.log(z) - row[y];
+      ++n;
+    }
+    if (n > 0) ((total += sum / n), ++rows);
+  }
+  return total / rows;
+}

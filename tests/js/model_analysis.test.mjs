@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { init } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
 import { VARIANTS, assertClose, assertThrows, f32 } from './helpers.mjs';
-import { MODEL_CASES, kLlama, loadModelCase, modelDir, scope } from './model-helpers.mjs';
+import { MODEL_CASES, kLlama, loadModelCase, modelDir, rowMeanLoss, scope } from './model-helpers.mjs';
 
 const cases = MODEL_CASES.filter((name) => existsSync(join(modelDir, name, 'analysis.json'))).map((name) => ({
   ...loadModelCase(name),
@@ -21,28 +21,6 @@ const cases = MODEL_CASES.filter((name) => existsSync(join(modelDir, name, 'anal
 
 const idsOf = (t) => ({ data: Int32Array.from(t.data), shape: t.shape });
 const tensorOf = (t) => ({ data: f32(t.data), shape: t.shape });
-
-/** The test's own loss: the mean over rows with a target of each row's mean cross-entropy, in float64. */
-function rowMeanLoss(logits, targets) {
-  const [B, T, V] = logits.shape;
-  let total = 0;
-  let rows = 0;
-  for (let b = 0; b < B; ++b) {
-    let sum = 0;
-    let n = 0;
-    for (let t = 0; t < T; ++t) {
-      const y = targets.data[b * T + t];
-      if (y === -100) continue;
-      const row = logits.data.subarray((b * T + t) * V, (b * T + t + 1) * V);
-      let z = 0;
-      for (const x of row) z += Math.exp(x);
-      sum += Math.log(z) - row[y];
-      ++n;
-    }
-    if (n > 0) ((total += sum / n), ++rows);
-  }
-  return total / rows;
-}
 
 function maskedLoss(model, tokens, targets, mask, L, H) {
   return rowMeanLoss(model.forward(tokens, { headMask: { data: mask, shape: [L, H] } }).logits, targets);

@@ -39,6 +39,8 @@ const kGenerateOptions = [
  * model[kRawForward](ctx, tokens, { layers, hidden, mask, headMask, cache, last }) → the raw result.
  */
 export const kRawForward = Symbol('attnlab.rawForward');
+/** model[kForwardArgs](tokens, options) → { args, inputs, place }: kRawForward's raw arguments (transformer.mjs). */
+export const kForwardArgs = Symbol('attnlab.forwardArgs');
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sampling.

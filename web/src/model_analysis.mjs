@@ -12,9 +12,9 @@ import { describe, readOptions, readTokens } from './validate.mjs';
 
 /** @typedef {import('./transformer.mjs').Transformer} Transformer */
 
-const kImportanceMethods = ['gradient', 'ablation'];
-const kAblations = ['zero', 'mean'];
-const kAttributionMethods = ['gradient-x-input', 'gradient', 'occlusion'];
+export const kImportanceMethods = ['gradient', 'ablation'];
+export const kAblations = ['zero', 'mean'];
+export const kAttributionMethods = ['gradient-x-input', 'gradient', 'occlusion'];
 
 /**
  * One of `choices` (a string), `choices[0]` when absent: its index.
@@ -23,7 +23,7 @@ const kAttributionMethods = ['gradient-x-input', 'gradient', 'occlusion'];
  * @param {string} name
  * @param {string[]} choices
  */
-function readChoice(ctx, value, name, choices) {
+export function readChoice(ctx, value, name, choices) {
   if (value === undefined || value === null) return 0;
   const expected = choices.map((c) => `'${c}'`).join(' | ');
   if (typeof value !== 'string') throw new TypeError(`${ctx}: ${name} must be ${expected}, got ${describe(value)}`);
@@ -40,7 +40,7 @@ function readChoice(ctx, value, name, choices) {
  * @param {number} end
  * @param {string} what what the range is, for the message
  */
-function readIndex(ctx, value, name, end, what) {
+export function readIndex(ctx, value, name, end, what) {
   if (typeof value !== 'number') {
     throw new TypeError(`${ctx}: ${name} must be an integer in [0, ${end}) (${what}), got ${describe(value)}`);
   }

@@ -474,6 +474,41 @@ export interface PatchHeadsResult {
   corruptedLogit: number;
 }
 
+/** An encoder–decoder's three kinds of head: (L, H) encoder, (Ld, H) decoder self-attention, (Ld, H) cross. */
+export interface HeadsByKind {
+  encoder: Tensor;
+  decoder: Tensor;
+  cross: Tensor;
+}
+
+/**
+ * The batch of {@link Transformer.headImportance} for an encoder or encoder–decoder (the API contract's batch
+ * object): the inputs as forward takes them and labels, (B, T) token ids (masked-LM: the tokens' positions;
+ * seq2seq-lm: the decoder's) or (B) class ids (classification), −100 = ignored.
+ */
+export interface LabelledBatch {
+  /** Token ids (B, T) (an encoder–decoder's source ids (B, S)); a vision model takes pixelValues instead. */
+  inputIds?: Tokens;
+  pixelValues?: PixelValues;
+  /** (B, T), 1 = token, 0 = padding; mean ablation averages over the tokens only. */
+  attentionMask?: { data: Uint8Array; shape: number[] };
+  tokenTypeIds?: Tokens;
+  /** An encoder–decoder's decoder inputs (B, T); default Hugging Face's shift_right(labels). */
+  decoderInputIds?: Tokens;
+  labels: { data: Int32Array; shape: number[] };
+}
+
+/** The options of an encoder's or encoder–decoder's attribution and patching: the inputs' other parts. */
+export interface EncoderLogitOptions {
+  /** A masked-LM's token position or a seq2seq-lm's decoder position; a classifier's: 0 (the default). */
+  position?: number;
+  /** A token id, or a class of a classifier. */
+  target: number;
+  tokenTypeIds?: Tokens;
+  /** An encoder–decoder's decoder inputs (1, T): required. */
+  decoderInputIds?: Tokens;
+}
+
 /** What {@link Transformer.trainStep} returns. */
 export interface ModelTrainStepResult {
   /** The loss on this batch before the update (as {@link Transformer.lossAndGrad} would give). */
@@ -636,6 +671,16 @@ export interface Transformer {
    */
   headImportance(batch: TrainBatch, options?: HeadImportanceOptions): HeadImportanceResult;
   /**
+   * An encoder's or encoder–decoder's head importance, by ablation only (method 'gradient' is a RangeError: their
+   * backward is not there yet): importance (L, H), or an encoder–decoder's { encoder, decoder, cross }, each
+   * head's kind ablated by its head mask (zero) or its output replaced by its mean (mean: over the positions
+   * attentionMask marks as tokens; the decoder's: all).
+   */
+  headImportance(
+    batch: LabelledBatch,
+    options: HeadImportanceOptions & { method: 'ablation' },
+  ): { importance: Tensor | HeadsByKind; loss: number };
+  /**
    * The logit of id `target` at `position`, attributed to each position j's block-0 input e_j (hiddenStates[0]):
    * (T). 'gradient-x-input' Σ ∂logit/∂e_j · e_j, 'gradient' ‖∂logit/∂e_j‖₂, 'occlusion' logit − the logit with
    * e_j set to 0. Positions after `position` get 0.
@@ -644,12 +689,30 @@ export interface Transformer {
    */
   attribution(tokens: Tokens, options: AttributionOptions): Tensor;
   /**
+   * An encoder's or encoder–decoder's occlusion (the gradient methods are RangeErrors: no backward yet): logit −
+   * the logit with token j replaced by padTokenId, (T) (an encoder–decoder's source tokens: (S)), or with a vision
+   * model's patch j set to 0 in every channel (normalised pixels), (imageSize / patchSize)² as a (G, G) grid.
+   */
+  attribution(
+    inputs: Tokens | PixelValues,
+    options: EncoderLogitOptions & { method: 'occlusion' },
+  ): Tensor;
+  /**
    * Activation patching: for each head (l, h), the logit of id `target` at `position` of a forward of `corrupted`
    * whose head (l, h) output (every position) is the one of a forward of `clean`, minus the corrupted forward's.
    * @throws TypeError / RangeError naming `clean`, `corrupted` (shape [1, T], the same T; ids), `options.position` or
    *   `options.target`.
    */
   patchHeads(clean: Tokens, corrupted: Tokens, options: PatchHeadsOptions): PatchHeadsResult;
+  /**
+   * An encoder's or encoder–decoder's activation patching (inputs of batch 1 and one shape; an encoder–decoder's
+   * decoderInputIds shared): effect (L, H), or { encoder, decoder, cross }.
+   */
+  patchHeads(
+    clean: Tokens | PixelValues,
+    corrupted: Tokens | PixelValues,
+    options: EncoderLogitOptions,
+  ): { effect: Tensor | HeadsByKind; cleanLogit: number; corruptedLogit: number };
   /** Copies of every parameter under Hugging Face's names (no prefix). */
   stateDict(): Record<string, Tensor>;
   /**

@@ -35,7 +35,7 @@ const kSeq2SeqForwardOptions = [
  * @param {unknown} value
  * @param {string} name
  */
-function readPadding(ctx, value, name) {
+export function readPadding(ctx, value, name) {
   const mask = readMask(ctx, value, name);
   if (mask && mask.tag !== 'Uint8Array') {
     throw new TypeError(`${ctx}: ${name}.data must be a Uint8Array (1 = token, 0 = padding), got ${mask.tag}`);

@@ -15,13 +15,14 @@ import {
   taskOf,
   withHeads,
 } from './encoder.mjs';
-import { generate, kRawForward } from './generation.mjs';
+import { generate, kForwardArgs, kRawForward } from './generation.mjs';
 import { KVCache, kCacheHandle, kCacheOwner, readCacheOptions } from './kv_cache.mjs';
 import { Model, kCore, kUsable, wrapHandle } from './model.mjs';
 import { readCreateOptions, readLoadConfig } from './model_config.mjs';
 import { isBlob, openSafetensors, unreadBits } from './safetensors.mjs';
 import { bitsBuffer, lazyBuffer, piecesOf, storageOf } from './model_storage.mjs';
 import { attribution, headImportance, patchHeads } from './model_analysis.mjs';
+import { encoderAttribution, encoderHeadImportance, encoderPatchHeads } from './encoder_analysis.mjs';
 import { seq2seqForward } from './seq2seq.mjs';
 import { encoderLossAndGrad, encoderTrainStep } from './encoder_training.mjs';
 import { lossAndGrad, train, trainStep } from './training.mjs';
@@ -140,6 +141,39 @@ export class Transformer extends Model {
    */
   [kRawForward](ctx, t, { layers, hidden, mask, headMask, cache, last, types = null, pixels = null, decoder = null }) {
     const core = this[kCore];
+    const { args, inputs, place } = this[kForwardArgs](t, {
+      layers,
+      hidden,
+      mask,
+      headMask,
+      last,
+      types,
+      pixels,
+      decoder,
+    });
+    // (The handles are looked up again inside each call: a getter of an argument may dispose them meanwhile.)
+    const handle = () => this[kUsable](ctx);
+    const rawCache = () => (cache ? cache[kCacheHandle](ctx) : null);
+    core.checkFits(ctx, 'tokens', inputs, () => {
+      const c = rawCache();
+      return handle().forwardMemory(args, c ? c.length() : 0, c !== null);
+    });
+    return core.withHeap(ctx, 'tokens and masks', inputs, (p) => {
+      place(p);
+      return handle().forward(args, rawCache());
+    });
+  }
+
+  /**
+   * The raw forward arguments of checked inputs (kRawForward's options but the cache; model_analysis.mjs's too): the
+   * args, their buffers (inputs, for core.withHeap) and place(pointers), which sets the args' pointers from
+   * withHeap's pointers to those buffers.
+   * @param {any} t checked tokens (null for a vision model)
+   * @param {{ layers: number[] | null, hidden: boolean, mask: any, headMask: any, last: boolean, types?: any,
+   *   pixels?: any, decoder?: any }} o
+   */
+  [kForwardArgs](t, { layers, hidden, mask, headMask, last, types = null, pixels = null, decoder = null }) {
+    const core = this[kCore];
     const arg = (/** @type {any} */ x) => (x ? core.tensorArg(x) : { ptr: 0, shape: [] });
     const d = { ids: null, mask: null, headMask: null, crossMask: null, ...decoder };
     /** @type {TransformerForwardArgs} */
@@ -159,19 +193,12 @@ export class Transformer extends Model {
       crossAttnHeadMask: arg(d.crossMask),
     };
     const inputs = [t, mask, headMask, types, pixels, d.ids, d.mask, d.headMask, d.crossMask];
-    // (The handles are looked up again inside each call: a getter of an argument may dispose them meanwhile.)
-    const handle = () => this[kUsable](ctx);
-    const rawCache = () => (cache ? cache[kCacheHandle](ctx) : null);
-    core.checkFits(ctx, 'tokens', inputs, () => {
-      const c = rawCache();
-      return handle().forwardMemory(args, c ? c.length() : 0, c !== null);
-    });
-    return core.withHeap(ctx, 'tokens and masks', inputs, (p) => {
+    const place = (/** @type {number[]} */ p) => {
       [args.tokens.ptr, args.attentionMask.ptr, args.headMask.ptr, args.tokenTypeIds.ptr, args.pixelValues.ptr] = p;
       [args.decoderInputIds.ptr, args.decoderAttentionMask.ptr, args.decoderHeadMask.ptr] = p.slice(5);
       args.crossAttnHeadMask.ptr = p[8];
-      return handle().forward(args, rawCache());
-    });
+    };
+    return { args, inputs, place };
   }
 
   /**
@@ -275,30 +302,36 @@ export class Transformer extends Model {
   }
 
   /**
-   * Head importance, by the head mask's gradient or by ablation (model_analysis.mjs; docs/api.md).
-   * @param {unknown} batch { tokens, targets }
+   * Head importance, by the head mask's gradient or by ablation (model_analysis.mjs; encoders and encoder–decoders:
+   * encoder_analysis.mjs, by ablation; docs/api.md).
+   * @param {unknown} batch { tokens, targets }; encoders, encoder–decoders: { inputIds | pixelValues, labels, ... }
    * @param {unknown} [options] { method = 'gradient' | 'ablation', ablation = 'zero' | 'mean' }
    */
   headImportance(batch, options) {
+    if (this.kind !== 'decoder') return encoderHeadImportance(this, batch, options);
     return headImportance(this, batch, options);
   }
 
   /**
-   * One logit's attribution to block 0's inputs, Tensor (T) (model_analysis.mjs; docs/api.md).
-   * @param {unknown} tokens { data: Int32Array, shape: [1, T] }
+   * One logit's attribution to block 0's inputs, Tensor (T) (model_analysis.mjs; encoders and encoder–decoders:
+   * occlusion of their tokens or patches, encoder_analysis.mjs; docs/api.md).
+   * @param {unknown} tokens { data: Int32Array, shape: [1, T] } (a vision model's pixelValues)
    * @param {unknown} options { position, target, method = 'gradient-x-input' | 'gradient' | 'occlusion' }
    */
   attribution(tokens, options) {
+    if (this.kind !== 'decoder') return encoderAttribution(this, tokens, options);
     return attribution(this, tokens, options);
   }
 
   /**
-   * Activation patching of each head from `clean` into `corrupted` (model_analysis.mjs; docs/api.md).
-   * @param {unknown} clean { data: Int32Array, shape: [1, T] }
+   * Activation patching of each head from `clean` into `corrupted` (model_analysis.mjs; encoders and
+   * encoder–decoders: encoder_analysis.mjs; docs/api.md).
+   * @param {unknown} clean { data: Int32Array, shape: [1, T] } (a vision model's pixelValues)
    * @param {unknown} corrupted the same shape
    * @param {unknown} options { position, target }
    */
   patchHeads(clean, corrupted, options) {
+    if (this.kind !== 'decoder') return encoderPatchHeads(this, clean, corrupted, options);
     return patchHeads(this, clean, corrupted, options);
   }
 

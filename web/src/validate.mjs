@@ -228,7 +228,7 @@ const kTensorTypes = { Float32Array: ['float32'], Uint8Array: ['bool', 'uint8'],
  * `{ data, shape }`, or `{ data, dims }` as onnxruntime-web's and transformers.js's tensors (and their Tensor
  * objects) have it; such a tensor's `type`, when present, must match its data.
  */
-function readTensorLike(ctx, value, name, allowed, what) {
+export function readTensorLike(ctx, value, name, allowed, what) {
   if (!isObject(value) || Array.isArray(value) || typedArrayName(value)) {
     const hint = typedArrayName(value) ? ` (wrap it: { data, shape })` : '';
     throw new TypeError(`${ctx}: ${name} must be ${what}, got ${describe(value)}${hint}`);

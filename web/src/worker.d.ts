@@ -17,6 +17,9 @@ import type {
   AttributionOptions,
   HeadImportanceOptions,
   HeadImportanceResult,
+  HeadsByKind,
+  LabelledBatch,
+  EncoderLogitOptions,
   PatchHeadsOptions,
   PatchHeadsResult,
   PixelValues,
@@ -152,6 +155,22 @@ export interface WorkerTransformer {
   headImportance(batch: TrainBatch, options?: HeadImportanceOptions & CallOptions): Promise<HeadImportanceResult>;
   attribution(tokens: Tokens, options: AttributionOptions & CallOptions): Promise<Tensor>;
   patchHeads(clean: Tokens, corrupted: Tokens, options: PatchHeadsOptions & CallOptions): Promise<PatchHeadsResult>;
+  /** Encoders and encoder–decoders (by ablation; see Transformer.headImportance). */
+  headImportance(
+    batch: LabelledBatch,
+    options: HeadImportanceOptions & { method: 'ablation' } & CallOptions,
+  ): Promise<{ importance: Tensor | HeadsByKind; loss: number }>;
+  /** Encoders and encoder–decoders (occlusion; see Transformer.attribution). */
+  attribution(
+    inputs: Tokens | PixelValues,
+    options: EncoderLogitOptions & { method: 'occlusion' } & CallOptions,
+  ): Promise<Tensor>;
+  /** Encoders and encoder–decoders (see Transformer.patchHeads). */
+  patchHeads(
+    clean: Tokens | PixelValues,
+    corrupted: Tokens | PixelValues,
+    options: EncoderLogitOptions & CallOptions,
+  ): Promise<{ effect: Tensor | HeadsByKind; cleanLogit: number; corruptedLogit: number }>;
   stateDict(call?: CallOptions): Promise<Record<string, Tensor>>;
   loadStateDict(stateDict: Record<string, CheckpointTensor | Float32Array>, call?: CallOptions): Promise<void>;
   dispose(call?: CallOptions): Promise<void>;

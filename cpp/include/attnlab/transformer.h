@@ -216,9 +216,11 @@ struct TransformerForwardOptions {
   Shape occlude_shape;
   // Heads' outputs (their context vectors, before the output projection) set from outside: head_values[l · H + h],
   // if non-null, is (B, T, hd) and replaces head h of layer l at every position (ablation by mean, activation
-  // patching). Empty, or L·H entries.
+  // patching). Empty, or L·H entries; an encoder–decoder's (L + 2·Ld)·H: the encoder's heads (each (B, S, hd)), the
+  // decoder's self-attention heads, then its cross-attention heads (each (B, T, hd)).
   std::vector<const float*> head_values;
-  // Every layer's head outputs (as they go into the output projection) in TransformerOutput::head_outputs.
+  // Every layer's head outputs (as they go into the output projection) in TransformerOutput::head_outputs (an
+  // encoder–decoder's also in encoder_head_outputs and cross_head_outputs).
   bool output_head_outputs = false;
   // Logits of each sequence's last position only, (B, 1, V) (generation needs no more; saves T·V floats).
   bool last_logits_only = false;
@@ -258,6 +260,8 @@ struct TransformerOutput {
   std::vector<Tensor> encoder_attentions;     // L entries, (B, H, S, S) for a layer asked for, else empty
   std::vector<Tensor> cross_attentions;       // Ld entries, (B, H, T, S) for a layer asked for, else empty
   std::vector<Tensor> encoder_hidden_states;  // L + 1 entries (B, S, E) when asked for
+  std::vector<Tensor> encoder_head_outputs;   // L entries (B, S, H, hd) with output_head_outputs
+  std::vector<Tensor> cross_head_outputs;     // Ld entries (B, T, H, hd) with output_head_outputs
 };
 
 class Transformer {
@@ -370,24 +374,47 @@ class Transformer {
   enum class ImportanceMethod { kGradient, kAblation };
   enum class Ablation { kZero, kMean };
   struct HeadImportanceResult {
-    Tensor importance;  // (L, H)
+    Tensor importance;  // (L, H); an encoder–decoder's encoder heads
     float loss = 0.0f;
+    Tensor decoder_importance, cross_importance;  // an encoder–decoder's: (Ld, H) each (else empty)
   };
   HeadImportanceResult HeadImportance(const TokensView& tokens, const TokensView& targets, ImportanceMethod method,
                                       Ablation ablation = Ablation::kZero);
+  // Encoders and encoder–decoders: what a forward reads, tokens (B, T) (an encoder–decoder's source ids (B, S)) or a
+  // vision model's pixels, with options: attention_mask, token_type_ids and decoder_input_ids only (the last
+  // required by an encoder–decoder except in HeadImportance, whose default is Hugging Face's shift_right(labels)).
+  struct ModelInput {
+    TokensView tokens;
+    const PixelsView* pixels = nullptr;
+    TransformerForwardOptions options;
+  };
+  // Head importance of an encoder or encoder–decoder (kAblation only: kGradient needs their backward, not there yet)
+  // against labels: (B, T) token ids, −100 ignored (masked-LM: the tokens' positions; seq2seq-lm: the decoder's),
+  // or (B) class ids (classification, −100 ignored); loss_b is row b's mean cross-entropy. kMean's mean is over the
+  // stack's B·T positions that attention_mask marks as tokens (the decoder's: all).
+  HeadImportanceResult HeadImportance(const ModelInput& input, const TokensView& labels, Ablation ablation);
   // Attribution of the logit of id `target` at `position` (tokens (1, T)) to each position j's block-0 input e_j
   // (Tensor (T)): kGradientXInput Σ_features ∂logit/∂e_j · e_j, kGradient ‖∂logit/∂e_j‖₂, kOcclusion logit − the
   // logit with e_j set to 0. (Causal models: positions after `position` get exactly 0, and are not computed.)
   enum class AttributionMethod { kGradientXInput, kGradient, kOcclusion };
   Tensor Attribution(const TokensView& tokens, int64_t position, int64_t target, AttributionMethod method);
+  // Occlusion (the only method here yet) of an encoder's or encoder–decoder's logit of `target` at `position`
+  // (input of batch 1; classification logits (1, numLabels): position 0): logit − the logit with input j occluded.
+  // A text model's j: token j replaced by padTokenId (an encoder–decoder's source tokens) → (T) (S); a vision
+  // model's: patch j's pixels set to 0 (normalised space), patches row-major → (imageSize / patchSize)².
+  Tensor Attribution(const ModelInput& input, int64_t position, int64_t target, AttributionMethod method);
   // Activation patching: clean and corrupted tokens (1, T) of one length; for each head (l, h), a forward of
   // `corrupted` with head (l, h)'s output (every position) taken from a forward of `clean`: effect[l, h] = its logit
   // of `target` at `position` minus the corrupted forward's.
   struct PatchingResult {
-    Tensor effect;  // (L, H)
+    Tensor effect;  // (L, H); an encoder–decoder's encoder heads
     float clean_logit = 0.0f, corrupted_logit = 0.0f;
+    Tensor decoder_effect, cross_effect;  // an encoder–decoder's: (Ld, H) each (else empty)
   };
   PatchingResult PatchHeads(const TokensView& clean, const TokensView& corrupted, int64_t position, int64_t target);
+  // The same for encoders and encoder–decoders: inputs of batch 1 and one shape (the options as ModelInput's; the
+  // decoder inputs of both must be equal), each kind of head patched in turn; classification: position 0.
+  PatchingResult PatchHeads(const ModelInput& clean, const ModelInput& corrupted, int64_t position, int64_t target);
 
   // One torch.optim.AdamW step on this batch: gradients clipped first when clip_grad_norm > 0 (as
   // torch.nn.utils.clip_grad_norm_), weight decay on ≥ 2-D tensors only (nanoGPT's parameter groups). The state

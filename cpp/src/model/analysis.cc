@@ -24,8 +24,6 @@ void CheckLogitIndex(int64_t position, int64_t target, size_t t_len, int64_t voc
   }
 }
 
-namespace {
-
 // Rows (of B) with at least one target.
 size_t RowsWithTargets(const TokensView& targets, size_t batch, size_t t_len) {
   size_t rows = 0;
@@ -35,9 +33,8 @@ size_t RowsWithTargets(const TokensView& targets, size_t batch, size_t t_len) {
   return rows;
 }
 
-// The mean over rows with a target of each row's mean cross-entropy of logits (B, T, V), in double.
 double RowMeanLoss(const Tensor& logits, const TokensView& targets, size_t batch, size_t t_len) {
-  const size_t v = static_cast<size_t>(logits.shape[2]);
+  const size_t v = static_cast<size_t>(logits.shape.back());
   double total = 0;
   for (size_t b = 0; b < batch; ++b) {
     double sum = 0;
@@ -56,7 +53,6 @@ double RowMeanLoss(const Tensor& logits, const TokensView& targets, size_t batch
   return total / static_cast<double>(RowsWithTargets(targets, batch, t_len));
 }
 
-// Head h's output in a (B, T, H, hd) head_outputs tensor, as (B, T, hd).
 std::vector<float> HeadColumns(const Tensor& layer, size_t h) {
   const size_t heads = static_cast<size_t>(layer.shape[2]), hd = static_cast<size_t>(layer.shape[3]);
   const size_t rows = layer.data.size() / (heads * hd);
@@ -68,28 +64,33 @@ std::vector<float> HeadColumns(const Tensor& layer, size_t h) {
   return out;
 }
 
+namespace {
+
 // A decoder's tokens (B, T), checked: {B, T} (`what` names the method in the error for an encoder).
 std::pair<size_t, size_t> CheckDecoderTokens(const TransformerConfig& c, const TokensView& tokens, const char* what) {
   if (c.task != Task::kCausalLm) Fail("task", std::string("'causal-lm' for ") + what + " (a decoder)", "an encoder");
   return CheckTokens(tokens, c.vocab_size);
 }
 
-// Each head's output averaged over all B·T positions, repeated at every position: L·H buffers (B, T, hd).
-std::vector<std::vector<float>> MeanHeadOutputs(const TransformerOutput& out, size_t rows, size_t heads, size_t hd) {
+}  // namespace
+
+std::vector<std::vector<float>> MeanHeadOutputs(const std::vector<Tensor>& head_outputs, const uint8_t* keep) {
   std::vector<std::vector<float>> means;
-  for (const Tensor& layer : out.head_outputs) {
+  for (const Tensor& layer : head_outputs) {
+    const size_t heads = static_cast<size_t>(layer.shape[2]), hd = static_cast<size_t>(layer.shape[3]);
+    const size_t rows = layer.data.size() / (heads * hd);
+    const size_t kept = keep ? static_cast<size_t>(rows - std::count(keep, keep + rows, uint8_t{0})) : rows;
     for (size_t h = 0; h < heads; ++h) {
       const std::vector<float> values = HeadColumns(layer, h);
       std::vector<double> mean(hd, 0.0);
-      for (size_t i = 0; i < values.size(); ++i) mean[i % hd] += values[i];
+      for (size_t i = 0; i < values.size(); ++i) mean[i % hd] += keep && !keep[i / hd] ? 0.0 : values[i];
       std::vector<float>& m = means.emplace_back(rows * hd);
-      for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(mean[i % hd] / static_cast<double>(rows));
+      for (size_t i = 0; i < m.size(); ++i)
+        m[i] = static_cast<float>(mean[i % hd] / static_cast<double>(std::max<size_t>(kept, 1)));
     }
   }
   return means;
 }
-
-}  // namespace
 
 Transformer::HeadImportanceResult Transformer::HeadImportance(const TokensView& tokens, const TokensView& targets,
                                                               ImportanceMethod method, Ablation ablation) {
@@ -120,9 +121,8 @@ Transformer::HeadImportanceResult Transformer::HeadImportance(const TokensView& 
   const TransformerOutput clean = Forward(tokens, base);
   const double loss = RowMeanLoss(clean.logits, targets, batch, t_len);
   result.loss = static_cast<float>(loss);
-  const std::vector<std::vector<float>> means = ablation == Ablation::kMean
-                                                    ? MeanHeadOutputs(clean, batch * t_len, heads, impl_->z.head_dim)
-                                                    : std::vector<std::vector<float>>{};
+  const std::vector<std::vector<float>> means =
+      ablation == Ablation::kMean ? MeanHeadOutputs(clean.head_outputs, nullptr) : std::vector<std::vector<float>>{};
   std::vector<float> mask(layers * heads, 1.0f);
   for (size_t i = 0; i < layers * heads; ++i) {
     TransformerForwardOptions o;

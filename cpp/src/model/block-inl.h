@@ -263,15 +263,17 @@ HWY_INLINE void AttendHeads(const ModelArgs& a, const BlockArgs& blk, const floa
   AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
 }
 
-// Heads whose outputs come from outside (blk.head_values): their columns of ctx (rows, H·hd) are overwritten.
-HWY_INLINE void ReplaceHeads(const ModelArgs& a, const BlockArgs& blk, float* ctx) {
+// Heads whose outputs come from outside (values: blk.head_values or cross_head_values): their columns of ctx (rows,
+// H·hd) are overwritten; then ctx is copied to `kept` when non-null (head_outputs, cross_head_outputs).
+HWY_INLINE void ReplaceHeads(const ModelArgs& a, const float* const* values, float* ctx, float* kept) {
   const size_t hd = a.head_dim, dq = a.heads * hd;
-  for (size_t h = 0; blk.head_values && h < a.heads; ++h) {
-    if (!blk.head_values[h]) continue;
+  for (size_t h = 0; values && h < a.heads; ++h) {
+    if (!values[h]) continue;
     for (size_t r = 0; r < a.batch * a.tokens; ++r) {
-      std::copy(blk.head_values[h] + r * hd, blk.head_values[h] + (r + 1) * hd, ctx + r * dq + h * hd);
+      std::copy(values[h] + r * hd, values[h] + (r + 1) * hd, ctx + r * dq + h * hd);
     }
   }
+  if (kept) std::copy(ctx, ctx + a.batch * a.tokens * dq, kept);
 }
 
 // x += attention(norm₁(x)); post-norm: x = norm₁(x + attention(x)).
@@ -293,8 +295,7 @@ HWY_INLINE void AttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& 
   WriteKvCache(a.batch, a.kv_heads, a.tokens, a.head_dim, qkv + k0, qkv + v0, width, blk.cache_k, blk.cache_v,
                a.cache_max, a.past);
   AttendHeads(a, blk, qkv, width, ctx, a.relative.table ? m.relative.data() : nullptr);
-  ReplaceHeads(a, blk, ctx);
-  if (blk.head_outputs) std::copy(ctx, ctx + rows * blk.o.in, blk.head_outputs);
+  ReplaceHeads(a, blk.head_values, ctx, blk.head_outputs);
   Linear(rows, ctx, blk.o.in, blk.o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
   if (post && saved) std::copy(m.x.data(), m.x.data() + rows * a.e, saved->h1);
@@ -354,6 +355,7 @@ HWY_INLINE void CrossAttentionStage(const ModelArgs& a, BlockArgs blk, ModelScra
   auto weights_of = [&](size_t bh) { return blk.cross_attentions ? blk.cross_attentions + bh * plane : nullptr; };
   auto mask = [&](size_t b, size_t h) { MaskHead(a, blk.cross_head_mask, s, b, h, ctx, blk.cross_attentions); };
   AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
+  ReplaceHeads(a, blk.cross_head_values, ctx, blk.cross_head_outputs);
   Linear(rows, ctx, dq, blk.cross_o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
   if (post) PostNorm(a, blk.norm3, m);

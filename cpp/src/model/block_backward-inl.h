@@ -160,8 +160,6 @@ inline void MlpBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSav
     } else if (a.mlp == MlpKind::kGeluTanhGlu) {
       GeluTanhGluGradRow(up, up + a.hidden, d_act + r * hidden, a.hidden, d_up + r * width,
                          d_up + r * width + a.hidden);
-    } else if (a.mlp == MlpKind::kRelu) {
-      ReluGradRow(up, d_act + r * hidden, width, d_up + r * width);
     } else {
       ActivationGradRow(a.mlp, up, d_act + r * hidden, width, d_up + r * width);
     }

@@ -34,13 +34,16 @@ struct BlockArgs {
   float* head_outputs = nullptr;              // (B, T, H·hd): the heads' outputs as the output projection reads them
   // A decoder block of an encoder–decoder (ModelArgs::cross non-null): the cross-attention stage's norm and
   // projections (q (E, H·hd); k, v packed (E, 2·H·hd); o (H·hd, E)), its keys and values (B, H, S, hd) each (written
-  // by the stage), weights (B, H, T, S) or null, head mask (H) or null.
+  // by the stage), weights (B, H, T, S) or null, head mask (H) or null, heads' outputs replaced and kept as
+  // head_values and head_outputs are (both (B, T, ...): the decoder's positions).
   NormArgs norm3;
   LinearArgs cross_q, cross_kv, cross_o;
   float* cross_k = nullptr;
   float* cross_v = nullptr;
   float* cross_attentions = nullptr;
   const float* cross_head_mask = nullptr;
+  const float* const* cross_head_values = nullptr;
+  float* cross_head_outputs = nullptr;
 };
 
 // What a decoder stack attends across: the encoder's last hidden state (B, S, E) (null when decoding: every block's

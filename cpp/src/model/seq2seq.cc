@@ -24,14 +24,28 @@ struct StackBuffers {
   std::vector<float*> hidden;
 };
 
-// What one stack returns: the layers whose weights are kept, its head mask (layers, H) or null, and its outputs.
+// What one stack returns: the layers whose weights are kept, its head mask (layers, H) or null, its heads' values
+// from outside (layers · H pointers) or null, and its outputs (head_outputs null: not asked for).
 struct StackOutputs {
   std::vector<bool> keep;
   const float* head_mask;
   bool hidden_states;
   std::vector<Tensor>* attentions;
   std::vector<Tensor>* hidden_out;
+  const float* const* head_values = nullptr;
+  std::vector<Tensor>* head_outputs = nullptr;
 };
+
+// Layers' head outputs (B, T, H, hd) each, allocated into `outputs` (null: not asked for): where block l keeps its.
+std::vector<float*> HeadOutputs(const ModelArgs& a, size_t layers, std::vector<Tensor>* outputs) {
+  std::vector<float*> where(layers, nullptr);
+  for (size_t l = 0; outputs && l < layers; ++l) {
+    outputs->push_back(ZeroTensor({static_cast<int64_t>(a.batch), static_cast<int64_t>(a.tokens),
+                                   static_cast<int64_t>(a.heads), static_cast<int64_t>(a.head_dim)}));
+    where[l] = outputs->back().data.data();
+  }
+  return where;
+}
 
 // Points a's blocks at `blocks` (keep.size() of them) with their buffers (one step's keys and values; a cache's
 // replace them) and outputs (weights (B, H, T, P + T)).
@@ -51,7 +65,10 @@ void SetUpStack(ModelArgs& a, BlockArgs* blocks, const StackOutputs& o, StackBuf
       b.attentions = (*o.attentions)[l].data.data();
     }
     b.head_mask = o.head_mask ? o.head_mask + l * a.heads : nullptr;
+    b.head_values = o.head_values ? o.head_values + l * a.heads : nullptr;
   }
+  const std::vector<float*> kept = HeadOutputs(a, n, o.head_outputs);
+  for (size_t l = 0; l < n; ++l) blocks[l].head_outputs = kept[l];
   for (size_t l = 0; o.hidden_states && l <= n; ++l) {
     o.hidden_out->push_back(ZeroTensor({batch, t_len, static_cast<int64_t>(a.e)}));
     buf.hidden.push_back(o.hidden_out->back().data.data());
@@ -62,10 +79,11 @@ void SetUpStack(ModelArgs& a, BlockArgs* blocks, const StackOutputs& o, StackBuf
 }
 
 // The decoder blocks' cross-attention: keys and values (B, H, S, hd) each in kv (allocated when `fresh`, else those
-// the call that started the cache computed), weights (B, H, T, S) of the layers kept, the cross head mask's rows.
+// the call that started the cache computed), weights (B, H, T, S) of the layers kept, the cross head mask's rows,
+// the heads' values from outside (Ld · H pointers, or null) and outputs (into `outputs` when non-null).
 void SetUpCross(const ModelArgs& a, BlockArgs* blocks, size_t s_len, const std::vector<bool>& keep,
                 const float* head_mask, bool fresh, std::vector<std::vector<float>>& kv,
-                std::vector<Tensor>& attentions) {
+                std::vector<Tensor>& attentions, const float* const* values, std::vector<Tensor>* outputs) {
   const size_t n = keep.size();
   if (fresh) kv.assign(2 * n, std::vector<float>(a.batch * a.heads * s_len * a.head_dim));
   attentions.resize(n);
@@ -79,7 +97,10 @@ void SetUpCross(const ModelArgs& a, BlockArgs* blocks, size_t s_len, const std::
       b.cross_attentions = attentions[l].data.data();
     }
     b.cross_head_mask = head_mask ? head_mask + l * a.heads : nullptr;
+    b.cross_head_values = values ? values + l * a.heads : nullptr;
   }
+  const std::vector<float*> kept = HeadOutputs(a, n, outputs);
+  for (size_t l = 0; l < n; ++l) blocks[l].cross_head_outputs = kept[l];
 }
 
 void CheckPositions(const char* name, size_t length, size_t limit, const char* what) {
@@ -107,9 +128,14 @@ size_t CheckDecoderInputs(const TransformerConfig& c, const TransformerForwardOp
   if (s_len == 0 && t_len > 0) Fail("tokens", "at least one source position (the cross-attention's keys)", "none");
   if (o.token_type_ids) Fail("tokenTypeIds", "null for an encoder–decoder", "token types");
   if (o.last_logits_only) Fail("lastLogitsOnly", "false for an encoder–decoder", "true");
-  if (o.occlude) Fail("occlude", "null for an encoder–decoder (the analysis options are a decoder's)", "positions");
-  if (!o.head_values.empty()) Fail("headValues", "none for an encoder–decoder", "heads' values");
-  if (o.output_head_outputs) Fail("outputHeadOutputs", "false for an encoder–decoder", "true");
+  if (o.occlude) Fail("occlude", "null for an encoder–decoder (occlusion replaces source ids instead)", "positions");
+  const size_t entries = static_cast<size_t>((c.num_layers + 2 * c.decoder_layers) * c.num_heads);
+  if (!o.head_values.empty() && o.head_values.size() != entries) {
+    Fail("headValues", std::to_string(entries) + " entries ((L + 2·Ld)·H)", std::to_string(o.head_values.size()));
+  }
+  if ((!o.head_values.empty() || o.output_head_outputs) && o.cache) {
+    Fail("kvCache", "null with headValues or outputHeadOutputs", "a cache");
+  }
   CheckHeadMask("headMask", o.head_mask, o.head_mask_shape, c.num_layers, c.num_heads);
   CheckHeadMask("decoderHeadMask", o.decoder_head_mask, o.decoder_head_mask_shape, c.decoder_layers, c.num_heads);
   CheckHeadMask("crossAttnHeadMask", o.cross_attn_head_mask, o.cross_attn_head_mask_shape, c.decoder_layers,
@@ -137,17 +163,23 @@ void RunStacks(const TransformerConfig& c, ModelArgs& enc, BlockArgs* enc_blocks
                const TransformerForwardOptions& o, const Seq2SeqPlan& p, TransformerOutput& out) {
   StackBuffers enc_buf, dec_buf;
   const std::vector<bool> keep_enc = p.encode ? p.keep_enc : std::vector<bool>(p.keep_enc.size(), false);
-  SetUpStack(
-      enc, enc_blocks,
-      {keep_enc, o.head_mask, o.output_hidden_states && p.encode, &out.encoder_attentions, &out.encoder_hidden_states},
-      enc_buf);
+  const size_t enc_layers = p.keep_enc.size(), dec_layers = p.keep_dec.size();
+  const float* const* values = o.head_values.empty() ? nullptr : o.head_values.data();  // (encoder, decoder, cross)
+  SetUpStack(enc, enc_blocks,
+             {keep_enc, o.head_mask, o.output_hidden_states && p.encode, &out.encoder_attentions,
+              &out.encoder_hidden_states, values, o.output_head_outputs ? &out.encoder_head_outputs : nullptr},
+             enc_buf);
   SetUpStack(dec, dec_blocks,
-             {p.keep_dec, o.decoder_head_mask, o.output_hidden_states, &out.attentions, &out.hidden_states}, dec_buf);
+             {p.keep_dec, o.decoder_head_mask, o.output_hidden_states, &out.attentions, &out.hidden_states,
+              values ? values + enc_layers * dec.heads : nullptr, o.output_head_outputs ? &out.head_outputs : nullptr},
+             dec_buf);
   for (size_t l = 0; p.cache_k && l < p.keep_dec.size(); ++l) {
     dec_blocks[l].cache_k = (*p.cache_k)[l].data();
     dec_blocks[l].cache_v = (*p.cache_v)[l].data();
   }
-  SetUpCross(dec, dec_blocks, p.s_len, p.keep_dec, o.cross_attn_head_mask, p.encode, *p.cross, out.cross_attentions);
+  SetUpCross(dec, dec_blocks, p.s_len, p.keep_dec, o.cross_attn_head_mask, p.encode, *p.cross, out.cross_attentions,
+             values ? values + (enc_layers + dec_layers) * dec.heads : nullptr,
+             o.output_head_outputs ? &out.cross_head_outputs : nullptr);
   const int64_t b = static_cast<int64_t>(dec.batch), t_len = static_cast<int64_t>(dec.tokens);
   EncoderArgs enc_args, dec_args;
   enc_args.post_norm = dec_args.post_norm = c.post_norm;

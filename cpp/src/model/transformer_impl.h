@@ -199,6 +199,17 @@ Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, T
                                   const Transformer::AdamWOptions& options);
 // A logit's position in [0, t_len) and token id in [0, vocab) (std::invalid_argument naming them; analysis.cc).
 void CheckLogitIndex(int64_t position, int64_t target, size_t t_len, int64_t vocab);
+// Analysis helpers shared by the decoders' methods (analysis.cc) and the encoders' (analysis_encoders.cc):
+// rows (of B) with a target that is not −100;
+size_t RowsWithTargets(const TokensView& targets, size_t batch, size_t t_len);
+// the mean over rows with a target of each row's mean cross-entropy of logits (B, T, V) (or (B, C) with t_len 1)
+// against targets (B, T), in double;
+double RowMeanLoss(const Tensor& logits, const TokensView& targets, size_t batch, size_t t_len);
+// head h's output in a (B, T, H, hd) head_outputs tensor, as (B, T, hd);
+std::vector<float> HeadColumns(const Tensor& layer, size_t h);
+// each head's output averaged over the B·T positions (those with keep[row] = 1 when keep is non-null), repeated at
+// every position: L·H buffers (B, T, hd) of layers (B, T, H, hd).
+std::vector<std::vector<float>> MeanHeadOutputs(const std::vector<Tensor>& head_outputs, const uint8_t* keep);
 // A padding mask `name` (B, s) (1 token, 0 padding; `dims` describes s in messages) as additive key biases 0 / −inf
 // (empty without a mask).
 std::vector<float> KeyBiasOf(const char* name, const uint8_t* mask, const Shape& shape, size_t batch, size_t s,

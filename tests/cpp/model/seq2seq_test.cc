@@ -181,7 +181,7 @@ TEST_CASE("encoder-decoders: the decoder's inputs, masks and head masks are chec
   CHECK(out.cross_attentions.at(2).shape == attnlab::Shape{2, 4, 2, 2});
 }
 
-TEST_CASE("encoder-decoders: a decoder's analysis options and pixel values are refused by name",
+TEST_CASE("encoder-decoders: occlusion, head values of the wrong count or over a cache, pixel values: named",
           "[model][seq2seq][validation]") {
   const Seq2SeqFixture f = MtFixture();
   Transformer model = LoadedCheckpoint(f.Config(), f.checkpoint, WeightStorage::kFloat32);
@@ -196,11 +196,14 @@ TEST_CASE("encoder-decoders: a decoder's analysis options and pixel values are r
   ExpectInvalidArgument([&] { model.Forward(tokens, o); }, {"occlude"});
   o.occlude = nullptr;
   const std::vector<float> values(2 * 2 * 4, 0.0f);
-  o.head_values.assign(3 * 4, values.data());
-  ExpectInvalidArgument([&] { model.Forward(tokens, o); }, {"headValues"});
+  o.head_values.assign(3 * 4, values.data());  // (not (L + 2·Ld)·H)
+  ExpectInvalidArgument([&] { model.Forward(tokens, o); }, {"headValues", "(L + 2·Ld)·H"});
   o.head_values.clear();
   o.output_head_outputs = true;
-  ExpectInvalidArgument([&] { model.Forward(tokens, o); }, {"outputHeadOutputs"});
+  attnlab::TransformerKVCache cache = model.CreateKVCache(2, 4);
+  o.cache = &cache;
+  ExpectInvalidArgument([&] { model.Forward(tokens, o); }, {"kvCache", "outputHeadOutputs"});
+  o.cache = nullptr;
   const std::vector<float> pixels(2 * 3 * 4 * 4, 0.5f);
   ExpectInvalidArgument([&] { model.Forward(attnlab::PixelsView{pixels.data(), {2, 3, 4, 4}}, {}); }, {"pixelValues"});
 }

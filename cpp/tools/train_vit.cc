@@ -26,6 +26,7 @@
 #include "attnlab/threads.h"
 #include "attnlab/transformer.h"
 #include "cpp/tools/common/files.h"
+#include "cpp/tools/common/flags.h"
 #include "cpp/tools/common/image_data.h"
 #include "cpp/tools/common/log.h"
 #include "cpp/tools/common/lr_schedule.h"
@@ -38,70 +39,34 @@ namespace {
 struct Options {
   std::string data, out;
   int64_t embed = 96, layers = 4, heads = 4, hidden = 192, patch = 4;
-  CosineSchedule schedule{1e-3, 0.02, 300, 8000};
-  int64_t batch = 128, log_every = 100, eval_every = 1000, shift = 2, flip = 1;
-  double weight_decay = 0.05, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, clip = 1.0;
-  uint64_t seed = 1;
-  int64_t threads = 2, bench = 0;
+  int64_t shift = 2, flip = 1;
+  TrainFlags train{{1e-3, 0.02, 300, 8000}, {0.05, 0.9, 0.999, 1e-8, 1.0}, 128, 100, 1000};
 };
 
-void Usage() {
-  std::printf(
-      "attnlab_train_vit --data DIR (scripts/vit/prepare.mjs's output) and one of\n"
-      "  --out DIR     train, then write DIR/model.safetensors (F16), config.json, preprocessor_config.json,\n"
-      "                losses.csv, summary.json\n"
-      "  --bench N     time N training steps (after 2 untimed ones) and exit\n"
-      "model:  --embed E (96)  --layers L (4)  --heads H (4)  --hidden (192)  --patch P (4: 7 x 7 patches)\n"
-      "train:  --seed (1)  --batch (128)  --steps (8000)  --lr (1e-3)  --warmup (300)  --min-lr-ratio (0.02)\n"
-      "        --weight-decay (0.05)  --beta1 (0.9)  --beta2 (0.999)  --eps (1e-8)  --clip (1.0)  --threads (2)\n"
-      "        --shift S (2: each training image moved by up to S pixels)  --flip 0|1 (1: mirrored with p 1/2)\n"
-      "log:    --log-every (100)  --eval-every (1000: the validation loss and accuracy)\n");
-}
-
-bool SetOption(Options& o, const std::string& name, const std::string& value) {
-  const std::map<std::string, int64_t*> ints = {{"--embed", &o.embed},           {"--layers", &o.layers},
-                                                {"--heads", &o.heads},           {"--hidden", &o.hidden},
-                                                {"--patch", &o.patch},           {"--batch", &o.batch},
-                                                {"--steps", &o.schedule.steps},  {"--warmup", &o.schedule.warmup},
-                                                {"--threads", &o.threads},       {"--log-every", &o.log_every},
-                                                {"--eval-every", &o.eval_every}, {"--bench", &o.bench},
-                                                {"--shift", &o.shift},           {"--flip", &o.flip}};
-  const std::map<std::string, double*> doubles = {{"--lr", &o.schedule.lr},
-                                                  {"--min-lr-ratio", &o.schedule.min_lr_ratio},
-                                                  {"--weight-decay", &o.weight_decay},
-                                                  {"--beta1", &o.beta1},
-                                                  {"--beta2", &o.beta2},
-                                                  {"--eps", &o.eps},
-                                                  {"--clip", &o.clip}};
-  char* end = nullptr;
-  if (name == "--data" || name == "--out") {
-    (name == "--data" ? o.data : o.out) = value;
-  } else if (name == "--seed") {
-    o.seed = std::strtoull(value.c_str(), &end, 10);
-  } else if (auto n = ints.find(name); n != ints.end()) {
-    *n->second = std::strtoll(value.c_str(), &end, 10);
-  } else if (auto d = doubles.find(name); d != doubles.end()) {
-    *d->second = std::strtod(value.c_str(), &end);
-  } else {
-    return false;
-  }
-  if (end && *end) throw std::invalid_argument(name + ": not a number: " + value);
-  return true;
-}
+const char kUsage[] =
+    "attnlab_train_vit --data DIR (scripts/vit/prepare.mjs's output) and one of\n"
+    "  --out DIR     train, then write DIR/model.safetensors (F16), config.json, preprocessor_config.json,\n"
+    "                losses.csv, summary.json\n"
+    "  --bench N     time N training steps (after 2 untimed ones) and exit\n"
+    "model:  --embed E (96)  --layers L (4)  --heads H (4)  --hidden (192)  --patch P (4: 7 x 7 patches)\n"
+    "train:  --seed (1)  --batch (128)  --steps (8000)  --lr (1e-3)  --warmup (300)  --min-lr-ratio (0.02)\n"
+    "        --weight-decay (0.05)  --beta1 (0.9)  --beta2 (0.999)  --eps (1e-8)  --clip (1.0)  --threads (2)\n"
+    "        --shift S (2: each training image moved by up to S pixels)  --flip 0|1 (1: mirrored with p 1/2)\n"
+    "log:    --log-every (100)  --eval-every (1000: the validation loss)\n";
 
 Options ParseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      Usage();
-      std::exit(0);
-    }
-    if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value (--help)");
-    if (!SetOption(o, a, argv[++i])) throw std::invalid_argument("unknown argument " + a + " (--help)");
-  }
+  std::map<std::string, int64_t*> ints = {{"--embed", &o.embed},   {"--layers", &o.layers}, {"--heads", &o.heads},
+                                          {"--hidden", &o.hidden}, {"--patch", &o.patch},   {"--shift", &o.shift},
+                                          {"--flip", &o.flip}};
+  std::map<std::string, double*> doubles;
+  o.train.AddTo(ints, doubles);
+  ParseFlags(argc, argv, kUsage, [&](const std::string& name, const std::string& value) {
+    if (name == "--data" || name == "--out") (name == "--data" ? o.data : o.out) = value;
+    return name == "--data" || name == "--out" || SetNumber(ints, doubles, name, value);
+  });
   if (o.data.empty()) throw std::invalid_argument("--data is required (--help)");
-  if (o.out.empty() && o.bench == 0) throw std::invalid_argument("one of --out, --bench is required");
+  if (o.out.empty() && o.train.bench == 0) throw std::invalid_argument("one of --out, --bench is required");
   if (o.shift < 0 || o.flip < 0 || o.flip > 1) throw std::invalid_argument("--shift >= 0, --flip 0 or 1");
   return o;
 }
@@ -125,16 +90,6 @@ std::string ShippedConfigJson(const TransformerConfig& c, const ImageData& d) {
   hf["label2id"] = label2id;
   hf["torch_dtype"] = "float16";
   return hf.dump(2) + "\n";
-}
-
-Transformer::AdamWOptions MakeAdamW(const Options& o) {
-  Transformer::AdamWOptions adamw;
-  adamw.weight_decay = static_cast<float>(o.weight_decay);
-  adamw.beta1 = static_cast<float>(o.beta1);
-  adamw.beta2 = static_cast<float>(o.beta2);
-  adamw.eps = static_cast<float>(o.eps);
-  adamw.clip_grad_norm = static_cast<float>(o.clip);
-  return adamw;
 }
 
 // Mean cross-entropy, accuracy and the confusion matrix (true class × predicted) over a split.
@@ -186,10 +141,10 @@ int RunBench(Transformer& model, const Options& o, ImageStream& stream, Transfor
   for (int i = 0; i < 2; ++i) Step(model, stream.Next(), adamw);
   const auto start = Clock::now();
   const double cpu0 = CpuSeconds();
-  for (int64_t i = 0; i < o.bench; ++i) Step(model, stream.Next(), adamw);
+  for (int64_t i = 0; i < o.train.bench; ++i) Step(model, stream.Next(), adamw);
   const double s = Seconds(start), cpu = CpuSeconds() - cpu0;
   std::printf("bench: %.1f ms/step, %.0f images/s (batch %" PRId64 "), %.1f CPU ms/step (all threads)\n",
-              1e3 * s / o.bench, o.batch * o.bench / s, o.batch, 1e3 * cpu / o.bench);
+              1e3 * s / o.train.bench, o.train.batch * o.train.bench / s, o.train.batch, 1e3 * cpu / o.train.bench);
   return 0;
 }
 
@@ -198,15 +153,15 @@ int RunBench(Transformer& model, const Options& o, ImageStream& stream, Transfor
 TrainTotals Train(Transformer& model, const Options& o, const ImageData& d, ImageStream& stream,
                   Transformer::AdamWOptions adamw) {
   const ImageSplit& validation = d.splits.at("validation");
-  TrainLog log(o.out + "/losses.csv", {o.log_every, o.eval_every, o.schedule.steps},
+  TrainLog log(o.out + "/losses.csv", {o.train.log_every, o.train.eval_every, o.train.schedule.steps},
                [&] { return Score(model, d, validation, 2000).loss; });
   TrainTotals totals;
-  for (int64_t step = 1; step <= o.schedule.steps; ++step) {
+  for (int64_t step = 1; step <= o.train.schedule.steps; ++step) {
     const ImageBatch b = stream.Next();
-    adamw.lr = static_cast<float>(o.schedule.At(step));
+    adamw.lr = static_cast<float>(o.train.schedule.At(step));
     const Transformer::StepResult r = Step(model, b, adamw);
     if (!std::isfinite(r.loss)) throw std::runtime_error("loss is not finite at step " + std::to_string(step));
-    totals.tokens_seen += o.batch;  // (images)
+    totals.tokens_seen += o.train.batch;  // (images)
     log.Step(step, stream.epoch(), adamw.lr, r, totals);
   }
   log.Finish(totals);
@@ -222,10 +177,7 @@ nlohmann::ordered_json WriteShipped(Transformer& model, const TransformerConfig&
   WriteSafetensors(o.out + "/model.safetensors", state, StDtype::kF16);
   WriteSafetensors(o.out + "/model-f32.safetensors", state, StDtype::kF32);
   Transformer shipped(config, 0, false);
-  std::map<std::string, TensorView> views;
-  const std::map<std::string, Tensor> back = ReadSafetensors(o.out + "/model.safetensors").tensors;
-  for (const auto& [name, t] : back) views[name] = TensorView{t.data.data(), t.shape};
-  shipped.LoadStateDict(views);
+  LoadInto(shipped, ReadSafetensors(o.out + "/model.safetensors").tensors);
   WriteText(o.out + "/config.json", ShippedConfigJson(config, d));
   WriteText(o.out + "/preprocessor_config.json", d.preprocessor_config);
   return {{"validation_f32", ScoresJson(f32)},
@@ -236,44 +188,35 @@ nlohmann::ordered_json WriteShipped(Transformer& model, const TransformerConfig&
 
 nlohmann::ordered_json RunJson(const Options& o, const Transformer& model, const ImageStream& stream,
                                const TrainTotals& totals) {
-  return {{"cpu_target", ActiveTargetName()},
-          {"threads", ThreadCount()},
-          {"parameters", model.ParameterCount()},
-          {"embed", o.embed},
-          {"layers", o.layers},
-          {"heads", o.heads},
-          {"hidden", o.hidden},
-          {"patch", o.patch},
-          {"steps", o.schedule.steps},
-          {"batch", o.batch},
-          {"epochs_started", stream.epoch()},
-          {"seed", o.seed},
-          {"lr", o.schedule.lr},
-          {"warmup", o.schedule.warmup},
-          {"min_lr_ratio", o.schedule.min_lr_ratio},
-          {"weight_decay", o.weight_decay},
-          {"betas", {o.beta1, o.beta2}},
-          {"eps", o.eps},
-          {"clip_grad_norm", o.clip},
-          {"shift", o.shift},
-          {"flip", o.flip},
-          {"train_seconds", std::round(totals.seconds)},
-          {"train_cpu_seconds", std::round(totals.cpu_seconds)}};
+  nlohmann::ordered_json j = {
+      {"cpu_target", ActiveTargetName()},
+      {"threads", ThreadCount()},
+      {"parameters", model.ParameterCount()},
+      {"model",
+       {{"embed", o.embed}, {"layers", o.layers}, {"heads", o.heads}, {"hidden", o.hidden}, {"patch", o.patch}}},
+      {"shift", o.shift},
+      {"flip", o.flip},
+      {"epochs_started", stream.epoch()},
+      {"train_seconds", std::round(totals.seconds)},
+      {"train_cpu_seconds", std::round(totals.cpu_seconds)}};
+  j.update(o.train.Json());
+  return j;
 }
 
 int Run(const Options& o) {
-  SetThreadCount(static_cast<size_t>(std::max<int64_t>(1, o.threads)));
+  SetThreadCount(static_cast<size_t>(std::max<int64_t>(1, o.train.threads)));
   const ImageData d = ReadImageData(o.data);
   const TransformerConfig config = MakeConfig(o, d);
-  Transformer model(config, o.seed);
+  Transformer model(config, o.train.seed);
   std::printf("attnlab_train_vit on %s, %zu threads: E=%" PRId64 " L=%" PRId64 " H=%" PRId64 " hidden=%" PRId64
               " patch=%" PRId64 " tokens=%" PRId64 ", %" PRId64 " parameters; %zu training images\n",
               ActiveTargetName(), ThreadCount(), o.embed, o.layers, o.heads, o.hidden, o.patch, config.context_length,
               model.ParameterCount(), d.splits.at("train").size());
   std::fflush(stdout);
-  const Transformer::AdamWOptions adamw = MakeAdamW(o);
-  ImageStream stream(d, static_cast<size_t>(o.batch), o.seed ^ 0x5EED0DA7A0ull, static_cast<int>(o.shift), o.flip);
-  if (o.bench > 0) return RunBench(model, o, stream, adamw);
+  const Transformer::AdamWOptions adamw = o.train.adamw.Options();
+  ImageStream stream(d, static_cast<size_t>(o.train.batch), static_cast<uint64_t>(o.train.seed) ^ 0x5EED0DA7A0ull,
+                     static_cast<int>(o.shift), o.flip);
+  if (o.train.bench > 0) return RunBench(model, o, stream, adamw);
   MakeDir(o.out);
   const TrainTotals totals = Train(model, o, d, stream, adamw);
   nlohmann::ordered_json summary = RunJson(o, model, stream, totals);

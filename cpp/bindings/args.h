@@ -235,6 +235,18 @@ inline TransformerForwardOptions OptionsOf(const TransformerForwardArgs& a) {
   return o;
 }
 
+// A training batch (Transformer::TrainBatch) of the forward struct's inputs and `labels`; `pixels` holds the
+// pixelValues' view while the batch is used.
+inline Transformer::TrainBatch BatchOf(const TransformerForwardArgs& a, const TensorArg& labels, PixelsView& pixels) {
+  Transformer::TrainBatch batch;
+  batch.tokens = TokensOf(a.tokens);
+  pixels = PixelsOf(a.pixel_values);
+  if (!pixels.shape.empty()) batch.pixels = &pixels;
+  batch.options = OptionsOf(a);
+  batch.labels = TokensOf(labels);
+  return batch;
+}
+
 inline Transformer::AdamWOptions OptionsOf(const AdamWArgs& a) {
   return Transformer::AdamWOptions{a.lr, a.weight_decay, a.beta1, a.beta2, a.eps, a.clip_grad_norm};
 }

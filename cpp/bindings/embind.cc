@@ -414,6 +414,40 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
+  // Training on a batch (encoder–decoders: the forward struct's tokens, masks and decoderInputIds, and the labels):
+  // { loss, gradParams } as LossAndGrad's.
+  val LossAndGradBatch(const TransformerForwardArgs& a, const TensorArg& labels) {
+    return Guard([&] {
+      PixelsView pixels;
+      const Transformer::LossAndGrad lg = model_.LossAndGradient(BatchOf(a, labels, pixels));
+      val result = val::object();
+      result.set("loss", lg.loss);
+      result.set("gradParams", TensorMapToJs(lg.grad_params));
+      return result;
+    });
+  }
+
+  // One AdamW step on a batch: { loss, gradNorm }.
+  val TrainStepBatch(const TransformerForwardArgs& a, const TensorArg& labels, const AdamWArgs& options) {
+    return Guard([&] {
+      PixelsView pixels;
+      const Transformer::StepResult r = model_.TrainStep(BatchOf(a, labels, pixels), OptionsOf(options));
+      val result = val::object();
+      result.set("loss", r.loss);
+      result.set("gradNorm", r.grad_norm);
+      return result;
+    });
+  }
+
+  // TrainStepBatch (call 0) or LossAndGradBatch (1) of an encoder–decoder on a source and labels of these shapes.
+  val TrainBatchMemory(const TensorArg& tokens, const TensorArg& labels, int call) const {
+    return Guard([&] {
+      return MemoryNeedsToJs(TransformerSeq2SeqTrainMemoryNeeds(
+          model_.config(), ToShape(tokens.shape), ToShape(labels.shape),
+          call == 1 ? TrainCall::kLossAndGradient : TrainCall::kTrainStep, model_.storage()));
+    });
+  }
+
   // Looking past the weights (docs/api.md): method 0 gradient, 1 ablation; ablation 0 zero, 1 mean.
   // { importance: RawTensor (L, H), loss }.
   val HeadImportance(const TensorArg& tokens, const TensorArg& targets, int method, int ablation) {
@@ -577,6 +611,9 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
       .function("lossAndGrad", &TransformerBinding::LossAndGrad)
       .function("trainStep", &TransformerBinding::TrainStep)
       .function("trainMemory", &TransformerBinding::TrainMemory)
+      .function("lossAndGradBatch", &TransformerBinding::LossAndGradBatch)
+      .function("trainStepBatch", &TransformerBinding::TrainStepBatch)
+      .function("trainBatchMemory", &TransformerBinding::TrainBatchMemory)
       .function("headImportance", &TransformerBinding::HeadImportance)
       .function("attribution", &TransformerBinding::Attribution)
       .function("patchHeads", &TransformerBinding::PatchHeads);

@@ -158,6 +158,17 @@ export interface RawTransformer extends RawModel {
   /** lossAndGrad (returnGradients true) or trainStep on tokens of this shape (ptr unused). */
   /** call: 0 trainStep, 1 lossAndGrad, 2 a gradient analysis (headImportance, attribution) */
   trainMemory(tokens: TensorArg, call: 0 | 1 | 2): RawMemoryNeeds;
+  /** An encoder–decoder's mean cross-entropy of a batch (the forward struct's tokens, masks and decoderInputIds
+   * (absent: shift_right(labels))) against labels (B, T) (-100 ignored), and every gradient. */
+  lossAndGradBatch(args: TransformerForwardArgs, labels: TensorArg): { loss: number; gradParams: RawTensorList };
+  /** One AdamW step on such a batch; gradNorm is the total norm before clipping. */
+  trainStepBatch(
+    args: TransformerForwardArgs,
+    labels: TensorArg,
+    options: AdamWArgs,
+  ): { loss: number; gradNorm: number };
+  /** trainStepBatch (call 0) or lossAndGradBatch (1) on a source (B, S) and labels (B, T) of these shapes. */
+  trainBatchMemory(tokens: TensorArg, labels: TensorArg, call: 0 | 1): RawMemoryNeeds;
   /** method 0 gradient, 1 ablation; ablation 0 zero, 1 mean. importance (L, H). */
   headImportance(tokens: TensorArg, targets: TensorArg, method: number, ablation: number): {
     importance: RawTensor;

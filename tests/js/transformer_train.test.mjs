@@ -16,6 +16,7 @@ import { openBlankPage, setUpChromium } from './browser-harness.mjs';
 import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32 } from './helpers.mjs';
 import { MODEL_CASES, kGpt2, kLlama, loadModelCase, modelDir, scope } from './model-helpers.mjs';
 import { makeRng } from './rng.mjs';
+import { adamwOf, assertParamsAfter, assertRelative } from './train-helpers.mjs';
 
 /** A fixture folder as loadModelCase reads it, with its train.json when it has one (else null). */
 function loadCase(name) {
@@ -29,41 +30,6 @@ const byName = (name) => fixtures.find((c) => c.name === name);
 
 const tensorOf = (t) => ({ data: f32(t.data), shape: t.shape });
 const idsOf = (t) => ({ data: Int32Array.from(t.data), shape: t.shape });
-
-/** AdamW options of a run of train.json, in trainStep's spelling. */
-function adamwOf(run) {
-  const o = { lr: run.lr, weightDecay: run.weight_decay, betas: run.betas, eps: run.eps };
-  if (run.clip_grad_norm !== null) o.clipGradNorm = run.clip_grad_norm;
-  return o;
-}
-
-/** |a − e| ≤ rtol·|e| (train.json's rule for each step's loss and gradient norm). */
-function assertRelative(actual, expected, rtol, what) {
-  assert.ok(
-    Math.abs(actual - expected) <= rtol * Math.abs(expected),
-    `${what}: ${actual}, expected ${expected} (rtol ${rtol})`,
-  );
-}
-
-/**
- * train.json's rule for the parameters after AdamW steps, per tensor: the median of |a − e| / (atol + rtol·|e|) at
- * most 1, and every |a − e| at most maxAbs (Adam moves entries whose gradient is float32 noise by up to lr a step).
- */
-function assertParamsAfter(name, actual, expected, rule, maxAbs) {
-  assert.deepEqual(actual.shape, expected.shape, `${name}: shape`);
-  const e = f32(expected.data);
-  const ratios = new Float64Array(e.length);
-  let worst = 0;
-  for (let i = 0; i < e.length; ++i) {
-    const diff = Math.abs(actual.data[i] - e[i]);
-    ratios[i] = diff / (rule.atol + rule.rtol * Math.abs(e[i]));
-    worst = Math.max(worst, diff);
-  }
-  ratios.sort();
-  const median = ratios[Math.floor(e.length / 2)];
-  assert.ok(median <= 1, `${name}: median ratio ${median} > 1 (worst |a - e| ${worst})`);
-  assert.ok(worst <= maxAbs, `${name}: worst |a - e| ${worst} > ${maxAbs}`);
-}
 
 /** A seeded (B, T) batch of ids in [0, V) and its targets (the next ids; the first target of each row −100). */
 function batchOf(V, B, T, seed) {

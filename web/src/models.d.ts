@@ -329,6 +329,24 @@ export interface EncoderDecoderForwardOptions {
   outputHiddenStates?: boolean;
 }
 
+/**
+ * An encoder–decoder's training batch ({@link Transformer.lossAndGrad}, {@link Transformer.trainStep}): the
+ * encoder's ids and the decoder's labels, Hugging Face's `input_ids` and `labels`.
+ */
+export interface EncoderDecoderTrainBatch {
+  /** (B, S): the encoder's ids. */
+  inputIds: Tokens;
+  /** (B, S), 1 = token, 0 = padding: the encoder's keys and the cross-attention's. */
+  attentionMask?: { data: Uint8Array; shape: number[] } | null;
+  /** (B, T): the decoder's inputs; default `shift_right(labels)` (decoderStartTokenId, then the labels but the last,
+   * −100 replaced by padTokenId), as Hugging Face's. */
+  decoderInputIds?: Tokens | null;
+  /** (B, T), the decoder's padding. */
+  decoderAttentionMask?: { data: Uint8Array; shape: number[] } | null;
+  /** (B, T): the target ids, −100 = ignored; the loss is their mean cross-entropy. */
+  labels: Tokens;
+}
+
 /** What an encoder–decoder's {@link Transformer.forward} returns. */
 export interface EncoderDecoderOutput {
   /** 'seq2seq-lm': (B, T, vocabSize) (the decoder's output, `final_logits_bias` added). */
@@ -552,12 +570,24 @@ export interface Transformer {
    */
   lossAndGrad(tokens: Tokens, targets: Tokens): LossAndGrad;
   /**
+   * An encoder–decoder (t5): the mean cross-entropy of the decoder's logits against `batch.labels` (−100 ignored)
+   * and every parameter's gradient (the shared embedding's from both stacks and the tied head, each stack's
+   * relative position bias table's, the cross-attention's).
+   * @throws TypeError for a missing `batch.inputIds` or `batch.labels`, an unknown field, a wrong type; RangeError
+   *   naming the field for shapes that differ, S or T past contextLength, an id out of range, no label that is not
+   *   −100, or a batch whose training memory cannot fit (before anything is copied); TypeError for marian (not
+   *   trained yet).
+   */
+  lossAndGrad(batch: EncoderDecoderTrainBatch): LossAndGrad;
+  /**
    * One `torch.optim.AdamW` step on this batch (gradients clipped first with `clipGradNorm`); AdamW's moments and
    * step count stay in the model until its parameters are replaced (loadStateDict).
    * @throws as {@link Transformer.lossAndGrad}; TypeError / RangeError naming `lr` (required), `weightDecay`,
    *   `betas`, `eps` or `clipGradNorm`.
    */
   trainStep(tokens: Tokens, targets: Tokens, options: ModelTrainStepOptions): ModelTrainStepResult;
+  /** An encoder–decoder: one AdamW step on `batch` as {@link Transformer.lossAndGrad}'s. */
+  trainStep(batch: EncoderDecoderTrainBatch, options: ModelTrainStepOptions): ModelTrainStepResult;
   /**
    * `steps` AdamW steps over `data`: batches in turn (again from the first after the last), or random windows of a
    * token sequence. Every argument is checked before the first step.

@@ -8,6 +8,7 @@ import { decoderOnly } from './encoder.mjs';
 import { abortError } from './generation.mjs';
 import { Model, kCore, kParameterNames, kUsable } from './model.mjs';
 import { createRng } from './rng.mjs';
+import { seq2seqLossAndGrad, seq2seqTrainStep } from './seq2seq.mjs';
 import {
   describe,
   readDim,
@@ -141,6 +142,35 @@ export function checkIds(ctx, data, name, V, isTarget) {
 // The calls and the step loop.
 
 /**
+ * trainStep's options, required (lr has no default), as the raw AdamW struct.
+ * @param {string} ctx
+ * @param {unknown} options
+ */
+function readStepOptions(ctx, options) {
+  if (options === undefined || options === null) {
+    throw new TypeError(`${ctx}: options { lr, … } are required (lr has no default), got ${describe(options)}`);
+  }
+  return readAdamW(ctx, readOptions(ctx, options, 'options', kTrainStepOptions));
+}
+
+/**
+ * The batch object of the batch form (encoder–decoders: lossAndGrad(batch), trainStep(batch, options)); a value
+ * in the next argument's place means the decoders' (tokens, targets) form was used.
+ * @param {string} ctx
+ * @param {unknown} batch
+ * @param {unknown} extra
+ */
+function oneBatch(ctx, batch, extra) {
+  if (extra !== undefined) {
+    throw new TypeError(
+      `${ctx}: an encoder–decoder takes one batch { inputIds, labels, … } (then trainStep's options), ` +
+        `got an extra argument ${describe(extra)}`,
+    );
+  }
+  return batch;
+}
+
+/**
  * The mean cross-entropy of the logits of `tokens` against `targets` (−100 ignored) and its gradient for every
  * parameter, under stateDict()'s names.
  * @param {Transformer} model
@@ -150,6 +180,7 @@ export function checkIds(ctx, data, name, V, isTarget) {
 export function lossAndGrad(model, tokens, targets) {
   const ctx = 'model.lossAndGrad';
   model[kUsable](ctx);
+  if (model.kind === 'encoder-decoder') return seq2seqLossAndGrad(model, ctx, oneBatch(ctx, tokens, targets));
   decoderOnly(model, ctx);
   const batch = readBatch(model, ctx, tokens, targets, '');
   checkTrainFits(model, ctx, batch, kLossAndGradCall);
@@ -169,12 +200,12 @@ export function lossAndGrad(model, tokens, targets) {
 export function trainStep(model, tokens, targets, options) {
   const ctx = 'model.trainStep';
   model[kUsable](ctx);
+  if (model.kind === 'encoder-decoder') {
+    return seq2seqTrainStep(model, ctx, oneBatch(ctx, tokens, options), readStepOptions(ctx, targets));
+  }
   decoderOnly(model, ctx);
   const batch = readBatch(model, ctx, tokens, targets, '');
-  if (options === undefined || options === null) {
-    throw new TypeError(`${ctx}: options { lr, … } are required (lr has no default), got ${describe(options)}`);
-  }
-  const adamw = readAdamW(ctx, readOptions(ctx, options, 'options', kTrainStepOptions));
+  const adamw = readStepOptions(ctx, options);
   checkTrainFits(model, ctx, batch, kTrainStepCall);
   return adamwStep(model, ctx, batch, adamw);
 }

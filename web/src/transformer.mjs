@@ -239,9 +239,10 @@ export class Transformer extends Model {
 
   /**
    * The mean cross-entropy of the logits of `tokens` against `targets` (−100 ignored) and its gradient for every
-   * parameter, under stateDict()'s names (training.mjs).
-   * @param {unknown} tokens { data: Int32Array, shape: [B, T] }
-   * @param {unknown} targets { data: Int32Array, shape: [B, T] }
+   * parameter, under stateDict()'s names (training.mjs). An encoder–decoder takes one batch { inputIds, labels,
+   * attentionMask?, decoderInputIds?, decoderAttentionMask? } (seq2seq.mjs).
+   * @param {unknown} tokens { data: Int32Array, shape: [B, T] } (an encoder–decoder: the batch)
+   * @param {unknown} [targets] { data: Int32Array, shape: [B, T] }
    */
   lossAndGrad(tokens, targets) {
     return lossAndGrad(this, tokens, targets);
@@ -249,10 +250,10 @@ export class Transformer extends Model {
 
   /**
    * One torch.optim.AdamW step on this batch (training.mjs); the moments and the step count live in the model
-   * until its parameters are replaced.
-   * @param {unknown} tokens
-   * @param {unknown} targets
-   * @param {unknown} options { lr, weightDecay = 0.01, betas = [0.9, 0.999], eps = 1e-8, clipGradNorm? }
+   * until its parameters are replaced. An encoder–decoder: trainStep(batch, options), the batch as lossAndGrad's.
+   * @param {unknown} tokens (an encoder–decoder: the batch)
+   * @param {unknown} targets (an encoder–decoder: the options)
+   * @param {unknown} [options] { lr, weightDecay = 0.01, betas = [0.9, 0.999], eps = 1e-8, clipGradNorm? }
    * @returns {{ loss: number, gradNorm: number }} the loss before the step, the gradients' norm before clipping
    */
   trainStep(tokens, targets, options) {

@@ -6,6 +6,7 @@ import type {
   CheckpointTensor,
   CreateModelOptions,
   EncoderDecoderForwardOptions,
+  EncoderDecoderTrainBatch,
   EncoderDecoderOutput,
   EncoderDecoderTask,
   EncoderForwardOptions,
@@ -131,9 +132,15 @@ export interface WorkerTransformer {
   createKVCache(options: KVCacheOptions, call?: CallOptions): Promise<WorkerKVCache>;
   generate(prompt: Int32Array, options: Omit<GenerateOptions, 'signal'> & CallOptions): Promise<Int32Array>;
   lossAndGrad(tokens: Tokens, targets: Tokens, call?: CallOptions): Promise<LossAndGrad>;
+  /** An encoder–decoder's training batch (kind 'encoder-decoder'). */
+  lossAndGrad(batch: EncoderDecoderTrainBatch, call?: CallOptions): Promise<LossAndGrad>;
   trainStep(
     tokens: Tokens,
     targets: Tokens,
+    options: ModelTrainStepOptions & CallOptions,
+  ): Promise<ModelTrainStepResult>;
+  trainStep(
+    batch: EncoderDecoderTrainBatch,
     options: ModelTrainStepOptions & CallOptions,
   ): Promise<ModelTrainStepResult>;
   train(data: TrainBatch[] | TrainSampler, options: Omit<TrainOptions, 'signal'> & CallOptions): Promise<TrainResult>;

@@ -72,8 +72,6 @@ const kOptionsAt = {
   generate: 1,
   train: 1,
   backward: 1,
-  lossAndGrad: 2,
-  trainStep: 2,
   headImportance: 1,
   attribution: 1,
   patchHeads: 2,
@@ -396,10 +394,12 @@ function remoteObject(client, kind, objectId, config, model) {
     object.attribution = m('attribution', kOptionsAt.attribution);
     object.patchHeads = m('patchHeads', kOptionsAt.patchHeads);
   }
+  // (an encoder–decoder's batch form: lossAndGrad(batch, call?), trainStep(batch, options): its options one earlier)
+  const at = model?.kind === 'encoder-decoder' ? 1 : 2;
   if (kind === 'model' || kind === 'transformer')
     Object.assign(object, {
-      lossAndGrad: m('lossAndGrad', kOptionsAt.lossAndGrad),
-      trainStep: m('trainStep', kOptionsAt.trainStep),
+      lossAndGrad: m('lossAndGrad', at),
+      trainStep: m('trainStep', at),
     });
   if (typeof Symbol.asyncDispose === 'symbol') object[Symbol.asyncDispose] = object.dispose;
   return object;

@@ -94,6 +94,13 @@ enum class TrainCall { kTrainStep, kLossAndGradient, kGradientAnalysis };
 MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, TrainCall call,
                                         WeightStorage storage = WeightStorage::kFloat32);
 
+// An encoder–decoder's Transformer::TrainStep or LossAndGradient of a TrainBatch: source tokens (B, S), labels
+// (B, T): the same training state, both stacks' saved activations (the cross-attention's weights (B, H, T, S) and
+// keys and values included), the logits and the backward's scratch.
+MemoryNeeds TransformerSeq2SeqTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens,
+                                               const Shape& labels, TrainCall call,
+                                               WeightStorage storage = WeightStorage::kFloat32);
+
 // Transformer::CreateKVCache: keys and values of every layer, (batch_size, num_kv_heads, max_length, head_dim).
 MemoryNeeds TransformerKVCacheMemoryNeeds(const TransformerConfig& config, int64_t batch_size, int64_t max_length);
 

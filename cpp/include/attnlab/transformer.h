@@ -432,6 +432,10 @@ class Transformer {
   // else only the objective's, the head mask's and the input's gradients asked for); returns the loss.
   double ComputeGradients(const TokensView& tokens, const TokensView& targets, const GradientOptions& options,
                           LossAndGrad* extra, bool parameter_gradients);
+  // A TrainBatch's forward and backward into the training state's gradients (train.cc: each kind's own function;
+  // an encoder–decoder's in seq2seq_train.cc); returns the loss.
+  double BatchGradients(const TrainBatch& batch);
+  double Seq2SeqGradients(const TrainBatch& batch);
   std::unique_ptr<Impl> impl_;
 };
 

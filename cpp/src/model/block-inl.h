@@ -329,26 +329,31 @@ HWY_INLINE LayerHeads CrossHeadsOf(const ModelArgs& a, const BlockArgs& blk, con
 
 // An encoder–decoder's cross-attention: x = norm₃(x + o(attn(q(x), k(mem), v(mem)))) (post-norm; else x +=
 // o(attn(q(norm₃(x)), …))), the keys and values projected from the encoder's output (B·S rows) into blk.cross_k /
-// cross_v (memory null: decoding, already there); weights kept when asked for, then × the cross head mask.
-HWY_INLINE void CrossAttentionStage(const ModelArgs& a, const BlockArgs& blk, ModelScratch& m) {
+// cross_v (memory null: decoding, already there); weights kept when asked for, then × the cross head mask. Training
+// (saved non-null, pre-norm): the stage's activations go to saved's cross fields.
+HWY_INLINE void CrossAttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, dq = a.heads * a.head_dim, s = a.cross->source;
   const bool post = a.encoder && a.encoder->post_norm;
-  float* h = post ? m.x.data() : m.h.data();
+  float* h = post ? m.x.data() : saved ? saved->h3 : m.h.data();
+  float* q = saved ? saved->q_cross : m.qkv.data();
+  float* ctx = saved ? saved->ctx_cross : m.ctx.data();
+  if (saved) {
+    std::copy(m.x.data(), m.x.data() + rows * a.e, saved->x_cross);
+    blk.cross_attentions = saved->cross_weights;
+  }
   if (!post) NormRows(a, rows, m.x.data(), blk.norm3, h);
-  Linear(rows, h, a.e, blk.cross_q, m.qkv.data(), dq);
+  Linear(rows, h, a.e, blk.cross_q, q, dq);
   if (a.cross->memory) {
     float* kv = Sized(m.cross, a.batch * s * 2 * dq);
     Linear(a.batch * s, a.cross->memory, a.e, blk.cross_kv, kv, 2 * dq);
     WriteKvCache(a.batch, a.heads, s, a.head_dim, kv, kv + dq, 2 * dq, blk.cross_k, blk.cross_v, s, 0);
   }
-  const LayerHeads heads = CrossHeadsOf(a, blk, m.qkv.data(), m.ctx.data());
+  const LayerHeads heads = CrossHeadsOf(a, blk, q, ctx);
   const size_t plane = a.tokens * s;
   auto weights_of = [&](size_t bh) { return blk.cross_attentions ? blk.cross_attentions + bh * plane : nullptr; };
-  auto mask = [&](size_t b, size_t h) {
-    MaskHead(a, blk.cross_head_mask, s, b, h, m.ctx.data(), blk.cross_attentions);
-  };
+  auto mask = [&](size_t b, size_t h) { MaskHead(a, blk.cross_head_mask, s, b, h, ctx, blk.cross_attentions); };
   AttendHeadRange(heads, 0, a.batch * a.heads, weights_of, mask);
-  Linear(rows, m.ctx.data(), dq, blk.cross_o, m.proj.data(), a.e);
+  Linear(rows, ctx, dq, blk.cross_o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
   if (post) PostNorm(a, blk.norm3, m);
 }
@@ -443,7 +448,7 @@ HWY_INLINE void ForwardStages(const ModelArgs& a, ModelScratch& m, TrainArgs* tr
   for (size_t l = 0; l < a.num_blocks; ++l) {
     if (a.hidden_states) std::copy(m.x.data(), m.x.data() + plane, a.hidden_states[l]);
     AttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
-    if (a.cross) CrossAttentionStage(a, a.blocks[l], m);
+    if (a.cross) CrossAttentionStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
     if (a.mlp != MlpKind::kNone) MlpStage(a, a.blocks[l], m, train ? &train->saved[l] : nullptr);
   }
   float* h = train ? train->h_final : m.h.data();

@@ -148,6 +148,11 @@ inline void MlpBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSav
     const float* up = s.up + r * width;
     if (a.mlp == MlpKind::kSwiGlu) {
       SwiGluGradRow(up, up + a.hidden, d_act + r * hidden, a.hidden, d_up + r * width, d_up + r * width + a.hidden);
+    } else if (a.mlp == MlpKind::kGeluTanhGlu) {
+      GeluTanhGluGradRow(up, up + a.hidden, d_act + r * hidden, a.hidden, d_up + r * width,
+                         d_up + r * width + a.hidden);
+    } else if (a.mlp == MlpKind::kRelu) {
+      ReluGradRow(up, d_act + r * hidden, width, d_up + r * width);
     } else {
       GeluTanhGradRow(up, d_act + r * hidden, width, d_up + r * width);
     }
@@ -157,9 +162,19 @@ inline void MlpBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSav
   NormBackward(a, rows, s.x_mid, blk.norm2, d_h, g.d_x.data(), d.norm2_weight, d.norm2_bias);
 }
 
+// d_diag (2T − 1) += the logit gradient of a (T, T) head along each diagonal: entry T − 1 − i + j gains ds[i, j] /
+// scale (ds is d objective / d (scale · logits)), the gradient of a bias that depends on j − i alone.
+inline void AddDiagonals(const float* ds, size_t t, float scale, float* d_diag) {
+  for (size_t i = 0; i < t; ++i) {
+    for (size_t j = 0; j < t; ++j) d_diag[t - 1 - i + j] += ds[i * t + j] / scale;
+  }
+}
+
 // d_qkv from d_ctx: each (item, key/value head) problem runs its group's query heads in order (the first writes the
-// key and value gradients, the others add theirs), from the saved weights.
-inline void HeadsBackward(const ModelArgs& a, const BlockSaved& s, size_t width, const float* d_ctx, float* d_qkv) {
+// key and value gradients, the others add theirs), from the saved weights. d_relative (B·H rows of 2T − 1), if
+// non-null: each (item, head)'s relative position bias diagonal gains its gradient (AddDiagonals).
+inline void HeadsBackward(const ModelArgs& a, const BlockSaved& s, size_t width, const float* d_ctx, float* d_qkv,
+                          float* d_relative = nullptr) {
   const size_t hd = a.head_dim, t = a.tokens, dq = a.heads * hd, group = a.heads / a.kv_heads;
   const HeadDims dims = HeadSetupOf(a).dims;
   ParallelFor(a.batch * a.kv_heads, 2.0 * group * HeadFlops(t, t, hd, hd), [&](size_t bg) {
@@ -173,6 +188,7 @@ inline void HeadsBackward(const ModelArgs& a, const BlockSaved& s, size_t width,
       p.d_out_stride = dq;
       p.accumulate_kv = h != kv * group;
       AttendHeadBackward(p, pack, ds);
+      if (d_relative) AddDiagonals(ds.data(), t, dims.scale, d_relative + (b * a.heads + h) * (2 * t - 1));
     }
   });
 }
@@ -209,15 +225,16 @@ inline void HeadMaskGrad(const ModelArgs& a, const float* ctx, const float* d_ct
   }
 }
 
-// Through x += attention(norm₁(x)); d_mask (B rows `mask_stride` apart) gets the head mask's gradient, if non-null.
+// Through x += attention(norm₁(x)); d_mask (B rows `mask_stride` apart) gets the head mask's gradient, if non-null;
+// d_relative the relative position bias diagonals' (HeadsBackward), if non-null.
 inline void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, BlockGrads& d,
-                              GradScratch& g, float* d_mask, size_t mask_stride) {
+                              GradScratch& g, float* d_mask, size_t mask_stride, float* d_relative = nullptr) {
   const size_t rows = a.batch * a.tokens, width = blk.qkv.out, dq = blk.o.in;
   float* d_ctx = Sized(g.d_ctx, rows * dq);
   LinearBackward(rows, s.ctx, dq, blk.o, g.d_x.data(), a.e, d.o, d.o_bias, d_ctx, dq, false, g);
   if (d_mask) HeadMaskGrad(a, s.ctx, d_ctx, d_mask, mask_stride);
   float* d_qkv = Sized(g.d_qkv, rows * width);
-  HeadsBackward(a, s, width, d_ctx, d_qkv);
+  HeadsBackward(a, s, width, d_ctx, d_qkv, d_relative);
   if (a.position_kind == PositionKind::kRope) RopeRows(a, d_qkv, width, g.neg_sin.data());  // by −θ: the transpose
   if (blk.q_norm) QkNormBackward(a, blk, s, width, d_qkv, d, g);
   float* d_h = Sized(g.d_h, rows * a.e);

@@ -54,7 +54,9 @@ struct CrossArgs {
 // What training keeps of one block's forward (each (rows, width), rows = B·T): its input x_in, the normed h1, qkv
 // after the q/k norm and RoPE, qk_raw the query and key heads before the q/k norm (rows, (H + KV)·hd; qk_norm only),
 // the attention weights (B, H, T, T), the heads' outputs ctx, x_mid = x_in + attention, the normed h2,
-// the MLP's pre-activation up (rows, up.out) and activation act (rows, hidden).
+// the MLP's pre-activation up (rows, up.out) and activation act (rows, hidden). An encoder–decoder's decoder block
+// also keeps its cross-attention stage's input x_cross, normed h3, queries q_cross and heads' outputs ctx_cross
+// (rows, H·hd each) and weights cross_weights (B, H, T, S) (null elsewhere: the stage keeps nothing).
 struct BlockSaved {
   float* x_in = nullptr;
   float* h1 = nullptr;
@@ -66,6 +68,11 @@ struct BlockSaved {
   float* h2 = nullptr;
   float* up = nullptr;
   float* act = nullptr;
+  float* x_cross = nullptr;
+  float* h3 = nullptr;
+  float* q_cross = nullptr;
+  float* cross_weights = nullptr;
+  float* ctx_cross = nullptr;
 };
 
 // Gradients of one block's parameters, in the parameters' own layouts (packed matrices; zero-filled by the

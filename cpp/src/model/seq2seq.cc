@@ -173,8 +173,10 @@ void RunStacks(const TransformerConfig& c, ModelArgs& enc, BlockArgs* enc_blocks
   EncoderDecoderForward(p.encode ? &enc : nullptr, dec);
 }
 
-// What each stack reads beyond its blocks: T5's relative position bias (the stack's first block holds it) and the
-// encoder's final norm (PrepareCall gave both stacks the decoder's).
+}  // namespace
+
+// T5's relative position bias (the stack's first block holds it) and the encoder's final norm (PrepareCall gave both
+// stacks the decoder's).
 void SetUpStackWeights(const TransformerConfig& c, const Weights& w, ModelArgs& enc, ModelArgs& dec) {
   enc.norm_f = NormArgs{OrNull(w.encoder_norm_f_weight), nullptr};
   if (c.relative_buckets == 0) return;
@@ -183,8 +185,6 @@ void SetUpStackWeights(const TransformerConfig& c, const Weights& w, ModelArgs& 
   enc.relative.table = w.blocks[0].relative_bias.data();
   dec.relative.table = w.blocks[static_cast<size_t>(c.num_layers)].relative_bias.data();
 }
-
-}  // namespace
 
 TransformerOutput Transformer::ForwardEncoderDecoder(const TokensView& tokens,
                                                      const TransformerForwardOptions& o) const {

@@ -1,7 +1,9 @@
 // Training a Transformer (attnlab/transformer.h): the forward with saved activations and the backward in one
 // dispatch (model_kernels.h, TransformerLossAndGrad), then torch.optim.AdamW over the parameter buffers.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,23 +14,23 @@
 
 namespace attnlab {
 
-// Targets (B, T) like tokens: ids in [0, V) or −100 (ignored), at least one counted.
-void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab) {
+// Targets (B, T) like tokens: ids in [0, V) or −100 (ignored), at least one counted; errors name `name`.
+void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab, const char* name) {
   if (targets.shape != tokens_shape) {
-    Fail("targets", "shape " + ShapeString(tokens_shape) + " (the tokens')", "shape " + ShapeString(targets.shape));
+    Fail(name, "shape " + ShapeString(tokens_shape) + " (the tokens')", "shape " + ShapeString(targets.shape));
   }
-  const size_t n = CheckedNumel("targets", targets.shape);
-  if (n > 0 && !targets.data) Fail("targets", "data", "null");
+  const size_t n = CheckedNumel(name, targets.shape);
+  if (n > 0 && !targets.data) Fail(name, "data", "null");
   size_t counted = 0;
   for (size_t i = 0; i < n; ++i) {
     const int32_t t = targets.data[i];
     if (t != -100 && (t < 0 || t >= vocab)) {
-      Fail("targets", "ids in [0, " + std::to_string(vocab) + ") or -100",
+      Fail(name, "ids in [0, " + std::to_string(vocab) + ") or -100",
            std::to_string(t) + " at index " + std::to_string(i));
     }
     counted += t != -100;
   }
-  if (counted == 0) Fail("targets", "at least one target that is not -100", "none");
+  if (counted == 0) Fail(name, "at least one target that is not -100", "none");
 }
 
 namespace {
@@ -151,6 +153,51 @@ void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, Train
   t.head_bias = g.head_bias.empty() ? nullptr : g.head_bias.data();
 }
 
+// Every parameter's gradient from `grads`, in its checkpoint shape, into out.grad_params.
+void CopyGradients(const std::vector<ParamSpec>& specs, Weights& grads, Transformer::LossAndGrad& out) {
+  for (const ParamSpec& s : specs) {
+    Tensor& g = out.grad_params[s.name];
+    g.shape = s.shape;
+    size_t n = 1;
+    for (int64_t d : s.shape) n *= static_cast<size_t>(d);
+    g.data.resize(n);
+    grads.Save(s, g.data.data());
+  }
+}
+
+// AdamW over state.grads (the step's, the loss's): clipped to options.clip_grad_norm when > 0, moments made by the
+// first step.
+Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, TrainState& state, double loss,
+                                  const Transformer::AdamWOptions& options) {
+  Transformer::StepResult result;
+  result.loss = static_cast<float>(loss);
+  if (!state.adam_m) {  // (AdamW's moments: made by the first step, zero)
+    state.adam_m = std::make_unique<Weights>(c, false);
+    state.adam_v = std::make_unique<Weights>(c, false);
+  }
+  const double norm = GradNorm(*state.grads);
+  result.grad_norm = static_cast<float>(norm);
+  if (options.clip_grad_norm > 0) {  // (torch: the coefficient clamped at 1 multiplies every gradient)
+    const float coef = static_cast<float>(std::min(1.0, options.clip_grad_norm / (norm + 1e-6)));
+    state.grads->ForEachBuffer([&](std::vector<float>& g, bool) {
+      for (float& x : g) x *= coef;
+    });
+  }
+  ++state.step;
+  // The four Weights visit their buffers in the same order.
+  std::vector<std::vector<float>*> ps, grads, ms, vs;
+  std::vector<bool> decay;
+  params.ForEachBuffer([&](std::vector<float>& b, bool matrix) {
+    ps.push_back(&b);
+    decay.push_back(matrix);
+  });
+  state.grads->ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
+  state.adam_m->ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
+  state.adam_v->ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
+  for (size_t i = 0; i < ps.size(); ++i) AdamWUpdate(*ps[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
+  return result;
+}
+
 }  // namespace
 
 double Transformer::ComputeGradients(const TokensView& tokens, const TokensView& targets,
@@ -201,50 +248,33 @@ Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, 
                                                       const GradientOptions& options) {
   LossAndGrad out;
   out.loss = static_cast<float>(ComputeGradients(tokens, targets, options, &out, /*parameter_gradients=*/true));
-  for (const ParamSpec& s : impl_->specs) {
-    Tensor& g = out.grad_params[s.name];
-    g.shape = s.shape;
-    size_t n = 1;
-    for (int64_t d : s.shape) n *= static_cast<size_t>(d);
-    g.data.resize(n);
-    impl_->train->grads->Save(s, g.data.data());
-  }
+  CopyGradients(impl_->specs, *impl_->train->grads, out);
   return out;
 }
 
 Transformer::StepResult Transformer::TrainStep(const TokensView& tokens, const TokensView& targets,
                                                const AdamWOptions& options) {
   CheckAdamW(options);
-  StepResult result;
-  result.loss = static_cast<float>(ComputeGradients(tokens, targets, GradientOptions{}, nullptr, true));
-  TrainState& state = *impl_->train;
-  if (!state.adam_m) {  // (AdamW's moments: made by the first step, zero)
-    state.adam_m = std::make_unique<Weights>(impl_->config, false);
-    state.adam_v = std::make_unique<Weights>(impl_->config, false);
-  }
-  const double norm = GradNorm(*state.grads);
-  result.grad_norm = static_cast<float>(norm);
-  if (options.clip_grad_norm > 0) {  // (torch: the coefficient clamped at 1 multiplies every gradient)
-    const float coef = static_cast<float>(std::min(1.0, options.clip_grad_norm / (norm + 1e-6)));
-    state.grads->ForEachBuffer([&](std::vector<float>& g, bool) {
-      for (float& x : g) x *= coef;
-    });
-  }
-  ++state.step;
-  // The four Weights visit their buffers in the same order.
-  std::vector<std::vector<float>*> params, grads, ms, vs;
-  std::vector<bool> decay;
-  impl_->params.ForEachBuffer([&](std::vector<float>& b, bool matrix) {
-    params.push_back(&b);
-    decay.push_back(matrix);
-  });
-  state.grads->ForEachBuffer([&](std::vector<float>& b, bool) { grads.push_back(&b); });
-  state.adam_m->ForEachBuffer([&](std::vector<float>& b, bool) { ms.push_back(&b); });
-  state.adam_v->ForEachBuffer([&](std::vector<float>& b, bool) { vs.push_back(&b); });
-  for (size_t i = 0; i < params.size(); ++i) {
-    AdamWUpdate(*params[i], *grads[i], *ms[i], *vs[i], decay[i], options, state.step);
-  }
-  return result;
+  const double loss = ComputeGradients(tokens, targets, GradientOptions{}, nullptr, true);
+  return AdamWStep(impl_->config, impl_->params, *impl_->train, loss, options);
+}
+
+double Transformer::BatchGradients(const TrainBatch& batch) {
+  if (impl_->config.decoder_layers > 0) return Seq2SeqGradients(batch);
+  Fail("task", "an encoder–decoder for a training batch (encoders train in a later step)", "another model");
+}
+
+Transformer::LossAndGrad Transformer::LossAndGradient(const TrainBatch& batch) {
+  LossAndGrad out;
+  out.loss = static_cast<float>(BatchGradients(batch));
+  CopyGradients(impl_->specs, *impl_->train->grads, out);
+  return out;
+}
+
+Transformer::StepResult Transformer::TrainStep(const TrainBatch& batch, const AdamWOptions& options) {
+  CheckAdamW(options);
+  const double loss = BatchGradients(batch);
+  return AdamWStep(impl_->config, impl_->params, *impl_->train, loss, options);
 }
 
 }  // namespace attnlab

@@ -45,6 +45,7 @@ struct TrainState {
   int64_t step = 0;
   std::vector<float> activations;             // every block's BlockSaved buffers, then x_final and h_final
   size_t batch = 0, tokens = 0;               // the (B, T) `activations` is laid out for (0: none yet)
+  size_t source = 0;                          // an encoder–decoder's: and the source's S
   std::vector<float> logits, step_k, step_v;  // (B, T, V), then their gradient; one layer's keys and values
 };
 
@@ -175,8 +176,12 @@ Shape LogitsShape(const TransformerConfig& c, size_t batch, size_t t_len, bool l
 
 // Checks tokens (B, T) and every id (in [0, vocab)), errors naming `name`; returns {B, T}.
 std::pair<size_t, size_t> CheckTokens(const TokensView& tokens, int64_t vocab, const char* name = "tokens");
-// Training targets (B, T) like the tokens: ids in [0, vocab) or −100 (ignored), at least one counted (train.cc).
-void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab);
+// Training targets (B, T) like the tokens: ids in [0, vocab) or −100 (ignored), at least one counted (train.cc);
+// errors name `name`.
+void CheckTargets(const TokensView& targets, const Shape& tokens_shape, int64_t vocab, const char* name = "targets");
+// What each stack of an encoder–decoder reads beyond its blocks (seq2seq.cc): T5's relative position bias tables
+// and the encoder's final norm.
+void SetUpStackWeights(const TransformerConfig& c, const Weights& w, ModelArgs& enc, ModelArgs& dec);
 // A logit's position in [0, t_len) and token id in [0, vocab) (std::invalid_argument naming them; analysis.cc).
 void CheckLogitIndex(int64_t position, int64_t target, size_t t_len, int64_t vocab);
 // A padding mask `name` (B, s) (1 token, 0 padding; `dims` describes s in messages) as additive key biases 0 / −inf

@@ -180,30 +180,44 @@ MemoryNeeds TransformerEncoderDecoderForwardMemoryNeeds(const TransformerConfig&
   return needs;
 }
 
-MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, TrainCall call,
-                                        WeightStorage storage) {
+namespace {
+
+// What every training call makes and keeps beside its activations: the float32 copy of 16-bit weights, the
+// parameters' gradients (not for a gradient analysis), AdamW's moments (TrainStep) and the gradients returned
+// (LossAndGradient).
+MemoryNeeds TrainStateNeeds(const TransformerConfig& c, TrainCall call, WeightStorage storage) {
   MemoryNeeds needs;
-  if (tokens.size() != 2) return needs;
+  double parameters = 0;
+  for (const MemoryPart& part : ParameterParts(c)) parameters += part.bytes;
   if (storage != WeightStorage::kFloat32) {  // (float32 beside the 16 bits, matrix by matrix: at most this much)
-    double parameters = 0;
-    for (const MemoryPart& part : ParameterParts(NormalisedConfig(config))) parameters += part.bytes;
     needs.push_back({"the 16-bit weights widened to float32 for training", parameters * kF32});
   }
+  if (call != TrainCall::kGradientAnalysis) {
+    needs.push_back({"parameter gradients (the parameters' size)", parameters * kF32});
+  }
+  if (call == TrainCall::kTrainStep)
+    needs.push_back({"AdamW's two moments (2 x the parameters)", 2 * parameters * kF32});
+  if (call == TrainCall::kLossAndGradient) {
+    double numel = 0;
+    for (const ParamSpec& s : ParameterSpecs(c)) numel += Numel(s.shape);
+    needs.push_back({"gradients returned (every parameter's shape)", numel * kF32});
+  }
+  return needs;
+}
+
+}  // namespace
+
+MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, TrainCall call,
+                                        WeightStorage storage) {
+  if (tokens.size() != 2) return MemoryNeeds();
   const TransformerConfig c = NormalisedConfig(config);
+  MemoryNeeds needs = TrainStateNeeds(c, call, storage);
   const ModelSizes z = SizesOf(c);
   const double b = static_cast<double>(tokens[0]), t = static_cast<double>(tokens[1]), rows = b * t;
   const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab),
                dq = static_cast<double>(z.heads * z.head_dim);
   const double qkv = static_cast<double>(z.qkv_out), up = static_cast<double>(z.up_out),
                hidden = static_cast<double>(z.down_in), heads = static_cast<double>(z.heads);
-  // (train.cc's TrainState: each part made by the first call that needs it, kept until the parameters are replaced)
-  double parameters = 0;
-  for (const MemoryPart& part : ParameterParts(c)) parameters += part.bytes;
-  if (call != TrainCall::kGradientAnalysis) {
-    needs.push_back({"parameter gradients (the parameters' size)", parameters * kF32});
-  }
-  if (call == TrainCall::kTrainStep)
-    needs.push_back({"AdamW's two moments (2 x the parameters)", 2 * parameters * kF32});
   // (train.cc's LayOutActivations: BlockSaved per block, then the last block's output and the final norm's)
   const double qk_raw = c.qk_norm ? rows * static_cast<double>((z.heads + z.kv_heads) * z.head_dim) : 0;
   const double per_block =
@@ -225,11 +239,40 @@ MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const S
     const double heads_mask = b * static_cast<double>(c.num_layers) * heads;
     needs.push_back({"head mask or input gradients", std::max(heads_mask, 2 * rows * e) * kF32});
   }
-  if (call == TrainCall::kLossAndGradient) {
-    double numel = 0;
-    for (const ParamSpec& s : ParameterSpecs(c)) numel += Numel(s.shape);
-    needs.push_back({"gradients returned (every parameter's shape)", numel * kF32});
-  }
+  return needs;
+}
+
+MemoryNeeds TransformerSeq2SeqTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens,
+                                               const Shape& labels, TrainCall call, WeightStorage storage) {
+  if (tokens.size() != 2 || labels.size() != 2) return MemoryNeeds();
+  const TransformerConfig c = NormalisedConfig(config);
+  MemoryNeeds needs = TrainStateNeeds(c, call, storage);
+  const ModelSizes z = SizesOf(c);
+  const double b = static_cast<double>(tokens[0]), s = static_cast<double>(tokens[1]),
+               t = static_cast<double>(labels[1]), enc_rows = b * s, rows = b * t, most = std::max(enc_rows, rows);
+  const double e = static_cast<double>(z.e), v = static_cast<double>(z.vocab), hd = static_cast<double>(z.head_dim),
+               heads = static_cast<double>(z.heads), dq = heads * hd;
+  const double qkv = static_cast<double>(z.qkv_out), up = static_cast<double>(z.up_out),
+               hidden = static_cast<double>(z.down_in);
+  // (seq2seq_train.cc's LayOutStack: BlockSaved per block, a decoder block's with its cross-attention's and its
+  // keys and values; each stack's last block output and final norm)
+  auto block = [&](double r, double keys) {
+    return 4 * r * e + r * qkv + b * heads * keys * keys + r * (dq + up + hidden);
+  };
+  const double cross = 2 * rows * e + 2 * rows * dq + b * heads * t * s + 2 * b * heads * s * hd;
+  needs.push_back({"saved activations of both stacks (attention weights (B, H, S, S), (B, H, T, T), (B, H, T, S))",
+                   (static_cast<double>(c.num_layers) * block(enc_rows, s) +
+                    static_cast<double>(c.decoder_layers) * (block(rows, t) + cross) + 2 * (enc_rows + rows) * e) *
+                       kF32});
+  needs.push_back({"logits and their gradient (B, T, vocabSize)", rows * v * kF32});
+  needs.push_back({"keys and values of one layer", 2 * b * heads * std::max(s, t) * hd * kF32});
+  needs.push_back({"forward activations (B x max(S, T) rows, relative bias diagonals, cross keys and values)",
+                   (most * (3 * e + dq + qkv + up) + b * heads * 2 * std::max(s, t) + 2 * b * s * dq) * kF32});
+  const double largest = std::max({e * v, e * qkv, dq * e, e * up, hidden * e, 2 * e * dq});
+  needs.push_back({"backward scratch (and the encoder output's, the cross keys' and values' gradients)",
+                   (most * (2 * e + qkv + dq + up + hidden) + 2 * largest + Packed(std::max(rows, b * s), v) +
+                    enc_rows * e + 2 * b * s * dq + b * heads * 2 * std::max(s, t)) *
+                       kF32});
   return needs;
 }
 

@@ -308,12 +308,12 @@ void Weights::ForEachBuffer(const std::function<void(std::vector<float>&, bool m
   }
   for (BlockWeights& b : blocks) {
     for (PackedMatrix* m : b.Matrices()) fn(m->data, true);
-    for (std::vector<float>* v :
-         {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias, &b.o_bias, &b.up_bias,
-          &b.down_bias, &b.q_norm, &b.k_norm, &b.norm3_weight, &b.norm3_bias, &b.cross_q_bias, &b.cross_kv_bias,
-          &b.cross_o_bias, &b.relative_bias}) {
+    for (std::vector<float>* v : {&b.norm1_weight, &b.norm1_bias, &b.norm2_weight, &b.norm2_bias, &b.qkv_bias,
+                                  &b.o_bias, &b.up_bias, &b.down_bias, &b.q_norm, &b.k_norm, &b.norm3_weight,
+                                  &b.norm3_bias, &b.cross_q_bias, &b.cross_kv_bias, &b.cross_o_bias}) {
       if (!v->empty()) fn(*v, false);
     }
+    if (!b.relative_bias.empty()) fn(b.relative_bias, true);  // ((buckets, H): a 2-D table, decayed as one)
   }
 }
 

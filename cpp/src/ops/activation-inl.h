@@ -113,6 +113,24 @@ HWY_INLINE void SwiGluGradRow(const float* HWY_RESTRICT gate, const float* HWY_R
   });
 }
 
+// dx[j] = dy[j] where x[j] > 0, else 0 (ReLU's gradient; 0 at x = 0, as torch's).
+HWY_INLINE void ReluGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT dy, size_t n,
+                            float* HWY_RESTRICT dx) {
+  for (size_t j = 0; j < n; ++j) dx[j] = x[j] > 0.0f ? dy[j] : 0.0f;
+}
+
+// d gate[j] = dy · up · GeluTanh'(gate), d up[j] = dy · GeluTanh(gate), for y = gelu_tanh(gate) · up (T5's gated-gelu).
+HWY_INLINE void GeluTanhGluGradRow(const float* HWY_RESTRICT gate, const float* HWY_RESTRICT up,
+                                   const float* HWY_RESTRICT dy, size_t n, float* HWY_RESTRICT d_gate,
+                                   float* HWY_RESTRICT d_up) {
+  GeluTanhGradRow(gate, dy, n, d_gate);
+  GeluTanhRow(gate, n, d_up);
+  for (size_t j = 0; j < n; ++j) {
+    d_gate[j] *= up[j];
+    d_up[j] *= dy[j];
+  }
+}
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace attnlab

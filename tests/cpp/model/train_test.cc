@@ -19,6 +19,7 @@
 #include "hwy_targets.h"
 #include "model_fixture.h"
 #include "test_util.h"
+#include "train_check.h"
 #include "validation.h"
 
 namespace attnlab_test {
@@ -28,13 +29,10 @@ using attnlab::Transformer;
 
 const std::string kTrainFixtureDir = ATTNLAB_FIXTURE_DIR "/../models";
 
-struct TrainFixture {
+struct TrainFixture : TrainExpected {
   ModelFixture model;
   FixtureTensor tokens, targets;
-  double loss = 0;
-  std::map<std::string, FixtureTensor> grads;
-  nlohmann::json adamw, adamw_noclip, tolerance;
-  Tolerance tol;  // of the loss and the gradients, element by element
+  nlohmann::json adamw, adamw_noclip;
 };
 
 std::vector<TrainFixture> LoadTrainFixtures() {
@@ -44,15 +42,12 @@ std::vector<TrainFixture> LoadTrainFixtures() {
     if (!in) continue;
     const nlohmann::json j = nlohmann::json::parse(in);
     TrainFixture f;
+    static_cast<TrainExpected&>(f) = ParseTrainExpected(j);
     f.model = LoadModelFixture(dir);
     f.tokens = ParseFixtureTensor(j.at("tokens"));
     f.targets = ParseFixtureTensor(j.at("targets"));
-    f.loss = j.at("loss").get<double>();
-    f.grads = ParseFixtureTensors(j.at("grads"));
     f.adamw = j.at("adamw");
     f.adamw_noclip = j.at("adamw_noclip");
-    f.tolerance = j.at("tolerance");
-    f.tol = Tolerance{f.tolerance.at("atol").get<double>(), f.tolerance.at("rtol").get<double>()};
     out.push_back(std::move(f));
   }
   return out;
@@ -60,43 +55,12 @@ std::vector<TrainFixture> LoadTrainFixtures() {
 
 Transformer LoadedTrainModel(const TrainFixture& f) { return LoadedTransformer(f.model); }
 
-Transformer::AdamWOptions OptionsOf(const nlohmann::json& j) {
-  Transformer::AdamWOptions o;
-  o.lr = j.at("lr").get<float>();
-  o.weight_decay = j.at("weight_decay").get<float>();
-  o.beta1 = j.at("betas")[0].get<float>();
-  o.beta2 = j.at("betas")[1].get<float>();
-  o.eps = j.at("eps").get<float>();
-  o.clip_grad_norm = j.at("clip_grad_norm").is_null() ? 0.0f : j.at("clip_grad_norm").get<float>();
-  return o;
-}
-
-// Parameters after AdamW steps, per tensor (README's rule): the median of |a − e| / (atol + rtol·|e|) at most 1, and
-// every |a − e| at most max_abs. (Adam moves entries whose gradient is float32 noise by up to lr per step, so no
-// element-wise bound holds for every entry; a wrong optimiser shifts whole tensors.)
-void CheckParamsAfter(const std::string& name, const std::vector<float>& actual, const FixtureTensor& expected,
-                      const nlohmann::json& rule, double max_abs) {
-  REQUIRE(actual.size() == expected.values.size());
-  const double atol = rule.at("atol").get<double>(), rtol = rule.at("rtol").get<double>();
-  std::vector<double> ratios;
-  double worst = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    const double diff = std::fabs(static_cast<double>(actual[i]) - expected.values[i]);
-    ratios.push_back(diff / (atol + rtol * std::fabs(static_cast<double>(expected.values[i]))));
-    worst = std::max(worst, diff);
-  }
-  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
-  INFO(name << ": median ratio " << ratios[ratios.size() / 2] << ", worst |a - e| " << worst);
-  CHECK(ratios[ratios.size() / 2] <= 1.0);
-  CHECK(worst <= max_abs);
-}
-
 // The AdamW steps of `run` ("adamw" or "adamw_noclip") on the fixture's batch: each step's loss and gradient norm,
 // then every parameter.
 void CheckAdamWRun(const TrainFixture& f, const std::string& run_name) {
   const nlohmann::json& run = run_name == "adamw" ? f.adamw : f.adamw_noclip;
   Transformer model = LoadedTrainModel(f);
-  const Transformer::AdamWOptions options = OptionsOf(run);
+  const Transformer::AdamWOptions options = AdamWOptionsOf(run);
   const auto& steps = run.at("steps");
   const double step_rtol = f.tolerance.at("steps").at("rtol").get<double>();
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -126,14 +90,7 @@ TEST_CASE("transformer training: loss, every gradient and AdamW steps match PyTo
       Transformer model = LoadedTrainModel(f);
       const Transformer::LossAndGrad g =
           model.LossAndGradient({f.tokens.ints.data(), f.tokens.shape}, {f.targets.ints.data(), f.targets.shape});
-      CHECK(g.loss == Approx(f.loss).epsilon(1e-5));
-      REQUIRE(g.grad_params.size() == f.grads.size());
-      for (const auto& [name, expected] : f.grads) {
-        INFO("gradient " << name);
-        REQUIRE(g.grad_params.count(name) == 1);
-        CHECK(g.grad_params.at(name).shape == expected.shape);
-        CheckAllClose(name, g.grad_params.at(name).data, expected.values, f.tol);
-      }
+      CheckLossAndGradients(g, f);
       CheckAdamWRun(f, "adamw");
       CheckAdamWRun(f, "adamw_noclip");
     });
@@ -152,7 +109,7 @@ TEST_CASE("transformer training: bad targets and AdamW options are named; loadin
   ExpectInvalidArgument([&] { model.LossAndGradient(tokens, {bad.data(), f.targets.shape}); }, {"targets"});
   ExpectInvalidArgument([&] { model.LossAndGradient(tokens, {f.targets.ints.data(), {1, 2}}); }, {"targets"});
   const attnlab::TokensView targets{f.targets.ints.data(), f.targets.shape};
-  Transformer::AdamWOptions options = OptionsOf(f.adamw);
+  Transformer::AdamWOptions options = AdamWOptionsOf(f.adamw);
   for (auto edit : std::vector<std::pair<std::string, void (*)(Transformer::AdamWOptions&)>>{
            {"lr", [](Transformer::AdamWOptions& o) { o.lr = 0; }},
            {"weightDecay", [](Transformer::AdamWOptions& o) { o.weight_decay = -1; }},
@@ -223,7 +180,7 @@ TEST_CASE("transformer training: gradient analyses first leave every TrainStep b
     INFO("fixture " << f.model.name);
     const attnlab::TokensView tokens{f.tokens.ints.data(), f.tokens.shape};
     const attnlab::TokensView targets{f.targets.ints.data(), f.targets.shape};
-    const Transformer::AdamWOptions options = OptionsOf(f.adamw);
+    const Transformer::AdamWOptions options = AdamWOptionsOf(f.adamw);
     std::vector<std::map<std::string, attnlab::Tensor>> after;
     for (bool analyses_first : {false, true}) {
       Transformer model = LoadedTrainModel(f);

@@ -37,7 +37,7 @@ namespace attnlab::tools {
 namespace {
 
 struct Options {
-  std::string data, out, ff = "gated-gelu", snapshots = "0,100,200,400,800,1600,3200";
+  std::string data, out, eval_file, ff = "gated-gelu", snapshots = "0,100,200,400,800,1600,3200";
   int64_t embed = 128, layers = 3, decoder_layers = 3, heads = 4, head_dim = 32, hidden = 384, buckets = 8,
           max_distance = 16;
   int64_t eval_pairs = 4000;
@@ -49,6 +49,7 @@ const char kUsage[] =
     "  --out DIR     train, then write DIR/model.safetensors (F16), config.json, the tokenizer files, losses.csv,\n"
     "                summary.json, snapshots/step-S.safetensors\n"
     "  --bench N     time N training steps (after 2 untimed ones) and exit\n"
+    "  --eval FILE   score a checkpoint (F32/F16/BF16 safetensors) of this configuration on validation and test\n"
     "model:  --embed E (128)  --layers (3)  --decoder-layers (3)  --heads (4)  --head-dim (32)  --hidden (384)\n"
     "        --ff relu|gated-gelu (gated-gelu)  --buckets (8)  --max-distance (16)\n"
     "train:  --seed (1)  --batch pairs (64)  --steps (6000)  --lr (2e-3)  --warmup (200)  --min-lr-ratio (0.1)\n"
@@ -70,14 +71,16 @@ Options ParseArgs(int argc, char** argv) {
   std::map<std::string, double*> doubles;
   o.train.AddTo(ints, doubles);
   const std::map<std::string, std::string*> strings = {
-      {"--data", &o.data}, {"--out", &o.out}, {"--ff", &o.ff}, {"--snapshots", &o.snapshots}};
+      {"--data", &o.data}, {"--out", &o.out}, {"--eval", &o.eval_file}, {"--ff", &o.ff}, {"--snapshots", &o.snapshots}};
   ParseFlags(argc, argv, kUsage, [&](const std::string& name, const std::string& value) {
     const auto s = strings.find(name);
     if (s != strings.end()) *s->second = value;
     return s != strings.end() || SetNumber(ints, doubles, name, value);
   });
   if (o.data.empty()) throw std::invalid_argument("--data is required (--help)");
-  if (o.out.empty() && o.train.bench == 0) throw std::invalid_argument("one of --out, --bench is required");
+  if (o.out.empty() && o.train.bench == 0 && o.eval_file.empty()) {
+    throw std::invalid_argument("one of --out, --bench, --eval is required");
+  }
   return o;
 }
 
@@ -123,12 +126,13 @@ Transformer::StepResult Step(Transformer& model, const CoupletBatch& b, const Tr
   return model.TrainStep(batch, adamw);
 }
 
-// A split's scores, teacher-forced: the mean cross-entropy over every label (the lower line's characters and [EOS]),
-// by couplet k; the characters whose most likely id is right; and per decoder layer and head the mean
+// A split's scores, teacher-forced: the mean cross-entropy over every label (the lower line's characters and [EOS],
+// as the training loss) and over the characters alone (scripts/couplet/baselines.mjs's measure: the upper line gives
+// the length), by couplet k; the characters whose most likely id is right; and per decoder layer and head the mean
 // cross-attention weight of lower position t on upper character t (t < n), for parallel (k = 2, 3) and control
 // (k = 1, 4) pairs.
 struct Scores {
-  double loss = 0, k_loss[5] = {};
+  double loss = 0, char_loss = 0, k_loss[5] = {};  // k_loss: characters only
   int64_t count = 0, k_count[5] = {}, right = 0, chars = 0;
   std::vector<double> aligned[2];  // (Ld · H): [0] parallel, [1] control
   int64_t aligned_count[2] = {};
@@ -174,13 +178,15 @@ Scores Score(Transformer& model, const CoupletData& d, const std::vector<Couplet
     const TransformerOutput out = model.Forward(b.Inputs(), options);
     for (size_t i = 0; i < b.labels.size(); ++i) {
       const auto [loss, right] = RowLoss(out.logits.data.data() + i * v, v, b.labels[i]);
-      const int32_t k = b.k[i / b.t];
       s.loss += loss;
-      s.k_loss[k] += loss;
       ++s.count;
+      if (b.labels[i] == d.eos) continue;
+      const int32_t k = b.k[i / b.t];
+      s.char_loss += loss;
+      s.k_loss[k] += loss;
       ++s.k_count[k];
-      if (b.labels[i] != d.eos) s.right += right;
-      if (b.labels[i] != d.eos) ++s.chars;
+      s.right += right;
+      ++s.chars;
     }
     AddAlignment(out, b, s);
   }
@@ -190,11 +196,13 @@ Scores Score(Transformer& model, const CoupletData& d, const std::vector<Couplet
 double Round6(double x) { return std::round(x * 1e6) / 1e6; }
 
 nlohmann::ordered_json ScoresJson(const Scores& s, int64_t heads) {
-  nlohmann::ordered_json j = {{"loss", Round6(s.loss / s.count)},
+  nlohmann::ordered_json j = {{"loss_per_label", Round6(s.loss / s.count)},
                               {"labels", s.count},
+                              {"loss_per_char", Round6(s.char_loss / s.chars)},
+                              {"chars", s.chars},
                               {"char_accuracy", Round6(static_cast<double>(s.right) / s.chars)}};
   const char* names[5] = {"", "shoulian", "hanlian", "jinglian", "weilian"};
-  for (int k = 1; k <= 4; ++k) j["loss_by_couplet"][names[k]] = Round6(s.k_loss[k] / s.k_count[k]);
+  for (int k = 1; k <= 4; ++k) j["char_loss_by_couplet"][names[k]] = Round6(s.k_loss[k] / s.k_count[k]);
   const char* classes[2] = {"aligned_weight_parallel", "aligned_weight_control"};
   for (int c = 0; c < 2; ++c) {
     nlohmann::ordered_json layers = nlohmann::ordered_json::array();
@@ -264,23 +272,22 @@ std::string ShippedConfigJson(const TransformerConfig& c) {
   return hf.dump(2) + "\n";
 }
 
-// The shipped folder: F16 weights (F32 beside them), read back into a fresh model that is scored on the validation
-// and, once, the test split.
-nlohmann::ordered_json WriteShipped(Transformer& model, const TransformerConfig& config, const Options& o,
-                                    const CoupletData& d) {
+// The shipped folder: F16 weights (F32 beside them), config.json and the tokenizer files.
+void WriteShipped(const Transformer& model, const TransformerConfig& config, const Options& o) {
   const std::map<std::string, Tensor> state = model.StateDict();
   WriteSafetensors(o.out + "/model.safetensors", state, StDtype::kF16);
   WriteSafetensors(o.out + "/model-f32.safetensors", state, StDtype::kF32);
-  Transformer shipped(config, 0, false);
-  LoadInto(shipped, ReadSafetensors(o.out + "/model.safetensors").tensors);
   WriteText(o.out + "/config.json", ShippedConfigJson(config));
   for (const char* file : {"tokenizer.json", "tokenizer_config.json"}) {
     WriteText(o.out + "/" + file, ReadFile(o.data + "/" + file));
   }
-  const int64_t heads = config.num_heads;
-  return {{"f16",
-           {{"validation", ScoresJson(Score(shipped, d, d.splits.at("validation"), 0), heads)},
-            {"test", ScoresJson(Score(shipped, d, d.splits.at("test"), 0), heads)}}}};
+}
+
+// The held-out scores: the Song validation split and the Tang test split, every pair.
+nlohmann::ordered_json HeldOutJson(Transformer& model, const CoupletData& d) {
+  const int64_t heads = model.config().num_heads;
+  return {{"validation", ScoresJson(Score(model, d, d.splits.at("validation"), 0), heads)},
+          {"test", ScoresJson(Score(model, d, d.splits.at("test"), 0), heads)}};
 }
 
 nlohmann::ordered_json RunJson(const Options& o, const Transformer& model, const CoupletStream& stream,
@@ -318,10 +325,18 @@ int Run(const Options& o) {
   const Transformer::AdamWOptions adamw = o.train.adamw.Options();
   CoupletStream stream(d, static_cast<size_t>(o.train.batch), static_cast<uint64_t>(o.train.seed) ^ 0x5EED0DA7A0ull);
   if (o.train.bench > 0) return RunBench(model, o, stream, adamw);
+  if (!o.eval_file.empty()) {
+    LoadInto(model, ReadSafetensors(o.eval_file).tensors);
+    std::printf("%s\n", HeldOutJson(model, d).dump(2).c_str());
+    return 0;
+  }
   MakeDir(o.out);
   const TrainTotals totals = Train(model, o, d, stream, adamw);
   nlohmann::ordered_json summary = RunJson(o, model, stream, totals);
-  summary.update(WriteShipped(model, config, o, d));
+  WriteShipped(model, config, o);
+  Transformer shipped(config, 0, false);
+  LoadInto(shipped, ReadSafetensors(o.out + "/model.safetensors").tensors);
+  summary["f16"] = HeldOutJson(shipped, d);
   WriteText(o.out + "/summary.json", summary.dump(2) + "\n");
   std::printf("%s\n", summary.dump(2).c_str());
   return 0;

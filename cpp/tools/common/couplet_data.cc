@@ -37,7 +37,7 @@ std::vector<Couplet> ReadPairs(const std::string& path, int64_t vocab) {
 
 CoupletData ReadCoupletData(const std::string& dir) {
   CoupletData d;
-  d.vocab = static_cast<int64_t>(nlohmann::json::parse(ReadFile(dir + "/vocab.json")).size());
+  d.vocab = static_cast<int64_t>(nlohmann::json::parse(ReadFile(dir + "/vocab.json")).at("tokens").size());
   for (const char* name : {"train", "validation", "test"}) {
     d.splits[name] = ReadPairs(dir + "/" + name + ".u16", d.vocab);
   }

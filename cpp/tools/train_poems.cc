@@ -175,12 +175,6 @@ Transformer::AdamWOptions MakeAdamW(const Options& o) {
   return adamw;
 }
 
-void LoadInto(Transformer& model, const std::map<std::string, Tensor>& tensors) {
-  std::map<std::string, TensorView> views;
-  for (const auto& [name, t] : tensors) views[name] = TensorView{t.data.data(), t.shape};
-  model.LoadStateDict(views);
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The run's stages: main() picks --selftest, --eval, --bench or training; training is baselines → loop → the shipped
 // F16 folder → summary.json.

@@ -233,4 +233,10 @@ int64_t CheckCodec(const std::string& dtypes_path, const std::string& scratch) {
   return bad;
 }
 
+void LoadInto(Transformer& model, const std::map<std::string, Tensor>& tensors) {
+  std::map<std::string, TensorView> views;
+  for (const auto& [name, t] : tensors) views[name] = TensorView{t.data.data(), t.shape};
+  model.LoadStateDict(views);
+}
+
 }  // namespace attnlab::tools

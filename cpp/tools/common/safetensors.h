@@ -11,6 +11,7 @@
 #include <string>
 
 #include "attnlab/attention.h"
+#include "attnlab/transformer.h"
 
 namespace attnlab::tools {
 
@@ -29,6 +30,9 @@ Safetensors ReadSafetensors(const std::string& path);
 // Throws std::runtime_error when the file cannot be written.
 void WriteSafetensors(const std::string& path, const std::map<std::string, attnlab::Tensor>& tensors, StDtype dtype,
                       const std::map<std::string, std::string>& metadata = {{"format", "pt"}});
+
+// Loads tensors (as ReadSafetensors gives them) into the model (Transformer::LoadStateDict).
+void LoadInto(attnlab::Transformer& model, const std::map<std::string, attnlab::Tensor>& tensors);
 
 // float32 → IEEE binary16 bits, rounded to nearest even (overflow to ±inf; NaN stays NaN, quiet).
 uint16_t F16FromFloat(float f);

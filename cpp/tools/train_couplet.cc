@@ -25,6 +25,7 @@
 #include "attnlab/attention.h"
 #include "attnlab/threads.h"
 #include "attnlab/transformer.h"
+#include "cpp/src/rng.h"
 #include "cpp/tools/common/couplet_data.h"
 #include "cpp/tools/common/files.h"
 #include "cpp/tools/common/flags.h"
@@ -117,6 +118,31 @@ TransformerConfig MakeConfig(const Options& o, const CoupletData& d) {
                                   {"eosTokenId", d.eos},
                                   {"tieEmbeddings", true}};
   return ConfigFromOptions(options.dump());
+}
+
+// Hugging Face's T5 initialisation (T5PreTrainedModel._init_weights, factor 1), drawn with the library's Rng:
+// T5 has no 1/√d in its attention and scales its tied head by d_model^−0.5, so it trains from these scales, not
+// from the library's GPT-2-style N(0, 0.02). Norm weights 1.
+std::map<std::string, Tensor> T5Init(const Transformer& model, uint64_t seed) {
+  const TransformerConfig& c = model.config();
+  const double e = static_cast<double>(c.embed_dim), kv = static_cast<double>(c.head_dim),
+               inner = static_cast<double>(c.num_heads) * kv, ff = static_cast<double>(c.hidden_dim);
+  auto std_of = [&](const std::string& name) {
+    auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+    if (has("layer_norm")) return 0.0;
+    if (has(".q.")) return 1.0 / std::sqrt(e * kv);
+    if (has(".o.")) return 1.0 / std::sqrt(inner);
+    if (has(".wo.")) return 1.0 / std::sqrt(ff);
+    if (has("shared") || has("lm_head")) return 1.0;
+    return 1.0 / std::sqrt(e);  // (k, v, wi, wi_0, wi_1, relative_attention_bias)
+  };
+  Rng rng(seed);
+  std::map<std::string, Tensor> state = model.StateDict();
+  for (auto& [name, t] : state) {
+    const double sd = std_of(name);
+    for (float& x : t.data) x = sd == 0.0 ? 1.0f : rng.Normal(sd);
+  }
+  return state;
 }
 
 Transformer::StepResult Step(Transformer& model, const CoupletBatch& b, const Transformer::AdamWOptions& adamw) {
@@ -317,6 +343,7 @@ int Run(const Options& o) {
   const CoupletData d = ReadCoupletData(o.data);
   const TransformerConfig config = MakeConfig(o, d);
   Transformer model(config, static_cast<uint64_t>(o.train.seed));
+  LoadInto(model, T5Init(model, static_cast<uint64_t>(o.train.seed)));
   std::printf("attnlab_train_couplet on %s, %zu threads: t5 E=%" PRId64 " L=%" PRId64 "+%" PRId64 " H=%" PRId64
               " d_kv=%" PRId64 " hidden=%" PRId64 " V=%" PRId64 ", %" PRId64 " parameters; %zu training pairs\n",
               ActiveTargetName(), ThreadCount(), o.embed, o.layers, o.decoder_layers, o.heads, o.head_dim, o.hidden,

@@ -41,7 +41,7 @@ struct Options {
   std::string data, out, eval_file, ff = "gated-gelu", snapshots = "0,100,200,400,800,1600,3200";
   int64_t embed = 128, layers = 3, decoder_layers = 3, heads = 4, head_dim = 32, hidden = 384, buckets = 8,
           max_distance = 16;
-  int64_t eval_pairs = 4000;
+  int64_t eval_pairs = 4000, train_pairs = 0;
   TrainFlags train{{2e-3, 0.1, 200, 6000}, {0.1, 0.9, 0.99, 1e-8, 1.0}, 64, 50, 500};
 };
 
@@ -55,6 +55,7 @@ const char kUsage[] =
     "        --ff relu|gated-gelu (gated-gelu)  --buckets (8)  --max-distance (16)\n"
     "train:  --seed (1)  --batch pairs (64)  --steps (6000)  --lr (2e-3)  --warmup (200)  --min-lr-ratio (0.1)\n"
     "        --weight-decay (0.1)  --beta1 (0.9)  --beta2 (0.99)  --eps (1e-8)  --clip (1.0)  --threads (2)\n"
+    "        --train-pairs N (0: all; else the first N training pairs: an overfitting check)\n"
     "log:    --log-every (50)  --eval-every (500)  --eval-pairs (4000: the validation curve's pairs)\n"
     "        --snapshots S1,S2,... (0,100,200,400,800,1600,3200: the steps whose weights are also written)\n";
 
@@ -68,7 +69,8 @@ Options ParseArgs(int argc, char** argv) {
                                           {"--hidden", &o.hidden},
                                           {"--buckets", &o.buckets},
                                           {"--max-distance", &o.max_distance},
-                                          {"--eval-pairs", &o.eval_pairs}};
+                                          {"--eval-pairs", &o.eval_pairs},
+                                          {"--train-pairs", &o.train_pairs}};
   std::map<std::string, double*> doubles;
   o.train.AddTo(ints, doubles);
   const std::map<std::string, std::string*> strings = {
@@ -340,7 +342,9 @@ nlohmann::ordered_json RunJson(const Options& o, const Transformer& model, const
 
 int Run(const Options& o) {
   SetThreadCount(static_cast<size_t>(std::max<int64_t>(1, o.train.threads)));
-  const CoupletData d = ReadCoupletData(o.data);
+  CoupletData d = ReadCoupletData(o.data);
+  std::vector<Couplet>& train = d.splits.at("train");
+  if (o.train_pairs > 0 && o.train_pairs < static_cast<int64_t>(train.size())) train.resize(o.train_pairs);
   const TransformerConfig config = MakeConfig(o, d);
   Transformer model(config, static_cast<uint64_t>(o.train.seed));
   LoadInto(model, T5Init(model, static_cast<uint64_t>(o.train.seed)));

@@ -67,6 +67,16 @@ async function pickHead(page, grid, l, hh) {
   for (const c of await canvasInk(page, '#model-kind-map')) assert.ok(c.ink > 0.05, JSON.stringify(c));
 }
 
+/** The tooltip over the top-left cell of head (l, h)'s thumbnail in a grid. */
+async function thumbTip(page, grid, l, hh) {
+  const box = await page.$eval(`#${grid} .poem-head[data-layer="${l}"][data-head="${hh}"] canvas`, (c) => {
+    const r = c.getBoundingClientRect();
+    return { x: r.left, y: r.top };
+  });
+  await page.mouse.move(box.x + 1, box.y + 1);
+  return page.$eval('.tooltip', (el) => el.textContent);
+}
+
 /** English at 1280 px, 中文 at 400 px (a phone): no horizontal scrolling either way. */
 const WIDTH = { en: 1280, zh: 400 };
 const LOADED = {
@@ -107,6 +117,8 @@ for (const lang of ['en', 'zh']) {
       assert.deepEqual(JSON.parse(await attr(page, '#model-mask tr[data-i="7"]', 'data-top')), top);
       assert.equal(await page.$$eval('#model-enc-grid .poem-head', (b) => b.length), 8, '2 layers × 4 heads');
       await pickHead(page, 'model-enc-grid', 1, 2);
+      const tip = await thumbTip(page, 'model-enc-grid', 0, 1);
+      assert.ok(tip.includes('[CLS]') && !tip.includes('undefined'), `a thumbnail's tooltip names its tokens: ${tip}`);
       const m = JSON.parse(await attr(page, '#model-kind-map', 'data-matrix'));
       assert.equal(m.length, 10);
       assert.ok(

@@ -20,6 +20,7 @@ import { showTip, hideTip } from './tooltip.js';
  * @property {((i: number, j: number) => boolean) | null} [masked] crossed cells
  * @property {(k: number) => boolean} [dim] grey key labels
  * @property {string} title for the tooltip
+ * @property {string[]} [tipLabels] the tooltip's row and column labels where the map draws none (square thumbnails)
  * @property {number} [labelLen] characters kept per label (default 9)
  */
 
@@ -75,9 +76,9 @@ function hover(canvas, ev) {
   const text = t('heat.tip', {
     title: g.title,
     i,
-    q: g.rowLabels[i],
+    q: (g.tipLabels ?? g.rowLabels)[i],
     j,
-    k: g.colLabels[j],
+    k: (g.tipLabels ?? g.colLabels)[j],
     w: fmt(v, 5),
     full: full(v),
     m: g.masked && g.masked(i, j) ? t('heat.masked') : '',

@@ -62,7 +62,7 @@ class MapsView {
     const note = h('p.note', { text: t('model.s2s.gridNote', { L: m.maps.length, H: m.H, T: m.T }) });
     const pick = { l: -1, h: -1 };
     const draw = () =>
-      headGrid(box, { maps: m.maps, T: m.T, pick }, (l, hh) => {
+      headGrid(box, { maps: m.maps, T: m.T, labels, pick }, (l, hh) => {
         Object.assign(pick, { l, h: hh });
         draw();
         this.head(id, m, labels, pick);

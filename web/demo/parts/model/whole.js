@@ -342,7 +342,7 @@ export class CheckpointPanel {
   drawGrid() {
     const { maps, T } = this.grid;
     const labels = this.ids.map((id) => this.tok.label(id));
-    headGrid(this.ui.grid, { maps, T, pick: this.pick }, (l, hh) => {
+    headGrid(this.ui.grid, { maps, T, labels, pick: this.pick }, (l, hh) => {
       Object.assign(this.pick, { l, h: hh });
       this.drawGrid();
     });

@@ -79,12 +79,13 @@ export function drawRows(canvas, rows, keys, width, title = t('poem.rowsTitle'))
 
 /**
  * The layers × heads grid: a button per head with a thumbnail of its map on the text and, when `names` are given,
- * its measured name (the poem's; "Your model" has none). Thumbnails shrink for long texts.
+ * its measured name (the poem's; "Your model" has none). Thumbnails shrink for long texts; their tooltips name the
+ * tokens by `labels`.
  * @param {HTMLElement} box
- * @param {{ maps: Float32Array[], T: number, names?: { pattern: string }[][] | null, pick: { l: number, h: number } }} o
+ * @param {{ maps: Float32Array[], T: number, labels: string[], names?: { pattern: string }[][] | null, pick: { l: number, h: number } }} o
  * @param {(l: number, h: number) => void} onPick
  */
-export function headGrid(box, { maps, T, names = null, pick }, onPick) {
+export function headGrid(box, { maps, T, labels, names = null, pick }, onPick) {
   const H = maps[0].length / (T * T);
   const cell = Math.max(1, Math.min(12, Math.floor(96 / T)));
   const rows = maps.map((m, l) =>
@@ -92,7 +93,9 @@ export function headGrid(box, { maps, T, names = null, pick }, onPick) {
       'div.poem-grid-row',
       {},
       h('span.poem-grid-layer', { text: t('poem.layer', { l: l + 1 }) }),
-      ...Array.from({ length: H }, (_, hh) => headCell(m, { T, cell }, { l, h: hh }, names?.[l][hh], pick, onPick)),
+      ...Array.from({ length: H }, (_, hh) =>
+        headCell(m, { T, cell, labels }, { l, h: hh }, names?.[l][hh], pick, onPick),
+      ),
     ),
   );
   box.replaceChildren(...rows);
@@ -100,19 +103,20 @@ export function headGrid(box, { maps, T, names = null, pick }, onPick) {
 
 /**
  * @param {Float32Array} m  the layer's (H, T, T)
- * @param {{ T: number, cell: number }} size
+ * @param {{ T: number, cell: number, labels: string[] }} size
  * @param {{ l: number, h: number }} at
  * @param {{ pattern: string } | undefined} name  nameHeads' ('' for none); undefined: no name shown
  * @param {{ l: number, h: number }} pick
  * @param {(l: number, h: number) => void} onPick
  */
-function headCell(m, { T, cell }, at, name, pick, onPick) {
+function headCell(m, { T, cell, labels }, at, name, pick, onPick) {
   const canvas = h('canvas.poem-thumb');
   drawHeatmap(canvas, m.subarray(at.h * T * T, (at.h + 1) * T * T), {
     rows: T,
     cols: T,
     rowLabels: [],
     colLabels: [],
+    tipLabels: labels,
     cell,
     title: layerHead(at.l, at.h),
   });

@@ -385,7 +385,7 @@ class PoemPart {
         Array.from({ length: m.length / ids.length ** 2 }, () => ({ pattern: '', score: 0, lift: 0 })),
       );
     const grid = /** @type {HTMLElement} */ (this.root.querySelector('#poem-grid'));
-    headGrid(grid, { maps: this.maps, T: ids.length, names, pick: this.pick }, (l, hh) => this.pickHead(l, hh));
+    headGrid(grid, { maps: this.maps, T: ids.length, labels, names, pick: this.pick }, (l, hh) => this.pickHead(l, hh));
     this.showHead(labels);
   }
 

@@ -41,7 +41,7 @@ struct Options {
   std::string data, out, eval_file, ff = "gated-gelu", snapshots = "0,100,200,400,800,1600,3200";
   int64_t embed = 128, layers = 3, decoder_layers = 3, heads = 4, head_dim = 32, hidden = 384, buckets = 8,
           max_distance = 16;
-  int64_t eval_pairs = 4000, train_pairs = 0;
+  int64_t eval_pairs = 4000, train_pairs = 0, tied = 0;
   TrainFlags train{{2e-3, 0.1, 200, 6000}, {0.1, 0.9, 0.99, 1e-8, 1.0}, 64, 50, 500};
 };
 
@@ -52,7 +52,7 @@ const char kUsage[] =
     "  --bench N     time N training steps (after 2 untimed ones) and exit\n"
     "  --eval FILE   score a checkpoint (F32/F16/BF16 safetensors) of this configuration on validation and test\n"
     "model:  --embed E (128)  --layers (3)  --decoder-layers (3)  --heads (4)  --head-dim (32)  --hidden (384)\n"
-    "        --ff relu|gated-gelu (gated-gelu)  --buckets (8)  --max-distance (16)\n"
+    "        --ff relu|gated-gelu (gated-gelu)  --buckets (8)  --max-distance (16)  --tied 0|1 (0)\n"
     "train:  --seed (1)  --batch pairs (64)  --steps (6000)  --lr (2e-3)  --warmup (200)  --min-lr-ratio (0.1)\n"
     "        --weight-decay (0.1)  --beta1 (0.9)  --beta2 (0.99)  --eps (1e-8)  --clip (1.0)  --threads (2)\n"
     "        --train-pairs N (0: all; else the first N training pairs: an overfitting check)\n"
@@ -70,7 +70,8 @@ Options ParseArgs(int argc, char** argv) {
                                           {"--buckets", &o.buckets},
                                           {"--max-distance", &o.max_distance},
                                           {"--eval-pairs", &o.eval_pairs},
-                                          {"--train-pairs", &o.train_pairs}};
+                                          {"--train-pairs", &o.train_pairs},
+                                          {"--tied", &o.tied}};
   std::map<std::string, double*> doubles;
   o.train.AddTo(ints, doubles);
   const std::map<std::string, std::string*> strings = {
@@ -118,7 +119,7 @@ TransformerConfig MakeConfig(const Options& o, const CoupletData& d) {
                                   {"padTokenId", d.pad},
                                   {"decoderStartTokenId", d.pad},
                                   {"eosTokenId", d.eos},
-                                  {"tieEmbeddings", true}};
+                                  {"tieEmbeddings", o.tied != 0}};
   return ConfigFromOptions(options.dump());
 }
 
@@ -135,7 +136,7 @@ std::map<std::string, Tensor> T5Init(const Transformer& model, uint64_t seed) {
     if (has(".q.")) return 1.0 / std::sqrt(e * kv);
     if (has(".o.")) return 1.0 / std::sqrt(inner);
     if (has(".wo.")) return 1.0 / std::sqrt(ff);
-    if (has("shared") || has("lm_head")) return 1.0;
+    if (has("shared") || has("lm_head")) return c.tie_embeddings ? 1.0 : 1.0 / std::sqrt(e);
     return 1.0 / std::sqrt(e);  // (k, v, wi, wi_0, wi_1, relative_attention_bias)
   };
   Rng rng(seed);
@@ -368,8 +369,7 @@ int Run(const Options& o) {
   Transformer shipped(config, 0, false);
   LoadInto(shipped, ReadSafetensors(o.out + "/model.safetensors").tensors);
   summary["f16"] = HeldOutJson(shipped, d);
-  WriteText(o.out + "/summary.json", summary.dump(2) + "\n");
-  std::printf("%s\n", summary.dump(2).c_str());
+  WriteSummary(o.out, summary);
   return 0;
 }
 
@@ -377,10 +377,6 @@ int Run(const Options& o) {
 }  // namespace attnlab::tools
 
 int main(int argc, char** argv) {
-  try {
-    return attnlab::tools::Run(attnlab::tools::ParseArgs(argc, argv));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_couplet: %s\n", e.what());
-    return 2;
-  }
+  return attnlab::tools::RunTool("train_couplet",
+                                 [&] { return attnlab::tools::Run(attnlab::tools::ParseArgs(argc, argv)); });
 }

@@ -36,6 +36,7 @@
 #include "cpp/src/ops/packing.h"
 #include "cpp/tools/common/eval.h"
 #include "cpp/tools/common/files.h"
+#include "cpp/tools/common/flags.h"
 #include "cpp/tools/common/hf_config.h"
 #include "cpp/tools/common/log.h"
 #include "cpp/tools/common/lr_schedule.h"
@@ -359,7 +360,7 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   using namespace attnlab::tools;
-  try {
+  return RunTool("train_poems", [&] {
     // The F16 writer is checked on every half before anything else (and alone with --selftest, with the BF16 writer
     // and, given scripts/make_hf_fixtures.py's dtypes.safetensors, the whole codec against PyTorch).
     if (const int64_t bad = CheckF16Conversion(); bad != 0) {
@@ -367,8 +368,5 @@ int main(int argc, char** argv) {
     }
     if (argc >= 2 && argc <= 3 && std::string(argv[1]) == "--selftest") return SelfTest(argc == 3 ? argv[2] : "");
     return Run(ParseArgs(argc, argv));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_poems: %s\n", e.what());
-    return 2;
-  }
+  });
 }

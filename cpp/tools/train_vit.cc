@@ -221,8 +221,7 @@ int Run(const Options& o) {
   const TrainTotals totals = Train(model, o, d, stream, adamw);
   nlohmann::ordered_json summary = RunJson(o, model, stream, totals);
   summary.update(WriteShipped(model, config, o, d));
-  WriteText(o.out + "/summary.json", summary.dump(2) + "\n");
-  std::printf("%s\n", summary.dump(2).c_str());
+  WriteSummary(o.out, summary);
   return 0;
 }
 
@@ -230,10 +229,6 @@ int Run(const Options& o) {
 }  // namespace attnlab::tools
 
 int main(int argc, char** argv) {
-  try {
-    return attnlab::tools::Run(attnlab::tools::ParseArgs(argc, argv));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_vit: %s\n", e.what());
-    return 2;
-  }
+  return attnlab::tools::RunTool("train_vit",
+                                 [&] { return attnlab::tools::Run(attnlab::tools::ParseArgs(argc, argv)); });
 }

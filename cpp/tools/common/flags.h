@@ -6,16 +6,35 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
 
 #include "attnlab/transformer.h"
+#include "cpp/tools/common/files.h"
 #include "cpp/tools/common/lr_schedule.h"
 #include "nlohmann/json.hpp"
 
 namespace attnlab::tools {
+
+// A tool's main: run(), or on an exception "NAME: what" on stderr and exit status 2.
+inline int RunTool(const char* name, const std::function<int()>& run) {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name, e.what());
+    return 2;
+  }
+}
+
+// summary.json in `dir`, also printed.
+inline void WriteSummary(const std::string& dir, const nlohmann::ordered_json& summary) {
+  const std::string text = summary.dump(2) + "\n";
+  std::fputs(text.c_str(), stdout);
+  WriteText(dir + "/summary.json", text);
+}
 
 // Calls set(name, value) for each "--name value" pair of argv (false: an unknown flag, std::invalid_argument);
 // --help or -h prints `usage` and exits.

@@ -39,9 +39,9 @@
 //   * encoder training (encoder_train_session.cc): a small BERT or ViT, its batch (ids or pixels, padding, labels)
 //     and AdamW's lr against their rules; on a valid call (finite inputs, parameters drawn N(0, 0.02)) a finite
 //     loss, finite gradients and a finite gradient norm.
-//   * encoder–decoder training (seq2seq_session.cc): a small T5 and one batch (padding, −100 labels, decoder inputs
-//     shifted or given) against its rules; a valid batch's loss finite and ≥ 0, every gradient finite and the same
-//     bits from a second call, TrainStep's loss the gradient call's.
+//   * encoder–decoder training (seq2seq_session.cc): a small T5 or Marian and one batch (padding, −100 labels,
+//     decoder inputs shifted or given) against its rules; a valid batch's loss finite and ≥ 0, every gradient
+//     finite and the same bits from a second call, TrainStep's loss the gradient call's.
 //
 // Strict NaN policy (the default; ATTNLAB_FUZZ_STRICT=0 or Options::strict_nan = false turn it off): also the policy of
 // docs/robustness.md, "NaN and Inf": a NaN in query row i, in mask element (i, j) of a visible key, or in a visible,

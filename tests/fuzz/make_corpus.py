@@ -232,12 +232,13 @@ def model_seed(a, b, d=0, *, how=0, mistake=0, t=0, ids=()):
     return bytes(head + [(i * 37) % 256 & ~7 | 1 for i in range(n)] + [t] + list(ids))
 
 
-def seq2seq_seed(a, b, *, shape, how, rest):
+def seq2seq_seed(a, b, *, shape, how, rest, marian=0):
     """An encoder-decoder training session (seq2seq_session.cc): T5 configuration bytes a, b, the relative buckets'
-    and distance's bytes, the shape byte (B - 1 in bit 0, S in bits 1-3, T in bits 4-6) and the how byte (7: an id
-    = V, 6: a label = V, 5: every label -100; bit 3: decoder inputs given, bits 4-5 both: of another shape), then
-    the ids, mask bytes, labels and decoder inputs (`rest`)."""
-    return bytes([0, 23, a, b, 1, 3, shape, how] + list(rest))
+    and distance's bytes, the Marian byte (bit 7: Marian of T5's sizes; bits 0-1 its activation, bit 2 the scaled
+    embedding, bits 3-6 the pad id), the shape byte (B - 1 in bit 0, S in bits 1-3, T in bits 4-6) and the how byte
+    (7: an id = V, 6: a label = V, 5: every label -100; bit 3: decoder inputs given, bits 4-5 both: of another
+    shape), then the ids, mask bytes, labels and decoder inputs (`rest`)."""
+    return bytes([0, 23, a, b, 1, 3, marian, shape, how] + list(rest))
 
 
 def encoder_train_seed(a, b, k):
@@ -376,6 +377,10 @@ def main():
                                                                  rest=[(i * 53) % 256 | 1 for i in range(64)])
     seeds['seq2seq_t5_every_label_ignored'] = seq2seq_seed(0b00111011, 0b10000101, shape=0b00110111, how=5,
                                                           rest=[(i * 29) % 256 | 1 for i in range(64)])
+    # a Marian (swish, scaled embedding, pad id 1) of the first seed's sizes
+    seeds['seq2seq_marian_swish_scaled_train'] = seq2seq_seed(0b00111011, 0b10000101, shape=0b00110111, how=0,
+                                                              rest=[(i * 29) % 256 | 1 for i in range(64)],
+                                                              marian=0b10001100)
     # encoder training: a masked-LM BERT with ReLU, a ViT whose pooler is off the loss path with a padded first key,
     # a classifier's label out of range
     seeds['encoder_train_bert_mlm_relu'] = encoder_train_seed(0b010, 0b00100010, 0b00000011)

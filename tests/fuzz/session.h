@@ -105,7 +105,7 @@ class Session {
   void RunModel();
   bool ModelLoad(attnlab::Transformer& narrow, attnlab::Transformer& wide, bool bf16);
   void ModelForward(attnlab::Transformer& narrow, attnlab::Transformer& wide);
-  // Encoder–decoder training (seq2seq_session.cc): a small T5, one batch, LossAndGradient and TrainStep.
+  // Encoder–decoder training (seq2seq_session.cc): a small T5 or Marian, one batch, LossAndGradient and TrainStep.
   void RunSeq2SeqTrain();
   void Seq2SeqTrainChecks(attnlab::Transformer& model, const attnlab::Transformer::TrainBatch& b, bool valid);
   // Encoder training (encoder_train_session.cc): a small BERT or ViT, one batch, LossAndGradient and TrainStep.

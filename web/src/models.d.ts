@@ -565,9 +565,9 @@ export interface TrainResult {
 
 /**
  * A whole model in eval mode, owning wasm memory: a decoder (GPT-2, the Llama family, Qwen3), an encoder (BERT,
- * RoBERTa, ViT) or an encoder–decoder (Marian: {@link Transformer.kind}; createKVCache and generate are the decoders'
- * and the encoder–decoders', the training and analysis methods the decoders' only, a TypeError naming the method on
- * the others, whose training is not there yet). Create with {@link Attnlab.createModel} or
+ * RoBERTa, ViT) or an encoder–decoder (Marian, T5: {@link Transformer.kind}; createKVCache and generate are the
+ * decoders' and the encoder–decoders'; lossAndGrad and trainStep every kind's, an encoder's and an encoder–decoder's
+ * in the batch form; train the decoders' only, a TypeError naming the method on the others). Create with {@link Attnlab.createModel} or
  * {@link Attnlab.loadModel}; **call {@link Transformer.dispose}** (or use `using`) when done.
  */
 export interface Transformer {
@@ -620,13 +620,12 @@ export interface Transformer {
    */
   lossAndGrad(tokens: Tokens, targets: Tokens): LossAndGrad;
   /**
-   * An encoder–decoder (t5): the mean cross-entropy of the decoder's logits against `batch.labels` (−100 ignored)
-   * and every parameter's gradient (the shared embedding's from both stacks and the tied head, each stack's
-   * relative position bias table's, the cross-attention's).
+   * An encoder–decoder (t5, marian): the mean cross-entropy of the decoder's logits against `batch.labels` (−100
+   * ignored) and every parameter's gradient (the shared embedding's from both stacks and the tied head, each
+   * stack's relative position bias table's, the cross-attention's; Marian's `final_logits_bias` is a buffer: none).
    * @throws TypeError for a missing `batch.inputIds` or `batch.labels`, an unknown field, a wrong type; RangeError
    *   naming the field for shapes that differ, S or T past contextLength, an id out of range, no label that is not
-   *   −100, or a batch whose training memory cannot fit (before anything is copied); TypeError for marian (not
-   *   trained yet).
+   *   −100, or a batch whose training memory cannot fit (before anything is copied).
    */
   lossAndGrad(batch: EncoderDecoderTrainBatch): LossAndGrad;
   /**

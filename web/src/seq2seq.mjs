@@ -203,11 +203,6 @@ function batchPadding(ctx, value, name, shape) {
  * @param {unknown} batch
  */
 function readSeq2SeqBatch(model, ctx, batch) {
-  if (model.config.arch !== 't5') {
-    throw new TypeError(
-      `${ctx}: training an encoder–decoder of arch '${model.config.arch}' is not there yet (t5 only)`,
-    );
-  }
   if (batch === undefined || batch === null) {
     throw new TypeError(`${ctx}: batch { inputIds, labels, … } is required, got ${batch}`);
   }

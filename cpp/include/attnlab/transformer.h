@@ -123,6 +123,7 @@ struct TransformerConfig {
   bool pad_offset_positions = false;  // positions padTokenId + 1 + cumsum(ids != pad), pad at pads (RoBERTa)
   MlpKind head_act = MlpKind::kGeluErf;  // the masked-LM head's activation (of the MLP kind of that name)
   bool classifier_dense = false;         // the classifier's own dense + tanh on token 0 before its out-projection
+  bool pad_embedding = false;  // the embedding's padTokenId row gets no gradient from lookups (padding_idx; Marian)
   // Vision models (vit; 0: a text model): pixels (B, numChannels, imageSize, imageSize) cut into patches of
   // patchSize² pixels (trailing pixels dropped), contextLength = 1 + (imageSize / patchSize)² tokens with [CLS].
   int64_t image_size = 0;    // [imageSize]

@@ -332,7 +332,7 @@ HWY_INLINE LayerHeads CrossHeadsOf(const ModelArgs& a, const BlockArgs& blk, con
 // An encoder–decoder's cross-attention: x = norm₃(x + o(attn(q(x), k(mem), v(mem)))) (post-norm; else x +=
 // o(attn(q(norm₃(x)), …))), the keys and values projected from the encoder's output (B·S rows) into blk.cross_k /
 // cross_v (memory null: decoding, already there); weights kept when asked for, then × the cross head mask. Training
-// (saved non-null, pre-norm): the stage's activations go to saved's cross fields.
+// (saved non-null): the stage's activations go to saved's cross fields (post-norm: h3 keeps the sum norm₃ reads).
 HWY_INLINE void CrossAttentionStage(const ModelArgs& a, BlockArgs blk, ModelScratch& m, const BlockSaved* saved) {
   const size_t rows = a.batch * a.tokens, dq = a.heads * a.head_dim, s = a.cross->source;
   const bool post = a.encoder && a.encoder->post_norm;
@@ -358,6 +358,7 @@ HWY_INLINE void CrossAttentionStage(const ModelArgs& a, BlockArgs blk, ModelScra
   ReplaceHeads(a, blk.cross_head_values, ctx, blk.cross_head_outputs);
   Linear(rows, ctx, dq, blk.cross_o, m.proj.data(), a.e);
   AddRows(m.x.data(), m.proj.data(), rows * a.e);
+  if (post && saved) std::copy(m.x.data(), m.x.data() + rows * a.e, saved->h3);  // (the sum norm₃ reads)
   if (post) PostNorm(a, blk.norm3, m);
 }
 

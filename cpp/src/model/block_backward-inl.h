@@ -31,9 +31,9 @@ namespace attnlab {
 namespace HWY_NAMESPACE {
 
 // Reusable buffers of one backward: gradients flowing through a block (d_x the residual stream's, d_h a norm's
-// input, d_qkv, d_ctx, d_up, d_act), and the packing of each linear layer's operands.
+// input, d_qkv, d_ctx, d_up, d_act, d_sum a post-norm's sum), and the packing of each linear layer's operands.
 struct GradScratch {
-  std::vector<float> d_x, d_h, d_qkv, d_ctx, d_up, d_act, d_head, dense, packed_dy, packed_wt, neg_sin;
+  std::vector<float> d_x, d_h, d_qkv, d_ctx, d_up, d_act, d_sum, d_head, dense, packed_dy, packed_wt, neg_sin;
 };
 
 // Cross-entropy of logits (rows, V) against targets (−100: ignored), each counted target's term divided by
@@ -126,10 +126,12 @@ inline void LinearBackward(size_t rows, const float* x, size_t ldx, const Linear
   GemmRows(rows, w.in, w.out, dy, ldy, 1, wt, dx, ldx_out, nullptr, accumulate);
 }
 
-// dx = dy · act'(x) over n elements for the elementwise MLP kinds that training supports (GELU tanh or erf, ReLU).
+// dx = dy · act'(x) over n elements for the elementwise MLP kinds that training supports (GELU tanh or erf, ReLU,
+// SiLU).
 inline void ActivationGradRow(MlpKind kind, const float* x, const float* dy, size_t n, float* dx) {
   if (kind == MlpKind::kGeluErf) return GeluErfGradRow(x, dy, n, dx);
   if (kind == MlpKind::kRelu) return ReluGradRow(x, dy, n, dx);
+  if (kind == MlpKind::kSilu) return SiluGradRow(x, dy, n, dx);
   GeluTanhGradRow(x, dy, n, dx);
 }
 
@@ -145,6 +147,17 @@ inline void NormBackward(const ModelArgs& a, size_t rows, const float* x, const 
       RmsNormGradRow(x + o, norm.weight, d_h + o, a.e, a.norm_eps, d_x + o, d_weight);
     }
   }
+}
+
+// Through a post-norm stage's x_out = norm(sum): g.d_x (d x_out) becomes d sum; the norm's weights' gradients
+// accumulate.
+inline void PostNormBackward(const ModelArgs& a, const float* sum, const NormArgs& norm, float* d_weight, float* d_bias,
+                             GradScratch& g) {
+  const size_t rows = a.batch * a.tokens, n = rows * a.e;
+  float* d_sum = Sized(g.d_sum, n);
+  std::fill(d_sum, d_sum + n, 0.0f);
+  NormBackward(a, rows, sum, norm, g.d_x.data(), d_sum, d_weight, d_bias);
+  std::copy(d_sum, d_sum + n, g.d_x.data());
 }
 
 // Through x += MLP(norm₂(x)): d_x (the stream's gradient) gains the MLP path's.
@@ -249,14 +262,14 @@ inline void AttentionBackward(const ModelArgs& a, const BlockArgs& blk, const Bl
   NormBackward(a, rows, s.x_in, blk.norm1, d_h, g.d_x.data(), d.norm1_weight, d.norm1_bias);
 }
 
-// Token embedding (packed (E, V): column id) and learned positions (t.positions; sinusoidal ones have none), from
-// the stream's gradient at the input.
+// Token embedding (packed (E, V): column id, but not t.pad_row's; its rows were × embed_scale) and learned positions
+// (t.positions; sinusoidal ones have none), from the stream's gradient at the input.
 inline void EmbedBackward(const ModelArgs& a, const TrainArgs& t, const float* d_x, size_t panel_stride) {
   for (size_t r = 0; r < a.batch * a.tokens && t.embed; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
     float* column = t.embed + (id / kPanel) * panel_stride + id % kPanel;
     const float* row = d_x + r * a.e;
-    for (size_t c = 0; c < a.e; ++c) column[c * kPanel] += row[c];
+    for (size_t c = 0; c < a.e && a.ids[r] != t.pad_row; ++c) column[c * kPanel] += row[c] * a.embed_scale;
     if (t.positions) AddRows(t.positions + (r % a.tokens) * a.e, row, a.e);
   }
 }

@@ -21,8 +21,8 @@ HWY_BEFORE_NAMESPACE();
 namespace attnlab {
 namespace HWY_NAMESPACE {
 
-// Buffers of an encoder's backward beyond GradScratch's: a post-norm's sum gradient, the masked-LM transform and
-// the embeddings' sum recomputed (pre-activation, activation, normed) and their gradients.
+// Buffers of an encoder's backward beyond GradScratch's: the masked-LM transform and the embeddings' sum recomputed
+// (pre-activation, activation, normed) and their gradients.
 struct EncoderScratch {
   std::vector<float> d_sum, pre, act, normed, d_act;
 };
@@ -76,19 +76,9 @@ inline double MaskedLmBackward(const ModelArgs& a, const TrainArgs& t, const Enc
   return loss;
 }
 
-// x_out = norm(sum): g.d_x (d x_out) becomes d sum; the norm's weights' gradients accumulate.
-inline void PostNormBackward(const ModelArgs& a, const float* sum, const NormArgs& norm, float* d_weight, float* d_bias,
-                             GradScratch& g, EncoderScratch& x) {
-  const size_t rows = a.batch * a.tokens, n = rows * a.e;
-  float* d_sum = Sized(x.d_sum, n);
-  std::fill(d_sum, d_sum + n, 0.0f);
-  NormBackward(a, rows, sum, norm, g.d_x.data(), d_sum, d_weight, d_bias);
-  std::copy(d_sum, d_sum + n, g.d_x.data());
-}
-
 // Block l backward: pre-norm as decoders'; post-norm (x = norm₂(x_mid + mlp(x_mid)), x_mid = norm₁(x_in +
 // attention(x_in))) through the sums the forward kept in h2 and h1, then the stages without their norms.
-inline void EncoderBlockBackward(const ModelArgs& a, size_t l, const TrainArgs& t, GradScratch& g, EncoderScratch& x) {
+inline void EncoderBlockBackward(const ModelArgs& a, size_t l, const TrainArgs& t, GradScratch& g) {
   const BlockArgs& blk = a.blocks[l];
   BlockGrads& d = t.grads[l];
   if (!a.encoder->post_norm) {
@@ -98,10 +88,10 @@ inline void EncoderBlockBackward(const ModelArgs& a, size_t l, const TrainArgs& 
   BlockSaved s = t.saved[l];
   BlockArgs bare = blk;
   bare.norm1 = bare.norm2 = NormArgs{};
-  PostNormBackward(a, s.h2, blk.norm2, d.norm2_weight, d.norm2_bias, g, x);
+  PostNormBackward(a, s.h2, blk.norm2, d.norm2_weight, d.norm2_bias, g);
   s.h2 = s.x_mid;  // (the MLP reads the stream itself)
   MlpBackward(a, bare, s, d, g);
-  PostNormBackward(a, s.h1, blk.norm1, d.norm1_weight, d.norm1_bias, g, x);
+  PostNormBackward(a, s.h1, blk.norm1, d.norm1_weight, d.norm1_bias, g);
   s.h1 = s.x_in;
   AttentionBackward(a, bare, s, d, g, nullptr, 0);
 }
@@ -170,7 +160,7 @@ void EncoderLossAndGradImpl(const ModelArgs& a, TrainArgs& t, const EncoderGrads
   t.loss = a.encoder->task == Task::kMaskedLm ? MaskedLmBackward(a, t, d, d_h, g, x)
                                               : ClassifierBackward(a, t, d, m, d_h, g);
   NormBackward(a, rows, t.x_final, a.norm_f, d_h, d_x, t.norm_f_weight, t.norm_f_bias);
-  for (size_t l = a.num_blocks; l-- > 0;) EncoderBlockBackward(a, l, t, g, x);
+  for (size_t l = a.num_blocks; l-- > 0;) EncoderBlockBackward(a, l, t, g);
   if (a.encoder->pixels) return PatchEmbedBackward(a, t, d, m, g.d_x.data(), g);
   TextEmbedBackward(a, t, d, g.d_x.data(), x);
 }

@@ -1,6 +1,6 @@
-// Training an encoder–decoder (T5): both stacks' forwards keeping their activations (block-inl.h), the decoder's
-// mean cross-entropy, then the backward: the decoder's blocks in reverse, each cross-attention sending its keys' and
-// values' gradient into the encoder's output, then the encoder's blocks from that sum (block_backward-inl.h's
+// Training an encoder–decoder (T5, Marian): both stacks' forwards keeping their activations (block-inl.h), the
+// decoder's mean cross-entropy, then the backward: the decoder's blocks in reverse, each cross-attention sending its
+// keys' and values' gradient into the encoder's output, then the encoder's blocks from that sum (block_backward-inl.h's
 // stages), and each stack's relative position bias table from its score gradients. Compiled once per Highway
 // target, dispatched once per Transformer::LossAndGradient / TrainStep of a batch.
 #undef HWY_TARGET_INCLUDE
@@ -71,9 +71,32 @@ void RelativeTableGrad(const ModelArgs& a, const float* d_diag, float* table) {
   }
 }
 
-// One stack's blocks in reverse from g.d_x (the gradient at its last block's output): cross-attention stages when
-// a.cross (cross: one per block), the relative table's gradient into `relative` (non-null with a.relative), then
-// the token embeddings'.
+// A post-norm block (x = norm₁(x + attention(x)), with a.cross x = norm₃(x + cross(x)), x = norm₂(x + mlp(x)))
+// in reverse: each stage through its norm from the sum the forward kept (h2, h3, h1), then the stage without its
+// norm, whose input is the stream itself.
+void PostNormBlockBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& saved, BlockGrads& d,
+                           const CrossGrads* cross, float* d_diag, GradScratch& g, Seq2SeqScratch& q2) {
+  BlockSaved s = saved;
+  BlockArgs bare = blk;
+  bare.norm1 = bare.norm2 = bare.norm3 = NormArgs{};
+  if (a.mlp != MlpKind::kNone) {
+    PostNormBackward(a, s.h2, blk.norm2, d.norm2_weight, d.norm2_bias, g);
+    s.h2 = s.x_mid;
+    MlpBackward(a, bare, s, d, g);
+  }
+  if (a.cross) {
+    PostNormBackward(a, s.h3, blk.norm3, cross->norm_weight, cross->norm_bias, g);
+    s.h3 = s.x_cross;
+    CrossBackward(a, bare, s, *cross, g, q2);
+  }
+  PostNormBackward(a, s.h1, blk.norm1, d.norm1_weight, d.norm1_bias, g);
+  s.h1 = s.x_in;
+  AttentionBackward(a, bare, s, d, g, nullptr, 0, d_diag);
+}
+
+// One stack's blocks in reverse from g.d_x (the gradient at its last block's output; post-norm blocks as
+// PostNormBlockBackward): cross-attention stages when a.cross (cross: one per block), the relative table's gradient
+// into `relative` (non-null with a.relative), then the token embeddings'.
 void StackBackward(const ModelArgs& a, const TrainArgs& t, const CrossGrads* cross, float* relative, GradScratch& g,
                    Seq2SeqScratch& q2) {
   float* d_diag = nullptr;
@@ -82,6 +105,10 @@ void StackBackward(const ModelArgs& a, const TrainArgs& t, const CrossGrads* cro
     std::fill(d_diag, d_diag + a.batch * a.heads * (2 * a.tokens - 1), 0.0f);
   }
   for (size_t l = a.num_blocks; l-- > 0;) {
+    if (a.encoder && a.encoder->post_norm) {
+      PostNormBlockBackward(a, a.blocks[l], t.saved[l], t.grads[l], a.cross ? cross + l : nullptr, d_diag, g, q2);
+      continue;
+    }
     if (a.mlp != MlpKind::kNone) MlpBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
     if (a.cross) CrossBackward(a, a.blocks[l], t.saved[l], cross[l], g, q2);
     AttentionBackward(a, a.blocks[l], t.saved[l], t.grads[l], g, nullptr, 0, d_diag);

@@ -59,8 +59,9 @@ struct CrossArgs {
 // after the q/k norm and RoPE, qk_raw the query and key heads before the q/k norm (rows, (H + KV)·hd; qk_norm only),
 // the attention weights (B, H, T, T), the heads' outputs ctx, x_mid = x_in + attention, the normed h2,
 // the MLP's pre-activation up (rows, up.out) and activation act (rows, hidden). An encoder–decoder's decoder block
-// also keeps its cross-attention stage's input x_cross, normed h3, queries q_cross and heads' outputs ctx_cross
-// (rows, H·hd each) and weights cross_weights (B, H, T, S) (null elsewhere: the stage keeps nothing).
+// also keeps its cross-attention stage's input x_cross, normed h3 (post-norm: the sum norm₃ reads), queries q_cross
+// and heads' outputs ctx_cross (rows, H·hd each) and weights cross_weights (B, H, T, S) (null elsewhere: the stage
+// keeps nothing).
 struct BlockSaved {
   float* x_in = nullptr;
   float* h1 = nullptr;
@@ -108,6 +109,7 @@ enum class TrainObjective { kMean, kRowMeans, kLogit };
 struct TrainArgs {
   const int32_t* targets = nullptr;
   TrainObjective objective = TrainObjective::kMean;
+  int32_t pad_row = -1;  // the token whose lookups give embed no gradient (nn.Embedding's padding_idx), or −1
   size_t logit_position = 0, logit_target = 0;  // kLogit
   float* head_mask_grad = nullptr;              // (B, L, H) d objective / d ξ_{l,h} of each row, or null
   float* input_grad = nullptr;                  // (B, T, E) d objective / d block 0's input, or null

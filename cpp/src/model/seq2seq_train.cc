@@ -1,4 +1,4 @@
-// Training an encoder–decoder (Transformer::LossAndGradient / TrainStep of a TrainBatch; t5): the batch checked
+// Training an encoder–decoder (Transformer::LossAndGradient / TrainStep of a TrainBatch; t5, marian): the batch checked
 // (source tokens, labels, decoder inputs defaulting to Hugging Face's shift_right(labels), both padding masks), each
 // stack's saved activations and the cross-attention's keys and values laid out in the training state (zero-filled
 // only when the shape (B, S, T) changes), the gradients pointed at, then one dispatch (Seq2SeqLossAndGrad).
@@ -145,7 +145,7 @@ float* OrNullOf(std::vector<float>& v) { return v.empty() ? nullptr : v.data(); 
 
 // The kernels' view of the gradient buffers g (zero-filled here: the backward adds into them): both stacks' blocks,
 // the decoder blocks' cross-attention, the relative bias tables, the shared embedding and the final norms.
-// final_logits_bias (marian) is a buffer: no gradient.
+// The LM head's bias (Hugging Face's final_logits_bias) is a buffer: no gradient (OffLossPath).
 void PointAtSeq2SeqGradients(const TransformerConfig& c, Weights& g, std::vector<BlockGrads>& blocks,
                              std::vector<CrossGrads>& cross, Seq2SeqTrainArgs& t) {
   g.ForEachBuffer([](std::vector<float>& b, bool) { std::fill(b.begin(), b.end(), 0.0f); });
@@ -211,7 +211,6 @@ void SetUpTrainStacks(const TransformerConfig& c, const Weights& w, ModelArgs& e
 double Transformer::Seq2SeqGradients(const TrainBatch& batch) {
   const TransformerConfig& c = impl_->config;
   if (c.task != Task::kSeq2SeqLm) Fail("task", "'seq2seq-lm' (an encoder–decoder with its LM head)", "'base'");
-  if (c.post_norm) Fail("modelType", "t5 (marian's training is not supported yet)", "marian");
   if (batch.pixels) Fail("pixels", "null for an encoder–decoder", "pixels");
   RefuseOptions(batch.options);
   const auto [b, s_len] = CheckTokens(batch.tokens, c.vocab_size);
@@ -240,14 +239,18 @@ double Transformer::Seq2SeqGradients(const TrainBatch& batch) {
   std::vector<BlockSaved> saved[2];
   SetUpTrainStacks(c, impl_->params, enc.a, enc.blocks.data(), dec.a, dec.blocks.data() + c.num_layers, state, saved,
                    t);
-  EncoderArgs enc_args;  // (task base: the encoder stack computes no head)
+  EncoderArgs enc_args, dec_args;  // (the encoder's task base: no head; the decoder's LM head as ForwardStages')
+  enc_args.post_norm = dec_args.post_norm = c.post_norm;
+  dec_args.task = Task::kSeq2SeqLm;
   enc.a.encoder = &enc_args;
+  dec.a.encoder = &dec_args;
   const CrossArgs cross{t.enc.h_final, s_len, OrNullOf(enc_bias)};
   dec.a.cross = &cross;
   std::vector<BlockGrads> grads;
   std::vector<CrossGrads> cross_grads;
   PointAtSeq2SeqGradients(c, *state.grads, grads, cross_grads, t);
   t.dec.targets = batch.labels.data;
+  if (c.pad_embedding) t.enc.pad_row = t.dec.pad_row = static_cast<int32_t>(c.pad_token_id);
   if (c.scale_tied_head && c.tie_embeddings) t.head_scale = 1.0f / std::sqrt(static_cast<float>(c.embed_dim));
   Seq2SeqLossAndGrad(enc.a, dec.a, t);
   return t.dec.loss;

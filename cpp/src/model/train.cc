@@ -211,9 +211,14 @@ Transformer::LossAndGrad Transformer::LossAndGradient(const TokensView& tokens, 
 }
 
 void Transformer::SaveGradients(LossAndGrad& out) const {
-  const bool pooler_off = !OffLossPath(impl_->config, impl_->params).empty();
+  const std::vector<const std::vector<float>*> off = OffLossPath(impl_->config, impl_->params);
+  auto is_off = [&](const std::vector<float>& b) { return std::find(off.begin(), off.end(), &b) != off.end(); };
   for (const ParamSpec& s : impl_->specs) {
-    if (pooler_off && (s.slot == Slot::kPooler || s.slot == Slot::kPoolerBias)) continue;  // (no gradient)
+    const bool pooler = s.slot == Slot::kPooler || s.slot == Slot::kPoolerBias;
+    if ((pooler && is_off(impl_->params.pooler_bias)) ||
+        (s.slot == Slot::kHeadBias && is_off(impl_->params.head_bias))) {
+      continue;  // (no gradient)
+    }
     Tensor& g = out.grad_params[s.name];
     g.shape = s.shape;
     size_t n = 1;
@@ -267,9 +272,11 @@ Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, T
 }
 
 std::vector<const std::vector<float>*> OffLossPath(const TransformerConfig& c, const Weights& w) {
+  std::vector<const std::vector<float>*> off;
+  if (c.decoder_layers > 0 && !w.head_bias.empty()) off.push_back(&w.head_bias);  // (a buffer: final_logits_bias)
   const bool pooled = c.task == Task::kSequenceClassification && !c.classifier_dense;
-  if (!c.pooler || pooled) return {};
-  return {&w.pooler.data, &w.pooler_bias};
+  if (c.pooler && !pooled) off.insert(off.end(), {&w.pooler.data, &w.pooler_bias});
+  return off;
 }
 
 // A training batch's forward and backward into the state's gradients, by kind: an encoder–decoder's

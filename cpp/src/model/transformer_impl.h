@@ -192,7 +192,8 @@ void LayOutActivations(const ModelArgs& a, TrainState& state, std::vector<BlockS
 // Points t (and `blocks`, one per block) at the gradient buffers, zero-filled; null gradients: every pointer null.
 void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, TrainArgs& t);
 // The parameters that are off the loss path of c's head (a pooler under a masked-LM or image head, or under
-// RoBERTa's classifier): no gradient, no AdamW update.
+// RoBERTa's classifier) and an encoder–decoder's LM head bias (Hugging Face's final_logits_bias, a buffer): no
+// gradient, no AdamW update.
 std::vector<const std::vector<float>*> OffLossPath(const TransformerConfig& c, const Weights& w);
 // Clipping and one torch.optim.AdamW step on the state's gradients (made by the first step: moments 0).
 Transformer::StepResult AdamWStep(const TransformerConfig& c, Weights& params, TrainState& state, double loss,

@@ -110,6 +110,17 @@ HWY_INLINE void SiluRow(const float* x, size_t n, float* y) {
   });
 }
 
+// dx[j] = dy[j] · silu'(x[j]) = dy · σ(x)(1 + x (1 − σ(x))).
+HWY_INLINE void SiluGradRow(const float* HWY_RESTRICT x, const float* HWY_RESTRICT dy, size_t n,
+                            float* HWY_RESTRICT dx) {
+  ForEachLane(0, n, [&](auto dd, size_t j) HWY_ATTR {
+    const auto g = hn::LoadU(dd, x + j), one = hn::Set(dd, 1.0f);
+    const auto sigmoid = hn::Div(one, hn::Add(one, hn::Exp(dd, hn::Neg(ClampForMath(dd, g, 80.0f)))));
+    const auto d_silu = hn::Mul(sigmoid, hn::MulAdd(g, hn::Sub(one, sigmoid), one));
+    hn::StoreU(hn::Mul(hn::LoadU(dd, dy + j), d_silu), dd, dx + j);
+  });
+}
+
 // y[j] = tanh(x[j]) (y may be x).
 HWY_INLINE void TanhRow(const float* x, size_t n, float* y) {
   for (size_t j = 0; j < n; ++j) y[j] = std::tanh(x[j]);

@@ -1,8 +1,9 @@
-// Mirrors cpp/src/model/seq2seq_train.cc and kernels_seq2seq_train.cc: T5's training on a batch (a padded source,
-// labels with −100 ignored, decoder inputs shifted from the labels) against PyTorch (the train.json of
-// tests/fixtures/seq2seq/<case>/, gen_t5_train.py): the loss, every parameter's gradient (both relative position
-// bias tables and the cross-attention included) and three AdamW steps, on every target and from 16-bit storage;
-// the step's buffers reused across shapes; each bad batch field named.
+// Mirrors cpp/src/model/seq2seq_train.cc and kernels_seq2seq_train.cc: T5's and Marian's training on a batch (a
+// padded source, labels with −100 ignored, decoder inputs shifted from the labels) against PyTorch (the train.json of
+// tests/fixtures/seq2seq/<case>/, gen_t5_train.py and gen_marian_train.py): the loss, every parameter's gradient
+// (both relative position bias tables, the cross-attention, Marian's post-norm blocks, biases and scaled embedding
+// with its padding_idx row included) and three AdamW steps, on every target and from 16-bit storage; Marian's
+// final_logits_bias a buffer; the step's buffers reused across shapes; each bad batch field named.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -32,6 +33,7 @@ struct Seq2SeqTrainFixture : TrainExpected {
   FixtureTensor tokens, attention_mask, labels, decoder_input_ids;
   std::vector<uint8_t> mask;
   nlohmann::json adamw;
+  std::vector<std::string> noise_driven;  // (tensors whose gradient is rounding noise: the max_abs rule only)
 
   // The fixture's batch; decoder inputs given explicitly when `explicit_decoder` (else shift_right(labels)).
   Transformer::TrainBatch Batch(bool explicit_decoder = false) const {
@@ -63,6 +65,7 @@ std::vector<Seq2SeqTrainFixture> LoadSeq2SeqTrainFixtures() {
     f.labels = ParseFixtureTensor(j.at("labels"));
     f.decoder_input_ids = ParseFixtureTensor(j.at("decoder_input_ids"));
     f.adamw = j.at("adamw");
+    f.noise_driven = j.value("noise_driven", std::vector<std::string>{});
     out.push_back(std::move(f));
   }
   return out;
@@ -87,14 +90,15 @@ void CheckSeq2SeqAdamW(const Seq2SeqTrainFixture& f, Transformer& model) {
   for (const auto& [name, expected] : ParseFixtureTensors(f.adamw.at("params_after"))) {
     INFO("parameter " << name << " after " << steps.size() << " steps");
     REQUIRE(state.count(name) == 1);
-    CheckParamsAfter(name, state.at(name).data, expected, rule, rule.at("max_abs").at("adamw").get<double>());
+    const bool noisy = std::find(f.noise_driven.begin(), f.noise_driven.end(), name) != f.noise_driven.end();
+    CheckParamsAfter(name, state.at(name).data, expected, rule, rule.at("max_abs").at("adamw").get<double>(), !noisy);
   }
 }
 
-TEST_CASE("t5 training: loss, every gradient and AdamW steps match PyTorch on every target",
+TEST_CASE("encoder–decoder training (t5, marian): loss, every gradient and AdamW steps match PyTorch on every target",
           "[model][seq2seq][train]") {
   const std::vector<Seq2SeqTrainFixture> fixtures = LoadSeq2SeqTrainFixtures();
-  REQUIRE(fixtures.size() >= 2);
+  REQUIRE(fixtures.size() >= 3);
   for (const Seq2SeqTrainFixture& f : fixtures) {
     INFO("fixture " << f.model.name);
     const attnlab::WeightStorage storage = CheckpointStorage(f.model.checkpoint);
@@ -108,7 +112,8 @@ TEST_CASE("t5 training: loss, every gradient and AdamW steps match PyTorch on ev
   }
 }
 
-TEST_CASE("t5 training: the step's buffers serve another shape and come back unchanged", "[model][seq2seq][train]") {
+TEST_CASE("encoder–decoder training: the step's buffers serve another shape and come back unchanged",
+          "[model][seq2seq][train]") {
   const std::vector<Seq2SeqTrainFixture> fixtures = LoadSeq2SeqTrainFixtures();
   REQUIRE_FALSE(fixtures.empty());
   const Seq2SeqTrainFixture& f = fixtures.front();
@@ -131,6 +136,24 @@ TEST_CASE("t5 training: the step's buffers serve another shape and come back unc
   }
 }
 
+TEST_CASE("marian training: final_logits_bias is a buffer, with no gradient and untouched by AdamW",
+          "[model][seq2seq][train]") {
+  size_t checked = 0;
+  for (const Seq2SeqTrainFixture& f : LoadSeq2SeqTrainFixtures()) {
+    if (f.model.checkpoint.count("final_logits_bias") == 0) continue;
+    INFO("fixture " << f.model.name);
+    Transformer model = LoadedSeq2SeqTrainModel(f, attnlab::WeightStorage::kFloat32);
+    CHECK(model.LossAndGradient(f.Batch()).grad_params.count("final_logits_bias") == 0);
+    const std::vector<float> before = model.StateDict().at("final_logits_bias").data;
+    Transformer::AdamWOptions options = AdamWOptionsOf(f.adamw);
+    options.eps = 0;  // (an update from a zero gradient would be 0 / 0)
+    model.TrainStep(f.Batch(), options);
+    CHECK(model.StateDict().at("final_logits_bias").data == before);
+    ++checked;
+  }
+  CHECK(checked >= 1);
+}
+
 // The bytes of the first part whose description starts with `what`, or −1.
 double Seq2SeqPartBytes(const attnlab::MemoryNeeds& needs, const std::string& what) {
   for (const auto& part : needs) {
@@ -139,7 +162,7 @@ double Seq2SeqPartBytes(const attnlab::MemoryNeeds& needs, const std::string& wh
   return -1;
 }
 
-TEST_CASE("t5 training memory: the training state by call, every stack's saved attention weights",
+TEST_CASE("encoder–decoder training memory: the training state by call, every stack's saved attention weights",
           "[model][seq2seq][train][memory_needs]") {
   using attnlab::TrainCall;
   for (const Seq2SeqTrainFixture& f : LoadSeq2SeqTrainFixtures()) {
@@ -166,7 +189,7 @@ TEST_CASE("t5 training memory: the training state by call, every stack's saved a
   }
 }
 
-TEST_CASE("t5 training: each bad batch field is named", "[model][seq2seq][train][validation]") {
+TEST_CASE("encoder–decoder training: each bad batch field is named", "[model][seq2seq][train][validation]") {
   const std::vector<Seq2SeqTrainFixture> fixtures = LoadSeq2SeqTrainFixtures();
   REQUIRE_FALSE(fixtures.empty());
   const Seq2SeqTrainFixture& f = fixtures.front();

@@ -1,7 +1,8 @@
 // Tests of cpp/src/ops/activation-inl.h below the public API, on every compiled target: GeluTanhRow and SwiGluRow
 // over lengths 0…2N+1 and a long row, misaligned, in place or not, against float64 (GPT-2's gelu_new and Llama's
-// silu(gate) · up); their gradients GeluTanhGradRow and SwiGluGradRow against the float64 derivative and central
-// differences of the float64 function; NaN stays NaN, and arguments past the clamps give the limits.
+// silu(gate) · up); their gradients GeluTanhGradRow, SwiGluGradRow and SiluGradRow (Marian's swish MLP) against the
+// float64 derivative and central differences of the float64 function; NaN stays NaN, and arguments past the clamps
+// give the limits.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "tests/cpp/ops/activation_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -108,6 +109,24 @@ void CheckSwiGlu(size_t n, size_t off, bool in_place, attnlab_test::Rng& rng, Sw
   }
 }
 
+// SiluGradRow (dx may not alias): dy · silu'(x) within SwiGLU's d_gate bound with up = 1.
+void CheckSiluGrad(size_t n, size_t off, attnlab_test::Rng& rng, SweepResult& result) {
+  const std::vector<float> x = RandomRow(n, off, -12.0f, 12.0f, rng), dy = RandomRow(n, off, -1.0f, 1.0f, rng);
+  std::vector<float> dx(x.size(), kSentinel);
+  SiluGradRow(x.data() + off, dy.data() + off, n, dx.data() + off);
+  ++result.cases;
+  for (size_t j = 0; j < n; ++j) {
+    const double v = x[off + j], g = dy[off + j];
+    const double dref = g * SiluGrad(v), dcentral = g * Central(Silu, v);
+    const double dtol = 16 * kEps32 * (1 + std::fabs(v)) * std::fabs(g);
+    if (!Near(dx[off + j], dref, dtol) || !Near(dx[off + j], dcentral, dtol + 1e-8)) {
+      return result.Fail("SiluGradRow n ", n, ": x ", v, " dy ", g, " → ", dx[off + j], ", derivative ", dref,
+                         ", central ", dcentral);
+    }
+  }
+  if (dx[off + n] != kSentinel) result.Fail("SiluGradRow n ", n, ": wrote past n");
+}
+
 SweepResult ActivationSweep() {
   const size_t lanes = hn::Lanes(hn::ScalableTag<float>());
   const std::vector<size_t> misalign = attnlab_test::Misalignments(lanes);
@@ -118,6 +137,7 @@ SweepResult ActivationSweep() {
       for (const bool in_place : {false, true}) {
         CheckGelu(n, off, in_place, rng, result);
         CheckSwiGlu(n, off, in_place, rng, result);
+        if (!in_place) CheckSiluGrad(n, off, rng, result);
         if (result.Failed()) return result;
       }
     }
@@ -164,7 +184,7 @@ ATTNLAB_END_TARGET_CHECKS();
 #if HWY_ONCE
 ATTNLAB_TEST_ON_EVERY_TARGET(
     ActivationSweep,
-    "activation: GELU-tanh, SwiGLU and their gradients vs float64 and central differences, on every target",
+    "activation: GELU-tanh, SwiGLU, their gradients and SiLU's vs float64 and central differences, on every target",
     "[activation][kernels]");
 
 ATTNLAB_TEST_ON_EVERY_TARGET(SpecialsSweep,

@@ -126,6 +126,7 @@ void Normalise(TransformerConfig& c) {
   c.post_norm = true;
   c.embed_norm = false;
   c.pad_offset_positions = false;
+  c.pad_embedding = true;  // (MarianModel.shared: nn.Embedding(vocab_size, d_model, padding_idx))
   c.type_vocab_size = 0;
   c.pooler = false;
   c.classifier_dense = false;

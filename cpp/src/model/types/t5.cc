@@ -125,7 +125,7 @@ void Normalise(TransformerConfig& c) {
   c.attention_bias = AttentionBias::kNone;
   c.norm = NormKind::kRmsNorm;
   c.positions = PositionKind::kRelative;
-  c.mlp_bias = c.qk_norm = c.post_norm = c.embed_norm = c.pad_offset_positions = false;
+  c.mlp_bias = c.qk_norm = c.post_norm = c.embed_norm = c.pad_offset_positions = c.pad_embedding = false;
   c.causal = true;  // (the decoder's self-attention; the encoder's sees every key)
   c.sliding_window = c.type_vocab_size = 0;
   c.pooler = c.classifier_dense = c.head_bias = c.scale_embedding = false;

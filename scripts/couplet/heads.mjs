@@ -13,6 +13,7 @@
 // --out    default <model>/heads.json
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { init } from '../../dist/index.mjs';
 import {
   aligningHead,
@@ -72,4 +73,4 @@ async function main() {
   }
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) run(main);
+if (process.argv[1] === fileURLToPath(import.meta.url)) run(main);

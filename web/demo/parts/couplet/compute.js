@@ -107,7 +107,10 @@ export function pairBatch(tok, pairs, start) {
   };
 }
 
-/** Pairs → their batches, one per line length (5, then 7), at most `size` pairs each. */
+/**
+ * Pairs → their batches, one per line length (5, then 7), at most `size` pairs each.
+ * @param {{ ids: Map<string, number>, special: { unk: number, eos: number } }} tok
+ */
 export function pairBatches(tok, /** @type {Couplet[]} */ pairs, /** @type {number} */ start, size = 64) {
   const out = [];
   for (const n of [5, 7]) {
@@ -258,8 +261,12 @@ export function crossAblation(model, tok, pairs) {
   return { base, delta };
 }
 
-/** Numbers rounded for the JSON files (6 significant digits), in arrays and objects too. */
-export function round6(/** @type {any} */ x) {
+/**
+ * Numbers rounded for the JSON files (6 significant digits), in arrays and objects too.
+ * @param {any} x
+ * @returns {any}
+ */
+export function round6(x) {
   if (Array.isArray(x)) return x.map(round6);
   if (typeof x === 'number') return Number(x.toPrecision(6));
   if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, round6(v)]));

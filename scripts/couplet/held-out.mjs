@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defaultCache } from '../poems/cache.mjs';
 import { MODEL, parseArgs } from './args.mjs';
 
@@ -51,4 +52,4 @@ function main() {
   process.stderr.write(`wrote ${args.out} (${poems.length} poems)\n`);
 }
 
-main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();

@@ -30,8 +30,9 @@ before(async () => {
 });
 after(() => model?.dispose());
 
+/** The chapter has loaded and written the first poem's 颔联 on its own. */
 const ready = (page) =>
-  page.waitForFunction(() => ['ready', 'error'].includes(document.querySelector('#couplet')?.dataset.state), null, {
+  page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('#couplet')?.dataset.state), null, {
     timeout: 120000,
   });
 const written = (page) =>
@@ -113,7 +114,9 @@ for (const lang of ['zh', 'en']) {
     () =>
       withPage(`?lang=${lang}`, async (page) => {
         await ready(page);
-        assert.equal(await attr(page, '#couplet', 'data-state'), 'ready', await page.textContent('#couplet-status'));
+        assert.equal(await attr(page, '#couplet', 'data-state'), 'done', await page.textContent('#couplet-status'));
+        assert.equal(await page.inputValue('#couplet-upper'), POEMS[0].couplets[1].upper);
+        await checkAlignment(page);
         await pickAndWrite(page, lang);
         await guessAndPairs(page, lang);
         await replay(page);

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { init } from '../../dist/index.mjs';
 import { loadCouplet } from '../../scripts/couplet/args.mjs';
 import { measureCoupletHeads } from '../../scripts/couplet/heads.mjs';
+import { pick } from '../../scripts/couplet/held-out.mjs';
 import { isParallel, pairBatches, parseCoupletHeldOut, poemPairs } from '../../web/demo/parts/couplet/compute.js';
 import { root } from './helpers.mjs';
 
@@ -62,4 +63,12 @@ test('each cross head’s ablation cost equals headImportance’s (the library m
     const got = committed.ablation.delta[name].flat();
     got.forEach((d, i) => assert.ok(Math.abs(d - sum[i] / labels) < 2e-4, `${name} ${i}: ${d} vs ${sum[i] / labels}`));
   }
+});
+
+test('held-out.jsonl is held-out.mjs’s pick: half 五言, half 七言, each form by the SHA-256 of the id', () => {
+  const poems = parseCoupletHeldOut(readFileSync(join(dir, 'held-out.jsonl'), 'utf8'));
+  const forms = poems.map((p) => p.form);
+  assert.equal(forms.filter((f) => f === 'lushi5').length, forms.filter((f) => f === 'lushi7').length);
+  // picking again from the file's own poems, in reverse, gives the file back: its order is the hash order
+  assert.deepEqual(pick([...poems].reverse(), poems.length), poems);
 });

@@ -10,6 +10,7 @@ export default {
   'couplet.loading':
     'Loading the couplet model (config.json, model.safetensors, tokenizer.json, the held-out poems) in a background thread…',
   'couplet.loadFailed': 'The couplet model failed to load: {err}',
+  'couplet.failed': 'The couplet model failed: {err}',
   'couplet.httpError': '{f}: HTTP {s}',
   'couplet.loaded': 'The couplet model is loaded (in an attnlab/worker).',
   'couplet.facts':

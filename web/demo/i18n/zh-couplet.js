@@ -9,6 +9,7 @@ export default {
 
   'couplet.loading': '正在后台线程中加载对联模型（config.json、model.safetensors、tokenizer.json 和留出的诗）……',
   'couplet.loadFailed': '对联模型加载失败：{err}',
+  'couplet.failed': '对联模型运行出错：{err}',
   'couplet.httpError': '{f}：HTTP {s}',
   'couplet.loaded': '对联模型已加载（在 attnlab/worker 中运行）。',
   'couplet.facts':

@@ -109,10 +109,10 @@ class CoupletPart {
     this.go = button('couplet-write', t('couplet.go'));
     this.stop = button('couplet-stop', t('couplet.stop'));
     this.go.disabled = this.stop.disabled = true;
-    this.go.addEventListener('click', () => this.write());
+    this.go.addEventListener('click', () => this.guarded(() => this.write()));
     this.stop.addEventListener('click', () => this.controller?.abort());
-    this.poemSel.addEventListener('change', () => this.pickCouplet());
-    this.kSel.addEventListener('change', () => this.pickCouplet());
+    this.poemSel.addEventListener('change', () => this.guarded(() => this.pickCouplet()));
+    this.kSel.addEventListener('change', () => this.guarded(() => this.pickCouplet()));
     this.progress = h('span.note#couplet-progress', { 'aria-live': 'polite' });
     this.out = h('div.couplet-out#couplet-out', { lang: 'zh' });
     return panel(
@@ -209,9 +209,26 @@ class CoupletPart {
     this.headSel.value = String(this.heads.aligning.head);
     this.showHeads();
     this.replay.load(f, this.heads, this.tok);
-    this.pickCouplet();
     this.go.disabled = false;
     this.root.dataset.state = 'ready';
+    // the first poem's 颔联, written greedily, so that the maps are there before any click
+    this.guarded(async () => {
+      await this.pickCouplet();
+      await this.write();
+    });
+  }
+
+  /**
+   * Runs an action of the panel; a failure is said in the status line (data-state "error").
+   * @param {() => Promise<void>} action
+   */
+  async guarded(action) {
+    try {
+      await action();
+    } catch (e) {
+      this.status.textContent = t('couplet.failed', { err: errText(e) });
+      this.root.dataset.state = 'error';
+    }
   }
 
   /** The guess card, the aligning head named with its numbers, and the table of every head. */

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The couplet model's training replay (issue 34 §1; docs/couplet-model.md): the weights the trainer wrote at its
-// snapshot steps (<run>/snapshots/step-S.safetensors) and the model folder's model.safetensors (the last step, when
-// the run has no snapshot after it), each run through the package's public API (dist/) on the folder's held-out Tang
-// couplets (held-out.jsonl): the mean loss per label and every decoder head's mean weight of lower position t on
+// snapshot steps (<run>/snapshots/step-S.safetensors) before the last logged step, and at that step the model
+// folder's model.safetensors (F16, as the page runs it, whatever snapshot the run wrote there), each run through the
+// package's public API (dist/) on the folder's held-out Tang couplets (held-out.jsonl): the mean loss per label and every decoder head's mean weight of lower position t on
 // upper character t, parallel (k = 2, 3) and control (k = 1, 4) apart, and the probe poems' cross-attention maps
 // (compute.js probePoems: every couplet, layer and head, quantised to 1/255) → snapshots.json, which the chapter's
 // step slider replays (uniform → diagonal).
@@ -51,9 +51,7 @@ function weightFiles(args) {
     .map(({ name, m }) => ({ step: Number(m[1]), file: join(dir, name) }))
     .sort((a, b) => a.step - b.step);
   const last = Math.max(...mine.keys());
-  if (!files.length || files.at(-1).step < last)
-    files.push({ step: last, file: join(args.model, 'model.safetensors') });
-  return files;
+  return [...files.filter((f) => f.step < last), { step: last, file: join(args.model, 'model.safetensors') }];
 }
 
 /** One snapshot's numbers. */

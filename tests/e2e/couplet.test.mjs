@@ -13,6 +13,7 @@ import { setUp, withPage, ROOT, attr, canvasInk, shot, overflow } from './harnes
 import { init, readSafetensors } from '../../web/demo/attnlab.js';
 import * as C from '../../web/demo/parts/couplet/compute.js';
 import { charTokenizer } from '../../web/demo/shared/char-tokenizer.js';
+import { fmt } from '../../web/demo/shared/format.js';
 
 setUp();
 
@@ -102,7 +103,7 @@ async function replay(page) {
   );
   const { layer, head } = HEADS.aligning;
   const text = await page.textContent('#couplet-replay-numbers');
-  assert.ok(text.includes(last.aligned.parallel[layer][head].toFixed(3)), text);
+  assert.ok(text.includes(fmt(last.aligned.parallel[layer][head], 3)), text);
   assert.equal(await page.$$eval('#couplet-replay-maps canvas', (c) => c.length), 4);
   for (const ink of await canvasInk(page, '#couplet-curve')) assert.ok(ink.ink > 0.01, JSON.stringify(ink));
 }

@@ -59,7 +59,7 @@ export default {
   'couplet.guess.answer':
     'Measured on {n} held-out parallel couplets: <b>{lh}</b>, with {par} of its weight on the aligned character (uniform: {u5} for five characters, {u7} for seven), against {ctl} in the control couplets.',
   'couplet.named':
-    '<b>The aligning head: {lh}.</b> On the held-out parallel couplets its mean weight on the aligned character is {par} (control couplets: {ctl}; uniform: {u5} / {u7}). Masking it alone (<code>crossAttnHeadMask</code>) raises the loss by {dPar} nats per character on the parallel couplets and {dCtl} on the control ones.',
+    '<b>The aligning head: {lh}.</b> On the held-out parallel couplets its mean weight on the aligned character is {par} (control couplets: {ctl}; uniform: {u5} / {u7}). Masking it alone (<code>crossAttnHeadMask</code>) raises the loss by {dPar} nats per token ([EOS] included) on the parallel couplets and {dCtl} on the control ones.',
   'couplet.heads.head': 'head',
   'couplet.heads.par': 'aligned weight, parallel',
   'couplet.heads.ctl': 'aligned weight, control',

@@ -57,7 +57,7 @@ export default {
   'couplet.guess.answer':
     '在 {n} 个留出的须对仗联上测得：<b>{lh}</b>，它放在对齐字上的权重为 {par}（均匀注意力：五言 {u5}，七言 {u7}），在对照联上为 {ctl}。',
   'couplet.named':
-    '<b>对齐头：{lh}。</b>在留出的须对仗联上，它放在对齐字上的平均权重为 {par}（对照联：{ctl}；均匀：{u5} / {u7}）。只屏蔽这一个头（<code>crossAttnHeadMask</code>），须对仗联上的损失每字升高 {dPar} 奈特，对照联上升高 {dCtl} 奈特。',
+    '<b>对齐头：{lh}。</b>在留出的须对仗联上，它放在对齐字上的平均权重为 {par}（对照联：{ctl}；均匀：{u5} / {u7}）。只屏蔽这一个头（<code>crossAttnHeadMask</code>），须对仗联上每个词元（含 [EOS]）的损失升高 {dPar} 奈特，对照联上升高 {dCtl} 奈特。',
   'couplet.heads.head': '头',
   'couplet.heads.par': '对齐权重（须对仗）',
   'couplet.heads.ctl': '对齐权重（对照）',

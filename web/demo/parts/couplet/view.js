@@ -291,14 +291,14 @@ class CoupletPart {
       this.progress.textContent = t('couplet.done', { n: ids.length });
       this.root.dataset.stopped = '0';
     } catch (e) {
-      const stopped = e?.name === 'AbortError';
-      this.progress.textContent = stopped ? t('couplet.stopped', { n: ids.length }) : errText(e);
-      this.root.dataset.stopped = stopped ? '1' : '0';
+      if (e?.name !== 'AbortError') throw e; // guarded() says it
+      this.progress.textContent = t('couplet.stopped', { n: ids.length });
+      this.root.dataset.stopped = '1';
     } finally {
       this.busy(false);
     }
     Object.assign(this.out.dataset, { source: JSON.stringify([...up.ids]), ids: JSON.stringify(ids) });
-    if (ids.length) this.written = { maps: await C.alignmentMaps(this.model, up.ids, ids), ids, labels: up.labels };
+    this.written = ids.length ? { maps: await C.alignmentMaps(this.model, up.ids, ids), ids, labels: up.labels } : null;
     this.redraw();
     this.root.dataset.state = 'done';
   }
@@ -332,6 +332,7 @@ class CoupletPart {
     const label = (/** @type {string} */ c) => (this.tok.ids.has(c) ? c : '[UNK]');
     if (this.couplets) drawCouplets(this.pairsBox, this.couplets, l, hh, label);
     const w = this.written;
+    this.alignCanvas.hidden = !w;
     if (!w) return;
     const { T, S } = w.maps;
     this.alignNote.textContent = t('couplet.alignNote', { lh: layerHead(l, hh) });

@@ -41,6 +41,7 @@ export const PARTS = [
   'train',
   'poem',
   'explain',
+  'couplet',
   'speed',
   'model',
 ];

@@ -33,6 +33,7 @@ export const PARTS = [
   { id: 'train', sec: '§10' },
   { id: 'poem', sec: '§7.2 · §8.1 · §8.2 · §10.1 · §11' },
   { id: 'explain', sec: '§8.2' },
+  { id: 'couplet', sec: '§6.1 · §10.1 · §11' },
   { id: 'speed', sec: '§3 · O(L²)' },
   { id: 'model', sec: '§7' },
 ];

@@ -6,6 +6,7 @@ import training from './en-train.js';
 import model from './en-model.js';
 import modern from './en-modern.js';
 import poem from './en-poem.js';
+import couplet from './en-couplet.js';
 import arch from './en-arch.js';
 import guide from './en-guide.js';
 import glossary from './en-glossary.js';
@@ -15,6 +16,7 @@ export default {
   ...model,
   ...modern,
   ...poem,
+  ...couplet,
   ...arch,
   ...guide,
   ...glossary,

@@ -6,6 +6,7 @@ import training from './zh-train.js';
 import model from './zh-model.js';
 import modern from './zh-modern.js';
 import poem from './zh-poem.js';
+import couplet from './zh-couplet.js';
 import arch from './zh-arch.js';
 import guide from './zh-guide.js';
 import glossary from './zh-glossary.js';
@@ -15,6 +16,7 @@ export default {
   ...model,
   ...modern,
   ...poem,
+  ...couplet,
   ...arch,
   ...guide,
   ...glossary,

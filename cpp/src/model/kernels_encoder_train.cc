@@ -34,8 +34,7 @@ inline double ClassifierBackward(const ModelArgs& a, const TrainArgs& t, const E
                                  float* d_h, GradScratch& g) {
   const EncoderArgs& enc = *a.encoder;
   const size_t labels = a.head.out, item = a.tokens * a.e;
-  const double loss = CrossEntropyRowsInPlace(a.logits, t.targets, a.batch, labels,
-                                              static_cast<double>(CountTargets(t.targets, a.batch)));
+  const double loss = ObjectiveRowsInPlace(a.logits, t, a.batch, 1, labels);
   if (enc.task == Task::kImageClassification) {
     LinearBackward(a.batch, t.h_final, item, a.head, a.logits, labels, t.head, t.head_bias, d_h, item, false, g);
     return loss;
@@ -56,8 +55,7 @@ inline double MaskedLmBackward(const ModelArgs& a, const TrainArgs& t, const Enc
                                GradScratch& g, EncoderScratch& x) {
   const EncoderArgs& enc = *a.encoder;
   const size_t rows = a.batch * a.tokens, n = rows * a.e;
-  const double loss =
-      CrossEntropyRowsInPlace(a.logits, t.targets, rows, a.vocab, static_cast<double>(CountTargets(t.targets, rows)));
+  const double loss = ObjectiveRowsInPlace(a.logits, t, a.batch, a.tokens, a.vocab);
   float* pre = Sized(x.pre, n);
   float* act = Sized(x.act, n);
   float* normed = Sized(x.normed, n);
@@ -91,9 +89,11 @@ inline void PostNormBackward(const ModelArgs& a, const float* sum, const NormArg
 inline void EncoderBlockBackward(const ModelArgs& a, size_t l, const TrainArgs& t, GradScratch& g, EncoderScratch& x) {
   const BlockArgs& blk = a.blocks[l];
   BlockGrads& d = t.grads[l];
+  float* d_mask = t.head_mask_grad ? t.head_mask_grad + l * a.heads : nullptr;
+  const size_t stride = a.num_blocks * a.heads;
   if (!a.encoder->post_norm) {
     MlpBackward(a, blk, t.saved[l], d, g);
-    return AttentionBackward(a, blk, t.saved[l], d, g, nullptr, 0);
+    return AttentionBackward(a, blk, t.saved[l], d, g, d_mask, stride);
   }
   BlockSaved s = t.saved[l];
   BlockArgs bare = blk;
@@ -103,7 +103,7 @@ inline void EncoderBlockBackward(const ModelArgs& a, size_t l, const TrainArgs& 
   MlpBackward(a, bare, s, d, g);
   PostNormBackward(a, s.h1, blk.norm1, d.norm1_weight, d.norm1_bias, g, x);
   s.h1 = s.x_in;
-  AttentionBackward(a, bare, s, d, g, nullptr, 0);
+  AttentionBackward(a, bare, s, d, g, d_mask, stride);
 }
 
 // A vision model's embeddings from d_x (B, T, E): the positions get Σ over items, [CLS] Σ of each item's row 0,
@@ -171,6 +171,8 @@ void EncoderLossAndGradImpl(const ModelArgs& a, TrainArgs& t, const EncoderGrads
                                               : ClassifierBackward(a, t, d, m, d_h, g);
   NormBackward(a, rows, t.x_final, a.norm_f, d_h, d_x, t.norm_f_weight, t.norm_f_bias);
   for (size_t l = a.num_blocks; l-- > 0;) EncoderBlockBackward(a, l, t, g, x);
+  if (t.input_grad) std::copy(g.d_x.data(), g.d_x.data() + rows * a.e, t.input_grad);
+  if (!t.embed) return;  // (an analysis: no parameter gradient)
   if (a.encoder->pixels) return PatchEmbedBackward(a, t, d, m, g.d_x.data(), g);
   TextEmbedBackward(a, t, d, g.d_x.data(), x);
 }

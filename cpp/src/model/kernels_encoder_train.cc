@@ -130,6 +130,7 @@ inline size_t TypeOf(const EncoderArgs& enc, size_t r) {
 // A text encoder's embeddings from d_x: through the embeddings' LayerNorm (its input recomputed: word + position +
 // type), then into the word embedding (packed (E, V): column id), the position row (RoBERTa's from its position
 // ids) and the token type's row; the pad id's word row and RoBERTa's pad position row get nothing (padding_idx).
+// Null gradients (an analysis): none.
 inline void TextEmbedBackward(const ModelArgs& a, const TrainArgs& t, const EncoderGrads& d, const float* d_x,
                               EncoderScratch& x) {
   const EncoderArgs& enc = *a.encoder;
@@ -149,8 +150,8 @@ inline void TextEmbedBackward(const ModelArgs& a, const TrainArgs& t, const Enco
   for (size_t r = 0; r < rows; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
     const float* row = d_x + r * a.e;
-    float* column = t.embed + (id / kPanel) * a.embed.panel_stride + id % kPanel;
-    for (size_t c = 0; c < a.e && id != pad; ++c) column[c * kPanel] += row[c];
+    float* column = t.embed ? t.embed + (id / kPanel) * a.embed.panel_stride + id % kPanel : nullptr;
+    for (size_t c = 0; c < a.e && id != pad && column; ++c) column[c * kPanel] += row[c];
     const size_t p = enc.position_ids ? static_cast<size_t>(enc.position_ids[r]) : r % a.tokens;
     if (t.positions && !(d.pad_position && p == pad)) AddRows(t.positions + p * a.e, row, a.e);
     if (d.token_types) AddRows(d.token_types + TypeOf(enc, r) * a.e, row, a.e);
@@ -172,7 +173,6 @@ void EncoderLossAndGradImpl(const ModelArgs& a, TrainArgs& t, const EncoderGrads
   NormBackward(a, rows, t.x_final, a.norm_f, d_h, d_x, t.norm_f_weight, t.norm_f_bias);
   for (size_t l = a.num_blocks; l-- > 0;) EncoderBlockBackward(a, l, t, g, x);
   if (t.input_grad) std::copy(g.d_x.data(), g.d_x.data() + rows * a.e, t.input_grad);
-  if (!t.embed) return;  // (an analysis: no parameter gradient)
   if (a.encoder->pixels) return PatchEmbedBackward(a, t, d, m, g.d_x.data(), g);
   TextEmbedBackward(a, t, d, g.d_x.data(), x);
 }

@@ -4,8 +4,9 @@
 // mask gradient by autograd, zero and mean ablation of each kind of head, the gradient on the encoder's block-0
 // input, occlusion of one logit by pad ids or zeroed patches, activation patching of each kind) element by
 // element; zero ablation equals the test's own loss of a forward with that head mask, the gradient of one row a
-// central difference of it; patching an input into itself changes nothing; each bad argument's error (the model
-// still working after); the same results and an error in attnlab/worker.
+// central difference of it; a backward that cannot fit refused before any allocation; patching an input into
+// itself changes nothing; each bad argument's error (the model still working after); the same results and an
+// error in attnlab/worker.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { describe, test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
-import { VARIANTS, assertClose, assertThrows, f32, root } from './helpers.mjs';
+import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32, root } from './helpers.mjs';
 import { loadFixtureCases, rowMeanLoss, scope } from './model-helpers.mjs';
 
 const withAnalysis = (sibling) =>
@@ -169,6 +170,23 @@ for (const variant of VARIANTS) {
           `${kind}: ${g[kind].data[at]} vs ${fd}`,
         );
       }
+    });
+
+    test('a gradient method whose backward cannot fit is refused by name before anything is allocated', (t) => {
+      // 1 + 112² = 12545 tokens: each layer's saved attention weights (1, 4, T, T) are 2.5 GB (a forward keeps one)
+      const options = { arch: 'vit', imageSize: 224, patchSize: 2, numChannels: 3, embedDim: 8, numLayers: 2 };
+      const model = scope(t)(attn.createModel({ ...options, numHeads: 4, task: 'image-classification' }));
+      const pixelValues = { data: new Float32Array(3 * 224 * 224), shape: [1, 3, 224, 224] };
+      const before = attn.memoryBytes();
+      const labels = { data: Int32Array.of(1), shape: [1] };
+      for (const call of [
+        () => model.headImportance({ pixelValues, labels }),
+        () => model.attribution(pixelValues, { target: 1 }),
+      ]) {
+        assertThrows(call, RangeError, /model\.(headImportance|attribution): inputs too large/, /saved activations/);
+      }
+      assert.equal(attn.memoryBytes(), before);
+      assertStillWorks(attn);
     });
 
     test('each bad argument is named (the model still works after)', (t) => {

@@ -420,12 +420,15 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
-  // TrainStepBatch (call 0) or LossAndGradBatch (1) of an encoder–decoder on a source and labels of these shapes.
+  // TrainStepBatch (call 0), LossAndGradBatch (1) or a gradient analysis (2) of an encoder–decoder on a source and
+  // labels (an analysis's decoder inputs) of these shapes.
   val TrainBatchMemory(const TensorArg& tokens, const TensorArg& labels, int call) const {
     return Guard([&] {
-      return MemoryNeedsToJs(TransformerSeq2SeqTrainMemoryNeeds(
-          model_.config(), ToShape(tokens.shape), ToShape(labels.shape),
-          call == 1 ? TrainCall::kLossAndGradient : TrainCall::kTrainStep, model_.storage()));
+      const TrainCall what = call == 1   ? TrainCall::kLossAndGradient
+                             : call == 2 ? TrainCall::kGradientAnalysis
+                                         : TrainCall::kTrainStep;
+      return MemoryNeedsToJs(TransformerSeq2SeqTrainMemoryNeeds(model_.config(), ToShape(tokens.shape),
+                                                                ToShape(labels.shape), what, model_.storage()));
     });
   }
 
@@ -464,23 +467,36 @@ class TransformerBinding : public ModelBinding<Transformer> {
     });
   }
 
+  static val ImportanceToJs(const Transformer::HeadImportanceResult& r) {
+    val result = val::object();
+    result.set("importance", TensorToJs(r.importance));
+    result.set("loss", r.loss);
+    if (!r.decoder_importance.shape.empty()) {
+      result.set("decoderImportance", TensorToJs(r.decoder_importance));
+      result.set("crossImportance", TensorToJs(r.cross_importance));
+    }
+    return result;
+  }
+
   // Encoders and encoder–decoders: the same three on forward's arguments (tokens or pixelValues, attentionMask,
-  // tokenTypeIds, decoderInputIds; ablation 0 zero, 1 mean; method 2 occlusion): { importance, loss } with an
-  // encoder–decoder's decoderImportance and crossImportance; RawTensor; { effect, cleanLogit, corruptedLogit } with
-  // decoderEffect and crossEffect.
+  // tokenTypeIds, decoderInputIds; ablation 0 zero, 1 mean; method 0 gradient × input, 1 gradient, 2 occlusion): {
+  // importance, loss } with an encoder–decoder's decoderImportance and crossImportance; RawTensor; { effect,
+  // cleanLogit, corruptedLogit } with decoderEffect and crossEffect.
   val InputHeadImportance(const TransformerForwardArgs& a, const TensorArg& labels, int ablation) {
     return Guard([&] {
       PixelsView pixels;
-      const Transformer::HeadImportanceResult r =
-          model_.HeadImportance(InputOf(a, pixels), TokensOf(labels), static_cast<Transformer::Ablation>(ablation));
-      val result = val::object();
-      result.set("importance", TensorToJs(r.importance));
-      result.set("loss", r.loss);
-      if (!r.decoder_importance.shape.empty()) {
-        result.set("decoderImportance", TensorToJs(r.decoder_importance));
-        result.set("crossImportance", TensorToJs(r.cross_importance));
-      }
-      return result;
+      return ImportanceToJs(model_.HeadImportance(InputOf(a, pixels), TokensOf(labels),
+                                                  Transformer::ImportanceMethod::kAblation,
+                                                  static_cast<Transformer::Ablation>(ablation)));
+    });
+  }
+  // The same by the head masks' gradients (one backward of the training path; the caller sized it with
+  // trainMemory or trainBatchMemory, call 2).
+  val EncoderGradHeadImportance(const TransformerForwardArgs& a, const TensorArg& labels) {
+    return Guard([&] {
+      PixelsView pixels;
+      return ImportanceToJs(
+          model_.HeadImportance(InputOf(a, pixels), TokensOf(labels), Transformer::ImportanceMethod::kGradient));
     });
   }
   val InputAttribution(const TransformerForwardArgs& a, double position, double target, int method) {
@@ -644,6 +660,7 @@ EMSCRIPTEN_BINDINGS(attnlab_models) {
       .function("attribution", &TransformerBinding::Attribution)
       .function("patchHeads", &TransformerBinding::PatchHeads)
       .function("inputHeadImportance", &TransformerBinding::InputHeadImportance)
+      .function("encoderGradHeadImportance", &TransformerBinding::EncoderGradHeadImportance)
       .function("inputAttribution", &TransformerBinding::InputAttribution)
       .function("inputPatchHeads", &TransformerBinding::InputPatchHeads);
   emscripten::class_<TransformerKVCache>("_TransformerKVCache")

@@ -168,8 +168,9 @@ export interface RawTransformer extends RawModel {
     labels: TensorArg,
     options: AdamWArgs,
   ): { loss: number; gradNorm: number };
-  /** trainStepBatch (call 0) or lossAndGradBatch (1) on a source (B, S) and labels (B, T) of these shapes. */
-  trainBatchMemory(tokens: TensorArg, labels: TensorArg, call: 0 | 1): RawMemoryNeeds;
+  /** trainStepBatch (call 0), lossAndGradBatch (1) or a gradient analysis (2) on a source (B, S) and labels (B, T)
+   *  (an analysis's decoder inputs) of these shapes. */
+  trainBatchMemory(tokens: TensorArg, labels: TensorArg, call: 0 | 1 | 2): RawMemoryNeeds;
   /** method 0 gradient, 1 ablation; ablation 0 zero, 1 mean. importance (L, H). */
   headImportance(tokens: TensorArg, targets: TensorArg, method: number, ablation: number): {
     importance: RawTensor;
@@ -191,7 +192,14 @@ export interface RawTransformer extends RawModel {
     labels: TensorArg,
     ablation: number,
   ): { importance: RawTensor; loss: number; decoderImportance?: RawTensor; crossImportance?: RawTensor };
-  /** Occlusion (method 2; others throw) of one logit over the tokens (T) or a vision model's patches (G, G). */
+  /** The same by the head masks' gradients (one backward of the training path; size it with trainMemory or
+   *  trainBatchMemory, call 2). */
+  encoderGradHeadImportance(
+    args: TransformerForwardArgs,
+    labels: TensorArg,
+  ): { importance: RawTensor; loss: number; decoderImportance?: RawTensor; crossImportance?: RawTensor };
+  /** Attribution of one logit over the tokens (T) or a vision model's patches (G, G): method 0 gradient × input,
+   *  1 gradient (both on the encoder's block-0 input), 2 occlusion. */
   inputAttribution(args: TransformerForwardArgs, position: number, target: number, method: number): RawTensor;
   inputPatchHeads(
     clean: TransformerForwardArgs,

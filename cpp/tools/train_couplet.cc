@@ -38,7 +38,8 @@ namespace attnlab::tools {
 namespace {
 
 struct Options {
-  std::string data, out, eval_file, ff = "gated-gelu", snapshots = "0,100,200,400,800,1600,3200";
+  std::string data, out, eval_file, arch = "t5", ff = "gated-gelu", act = "swish",
+                                    snapshots = "0,100,200,400,800,1600,3200";
   int64_t embed = 128, layers = 3, decoder_layers = 3, heads = 4, head_dim = 32, hidden = 384, buckets = 8,
           max_distance = 16;
   int64_t eval_pairs = 4000, train_pairs = 0, tied = 0;
@@ -51,8 +52,10 @@ const char kUsage[] =
     "                summary.json, snapshots/step-S.safetensors\n"
     "  --bench N     time N training steps (after 2 untimed ones) and exit\n"
     "  --eval FILE   score a checkpoint (F32/F16/BF16 safetensors) of this configuration on validation and test\n"
-    "model:  --embed E (128)  --layers (3)  --decoder-layers (3)  --heads (4)  --head-dim (32)  --hidden (384)\n"
-    "        --ff relu|gated-gelu (gated-gelu)  --buckets (8)  --max-distance (16)  --tied 0|1 (0)\n"
+    "model:  --arch t5|marian (t5)  --embed E (128)  --layers (3)  --decoder-layers (3)  --heads (4)  --hidden (384)\n"
+    "        t5: --head-dim (32)  --ff relu|gated-gelu (gated-gelu)  --buckets (8)  --max-distance (16)  --tied 0|1 "
+    "(0)\n"
+    "        marian: --act swish|gelu|relu (swish); head dim E/H, the embedding x sqrt(E), tied head\n"
     "train:  --seed (1)  --batch pairs (64)  --steps (6000)  --lr (2e-3)  --warmup (200)  --min-lr-ratio (0.1)\n"
     "        --weight-decay (0.1)  --beta1 (0.9)  --beta2 (0.99)  --eps (1e-8)  --clip (1.0)  --threads (2)\n"
     "        --train-pairs N (0: all; else the first N training pairs: an overfitting check)\n"
@@ -75,13 +78,15 @@ Options ParseArgs(int argc, char** argv) {
   std::map<std::string, double*> doubles;
   o.train.AddTo(ints, doubles);
   const std::map<std::string, std::string*> strings = {
-      {"--data", &o.data}, {"--out", &o.out}, {"--eval", &o.eval_file}, {"--ff", &o.ff}, {"--snapshots", &o.snapshots}};
+      {"--data", &o.data}, {"--out", &o.out}, {"--eval", &o.eval_file},     {"--arch", &o.arch},
+      {"--ff", &o.ff},     {"--act", &o.act}, {"--snapshots", &o.snapshots}};
   ParseFlags(argc, argv, kUsage, [&](const std::string& name, const std::string& value) {
     const auto s = strings.find(name);
     if (s != strings.end()) *s->second = value;
     return s != strings.end() || SetNumber(ints, doubles, name, value);
   });
   if (o.data.empty()) throw std::invalid_argument("--data is required (--help)");
+  if (o.arch != "t5" && o.arch != "marian") throw std::invalid_argument("--arch: t5 or marian, got " + o.arch);
   if (o.out.empty() && o.train.bench == 0 && o.eval_file.empty()) {
     throw std::invalid_argument("one of --out, --bench, --eval is required");
   }
@@ -101,26 +106,36 @@ std::set<int64_t> SnapshotSteps(const std::string& list) {
   return steps;
 }
 
-// The model's configuration, through the library's own createModel options reader.
+// The model's configuration, through the library's own createModel options reader: a t5 (T5 v1.1's layout by
+// default) or a marian (opus-mt's: post-norm, sinusoidal positions, the embedding × √E, tied head). Both start the
+// decoder at [PAD] and read at most 7 characters and [EOS].
 TransformerConfig MakeConfig(const Options& o, const CoupletData& d) {
-  const nlohmann::json options = {{"arch", "t5"},
-                                  {"task", "seq2seq-lm"},
-                                  {"vocabSize", d.vocab},
-                                  {"embedDim", o.embed},
-                                  {"numLayers", o.layers},
-                                  {"decoderLayers", o.decoder_layers},
-                                  {"numHeads", o.heads},
-                                  {"headDim", o.head_dim},
-                                  {"hiddenDim", o.hidden},
-                                  {"feedForwardProj", o.ff},
-                                  {"relativeBuckets", o.buckets},
-                                  {"relativeMaxDistance", o.max_distance},
-                                  {"contextLength", 8},
-                                  {"padTokenId", d.pad},
-                                  {"decoderStartTokenId", d.pad},
-                                  {"eosTokenId", d.eos},
-                                  {"tieEmbeddings", o.tied != 0}};
+  nlohmann::json options = {{"arch", o.arch},      {"task", "seq2seq-lm"},         {"vocabSize", d.vocab},
+                            {"embedDim", o.embed}, {"numLayers", o.layers},        {"decoderLayers", o.decoder_layers},
+                            {"numHeads", o.heads}, {"hiddenDim", o.hidden},        {"contextLength", 8},
+                            {"padTokenId", d.pad}, {"decoderStartTokenId", d.pad}, {"eosTokenId", d.eos}};
+  if (o.arch == "marian") {
+    options.update({{"hiddenAct", o.act}, {"scaleEmbedding", true}, {"tieEmbeddings", true}});
+  } else {
+    options.update({{"headDim", o.head_dim},
+                    {"feedForwardProj", o.ff},
+                    {"relativeBuckets", o.buckets},
+                    {"relativeMaxDistance", o.max_distance},
+                    {"tieEmbeddings", o.tied != 0}});
+  }
   return ConfigFromOptions(options.dump());
+}
+
+// Marian as Hugging Face initialises it (init_std 0.02: the library's own N(0, 0.02), biases 0, LayerNorms 1), but
+// for the shared embedding's pad row: zero, as nn.Embedding's padding_idx (it gets no gradient from the lookups).
+std::map<std::string, Tensor> MarianInit(const Transformer& model, int32_t pad) {
+  std::map<std::string, Tensor> state = model.StateDict();
+  for (auto& [name, t] : state) {
+    if (name.size() < 13 || name.compare(name.size() - 13, 13, "shared.weight") != 0) continue;
+    const size_t e = static_cast<size_t>(t.shape[1]);
+    std::fill_n(t.data.begin() + static_cast<ptrdiff_t>(pad * e), e, 0.0f);
+  }
+  return state;
 }
 
 // Hugging Face's T5 initialisation (T5PreTrainedModel._init_weights, factor 1), drawn with the library's Rng:
@@ -325,13 +340,14 @@ nlohmann::ordered_json RunJson(const Options& o, const Transformer& model, const
                               {"threads", ThreadCount()},
                               {"parameters", model.ParameterCount()},
                               {"model",
-                               {{"embed", o.embed},
+                               {{"arch", o.arch},
+                                {"embed", o.embed},
                                 {"layers", o.layers},
                                 {"decoder_layers", o.decoder_layers},
                                 {"heads", o.heads},
                                 {"head_dim", o.head_dim},
                                 {"hidden", o.hidden},
-                                {"ff", o.ff},
+                                {"ff", o.arch == "t5" ? o.ff : o.act},
                                 {"buckets", o.buckets},
                                 {"max_distance", o.max_distance}}},
                               {"epochs_started", stream.epoch()},
@@ -348,11 +364,12 @@ int Run(const Options& o) {
   if (o.train_pairs > 0 && o.train_pairs < static_cast<int64_t>(train.size())) train.resize(o.train_pairs);
   const TransformerConfig config = MakeConfig(o, d);
   Transformer model(config, static_cast<uint64_t>(o.train.seed));
-  LoadInto(model, T5Init(model, static_cast<uint64_t>(o.train.seed)));
-  std::printf("attnlab_train_couplet on %s, %zu threads: t5 E=%" PRId64 " L=%" PRId64 "+%" PRId64 " H=%" PRId64
+  const uint64_t seed = static_cast<uint64_t>(o.train.seed);
+  LoadInto(model, o.arch == "t5" ? T5Init(model, seed) : MarianInit(model, d.pad));
+  std::printf("attnlab_train_couplet on %s, %zu threads: %s E=%" PRId64 " L=%" PRId64 "+%" PRId64 " H=%" PRId64
               " d_kv=%" PRId64 " hidden=%" PRId64 " V=%" PRId64 ", %" PRId64 " parameters; %zu training pairs\n",
-              ActiveTargetName(), ThreadCount(), o.embed, o.layers, o.decoder_layers, o.heads, o.head_dim, o.hidden,
-              d.vocab, model.ParameterCount(), d.splits.at("train").size());
+              ActiveTargetName(), ThreadCount(), o.arch.c_str(), o.embed, o.layers, o.decoder_layers, o.heads,
+              config.head_dim, o.hidden, d.vocab, model.ParameterCount(), d.splits.at("train").size());
   std::fflush(stdout);
   const Transformer::AdamWOptions adamw = o.train.adamw.Options();
   CoupletStream stream(d, static_cast<size_t>(o.train.batch), static_cast<uint64_t>(o.train.seed) ^ 0x5EED0DA7A0ull);

@@ -1,9 +1,12 @@
-// model.headImportance (ablation), model.attribution (occlusion) and model.patchHeads of encoders and
-// encoder–decoders (web/src/encoder_analysis.mjs) on every variant: each analysis.json of tests/fixtures/encoders/
-// and tests/fixtures/seq2seq/ (PyTorch, float64: zero and mean ablation of each kind of head, occlusion of one logit
-// by pad ids or zeroed patches, activation patching of each kind) element by element; zero ablation equals the
-// test's own loss of a forward with that head mask; patching an input into itself changes nothing; each bad
-// argument's error (the model still working after); the same results and an error in attnlab/worker.
+// model.headImportance (gradient, ablation), model.attribution (gradient × input, gradient, occlusion) and
+// model.patchHeads of encoders and encoder–decoders (web/src/encoder_analysis.mjs) on every variant: each
+// analysis.json of tests/fixtures/encoders/ and tests/fixtures/seq2seq/ (PyTorch, float64: each kind of head's
+// mask gradient by autograd, zero and mean ablation of each kind of head, the gradient on the encoder's block-0
+// input, occlusion of one logit by pad ids or zeroed patches, activation patching of each kind) element by
+// element; zero ablation equals the test's own loss of a forward with that head mask, the gradient of one row a
+// central difference of it; a backward that cannot fit refused before any allocation; patching an input into
+// itself changes nothing; each bad argument's error (the model still working after); the same results and an
+// error in attnlab/worker.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +14,7 @@ import { describe, test } from 'node:test';
 
 import { init } from '../../dist/index.mjs';
 import { initWorker } from '../../dist/worker.mjs';
-import { VARIANTS, assertClose, assertThrows, f32, root } from './helpers.mjs';
+import { VARIANTS, assertClose, assertStillWorks, assertThrows, f32, root } from './helpers.mjs';
 import { loadFixtureCases, rowMeanLoss, scope } from './model-helpers.mjs';
 
 const withAnalysis = (sibling) =>
@@ -51,9 +54,35 @@ function oneOf(a) {
 const kinds = (a, prefix) => (a.decoder_input_ids ? ['', 'decoder_', 'cross_'] : ['']).map((k) => [k, `${k}${prefix}`]);
 const part = (result, k) => (k === '' ? (result.encoder ?? result) : result[k.slice(0, -1)]);
 
+/** The gradient methods' tolerance: relative, and absolute at a thousandth of the reference's largest value. */
+const gradientTol = (t) => ({ atol: 1e-3 * Math.max(...t.data.map(Math.abs)), rtol: 1e-3 });
+
+function checkGradients(model, c) {
+  const { a } = c;
+  if (!a.gradient_importance) return;
+  const r = model.headImportance(batchOf(a), { method: 'gradient' });
+  assertClose({ data: [r.loss], shape: [] }, tensorOf(a.loss), a.tolerance, `${c.name}: loss (gradient)`);
+  for (const [k, key] of kinds(a, 'gradient_importance')) {
+    assertClose(part(r.importance, k), tensorOf(a[key]), gradientTol(a[key]), `${c.name}: ${key}`);
+  }
+  const { one, options } = oneOf(a);
+  for (const [method, key] of [
+    ['gradient-x-input', 'gradient_x_input'],
+    ['gradient', 'gradient'],
+  ]) {
+    assertClose(
+      model.attribution(one, { ...options, method }),
+      tensorOf(a[key]),
+      gradientTol(a[key]),
+      `${c.name}: ${key}`,
+    );
+  }
+}
+
 function checkFixture(model, c) {
   const { a } = c;
   const tol = a.tolerance;
+  checkGradients(model, c);
   for (const ablation of ['zero', 'mean']) {
     const r = model.headImportance(batchOf(a), { method: 'ablation', ablation });
     assertClose({ data: [r.loss], shape: [] }, tensorOf(a.loss), tol, `${c.name}: loss`);
@@ -78,6 +107,11 @@ for (const variant of VARIANTS) {
 
     test('every analysis.json of the encoders and encoder–decoders matches PyTorch', (t) => {
       assert.equal(cases.length, 5);
+      // (the gradient methods' references: all but marian's, a post-norm encoder–decoder, which refuses them)
+      assert.deepEqual(
+        cases.filter((c) => c.a.gradient_importance && c.a.gradient && c.a.gradient_x_input).map((c) => c.name),
+        cases.map((c) => c.name).filter((n) => n !== 'marian_mt_f32'),
+      );
       for (const c of cases) checkFixture(load(t, c), c);
     });
 
@@ -108,15 +142,62 @@ for (const variant of VARIANTS) {
       assert.equal(self.cleanLogit, self.corruptedLogit);
     });
 
+    test("the gradient importance of one row is |a central difference| of the test's loss on each kind's mask", (t) => {
+      const c = byName('t5_v10_f32');
+      const model = load(t, c);
+      const { decoderLayers: Ld, numLayers: L, numHeads: H } = model.config;
+      const inputIds = rowsOf(c.a.input_ids, 1);
+      const labels = rowsOf(c.a.labels, 1);
+      const decoderInputIds = rowsOf(c.a.decoder_input_ids, 1);
+      const g = model.headImportance({ inputIds, labels }, { method: 'gradient' }).importance;
+      for (const [kind, option, layers] of [
+        ['encoder', 'headMask', L],
+        ['decoder', 'decoderHeadMask', Ld],
+        ['cross', 'crossAttnHeadMask', Ld],
+      ]) {
+        const at = g[kind].data.indexOf(Math.max(...g[kind].data));
+        const loss = (xi) => {
+          const mask = new Float32Array(layers * H).fill(1);
+          mask[at] = xi;
+          const o = { decoderInputIds, [option]: { data: mask, shape: [layers, H] } };
+          return rowMeanLoss(model.forward(inputIds, o).logits, labels);
+        };
+        const h = 1e-2;
+        const fd = (loss(1 + h) - loss(1 - h)) / (2 * h);
+        assert.ok(g[kind].data[at] > 1e-3, kind);
+        assert.ok(
+          Math.abs(g[kind].data[at] - Math.abs(fd)) <= 1e-4 + 2e-2 * Math.abs(fd),
+          `${kind}: ${g[kind].data[at]} vs ${fd}`,
+        );
+      }
+    });
+
+    test('a gradient method whose backward cannot fit is refused by name before anything is allocated', (t) => {
+      // 1 + 112² = 12545 tokens: each layer's saved attention weights (1, 4, T, T) are 2.5 GB (a forward keeps one)
+      const options = { arch: 'vit', imageSize: 224, patchSize: 2, numChannels: 3, embedDim: 8, numLayers: 2 };
+      const model = scope(t)(attn.createModel({ ...options, numHeads: 4, task: 'image-classification' }));
+      const pixelValues = { data: new Float32Array(3 * 224 * 224), shape: [1, 3, 224, 224] };
+      const before = attn.memoryBytes();
+      const labels = { data: Int32Array.of(1), shape: [1] };
+      for (const call of [
+        () => model.headImportance({ pixelValues, labels }),
+        () => model.attribution(pixelValues, { target: 1 }),
+      ]) {
+        assertThrows(call, RangeError, /model\.(headImportance|attribution): inputs too large/, /saved activations/);
+      }
+      assert.equal(attn.memoryBytes(), before);
+      assertStillWorks(attn);
+    });
+
     test('each bad argument is named (the model still works after)', (t) => {
       const bert = load(t, byName('bert_mlm_f32'));
       const { a } = byName('bert_mlm_f32');
       const batch = batchOf(a);
       const { one, options } = oneOf(a);
       assertThrows(
-        () => bert.headImportance(batch),
+        () => bert.headImportance({ ...batch, labels: rowsOf(a.labels, 1) }),
         RangeError,
-        /model\.headImportance: method 'gradient' needs the head-mask and input gradients of an encoder's backward/,
+        /labels: expected shape \[3, 7\]/,
       );
       assertThrows(() => bert.headImportance(null, { method: 'ablation' }), TypeError, /batch must be an object/);
       assertThrows(
@@ -149,12 +230,12 @@ for (const variant of VARIANTS) {
         TypeError,
         /batch\.attentionMask/,
       );
+      assertThrows(() => bert.attribution(one, { ...options, position: 7 }), RangeError, /options\.position/);
       assertThrows(
-        () => bert.attribution(one, options),
+        () => bert.attribution(one, { ...options, method: 'gradient', target: 24 }),
         RangeError,
-        /method 'gradient-x-input' needs the head-mask and input gradients of an encoder's backward/,
+        /options\.target/,
       );
-      assertThrows(() => bert.attribution(one, { ...options, method: 'gradient' }), RangeError, /method 'gradient'/);
       assertThrows(
         () => bert.attribution(batch.inputIds, { ...options, method: 'occlusion' }),
         RangeError,
@@ -206,7 +287,8 @@ for (const variant of VARIANTS) {
         RangeError,
         /options\.position/,
       );
-      assert.equal(bert.attribution(one, { ...options, method: 'occlusion' }).shape[0], 7); // (still works)
+      assertThrows(() => marian.attribution(m.one, m.options), RangeError, /marian/);
+      assert.equal(bert.attribution(one, options).shape[0], 7); // (still works)
     });
   });
 
@@ -229,9 +311,14 @@ for (const variant of VARIANTS) {
         await remote.attribution(one, { ...options, method: 'occlusion' }),
         local.attribution(one, { ...options, method: 'occlusion' }),
       );
+      assert.deepEqual(await remote.attribution(one, options), local.attribution(one, options));
+      assert.deepEqual(
+        await remote.headImportance(batch, { method: 'gradient' }),
+        local.headImportance(batch, { method: 'gradient' }),
+      );
       await assert.rejects(
-        remote.attribution(one, options),
-        (e) => e instanceof RangeError && /gradients of an encoder–decoder's backward/.test(e.message),
+        remote.attribution(one, { ...options, position: 9 }),
+        (e) => e instanceof RangeError && /options\.position/.test(e.message),
       );
       await remote.dispose();
     });

@@ -1,14 +1,17 @@
 // @ts-check
 // Looking past the weights for encoders and encoder–decoders (docs/api.md, "Head importance, attribution and
-// activation patching"): model.headImportance by ablation against a lossAndGrad-style batch ({ inputIds |
-// pixelValues, attentionMask?, tokenTypeIds?, decoderInputIds?, labels }), model.attribution by occlusion (a token
-// replaced by padTokenId, a ViT patch set to 0) and model.patchHeads, each kind of an encoder–decoder's heads
-// (encoder, decoder, cross) apart. The gradient methods need these kinds' backward, which is not there yet: a
-// RangeError says so. The math is C++'s (cpp/src/model/analysis_encoders.cc); this file checks and names.
+// activation patching"): model.headImportance by the head masks' gradients or by ablation against a
+// lossAndGrad-style batch ({ inputIds | pixelValues, attentionMask?, tokenTypeIds?, decoderInputIds?, labels }),
+// model.attribution by the input gradient (on the encoder's block-0 input) or by occlusion (a token replaced by
+// padTokenId, a ViT patch set to 0) and model.patchHeads, each kind of an encoder–decoder's heads (encoder, decoder,
+// cross) apart. The gradient methods run one backward of the training path, sized as training is (trainMemory,
+// trainBatchMemory) before anything is copied. The math is C++'s (cpp/src/model/analysis_encoders.cc); this file
+// checks and names.
 
 import { toTensor } from './core.mjs';
 import { kForwardArgs } from './generation.mjs';
 import { kCore, kUsable } from './model.mjs';
+import { kAnalysisCall } from './training.mjs';
 import { kAblations, kAttributionMethods, kImportanceMethods, readChoice, readIndex } from './model_analysis.mjs';
 import { readPadding } from './seq2seq.mjs';
 import { describe, readOptions, readTensor, readTensorLike, readTokens, typedArrayName } from './validate.mjs';
@@ -18,18 +21,23 @@ import { describe, readOptions, readTensor, readTensorLike, readTokens, typedArr
 const kBatchKeys = ['inputIds', 'pixelValues', 'attentionMask', 'tokenTypeIds', 'decoderInputIds', 'labels'];
 
 /**
- * The RangeError of a gradient method on an encoder or encoder–decoder.
+ * What a gradient analysis of `source` needs (its backward, as training sizes it): trainBatchMemory for an
+ * encoder–decoder (labels: the labels', or for attribution the decoder inputs' shape), else trainMemory on (B, T)
+ * (a vision model's T: contextLength, [CLS] and its patches).
  * @param {Transformer} model
  * @param {string} ctx
- * @param {string} method
- * @param {string} instead
+ * @param {any} source readSource's
+ * @param {number[]} labels
  */
-function needsBackward(model, ctx, method, instead) {
-  const kind = model.kind === 'encoder' ? 'encoder' : 'encoder–decoder';
-  return new RangeError(
-    `${ctx}: method '${method}' needs the head-mask and input gradients of an ${kind}'s backward ` +
-      `(arch '${model.config.arch}'), which are not there yet; use ${instead}`,
-  );
+function gradientNeeds(model, ctx, source, labels) {
+  const handle = model[kUsable](ctx);
+  if (model.kind === 'encoder-decoder') {
+    return () => handle.trainBatchMemory({ ptr: 0, shape: source.t.shape }, { ptr: 0, shape: labels }, kAnalysisCall);
+  }
+  const shape = source.pixels
+    ? [source.pixels.shape[0], /** @type {any} */ (model.config).contextLength]
+    : source.t.shape;
+  return () => handle.trainMemory({ ptr: 0, shape }, kAnalysisCall);
 }
 
 /**
@@ -65,16 +73,17 @@ function readSource(model, ctx, value, name, o, prefix) {
 
 /**
  * Runs fn(handle, args, pointers) with each source's forward arguments in wasm memory, then `extra` buffers
- * (pointers: theirs), after checking that one forward of the first source fits.
+ * (pointers: theirs), after checking that one forward of the first source fits (or what `needs` sizes).
  * @template T
  * @param {Transformer} model
  * @param {string} ctx
  * @param {any[]} sources readSource's
  * @param {any[]} extra
  * @param {(handle: any, args: any[], pointers: number[]) => T} fn
+ * @param {(() => any) | null} [needs] the memory the call needs (gradientNeeds'), else a forward's
  * @returns {T}
  */
-function withSources(model, ctx, sources, extra, fn) {
+function withSources(model, ctx, sources, extra, fn, needs = null) {
   const core = model[kCore];
   const built = sources.map((s) =>
     model[kForwardArgs](s.t, {
@@ -89,7 +98,7 @@ function withSources(model, ctx, sources, extra, fn) {
     }),
   );
   const inputs = [...built.flatMap((b) => b.inputs), ...extra];
-  core.checkFits(ctx, 'inputs', inputs, () => model[kUsable](ctx).forwardMemory(built[0].args, 0, false));
+  core.checkFits(ctx, 'inputs', inputs, needs ?? (() => model[kUsable](ctx).forwardMemory(built[0].args, 0, false)));
   return core.withHeap(ctx, 'inputs', inputs, (p) => {
     const n = built[0].inputs.length;
     built.forEach((b, i) => b.place(p.slice(i * n, (i + 1) * n)));
@@ -115,7 +124,8 @@ function perKind(raw, key, decoderKey, crossKey) {
 }
 
 /**
- * Head importance of an encoder or encoder–decoder by ablation: { importance, loss } (docs/api.md).
+ * Head importance of an encoder or encoder–decoder by the head masks' gradients (method 'gradient') or by
+ * ablation: { importance, loss } (docs/api.md).
  * @param {Transformer} model
  * @param {unknown} batch { inputIds | pixelValues, attentionMask?, tokenTypeIds?, decoderInputIds?, labels }
  * @param {unknown} options { method, ablation = 'zero' }
@@ -131,7 +141,6 @@ export function encoderHeadImportance(model, batch, options) {
   const b = readOptions(ctx, batch, 'batch', kBatchKeys);
   const o = readOptions(ctx, options, 'options', ['method', 'ablation']);
   const method = readChoice(ctx, o.method, 'options.method', kImportanceMethods);
-  if (method === 0) throw needsBackward(model, ctx, 'gradient', "method 'ablation'");
   const ablation = readChoice(ctx, o.ablation, 'options.ablation', kAblations);
   const config = /** @type {any} */ (model.config);
   const vision = (config.imageSize ?? 0) > 0;
@@ -141,8 +150,16 @@ export function encoderHeadImportance(model, batch, options) {
   }
   const source = readSource(model, ctx, b[key], `batch.${key}`, b, 'batch.');
   const labels = readTensorLike(ctx, b.labels, 'batch.labels', ['Int32Array'], 'an object { data: Int32Array, shape }');
-  const raw = withSources(model, ctx, [source], [labels], (handle, [args], [y]) =>
-    handle.inputHeadImportance(args, { ptr: y, shape: labels.shape }, ablation),
+  const raw = withSources(
+    model,
+    ctx,
+    [source],
+    [labels],
+    (handle, [args], [y]) =>
+      method === 0
+        ? handle.encoderGradHeadImportance(args, { ptr: y, shape: labels.shape })
+        : handle.inputHeadImportance(args, { ptr: y, shape: labels.shape }, ablation),
+    method === 0 ? gradientNeeds(model, ctx, source, labels.shape) : null,
   );
   return { importance: perKind(raw, 'importance', 'decoderImportance', 'crossImportance'), loss: raw.loss };
 }
@@ -207,7 +224,8 @@ function checkOne(ctx, source, name) {
 const logitLength = (source, model) => (model.kind === 'encoder-decoder' ? source.decoder : source.t)?.shape[1] ?? 1;
 
 /**
- * Occlusion of one logit of an encoder or encoder–decoder (docs/api.md): Tensor (T), (S), or (G, G) for a ViT.
+ * Attribution of one logit of an encoder or encoder–decoder (docs/api.md) by gradient × input, the gradient's norm
+ * (on the encoder's block-0 input) or occlusion: Tensor (T), (S), or (G, G) for a ViT.
  * @param {Transformer} model
  * @param {unknown} inputs token ids (1, T) (an encoder–decoder's source ids (1, S)) or pixelValues (1, C, H, W)
  * @param {unknown} options { position, target, method, tokenTypeIds?, decoderInputIds? }
@@ -217,13 +235,18 @@ export function encoderAttribution(model, inputs, options) {
   model[kUsable](ctx);
   const logit = readEncoderLogit(model, ctx, options, ['method']);
   const method = readChoice(ctx, logit.o.method, 'options.method', kAttributionMethods);
-  if (method !== 2) throw needsBackward(model, ctx, kAttributionMethods[method], "method 'occlusion'");
   const name = /** @type {any} */ (model.config).imageSize ? 'pixelValues' : 'tokens';
   const source = readSource(model, ctx, inputs, name, logit.o, 'options.');
   checkOne(ctx, source, name);
   const { position, target } = readPositionTarget(ctx, logit.o, logit, logitLength(source, model));
-  const raw = withSources(model, ctx, [source], [], (handle, [args]) =>
-    handle.inputAttribution(args, position, target, method),
+  const needs = method === 2 ? null : gradientNeeds(model, ctx, source, source.decoder?.shape ?? []);
+  const raw = withSources(
+    model,
+    ctx,
+    [source],
+    [],
+    (handle, [args]) => handle.inputAttribution(args, position, target, method),
+    needs,
   );
   return toTensor(raw);
 }

@@ -670,14 +670,15 @@ export interface Transformer {
    */
   headImportance(batch: TrainBatch, options?: HeadImportanceOptions): HeadImportanceResult;
   /**
-   * An encoder's or encoder–decoder's head importance, by ablation only (method 'gradient' is a RangeError: their
-   * backward is not there yet): importance (L, H), or an encoder–decoder's { encoder, decoder, cross }, each
-   * head's kind ablated by its head mask (zero) or its output replaced by its mean (mean: over the positions
-   * attentionMask marks as tokens; the decoder's: all).
+   * An encoder's or encoder–decoder's head importance: importance (L, H), or an encoder–decoder's { encoder,
+   * decoder, cross }. 'gradient' (default): the mean over rows of |∂loss_b/∂ξ_{l,h}| at ξ = 1 for each kind's head
+   * mask (one backward of the training path, sized as training before anything is copied; a post-norm
+   * encoder–decoder (arch marian): a RangeError, no head-mask gradients in its backward yet); 'ablation': each head's kind ablated by its head mask (zero) or its
+   * output replaced by its mean (mean: over the positions attentionMask marks as tokens; the decoder's: all).
    */
   headImportance(
     batch: LabelledBatch,
-    options: HeadImportanceOptions & { method: 'ablation' },
+    options?: HeadImportanceOptions,
   ): { importance: Tensor | HeadsByKind; loss: number };
   /**
    * The logit of id `target` at `position`, attributed to each position j's block-0 input e_j (hiddenStates[0]):
@@ -688,13 +689,15 @@ export interface Transformer {
    */
   attribution(tokens: Tokens, options: AttributionOptions): Tensor;
   /**
-   * An encoder's or encoder–decoder's occlusion (the gradient methods are RangeErrors: no backward yet): logit −
-   * the logit with token j replaced by padTokenId, (T) (an encoder–decoder's source tokens: (S)), or with a vision
-   * model's patch j set to 0 in every channel (normalised pixels), (imageSize / patchSize)² as a (G, G) grid.
+   * An encoder's or encoder–decoder's attribution to its inputs j: tokens, (T) (an encoder–decoder's source tokens:
+   * (S)), or a vision model's patches, (imageSize / patchSize)² as a (G, G) grid. 'gradient-x-input' (default) and
+   * 'gradient' on e_j, the encoder's block-0 input (hiddenStates[0]; a vision model's patch j: token 1 + j), one
+   * backward of the training path (a post-norm encoder–decoder, arch marian: a RangeError); 'occlusion': logit −
+   * the logit with token j replaced by padTokenId, or with patch j set to 0 in every channel (normalised pixels).
    */
   attribution(
     inputs: Tokens | PixelValues,
-    options: EncoderLogitOptions & { method: 'occlusion' },
+    options: EncoderLogitOptions & { method?: 'gradient-x-input' | 'gradient' | 'occlusion' },
   ): Tensor;
   /**
    * Activation patching: for each head (l, h), the logit of id `target` at `position` of a forward of `corrupted`

@@ -94,9 +94,11 @@ enum class TrainCall { kTrainStep, kLossAndGradient, kGradientAnalysis };
 MemoryNeeds TransformerTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens, TrainCall call,
                                         WeightStorage storage = WeightStorage::kFloat32);
 
-// An encoder–decoder's Transformer::TrainStep or LossAndGradient of a TrainBatch: source tokens (B, S), labels
-// (B, T): the same training state, both stacks' saved activations (the cross-attention's weights (B, H, T, S) and
-// keys and values included), the logits and the backward's scratch.
+// An encoder–decoder's Transformer::TrainStep or LossAndGradient of a TrainBatch, or a gradient analysis
+// (HeadImportance, Attribution: every kind's head mask gradient or the source's input gradient): source tokens
+// (B, S), labels (B, T) (an attribution's: its decoder inputs): the same training state, both stacks' saved
+// activations (the cross-attention's weights (B, H, T, S) and keys and values included), the logits and the
+// backward's scratch.
 MemoryNeeds TransformerSeq2SeqTrainMemoryNeeds(const TransformerConfig& config, const Shape& tokens,
                                                const Shape& labels, TrainCall call,
                                                WeightStorage storage = WeightStorage::kFloat32);

@@ -347,6 +347,8 @@ class Transformer {
     Tensor head_mask_grad;  // (B, L, H) with GradientOptions::head_mask_gradient, else empty
     Tensor input_grad;      // (B, T, E) with GradientOptions::input_gradient, else empty
     Tensor input;           // (B, T, E) block 0's input (hidden_states[0]) with input_gradient, else empty
+    // An encoder–decoder's analyses (head_mask_grad: its encoder's; input_grad and input: its encoder's, (B, S, E)):
+    Tensor decoder_head_mask_grad, cross_head_mask_grad;  // (B, Ld, H) each with head_mask_gradient, else empty
   };
   // On a model with 16-bit storage both first widen every matrix to float32 (exactly; the storage stays float32).
   LossAndGrad LossAndGradient(const TokensView& tokens, const TokensView& targets);
@@ -389,20 +391,24 @@ class Transformer {
     const PixelsView* pixels = nullptr;
     TransformerForwardOptions options;
   };
-  // Head importance of an encoder or encoder–decoder (kAblation only: kGradient needs their backward, not there yet)
-  // against labels: (B, T) token ids, −100 ignored (masked-LM: the tokens' positions; seq2seq-lm: the decoder's),
-  // or (B) class ids (classification, −100 ignored); loss_b is row b's mean cross-entropy. kMean's mean is over the
-  // stack's B·T positions that attention_mask marks as tokens (the decoder's: all).
-  HeadImportanceResult HeadImportance(const ModelInput& input, const TokensView& labels, Ablation ablation);
+  // Head importance of an encoder or encoder–decoder against labels: (B, T) token ids, −100 ignored (masked-LM: the
+  // tokens' positions; seq2seq-lm: the decoder's), or (B) class ids (classification, −100 ignored); loss_b is row
+  // b's mean cross-entropy. kGradient: one backward of their training path (each kind of head's mask gradient);
+  // kAblation: kMean's mean is over the stack's B·T positions that attention_mask marks as tokens (the decoder's:
+  // all).
+  HeadImportanceResult HeadImportance(const ModelInput& input, const TokensView& labels, ImportanceMethod method,
+                                      Ablation ablation = Ablation::kZero);
   // Attribution of the logit of id `target` at `position` (tokens (1, T)) to each position j's block-0 input e_j
   // (Tensor (T)): kGradientXInput Σ_features ∂logit/∂e_j · e_j, kGradient ‖∂logit/∂e_j‖₂, kOcclusion logit − the
   // logit with e_j set to 0. (Causal models: positions after `position` get exactly 0, and are not computed.)
   enum class AttributionMethod { kGradientXInput, kGradient, kOcclusion };
   Tensor Attribution(const TokensView& tokens, int64_t position, int64_t target, AttributionMethod method);
-  // Occlusion (the only method here yet) of an encoder's or encoder–decoder's logit of `target` at `position`
-  // (input of batch 1; classification logits (1, numLabels): position 0): logit − the logit with input j occluded.
-  // A text model's j: token j replaced by padTokenId (an encoder–decoder's source tokens) → (T) (S); a vision
-  // model's: patch j's pixels set to 0 (normalised space), patches row-major → (imageSize / patchSize)².
+  // Attribution of an encoder's or encoder–decoder's logit of `target` at `position` (input of batch 1;
+  // classification logits (1, numLabels): position 0) to its inputs j: a text model's tokens (an encoder–decoder's
+  // source tokens) → (T) (S); a vision model's patches, row-major → (imageSize / patchSize)². kOcclusion: logit − the
+  // logit with input j occluded (token j replaced by padTokenId; patch j's pixels set to 0, normalised space). The
+  // gradient methods (one backward of the training path) on e_j, the encoder's block-0 input (hidden_states[0]) at
+  // token j (a vision model's: at patch j's token, 1 + j, after [CLS]), as the decoders' method.
   Tensor Attribution(const ModelInput& input, int64_t position, int64_t target, AttributionMethod method);
   // Activation patching: clean and corrupted tokens (1, T) of one length; for each head (l, h), a forward of
   // `corrupted` with head (l, h)'s output (every position) taken from a forward of `clean`: effect[l, h] = its logit
@@ -462,9 +468,17 @@ class Transformer {
                           LossAndGrad* extra, bool parameter_gradients);
   // A TrainBatch's forward and backward into the training state's gradients (train.cc: by kind, an
   // encoder–decoder's in seq2seq_train.cc, an encoder's in encoder_train.cc); returns the loss.
+  // With `extra` (the analyses): no parameter gradient, the objective and the extra outputs of `options` (labels
+  // unread under kLogit but an encoder–decoder's still shaped and checked).
   double BatchGradients(const TrainBatch& batch);
-  double Seq2SeqGradients(const TrainBatch& batch);
-  double EncoderGradients(const TrainBatch& batch);
+  double Seq2SeqGradients(const TrainBatch& batch, const GradientOptions& options, LossAndGrad* extra);
+  double EncoderGradients(const TrainBatch& batch, const GradientOptions& options, LossAndGrad* extra);
+  // An encoder's or encoder–decoder's analysis backward (no parameter gradient; analysis_encoders.cc), and the
+  // gradient methods of HeadImportance and Attribution on a ModelInput.
+  double InputGradients(const ModelInput& input, const TokensView& labels, const GradientOptions& options,
+                        LossAndGrad& out);
+  HeadImportanceResult GradientHeadImportance(const ModelInput& input, const TokensView& labels);
+  Tensor GradientAttribution(const ModelInput& input, int64_t position, int64_t target, AttributionMethod method);
   // The state's gradients of every parameter on the loss path into out.grad_params.
   void SaveGradients(LossAndGrad& out) const;
   std::unique_ptr<Impl> impl_;

@@ -1,9 +1,12 @@
 // Looking past the weights for encoders and encoder–decoders (attnlab/transformer.h, docs/api.md): head importance
-// by ablation against labels, occlusion of a token (by padTokenId) or of an image patch (by zeros), and activation
+// by the head masks' gradients (one backward of the training path: encoder_train.cc, seq2seq_train.cc, with no
+// parameter gradient) or by ablation against labels, attribution by the input gradient (e_j: the encoder's block-0
+// input), occlusion of a token (by padTokenId) or of an image patch (by zeros), and activation
 // patching, over each kind of head an encoder–decoder has (its encoder's, its decoder's self-attention, its
 // cross-attention). The forwards are Transformer::Forward's with head masks or head values; the helpers shared with
 // the decoders' methods are analysis.cc's.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -115,10 +118,53 @@ std::pair<size_t, size_t> CheckLabels(const TokensView& labels, const Shape& log
 
 }  // namespace
 
+double Transformer::InputGradients(const ModelInput& input, const TokensView& labels, const GradientOptions& options,
+                                   LossAndGrad& out) {
+  const TransformerConfig& c = impl_->config;
+  if (c.decoder_layers > 0 && c.post_norm) {  // (the post-norm blocks' backward does not give head-mask gradients)
+    Fail("method", "ablation or occlusion for a post-norm encoder-decoder (arch '" + c.arch + "')",
+         "a gradient method, which has no PyTorch reference for it yet");
+  }
+  TrainBatch batch;
+  batch.tokens = input.tokens;
+  batch.pixels = input.pixels;
+  batch.options = input.options;
+  batch.labels = labels;
+  return c.decoder_layers > 0 ? Seq2SeqGradients(batch, options, &out) : EncoderGradients(batch, options, &out);
+}
+
+Transformer::HeadImportanceResult Transformer::GradientHeadImportance(const ModelInput& input,
+                                                                      const TokensView& labels) {
+  const TransformerConfig& c = impl_->config;
+  GradientOptions o;
+  o.objective = Objective::kRowMeanCrossEntropy;
+  o.head_mask_gradient = true;
+  LossAndGrad g;
+  HeadImportanceResult result;
+  result.loss = static_cast<float>(InputGradients(input, labels, o, g));
+  const size_t batch = static_cast<size_t>(labels.shape[0]);
+  const size_t t_len = labels.shape.size() == 2 ? static_cast<size_t>(labels.shape[1]) : 1;
+  const double rows = static_cast<double>(RowsWithTargets(labels, batch, t_len));
+  const Tensor* grads[3] = {&g.head_mask_grad, &g.decoder_head_mask_grad, &g.cross_head_mask_grad};
+  Tensor* importance[3] = {&result.importance, &result.decoder_importance, &result.cross_importance};
+  for (size_t k = 0; k < (c.decoder_layers > 0 ? 3 : 1); ++k) {  // (B, L, H) → mean over rows of |·|: (L, H)
+    const size_t per_row = grads[k]->data.size() / batch;
+    importance[k]->shape = {grads[k]->shape[1], grads[k]->shape[2]};
+    importance[k]->data.assign(per_row, 0.0f);
+    for (size_t i = 0; i < per_row; ++i) {
+      double sum = 0;
+      for (size_t b = 0; b < batch; ++b) sum += std::abs(static_cast<double>(grads[k]->data[b * per_row + i]));
+      importance[k]->data[i] = static_cast<float>(sum / rows);
+    }
+  }
+  return result;
+}
+
 Transformer::HeadImportanceResult Transformer::HeadImportance(const ModelInput& input, const TokensView& labels,
-                                                              Ablation ablation) {
+                                                              ImportanceMethod method, Ablation ablation) {
   const TransformerConfig& c = impl_->config;
   CheckModelInput(c, input, "head importance");
+  if (method == ImportanceMethod::kGradient) return GradientHeadImportance(input, labels);
   ModelInput in = input;
   std::vector<int32_t> shifted;
   if (c.decoder_layers > 0 && !in.options.decoder_input_ids && in.options.decoder_input_ids_shape.empty()) {
@@ -239,14 +285,9 @@ size_t OccludedInputs(const TransformerConfig& c, const ModelInput& in) {
 Tensor Transformer::Attribution(const ModelInput& input, int64_t position, int64_t target, AttributionMethod method) {
   const TransformerConfig& c = impl_->config;
   CheckModelInput(c, input, "attribution");
-  if (method != AttributionMethod::kOcclusion) {
-    Fail("method",
-         "'occlusion' for an encoder or encoder–decoder (the gradient methods need the input gradient of "
-         "their backward, not there yet)",
-         "a gradient method");
-  }
   if (BatchOf(input) != 1)
     Fail(input.pixels ? "pixelValues" : "tokens", "batch size 1", std::to_string(BatchOf(input)));
+  if (method != AttributionMethod::kOcclusion) return GradientAttribution(input, position, target, method);
   const TransformerOutput clean = RunInput(*this, input, {});
   const size_t at = LogitAt(clean.logits.shape, position, target), inputs = OccludedInputs(c, input);
   constexpr size_t kChunk = 16;
@@ -260,6 +301,33 @@ Tensor Transformer::Attribution(const ModelInput& input, int64_t position, int64
     const TransformerOutput out = RunInput(*this, copies.input, {});
     const size_t row = out.logits.data.size() / rows;
     for (size_t r = 0; r < rows; ++r) result.data.push_back(clean.logits.data[at] - out.logits.data[r * row + at]);
+  }
+  return result;
+}
+
+Tensor Transformer::GradientAttribution(const ModelInput& input, int64_t position, int64_t target,
+                                        AttributionMethod method) {
+  const TransformerConfig& c = impl_->config;
+  const TransformerForwardOptions& in = input.options;
+  if (c.decoder_layers > 0 && !in.decoder_input_ids) Fail("decoderInputIds", "the decoder's input ids", "none");
+  GradientOptions o;
+  o.objective = Objective::kLogit;
+  o.position = position;
+  o.target = target;
+  o.input_gradient = true;
+  LossAndGrad g;  // (an encoder–decoder's labels: its decoder inputs, shaped and checked, not read under kLogit)
+  InputGradients(input, TokensView{in.decoder_input_ids, in.decoder_input_ids_shape}, o, g);
+  const size_t inputs = OccludedInputs(c, input), first = input.pixels ? 1 : 0, e = static_cast<size_t>(c.embed_dim);
+  Tensor result;
+  result.shape = {static_cast<int64_t>(inputs)};
+  if (input.pixels) result.shape = {c.image_size / c.patch_size, c.image_size / c.patch_size};
+  for (size_t j = first; j < first + inputs; ++j) {  // (a vision model's patch j is token 1 + j, after [CLS])
+    double sum = 0;
+    for (size_t f = j * e; f < (j + 1) * e; ++f) {
+      const double d = g.input_grad.data[f];
+      sum += method == AttributionMethod::kGradient ? d * d : d * g.input.data[f];
+    }
+    result.data.push_back(static_cast<float>(method == AttributionMethod::kGradient ? std::sqrt(sum) : sum));
   }
   return result;
 }

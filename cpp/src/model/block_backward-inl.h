@@ -60,18 +60,18 @@ inline size_t CountTargets(const int32_t* targets, size_t n) {
   return counted;
 }
 
-// The objective of t on a.logits (B, T, V), which become its gradient: the mean cross-entropy (kMean); each row's
-// mean cross-entropy summed, the loss returned their mean over rows with a target (kRowMeans); or Σ_b of one
-// logit (kLogit), returned as it is.
-inline double ObjectiveInPlace(const ModelArgs& a, const TrainArgs& t) {
-  const size_t rows = a.batch * a.tokens, v = a.vocab, n = a.tokens;
+// The objective of t on logits (batch, n, v), which become its gradient: the mean cross-entropy (kMean); each
+// row's mean cross-entropy summed, the loss returned their mean over rows with a target (kRowMeans); or Σ_b of one
+// logit (kLogit), returned as it is. (An encoder's classification logits: n = 1.)
+inline double ObjectiveRowsInPlace(float* all_logits, const TrainArgs& t, size_t batch, size_t n, size_t v) {
   if (t.objective == TrainObjective::kMean) {
-    return CrossEntropyRowsInPlace(a.logits, t.targets, rows, v, static_cast<double>(CountTargets(t.targets, rows)));
+    return CrossEntropyRowsInPlace(all_logits, t.targets, batch * n, v,
+                                   static_cast<double>(CountTargets(t.targets, batch * n)));
   }
   double total = 0;
   size_t counted_rows = 0;
-  for (size_t b = 0; b < a.batch; ++b) {
-    float* logits = a.logits + b * n * v;
+  for (size_t b = 0; b < batch; ++b) {
+    float* logits = all_logits + b * n * v;
     if (t.objective == TrainObjective::kLogit) {
       const size_t at = t.logit_position * v + t.logit_target;
       total += logits[at];
@@ -86,6 +86,11 @@ inline double ObjectiveInPlace(const ModelArgs& a, const TrainArgs& t) {
     ++counted_rows;
   }
   return t.objective == TrainObjective::kLogit ? total : total / static_cast<double>(counted_rows);
+}
+
+// The objective of t on a.logits (B, T, V) (ObjectiveRowsInPlace).
+inline double ObjectiveInPlace(const ModelArgs& a, const TrainArgs& t) {
+  return ObjectiveRowsInPlace(a.logits, t, a.batch, a.tokens, a.vocab);
 }
 
 // Adds a dense (in, out) matrix into a packed one (packing.h's layout).

@@ -132,20 +132,20 @@ EncoderGrads EncoderGradsOf(const TransformerConfig& c, Weights& g) {
 
 }  // namespace
 
-double Transformer::EncoderGradients(const TrainBatch& batch) {
+double Transformer::EncoderGradients(const TrainBatch& batch, const GradientOptions& options, LossAndGrad* extra) {
   const TransformerConfig& c = impl_->config;
   CheckTrainable(c);
   CheckTrainOptions(batch.options);
   const TokensView tokens = TrainInputs(c, batch);
   const size_t b = static_cast<size_t>(tokens.shape[0]), t_len = static_cast<size_t>(tokens.shape[1]);
-  CheckLabels(c, batch.labels, tokens.shape);
+  if (options.objective != Objective::kLogit) CheckLabels(c, batch.labels, tokens.shape);
   const TransformerForwardOptions& o = batch.options;
   const std::vector<float> key_bias =
       KeyBiasOf("attentionMask", o.attention_mask, o.attention_mask_shape, b, t_len, "(B, T)");
   impl_->params.Widen();  // (training updates float32 weights)
   if (!impl_->train) impl_->train = std::make_unique<TrainState>();
   TrainState& state = *impl_->train;
-  if (!state.grads) state.grads = std::make_unique<Weights>(c, false);
+  if (!extra && !state.grads) state.grads = std::make_unique<Weights>(c, false);
   TransformerOutput outputs;  // (the last hidden state and pooled output the forward writes; not returned)
   EncoderCall encoder;
   const EncoderArgs* e = PrepareEncoder(c, impl_->params, tokens, batch.pixels, o, encoder, outputs);
@@ -161,9 +161,15 @@ double Transformer::EncoderGradients(const TrainBatch& batch) {
   std::vector<BlockSaved> saved;
   LayOutActivations(call.a, state, saved, t);
   std::vector<BlockGrads> grads(call.blocks.size());
-  PointAtGradients(state.grads.get(), grads, t);
+  PointAtGradients(extra ? nullptr : state.grads.get(), grads, t);
   t.targets = batch.labels.data;
-  EncoderLossAndGrad(call.a, t, EncoderGradsOf(c, *state.grads));
+  const bool mlm = c.task == Task::kMaskedLm;
+  SetObjective(options,
+               {b, mlm ? t_len : 1, static_cast<size_t>(mlm ? c.vocab_size : c.num_labels), t_len, c.num_layers,
+                c.num_heads, c.embed_dim},
+               t, extra);
+  EncoderLossAndGrad(call.a, t, extra ? EncoderGrads{} : EncoderGradsOf(c, *state.grads));
+  if (extra && options.input_gradient) SaveInput(saved[0], *extra);
   return t.loss;
 }
 

@@ -34,8 +34,7 @@ inline double ClassifierBackward(const ModelArgs& a, const TrainArgs& t, const E
                                  float* d_h, GradScratch& g) {
   const EncoderArgs& enc = *a.encoder;
   const size_t labels = a.head.out, item = a.tokens * a.e;
-  const double loss = CrossEntropyRowsInPlace(a.logits, t.targets, a.batch, labels,
-                                              static_cast<double>(CountTargets(t.targets, a.batch)));
+  const double loss = ObjectiveRowsInPlace(a.logits, t, a.batch, 1, labels);
   if (enc.task == Task::kImageClassification) {
     LinearBackward(a.batch, t.h_final, item, a.head, a.logits, labels, t.head, t.head_bias, d_h, item, false, g);
     return loss;
@@ -56,8 +55,7 @@ inline double MaskedLmBackward(const ModelArgs& a, const TrainArgs& t, const Enc
                                GradScratch& g, EncoderScratch& x) {
   const EncoderArgs& enc = *a.encoder;
   const size_t rows = a.batch * a.tokens, n = rows * a.e;
-  const double loss =
-      CrossEntropyRowsInPlace(a.logits, t.targets, rows, a.vocab, static_cast<double>(CountTargets(t.targets, rows)));
+  const double loss = ObjectiveRowsInPlace(a.logits, t, a.batch, a.tokens, a.vocab);
   float* pre = Sized(x.pre, n);
   float* act = Sized(x.act, n);
   float* normed = Sized(x.normed, n);
@@ -81,9 +79,11 @@ inline double MaskedLmBackward(const ModelArgs& a, const TrainArgs& t, const Enc
 inline void EncoderBlockBackward(const ModelArgs& a, size_t l, const TrainArgs& t, GradScratch& g) {
   const BlockArgs& blk = a.blocks[l];
   BlockGrads& d = t.grads[l];
+  float* d_mask = t.head_mask_grad ? t.head_mask_grad + l * a.heads : nullptr;
+  const size_t stride = a.num_blocks * a.heads;
   if (!a.encoder->post_norm) {
     MlpBackward(a, blk, t.saved[l], d, g);
-    return AttentionBackward(a, blk, t.saved[l], d, g, nullptr, 0);
+    return AttentionBackward(a, blk, t.saved[l], d, g, d_mask, stride);
   }
   BlockSaved s = t.saved[l];
   BlockArgs bare = blk;
@@ -93,7 +93,7 @@ inline void EncoderBlockBackward(const ModelArgs& a, size_t l, const TrainArgs& 
   MlpBackward(a, bare, s, d, g);
   PostNormBackward(a, s.h1, blk.norm1, d.norm1_weight, d.norm1_bias, g);
   s.h1 = s.x_in;
-  AttentionBackward(a, bare, s, d, g, nullptr, 0);
+  AttentionBackward(a, bare, s, d, g, d_mask, stride);
 }
 
 // A vision model's embeddings from d_x (B, T, E): the positions get Σ over items, [CLS] Σ of each item's row 0,
@@ -120,6 +120,7 @@ inline size_t TypeOf(const EncoderArgs& enc, size_t r) {
 // A text encoder's embeddings from d_x: through the embeddings' LayerNorm (its input recomputed: word + position +
 // type), then into the word embedding (packed (E, V): column id), the position row (RoBERTa's from its position
 // ids) and the token type's row; the pad id's word row and RoBERTa's pad position row get nothing (padding_idx).
+// Null gradients (an analysis): none.
 inline void TextEmbedBackward(const ModelArgs& a, const TrainArgs& t, const EncoderGrads& d, const float* d_x,
                               EncoderScratch& x) {
   const EncoderArgs& enc = *a.encoder;
@@ -139,8 +140,8 @@ inline void TextEmbedBackward(const ModelArgs& a, const TrainArgs& t, const Enco
   for (size_t r = 0; r < rows; ++r) {
     const size_t id = static_cast<size_t>(a.ids[r]);
     const float* row = d_x + r * a.e;
-    float* column = t.embed + (id / kPanel) * a.embed.panel_stride + id % kPanel;
-    for (size_t c = 0; c < a.e && id != pad; ++c) column[c * kPanel] += row[c];
+    float* column = t.embed ? t.embed + (id / kPanel) * a.embed.panel_stride + id % kPanel : nullptr;
+    for (size_t c = 0; c < a.e && id != pad && column; ++c) column[c * kPanel] += row[c];
     const size_t p = enc.position_ids ? static_cast<size_t>(enc.position_ids[r]) : r % a.tokens;
     if (t.positions && !(d.pad_position && p == pad)) AddRows(t.positions + p * a.e, row, a.e);
     if (d.token_types) AddRows(d.token_types + TypeOf(enc, r) * a.e, row, a.e);
@@ -161,6 +162,7 @@ void EncoderLossAndGradImpl(const ModelArgs& a, TrainArgs& t, const EncoderGrads
                                               : ClassifierBackward(a, t, d, m, d_h, g);
   NormBackward(a, rows, t.x_final, a.norm_f, d_h, d_x, t.norm_f_weight, t.norm_f_bias);
   for (size_t l = a.num_blocks; l-- > 0;) EncoderBlockBackward(a, l, t, g);
+  if (t.input_grad) std::copy(g.d_x.data(), g.d_x.data() + rows * a.e, t.input_grad);
   if (a.encoder->pixels) return PatchEmbedBackward(a, t, d, m, g.d_x.data(), g);
   TextEmbedBackward(a, t, d, g.d_x.data(), x);
 }

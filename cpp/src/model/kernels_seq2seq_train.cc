@@ -29,12 +29,14 @@ struct Seq2SeqScratch {
 };
 
 // Through a decoder block's x += cross_o(attn(cross_q(norm₃(x)), K, V)) with K, V = cross_kv(memory): g.d_x gains
-// the stage's gradient, d_memory (B·S, E) the keys' and values' path, d the stage's parameter gradients.
+// the stage's gradient, d_memory (B·S, E) the keys' and values' path, d the stage's parameter gradients,
+// d_mask (if non-null) the cross head mask's gradient of each item (rows L·H apart).
 void CrossBackward(const ModelArgs& a, const BlockArgs& blk, const BlockSaved& s, const CrossGrads& d, GradScratch& g,
-                   Seq2SeqScratch& q2) {
+                   Seq2SeqScratch& q2, float* d_mask) {
   const size_t rows = a.batch * a.tokens, hd = a.head_dim, dq = a.heads * hd, src = a.cross->source, t = a.tokens;
   float* d_ctx = Sized(g.d_ctx, rows * dq);
   LinearBackward(rows, s.ctx_cross, dq, blk.cross_o, g.d_x.data(), a.e, d.o, d.o_bias, d_ctx, dq, false, g);
+  if (d_mask) HeadMaskGrad(a, s.ctx_cross, d_ctx, d_mask, a.num_blocks * a.heads);
   float* d_q = Sized(g.d_qkv, rows * dq);
   float* d_kv = Sized(q2.d_kv, a.batch * src * 2 * dq);
   const HeadDims dims{t, src, hd, hd, HeadScale(a)};
@@ -95,10 +97,12 @@ void PostNormBlockBackward(const ModelArgs& a, const BlockArgs& blk, const Block
 }
 
 // One stack's blocks in reverse from g.d_x (the gradient at its last block's output; post-norm blocks as
-// PostNormBlockBackward): cross-attention stages when a.cross (cross: one per block), the relative table's gradient
-// into `relative` (non-null with a.relative), then the token embeddings'.
+// PostNormBlockBackward, without head-mask gradients): cross-attention stages when
+// a.cross (cross: one per block), the relative table's gradient into `relative` (non-null with a.relative), the
+// head masks' gradients (t's self-attention, cross_mask the cross-attention's (B, L, H)) and the input's when
+// asked, then the token embeddings'.
 void StackBackward(const ModelArgs& a, const TrainArgs& t, const CrossGrads* cross, float* relative, GradScratch& g,
-                   Seq2SeqScratch& q2) {
+                   Seq2SeqScratch& q2, float* cross_mask = nullptr) {
   float* d_diag = nullptr;
   if (relative) {
     d_diag = Sized(q2.d_diag, a.batch * a.heads * (2 * a.tokens - 1));
@@ -110,10 +114,13 @@ void StackBackward(const ModelArgs& a, const TrainArgs& t, const CrossGrads* cro
       continue;
     }
     if (a.mlp != MlpKind::kNone) MlpBackward(a, a.blocks[l], t.saved[l], t.grads[l], g);
-    if (a.cross) CrossBackward(a, a.blocks[l], t.saved[l], cross[l], g, q2);
-    AttentionBackward(a, a.blocks[l], t.saved[l], t.grads[l], g, nullptr, 0, d_diag);
+    if (a.cross)
+      CrossBackward(a, a.blocks[l], t.saved[l], cross[l], g, q2, cross_mask ? cross_mask + l * a.heads : nullptr);
+    AttentionBackward(a, a.blocks[l], t.saved[l], t.grads[l], g,
+                      t.head_mask_grad ? t.head_mask_grad + l * a.heads : nullptr, a.num_blocks * a.heads, d_diag);
   }
   if (relative) RelativeTableGrad(a, d_diag, relative);
+  if (t.input_grad) std::copy(g.d_x.data(), g.d_x.data() + a.batch * a.tokens * a.e, t.input_grad);
   EmbedBackward(a, t, g.d_x.data(), a.embed.panel_stride);
 }
 
@@ -135,7 +142,7 @@ void Seq2SeqLossAndGradImpl(const ModelArgs& enc, const ModelArgs& dec, Seq2SeqT
   LinearBackward(rows, t.dec.h_final, dec.e, dec.head, dec.logits, dec.vocab, t.dec.head ? t.dec.head : t.dec.embed,
                  t.dec.head_bias, d_h, dec.e, false, g);
   NormBackward(dec, rows, t.dec.x_final, dec.norm_f, d_h, d_x, t.dec.norm_f_weight, t.dec.norm_f_bias);
-  StackBackward(dec, t.dec, t.cross, t.dec_relative, g, q2);
+  StackBackward(dec, t.dec, t.cross, t.dec_relative, g, q2, t.cross_head_mask_grad);
   d_x = g.d_x.data();
   std::fill(d_x, d_x + enc_rows * enc.e, 0.0f);
   NormBackward(enc, enc_rows, t.enc.x_final, enc.norm_f, d_memory, d_x, t.enc.norm_f_weight, t.enc.norm_f_bias);

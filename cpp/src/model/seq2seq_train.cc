@@ -208,7 +208,7 @@ void SetUpTrainStacks(const TransformerConfig& c, const Weights& w, ModelArgs& e
 
 }  // namespace
 
-double Transformer::Seq2SeqGradients(const TrainBatch& batch) {
+double Transformer::Seq2SeqGradients(const TrainBatch& batch, const GradientOptions& options, LossAndGrad* extra) {
   const TransformerConfig& c = impl_->config;
   if (c.task != Task::kSeq2SeqLm) Fail("task", "'seq2seq-lm' (an encoder–decoder with its LM head)", "'base'");
   if (batch.pixels) Fail("pixels", "null for an encoder–decoder", "pixels");
@@ -229,7 +229,7 @@ double Transformer::Seq2SeqGradients(const TrainBatch& batch) {
   impl_->params.Widen();  // (training updates float32 weights)
   if (!impl_->train) impl_->train = std::make_unique<TrainState>();
   TrainState& state = *impl_->train;
-  if (!state.grads) state.grads = std::make_unique<Weights>(c, false);
+  if (!extra && !state.grads) state.grads = std::make_unique<Weights>(c, false);
   CallArgs enc, dec;
   PrepareCall(batch.tokens, 0, s_len, enc);
   PrepareCall(dec_ids, 0, t_len, dec);
@@ -248,11 +248,13 @@ double Transformer::Seq2SeqGradients(const TrainBatch& batch) {
   dec.a.cross = &cross;
   std::vector<BlockGrads> grads;
   std::vector<CrossGrads> cross_grads;
-  PointAtSeq2SeqGradients(c, *state.grads, grads, cross_grads, t);
+  if (extra) PrepareSeq2SeqAnalysis(options, c, b, s_len, t_len, grads, cross_grads, t, *extra);
+  if (!extra) PointAtSeq2SeqGradients(c, *state.grads, grads, cross_grads, t);
   t.dec.targets = batch.labels.data;
   if (c.pad_embedding) t.enc.pad_row = t.dec.pad_row = static_cast<int32_t>(c.pad_token_id);
   if (c.scale_tied_head && c.tie_embeddings) t.head_scale = 1.0f / std::sqrt(static_cast<float>(c.embed_dim));
   Seq2SeqLossAndGrad(enc.a, dec.a, t);
+  if (extra && options.input_gradient) SaveInput(saved[0][0], *extra);
   return t.dec.loss;
 }
 

@@ -25,10 +25,12 @@ struct CrossGrads {
 // the targets (B, T), the objective (mean cross-entropy) and the loss. Both share embed (the shared embedding's
 // gradient). cross: one per decoder block. enc_relative / dec_relative: the stacks' relative bias tables'
 // gradients (buckets, H), or null (no relative bias). head_scale multiplies the decoder's last hidden state before
-// the LM head (T5's tied head: E^−0.5).
+// the LM head (T5's tied head: E^−0.5). Analyses: enc's and dec's head_mask_grad (self-attention), the
+// cross-attention's cross_head_mask_grad (B, Ld, H) and enc's input_grad (B, S, E), each when non-null.
 struct Seq2SeqTrainArgs {
   TrainArgs enc, dec;
   CrossGrads* cross = nullptr;
+  float* cross_head_mask_grad = nullptr;
   float* enc_relative = nullptr;
   float* dec_relative = nullptr;
   float head_scale = 1.0f;

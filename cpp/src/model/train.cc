@@ -9,6 +9,7 @@
 #include "attnlab/transformer.h"
 #include "cpp/src/checks.h"
 #include "cpp/src/model/model_kernels.h"
+#include "cpp/src/model/seq2seq_train_kernels.h"
 #include "cpp/src/model/transformer_impl.h"
 
 namespace attnlab {
@@ -116,35 +117,57 @@ void AdamWUpdate(std::vector<float>& param, const std::vector<float>& grad, std:
   }
 }
 
+// A tensor of `shape`, zero-filled; its data.
+float* Shaped(Tensor& x, Shape shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  x.data.assign(n, 0.0f);
+  x.shape = std::move(shape);
+  return x.data.data();
+}
+
 }  // namespace
 
-namespace {
-
-// The objective's arguments on t, and the extra outputs' buffers (in `extra`, shaped), from `options`.
-void SetObjective(const Transformer::GradientOptions& o, const TransformerConfig& c, size_t batch, size_t t_len,
-                  TrainArgs& t, Transformer::LossAndGrad* extra) {
+void SetObjective(const Transformer::GradientOptions& o, const GradientShape& s, TrainArgs& t,
+                  Transformer::LossAndGrad* extra) {
   using Objective = Transformer::Objective;
   t.objective = o.objective == Objective::kLogit                 ? TrainObjective::kLogit
                 : o.objective == Objective::kRowMeanCrossEntropy ? TrainObjective::kRowMeans
                                                                  : TrainObjective::kMean;
   if (o.objective == Objective::kLogit) {
-    CheckLogitIndex(o.position, o.target, t_len, c.vocab_size);
+    CheckLogitIndex(o.position, o.target, s.logit_rows, s.logit_width);
     t.logit_position = static_cast<size_t>(o.position);
     t.logit_target = static_cast<size_t>(o.target);
   }
-  auto shaped = [](Tensor& x, Shape shape) {
-    size_t n = 1;
-    for (int64_t d : shape) n *= static_cast<size_t>(d);
-    x.data.assign(n, 0.0f);
-    x.shape = std::move(shape);
-    return x.data.data();
-  };
-  const int64_t b = static_cast<int64_t>(batch), tl = static_cast<int64_t>(t_len);
-  if (o.head_mask_gradient && extra) t.head_mask_grad = shaped(extra->head_mask_grad, {b, c.num_layers, c.num_heads});
-  if (o.input_gradient && extra) t.input_grad = shaped(extra->input_grad, {b, tl, c.embed_dim});
+  const int64_t b = static_cast<int64_t>(s.batch), rows = static_cast<int64_t>(s.input_rows);
+  if (o.head_mask_gradient && extra) t.head_mask_grad = Shaped(extra->head_mask_grad, {b, s.layers, s.heads});
+  if (o.input_gradient && extra) t.input_grad = Shaped(extra->input_grad, {b, rows, s.embed});
 }
 
-}  // namespace
+void SaveInput(const BlockSaved& first, Transformer::LossAndGrad& extra) {
+  extra.input.shape = extra.input_grad.shape;
+  extra.input.data.assign(first.x_in, first.x_in + extra.input_grad.data.size());
+}
+
+void PrepareSeq2SeqAnalysis(const Transformer::GradientOptions& o, const TransformerConfig& c, size_t batch,
+                            size_t s_len, size_t t_len, std::vector<BlockGrads>& blocks, std::vector<CrossGrads>& cross,
+                            Seq2SeqTrainArgs& t, Transformer::LossAndGrad& extra) {
+  const size_t enc_layers = static_cast<size_t>(c.num_layers), dec_layers = static_cast<size_t>(c.decoder_layers);
+  blocks.assign(enc_layers + dec_layers, BlockGrads{});
+  cross.assign(dec_layers, CrossGrads{});
+  t.enc.grads = blocks.data();
+  t.dec.grads = blocks.data() + enc_layers;
+  t.cross = cross.data();
+  SetObjective(o, {batch, t_len, static_cast<size_t>(c.vocab_size), s_len, c.num_layers, c.num_heads, c.embed_dim},
+               t.enc, &extra);
+  t.dec.objective = t.enc.objective;
+  t.dec.logit_position = t.enc.logit_position;
+  t.dec.logit_target = t.enc.logit_target;
+  if (!o.head_mask_gradient) return;
+  const int64_t b = static_cast<int64_t>(batch);
+  t.dec.head_mask_grad = Shaped(extra.decoder_head_mask_grad, {b, c.decoder_layers, c.num_heads});
+  t.cross_head_mask_grad = Shaped(extra.cross_head_mask_grad, {b, c.decoder_layers, c.num_heads});
+}
 
 // The kernels' view of the gradient buffers g (zero-filled here: the backward adds into them), one BlockGrads per
 // block; g null: none (every pointer null, the backward forms no parameter gradient).
@@ -189,12 +212,11 @@ double Transformer::ComputeGradients(const TokensView& tokens, const TokensView&
   std::vector<BlockGrads> grads(call.blocks.size());  // (all null: no parameter gradient)
   PointAtGradients(parameter_gradients ? state.grads.get() : nullptr, grads, t);
   t.targets = targets.data;
-  SetObjective(options, c, batch, t_len, t, extra);
+  SetObjective(options,
+               {batch, t_len, static_cast<size_t>(c.vocab_size), t_len, c.num_layers, c.num_heads, c.embed_dim}, t,
+               extra);
   TransformerLossAndGrad(call.a, t);
-  if (extra && options.input_gradient) {
-    extra->input.shape = extra->input_grad.shape;
-    extra->input.data.assign(saved[0].x_in, saved[0].x_in + extra->input_grad.data.size());
-  }
+  if (extra && options.input_gradient) SaveInput(saved[0], *extra);
   return t.loss;
 }
 
@@ -282,7 +304,8 @@ std::vector<const std::vector<float>*> OffLossPath(const TransformerConfig& c, c
 // A training batch's forward and backward into the state's gradients, by kind: an encoder–decoder's
 // (seq2seq_train.cc) or an encoder's (encoder_train.cc); returns the loss.
 double Transformer::BatchGradients(const TrainBatch& batch) {
-  return impl_->config.decoder_layers > 0 ? Seq2SeqGradients(batch) : EncoderGradients(batch);
+  const GradientOptions o;
+  return impl_->config.decoder_layers > 0 ? Seq2SeqGradients(batch, o, nullptr) : EncoderGradients(batch, o, nullptr);
 }
 
 Transformer::LossAndGrad Transformer::LossAndGradient(const TrainBatch& batch) {

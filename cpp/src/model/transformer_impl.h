@@ -191,6 +191,28 @@ float* StepBuffers(TrainState& state, std::vector<BlockArgs>& blocks, size_t kv,
 void LayOutActivations(const ModelArgs& a, TrainState& state, std::vector<BlockSaved>& saved, TrainArgs& t);
 // Points t (and `blocks`, one per block) at the gradient buffers, zero-filled; null gradients: every pointer null.
 void PointAtGradients(Weights* gradients, std::vector<BlockGrads>& blocks, TrainArgs& t);
+
+// What the analyses' backward differentiates and returns (Transformer::GradientOptions), by shape: B rows, the
+// logits' positions and width (the kLogit index checked against them), the input's positions (input_grad (B,
+// input_rows, embed)), and the stack's layers and heads (head_mask_grad (B, layers, heads)).
+struct GradientShape {
+  size_t batch, logit_rows, logit_width, input_rows;
+  int64_t layers, heads, embed;
+};
+// The objective of `o` on t, and the buffers of the extra outputs asked for (in `extra`, shaped and zero-filled;
+// extra null: none).
+void SetObjective(const Transformer::GradientOptions& o, const GradientShape& s, TrainArgs& t,
+                  Transformer::LossAndGrad* extra);
+// extra.input: block 0's input, `first`'s x_in, in input_grad's shape.
+void SaveInput(const BlockSaved& first, Transformer::LossAndGrad& extra);
+struct CrossGrads;
+struct Seq2SeqTrainArgs;
+// An encoder–decoder's analysis (seq2seq_train.cc with `extra`): null parameter gradients for both stacks and the
+// cross-attention (`blocks`, `cross` sized here), the objective of `o` on the decoder, the encoder's input gradient,
+// every kind of head mask gradient (encoder, decoder, cross) into extra when asked.
+void PrepareSeq2SeqAnalysis(const Transformer::GradientOptions& o, const TransformerConfig& c, size_t batch,
+                            size_t s_len, size_t t_len, std::vector<BlockGrads>& blocks, std::vector<CrossGrads>& cross,
+                            Seq2SeqTrainArgs& t, Transformer::LossAndGrad& extra);
 // The parameters that are off the loss path of c's head (a pooler under a masked-LM or image head, or under
 // RoBERTa's classifier) and an encoder–decoder's LM head bias (Hugging Face's final_logits_bias, a buffer): no
 // gradient, no AdamW update.

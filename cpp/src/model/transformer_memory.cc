@@ -295,6 +295,10 @@ MemoryNeeds TransformerSeq2SeqTrainMemoryNeeds(const TransformerConfig& config, 
                    (most * (2 * e + qkv + dq + up + hidden) + 2 * largest + Packed(std::max(rows, b * s), v) +
                     enc_rows * e + 2 * b * s * dq + b * heads * 2 * std::max(s, t)) *
                        kF32});
+  if (call == TrainCall::kGradientAnalysis) {  // (every kind's head mask's (B, L, H); the source's input and its own)
+    const double masks = b * heads * static_cast<double>(c.num_layers + 2 * c.decoder_layers);
+    needs.push_back({"head mask or input gradients", std::max(masks, 2 * enc_rows * e) * kF32});
+  }
   return needs;
 }
 

@@ -1,10 +1,13 @@
 // Mirrors cpp/src/model/analysis_encoders.cc and the head values / head outputs of an encoder–decoder's three kinds
-// of head (seq2seq.cc, block-inl.h's cross-attention stage): head importance by ablation (zero, mean), occlusion
-// and activation patching of BERT, RoBERTa, ViT, Marian and T5 checkpoints against PyTorch (the analysis.json of
-// tests/fixtures/encoders/<case>/ and tests/fixtures/seq2seq/<case>/, gen_analysis_encoders.py) on every target;
-// properties against the forward itself; each bad argument named.
+// of head (seq2seq.cc, block-inl.h's cross-attention stage): head importance by ablation (zero, mean) and by the
+// head masks' gradients, attribution by occlusion and by the input gradient, and activation patching of BERT, RoBERTa,
+// ViT, Marian and T5 checkpoints against PyTorch (the analysis.json of tests/fixtures/encoders/<case>/ and
+// tests/fixtures/seq2seq/<case>/, gen_analysis_encoders.py) on every target; properties against the forward itself;
+// each bad argument named.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <string>
@@ -103,14 +106,40 @@ void CheckScalarClose(const std::string& what, double actual, const FixtureTenso
   CHECK(std::fabs(actual - expected.values.at(0)) <= tol.atol + tol.rtol * std::fabs(expected.values.at(0)));
 }
 
+// The gradient methods' tolerance: relative, and absolute at a thousandth of the reference's largest value (their
+// values run from 1e-7 to 0.4 between fixtures; the fixture's atol would pass the smallest unread).
+Tolerance GradientTolerance(const FixtureTensor& expected) {
+  double largest = 0;
+  for (double v : expected.values) largest = std::max(largest, std::fabs(v));
+  return Tolerance{1e-3 * largest, 1e-3};
+}
+
+void CheckGradientImportance(Transformer& model, const EncoderAnalysisFixture& f, const Input& batch,
+                             const attnlab::TokensView& y) {
+  const Transformer::HeadImportanceResult r =
+      model.HeadImportance(batch.in, y, Transformer::ImportanceMethod::kGradient);
+  CheckScalarClose("loss, gradient", r.loss, f.t.at("loss"), f.tol);
+  for (const auto& [kind, got] : {std::pair{"", &r.importance}, std::pair{"decoder_", &r.decoder_importance},
+                                  std::pair{"cross_", &r.cross_importance}}) {
+    const std::string key = std::string(kind) + "gradient_importance";
+    if (!f.Seq2Seq() && *kind) {
+      CHECK(got->data.empty());
+      continue;
+    }
+    CheckTensorClose(key, *got, f.t.at(key), GradientTolerance(f.t.at(key)));
+  }
+}
+
 void CheckImportance(Transformer& model, const EncoderAnalysisFixture& f) {
   Input batch;
   Fill(f, f.Vision() ? f.t.at("pixel_values").shape[0] : f.t.at("input_ids").shape[0], nullptr, true, batch);
   const FixtureTensor& labels = f.t.at("labels");
   const attnlab::TokensView y{labels.ints.data(), labels.shape};
+  if (f.t.count("gradient_importance")) CheckGradientImportance(model, f, batch, y);
   for (const auto& [key, ablation] : {std::pair{"ablation_zero", Transformer::Ablation::kZero},
                                       std::pair{"ablation_mean", Transformer::Ablation::kMean}}) {
-    const Transformer::HeadImportanceResult r = model.HeadImportance(batch.in, y, ablation);
+    const Transformer::HeadImportanceResult r =
+        model.HeadImportance(batch.in, y, Transformer::ImportanceMethod::kAblation, ablation);
     CheckScalarClose(std::string("loss, ") + key, r.loss, f.t.at("loss"), f.tol);
     CheckTensorClose(key, r.importance, f.t.at(key), f.tol);
     if (!f.Seq2Seq()) {
@@ -133,6 +162,13 @@ void CheckAgainstFixture(const EncoderAnalysisFixture& f) {
   CheckTensorClose("occlusion",
                    model.Attribution(one.in, f.position, f.target, Transformer::AttributionMethod::kOcclusion),
                    f.t.at("occlusion"), f.tol);
+  for (const auto& [key, method] : {std::pair{"gradient", Transformer::AttributionMethod::kGradient},
+                                    std::pair{"gradient_x_input", Transformer::AttributionMethod::kGradientXInput}}) {
+    if (f.t.count(key)) {
+      CheckTensorClose(key, model.Attribution(one.in, f.position, f.target, method), f.t.at(key),
+                       GradientTolerance(f.t.at(key)));
+    }
+  }
   const Transformer::PatchingResult p = model.PatchHeads(one.in, corrupted.in, f.position, f.target);
   CheckTensorClose("patch_effect", p.effect, f.t.at("patch_effect"), f.tol);
   CheckScalarClose("patch_clean_logit", p.clean_logit, f.t.at("patch_clean_logit"), f.tol);
@@ -147,6 +183,11 @@ TEST_CASE("encoder analysis: ablation, occlusion and patching match PyTorch on e
           "[model][analysis][encoder]") {
   const std::vector<EncoderAnalysisFixture> fixtures = LoadFixtures();
   REQUIRE(fixtures.size() == 5);
+  // the gradient methods' references: every fixture but marian's (post-norm encoder–decoders refuse them)
+  for (const EncoderAnalysisFixture& f : fixtures) {
+    CHECK(f.t.count("gradient_importance") + f.t.count("gradient") + f.t.count("gradient_x_input") ==
+          (f.model.name == "marian_mt_f32" ? 0 : 3));
+  }
   for (const EncoderAnalysisFixture& f : fixtures) {
     INFO("fixture " << f.model.name);
     ForEachTarget([&](const std::string&) { CheckAgainstFixture(f); });
@@ -216,7 +257,7 @@ TEST_CASE("encoder analysis: zero ablation is the loss of a forward with that ki
   Fill(f, f.t.at("input_ids").shape[0], nullptr, true, batch);
   const FixtureTensor& labels = f.t.at("labels");
   const Transformer::HeadImportanceResult r =
-      model.HeadImportance(batch.in, {labels.ints.data(), labels.shape}, Transformer::Ablation::kZero);
+      model.HeadImportance(batch.in, {labels.ints.data(), labels.shape}, Transformer::ImportanceMethod::kAblation);
   const attnlab::TransformerConfig& c = model.config();
   // cross-attention head (Ld − 1, H − 1) zeroed: the test's own forward of shift_right(labels)
   std::vector<float> mask(static_cast<size_t>(c.decoder_layers * c.num_heads), 1.0f);
@@ -251,6 +292,60 @@ TEST_CASE("encoder analysis: zero ablation is the loss of a forward with that ki
   CHECK(r.loss == Approx(loss(clean)).margin(1e-6));
 }
 
+// Row 0's mean cross-entropy of logits (1, T, V) or (1, C) against labels row 0 (−100 ignored).
+double RowLoss(const Tensor& logits, const int32_t* labels) {
+  const size_t v = static_cast<size_t>(logits.shape.back()), t_len = logits.data.size() / v;
+  double sum = 0;
+  size_t n = 0;
+  for (size_t t = 0; t < t_len; ++t) {
+    if (labels[t] == -100) continue;
+    const float* row = logits.data.data() + t * v;
+    double z = 0;
+    for (size_t j = 0; j < v; ++j) z += std::exp(static_cast<double>(row[j]));
+    sum += std::log(z) - row[labels[t]], ++n;
+  }
+  return sum / static_cast<double>(n);
+}
+
+TEST_CASE("encoder analysis: the gradient importance of one row is |a central difference| on each kind's head mask",
+          "[model][analysis][encoder]") {
+  const std::vector<EncoderAnalysisFixture> all = LoadFixtures();
+  for (const char* name : {"vit_cls_f32", "t5_v10_f32"}) {
+    INFO(name);
+    const EncoderAnalysisFixture& f = Named(all, name);
+    Transformer model = Loaded(f);
+    Input one;
+    Fill(f, 1, nullptr, false, one);
+    const FixtureTensor& labels = f.t.at("labels");
+    const attnlab::Shape row_shape = f.Seq2Seq() ? attnlab::Shape{1, labels.shape[1]} : attnlab::Shape{1};
+    const Transformer::HeadImportanceResult r =
+        model.HeadImportance(one.in, {labels.ints.data(), row_shape}, Transformer::ImportanceMethod::kGradient);
+    WithDecoderRow(f, one);  // (shift_right(labels row 0), HeadImportance's default)
+    const Tensor* kinds[3] = {&r.importance, &r.decoder_importance, &r.cross_importance};
+    for (size_t k = 0; k < (f.Seq2Seq() ? 3 : 1); ++k) {
+      // the kind's largest head, its ξ moved by ±h in the forward's head mask
+      const std::vector<float>& g = kinds[k]->data;
+      const size_t at = static_cast<size_t>(std::max_element(g.begin(), g.end()) - g.begin());
+      std::vector<float> mask(g.size(), 1.0f);
+      TransformerForwardOptions o = one.in.options;
+      (k == 0 ? o.head_mask : k == 1 ? o.decoder_head_mask : o.cross_attn_head_mask) = mask.data();
+      (k == 0   ? o.head_mask_shape
+       : k == 1 ? o.decoder_head_mask_shape
+                : o.cross_attn_head_mask_shape) = kinds[k]->shape;
+      constexpr float kH = 1e-2f;
+      auto loss_at = [&](float xi) {
+        mask[at] = xi;
+        const Tensor logits = f.Vision() ? model.Forward(one.pixels, o).logits : model.Forward(one.in.tokens, o).logits;
+        return RowLoss(logits, labels.ints.data());
+      };
+      const double fd = (loss_at(1 + kH) - loss_at(1 - kH)) / (2 * kH);
+      INFO("kind " << k << ", head " << at << ": " << g[at] << " vs " << fd);
+      CHECK(g[at] > 1e-3f);
+      CHECK(std::fabs(g[at] - std::fabs(fd)) <= 1e-4 + 2e-2 * std::fabs(fd));
+    }
+  }
+}
+
 TEST_CASE("encoder analysis: each bad argument is named", "[model][analysis][encoder][validation]") {
   const std::vector<EncoderAnalysisFixture> all = LoadFixtures();
   const EncoderAnalysisFixture& bert = Named(all, "bert_mlm_f32");
@@ -261,21 +356,26 @@ TEST_CASE("encoder analysis: each bad argument is named", "[model][analysis][enc
   const FixtureTensor& labels = bert.t.at("labels");
   const attnlab::TokensView y{labels.ints.data(), labels.shape};
   using M = Transformer::AttributionMethod;
-  ExpectInvalidArgument([&] { model.Attribution(one.in, 4, 0, M::kGradient); }, {"method", "occlusion"});
-  ExpectInvalidArgument([&] { model.Attribution(one.in, 4, 0, M::kGradientXInput); }, {"method", "backward"});
+  ExpectInvalidArgument([&] { model.Attribution(two.in, 4, 0, M::kGradient); }, {"tokens", "batch size 1"});
+  ExpectInvalidArgument([&] { model.Attribution(one.in, 7, 0, M::kGradientXInput); }, {"position"});
+  ExpectInvalidArgument([&] { model.Attribution(one.in, 0, 24, M::kGradient); }, {"target"});
+  ExpectInvalidArgument([&] { model.HeadImportance(two.in, y, Transformer::ImportanceMethod::kGradient); },
+                        {"labels", "shape"});
   ExpectInvalidArgument([&] { model.Attribution(two.in, 4, 0, M::kOcclusion); }, {"tokens", "batch size 1"});
   ExpectInvalidArgument([&] { model.Attribution(one.in, 7, 0, M::kOcclusion); }, {"position"});
   ExpectInvalidArgument([&] { model.Attribution(one.in, 0, 24, M::kOcclusion); }, {"target"});
-  ExpectInvalidArgument([&] { model.HeadImportance(two.in, y, Transformer::Ablation::kZero); }, {"labels", "shape"});
+  ExpectInvalidArgument([&] { model.HeadImportance(two.in, y, Transformer::ImportanceMethod::kAblation); },
+                        {"labels", "shape"});
   const std::vector<int32_t> bad(labels.ints.size(), 24), none(labels.ints.size(), -100);
   ExpectInvalidArgument(
       [&] {
-        model.HeadImportance(one.in, {bad.data(), {1, 7}}, Transformer::Ablation::kZero);
+        model.HeadImportance(one.in, {bad.data(), {1, 7}}, Transformer::ImportanceMethod::kAblation);
       },
       {"labels", "-100"});
   ExpectInvalidArgument(
       [&] {
-        model.HeadImportance(one.in, {none.data(), {1, 7}}, Transformer::Ablation::kMean);
+        model.HeadImportance(one.in, {none.data(), {1, 7}}, Transformer::ImportanceMethod::kAblation,
+                             Transformer::Ablation::kMean);
       },
       {"labels", "at least one"});
   Input with_mask = one;
@@ -295,6 +395,8 @@ TEST_CASE("encoder analysis: each bad argument is named", "[model][analysis][enc
   WithDecoderRow(marian, b);
   b.in.options.decoder_input_ids = marian.t.at("decoder_input_ids").ints.data() + 4;  // (row 1's)
   ExpectInvalidArgument([&] { mt.PatchHeads(a.in, b.in, 0, 0); }, {"decoderInputIds"});
+  // a post-norm encoder–decoder's gradient methods are refused (no head-mask gradients in its backward yet)
+  ExpectInvalidArgument([&] { mt.Attribution(a.in, 0, 0, M::kGradient); }, {"marian"});
   // a base model has no logit
   const Seq2SeqFixture base_fixture = LoadSeq2SeqFixture(kSeq2SeqFixtureDir + "/t5_base_f32");
   Transformer base = LoadedCheckpoint(base_fixture.Config(), base_fixture.checkpoint, attnlab::WeightStorage::kFloat32);

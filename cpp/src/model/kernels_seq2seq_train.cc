@@ -89,7 +89,7 @@ void PostNormBlockBackward(const ModelArgs& a, const BlockArgs& blk, const Block
   if (a.cross) {
     PostNormBackward(a, s.h3, blk.norm3, cross->norm_weight, cross->norm_bias, g);
     s.h3 = s.x_cross;
-    CrossBackward(a, bare, s, *cross, g, q2);
+    CrossBackward(a, bare, s, *cross, g, q2, nullptr);
   }
   PostNormBackward(a, s.h1, blk.norm1, d.norm1_weight, d.norm1_bias, g);
   s.h1 = s.x_in;

@@ -1,7 +1,7 @@
-// Trains the couplet model (issue 34 §1; docs/couplet-model.md) with attnlab's own engine: a `t5`
-// (T5ForConditionalGeneration) that writes the lower line of a couplet from the upper, on the Song pairs of
-// scripts/couplet/prepare.mjs, with Transformer::TrainStep on the batch form (input ids, labels; decoder inputs
-// shift_right(labels)), a linear warm-up and cosine schedule, a seeded data order, a loss log (CSV), weight
+// Trains the couplet model (issue 34 §1; docs/couplet-model.md) with attnlab's own engine: a `marian` (MarianMTModel;
+// or with --arch t5 a T5ForConditionalGeneration) that writes the lower line of a couplet from the upper, on the Song
+// pairs of scripts/couplet/prepare.mjs, with Transformer::TrainStep on the batch form (input ids, labels; decoder
+// inputs shift_right(labels)), a linear warm-up and cosine schedule, a seeded data order, a loss log (CSV), weight
 // snapshots, and on the held-out splits: the loss by couplet, the characters right, and every decoder layer and
 // head's mean cross-attention weight on the aligned upper character, parallel (颔联, 颈联) against control (首联,
 // 尾联) couplets. Writes a Hugging Face folder (config.json, model.safetensors in F16, the tokenizer files).
@@ -38,12 +38,12 @@ namespace attnlab::tools {
 namespace {
 
 struct Options {
-  std::string data, out, eval_file, arch = "t5", ff = "gated-gelu", act = "swish",
-                                    snapshots = "0,100,200,400,800,1600,3200";
+  std::string data, out, eval_file, arch = "marian", ff = "gated-gelu", act = "swish",
+                                    snapshots = "0,100,200,400,800,1600,3200,6400";
   int64_t embed = 128, layers = 3, decoder_layers = 3, heads = 4, head_dim = 32, hidden = 384, buckets = 8,
           max_distance = 16;
   int64_t eval_pairs = 4000, train_pairs = 0, tied = 0;
-  TrainFlags train{{2e-3, 0.1, 200, 6000}, {0.1, 0.9, 0.99, 1e-8, 1.0}, 64, 50, 500};
+  TrainFlags train{{1e-3, 0.1, 200, 8000}, {0.1, 0.9, 0.99, 1e-8, 1.0}, 64, 50, 500};
 };
 
 const char kUsage[] =
@@ -52,15 +52,16 @@ const char kUsage[] =
     "                summary.json, snapshots/step-S.safetensors\n"
     "  --bench N     time N training steps (after 2 untimed ones) and exit\n"
     "  --eval FILE   score a checkpoint (F32/F16/BF16 safetensors) of this configuration on validation and test\n"
-    "model:  --arch t5|marian (t5)  --embed E (128)  --layers (3)  --decoder-layers (3)  --heads (4)  --hidden (384)\n"
+    "model:  --arch marian|t5 (marian)  --embed E (128)  --layers (3)  --decoder-layers (3)  --heads (4)  --hidden "
+    "(384)\n"
     "        t5: --head-dim (32)  --ff relu|gated-gelu (gated-gelu)  --buckets (8)  --max-distance (16)  --tied 0|1 "
     "(0)\n"
     "        marian: --act swish|gelu|relu (swish); head dim E/H, the embedding x sqrt(E), tied head\n"
-    "train:  --seed (1)  --batch pairs (64)  --steps (6000)  --lr (2e-3)  --warmup (200)  --min-lr-ratio (0.1)\n"
+    "train:  --seed (1)  --batch pairs (64)  --steps (8000)  --lr (1e-3)  --warmup (200)  --min-lr-ratio (0.1)\n"
     "        --weight-decay (0.1)  --beta1 (0.9)  --beta2 (0.99)  --eps (1e-8)  --clip (1.0)  --threads (2)\n"
     "        --train-pairs N (0: all; else the first N training pairs: an overfitting check)\n"
     "log:    --log-every (50)  --eval-every (500)  --eval-pairs (4000: the validation curve's pairs)\n"
-    "        --snapshots S1,S2,... (0,100,200,400,800,1600,3200: the steps whose weights are also written)\n";
+    "        --snapshots S1,S2,... (0,100,200,400,800,1600,3200,6400: the steps whose weights are also written)\n";
 
 Options ParseArgs(int argc, char** argv) {
   Options o;

@@ -7,7 +7,7 @@ import { readSafetensors } from '../../dist/index.mjs';
 import { charTokenizer } from '../../web/demo/shared/char-tokenizer.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const MODEL = join(ROOT, 'web/demo/models/song-couplet-char-t5');
+export const MODEL = join(ROOT, 'web/demo/models/song-couplet-char-marian');
 
 /** The leading // comment of a script, for --help. */
 function header(file) {

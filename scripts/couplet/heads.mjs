@@ -9,7 +9,7 @@
 //
 //   node scripts/couplet/heads.mjs [--model DIR] [--out FILE]
 //
-// --model  the model folder (default web/demo/models/song-couplet-char-t5)
+// --model  the model folder (default web/demo/models/song-couplet-char-marian)
 // --out    default <model>/heads.json
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

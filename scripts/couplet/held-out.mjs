@@ -8,7 +8,7 @@
 //
 // --data   prepare.mjs's output (default <cache>/couplet/data; <cache> is $ATTNLAB_CACHE, else ~/.cache/attnlab)
 // --poems  how many poems (default 48, half 五言, half 七言)
-// --out    default web/demo/models/song-couplet-char-t5/held-out.jsonl
+// --out    default web/demo/models/song-couplet-char-marian/held-out.jsonl
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

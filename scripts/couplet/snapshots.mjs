@@ -10,7 +10,7 @@
 //   node scripts/couplet/snapshots.mjs --run DIR [--model DIR] [--out FILE]
 //
 // --run    the trainer's output folder (scripts/couplet/train.sh's run), holding snapshots/ and losses.csv
-// --model  the model folder (default web/demo/models/song-couplet-char-t5): config.json, tokenizer.json,
+// --model  the model folder (default web/demo/models/song-couplet-char-marian): config.json, tokenizer.json,
 //          held-out.jsonl, model.safetensors, losses.csv
 // --out    default <model>/snapshots.json
 //

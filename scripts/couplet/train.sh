@@ -2,15 +2,15 @@
 # Trains the couplet model (docs/couplet-model.md, "The model") from nothing but npm and this repository:
 #   1. scripts/couplet/prepare.mjs: the Song (train, validation) and Tang (test) pairs and the tokenizer, from
 #      chinese-poetry 2.0.1 (MIT) fetched with npm into the cache;
-#   2. build attnlab_train_couplet (native, Release) and train a t5 with attnlab's engine (the flags below: seed,
+#   2. build attnlab_train_couplet (native, Release) and train a marian with attnlab's engine (the flags below: seed,
 #      size, schedule), logging losses.csv and writing the weight snapshots;
 #   3. copy the Hugging Face folder (config.json, model.safetensors in F16, tokenizer.json, tokenizer_config.json,
 #      losses.csv, summary.json) into --out.
 #
 #   bash scripts/couplet/train.sh [--out DIR] [--build DIR] [--cache DIR] [-- extra trainer flags]
 #
-# Defaults: --out <cache>/couplet/model, --build build/native, --cache ~/.cache/attnlab. The trainer runs on one
-# thread under `nice`; the run log goes to <cache>/couplet/run/train.log.
+# Defaults: --out <cache>/couplet/model, --build build/native, --cache ~/.cache/attnlab. The trainer runs on two
+# threads under `nice`; the run log goes to <cache>/couplet/run/train.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -35,10 +35,10 @@ run=$cache/couplet/run
 # 3 decoder blocks, 4 heads of 32, MLP 384, 8 buckets up to distance 16; 64 pairs a batch (one line length each),
 # 6000 steps of AdamW (lr 2e-3 after 200 warm-up steps, cosine to 2e-4, weight decay 0.1, betas (0.9, 0.99),
 # clip 1.0), seed 1.
-model_flags=(--embed 128 --layers 3 --decoder-layers 3 --heads 4 --head-dim 32 --hidden 384 --ff gated-gelu
-  --buckets 8 --max-distance 16 --seed 1 --batch 64 --steps 6000 --lr 2e-3 --warmup 200 --min-lr-ratio 0.1
-  --weight-decay 0.1 --beta1 0.9 --beta2 0.99 --clip 1.0 --log-every 50 --eval-every 500 --eval-pairs 4000
-  --threads 1 --snapshots 0,100,200,400,800,1600,3200)
+model_flags=(--arch marian --embed 128 --layers 3 --decoder-layers 3 --heads 4 --hidden 384 --act swish
+  --seed 1 --batch 64 --steps 8000 --lr 1e-3 --warmup 200 --min-lr-ratio 0.1 --weight-decay 0.1 --beta1 0.9
+  --beta2 0.99 --clip 1.0 --log-every 50 --eval-every 500 --eval-pairs 4000 --threads 2
+  --snapshots 0,100,200,400,800,1600,3200,6400)
 
 if [ -f "$data/stats.json" ]; then
   echo "train.sh: using the prepared data in $data (delete it to prepare again)" >&2

@@ -1,4 +1,4 @@
-// The couplet chapter (issue 34 §1), in 中文 and English: the shipped t5 loads in an attnlab/worker, a held-out Tang
+// The couplet chapter (issue 34 §1), in 中文 and English: the shipped marian loads in an attnlab/worker, a held-out Tang
 // couplet's upper line goes into the box, the model writes the lower line token by token, and the drawn alignment
 // (lower × upper, at the aligning head of heads.json) equals a node forward's of the same ids; the guess-first card
 // answers with heads.json's head; the four couplets' diagonals equal node's; the replay slider moves by keyboard to
@@ -17,7 +17,7 @@ import { fmt } from '../../web/demo/shared/format.js';
 
 setUp();
 
-const DIR = path.join(ROOT, 'web/demo/models/song-couplet-char-t5');
+const DIR = path.join(ROOT, 'web/demo/models/song-couplet-char-marian');
 const read = (f) => fs.readFileSync(path.join(DIR, f), 'utf8');
 const HEADS = JSON.parse(read('heads.json'));
 const SNAPS = JSON.parse(read('snapshots.json'));

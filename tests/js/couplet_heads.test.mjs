@@ -1,4 +1,4 @@
-// scripts/couplet/heads.mjs on the shipped couplet model (web/demo/models/song-couplet-char-t5/): the committed
+// scripts/couplet/heads.mjs on the shipped couplet model (web/demo/models/song-couplet-char-marian/): the committed
 // heads.json against a fresh measurement from the folder (so the lead's rerun after retraining keeps it true), and
 // its ablation costs against the library's own head ablation (model.headImportance, 'zero': the cross-attention
 // heads masked in C++), a path that shares nothing with compute.js's crossAttnHeadMask forwards but the weights.
@@ -14,7 +14,7 @@ import { pick } from '../../scripts/couplet/held-out.mjs';
 import { isParallel, pairBatches, parseCoupletHeldOut, poemPairs } from '../../web/demo/parts/couplet/compute.js';
 import { root } from './helpers.mjs';
 
-const dir = join(root, 'web/demo/models/song-couplet-char-t5');
+const dir = join(root, 'web/demo/models/song-couplet-char-marian');
 const committed = JSON.parse(readFileSync(join(dir, 'heads.json'), 'utf8'));
 const pairs = poemPairs(parseCoupletHeldOut(readFileSync(join(dir, 'held-out.jsonl'), 'utf8')));
 
@@ -29,7 +29,7 @@ before(async () => {
 after(() => loaded?.model.dispose());
 
 test('heads.json is the measurement of the folder as it is', () => {
-  assert.deepEqual({ model: 'song-couplet-char-t5', ...JSON.parse(JSON.stringify(measured)) }, committed);
+  assert.deepEqual({ model: 'song-couplet-char-marian', ...JSON.parse(JSON.stringify(measured)) }, committed);
   assert.deepEqual(committed.pairs, {
     parallel: pairs.filter((p) => isParallel(p.k)).length,
     control: pairs.filter((p) => !isParallel(p.k)).length,

@@ -5,7 +5,7 @@ export default {
   'part.couplet.toc': 'Parallel couplets: cross-attention that aligns',
   'part.couplet.title': '对仗: an encoder–decoder writes the lower line of a couplet',
   'part.couplet.intro':
-    'In a regulated verse (律诗) the second and third couplets (颔联, 颈联) must be parallel: character i of the lower line answers character i of the upper line (秦川 ↔ 函谷). Writing the lower line from the upper one is a small translation task whose alignment is known, the diagonal, so the cross-attention of an encoder–decoder (the tutorial’s section 6.1) can be scored. The model here is a small <code>t5</code> that attnlab trained itself on Song-dynasty verses only; every couplet you can pick is Tang, never seen in training. The first and last couplets (首联, 尾联), which need not be parallel, are the control.',
+    'In a regulated verse (律诗) the second and third couplets (颔联, 颈联) must be parallel: character i of the lower line answers character i of the upper line (秦川 ↔ 函谷). Writing the lower line from the upper one is a small translation task whose alignment is known, the diagonal, so the cross-attention of an encoder–decoder (the tutorial’s section 6.1) can be scored. The model here is a small <code>marian</code> (the architecture of Helsinki-NLP’s opus-mt translators) that attnlab trained itself on Song-dynasty verses only; every couplet you can pick is Tang, never seen in training. The first and last couplets (首联, 尾联), which need not be parallel, are the control.',
 
   'couplet.loading':
     'Loading the couplet model (config.json, model.safetensors, tokenizer.json, the held-out poems) in a background thread…',
@@ -14,7 +14,7 @@ export default {
   'couplet.httpError': '{f}: HTTP {s}',
   'couplet.loaded': 'The couplet model is loaded (in an attnlab/worker).',
   'couplet.facts':
-    '<strong>The model</strong>: T5, {L} encoder and {Ld} decoder layers of {H} heads, d_model = {E}, {V} tokens, one per character. The encoder reads the upper line and [EOS]; the decoder starts at [PAD] and writes one character per step. <strong>Held out</strong>: {poems} Tang verses ({pairs} couplets) shipped with the model.',
+    '<strong>The model</strong>: Marian, {L} encoder and {Ld} decoder layers of {H} heads, d_model = {E}, {V} tokens, one per character. The encoder reads the upper line and [EOS]; the decoder starts at [PAD] and writes one character per step. <strong>Held out</strong>: {poems} Tang verses ({pairs} couplets) shipped with the model.',
   'couplet.lh': 'layer {l} · head {h}',
   'couplet.k1': '首联 (1st couplet)',
   'couplet.k2': '颔联 (2nd couplet)',

@@ -5,7 +5,7 @@ export default {
   'part.couplet.toc': '对仗：会对齐的交叉注意力',
   'part.couplet.title': '对仗：编码器–解码器写出对句',
   'part.couplet.intro':
-    '律诗的颔联和颈联必须对仗：下句第 i 个字对上句第 i 个字（秦川 ↔ 函谷）。由上句写下句是一个小小的翻译任务，而且对齐关系是已知的，就是对角线，所以编码器–解码器的交叉注意力（教程 6.1 节）可以打分。这里的模型是 attnlab 自己训练的小 <code>t5</code>，只用宋代律诗训练；能选的对联都出自唐诗，训练时从未见过。首联和尾联不要求对仗，正好作对照。',
+    '律诗的颔联和颈联必须对仗：下句第 i 个字对上句第 i 个字（秦川 ↔ 函谷）。由上句写下句是一个小小的翻译任务，而且对齐关系是已知的，就是对角线，所以编码器–解码器的交叉注意力（教程 6.1 节）可以打分。这里的模型是 attnlab 自己训练的小 <code>marian</code>（Helsinki-NLP 的 opus-mt 翻译模型所用的架构），只用宋代律诗训练；能选的对联都出自唐诗，训练时从未见过。首联和尾联不要求对仗，正好作对照。',
 
   'couplet.loading': '正在后台线程中加载对联模型（config.json、model.safetensors、tokenizer.json 和留出的诗）……',
   'couplet.loadFailed': '对联模型加载失败：{err}',
@@ -13,7 +13,7 @@ export default {
   'couplet.httpError': '{f}：HTTP {s}',
   'couplet.loaded': '对联模型已加载（在 attnlab/worker 中运行）。',
   'couplet.facts':
-    '<strong>模型概况</strong>：T5，编码器 {L} 层、解码器 {Ld} 层，每层 {H} 个头，d_model = {E}，词表 {V} 个词元，一字一词元。编码器读上句和 [EOS]；解码器从 [PAD] 开始，每步写一个字。<strong>留出数据</strong>：随模型附带的 {poems} 首唐代律诗（{pairs} 联）。',
+    '<strong>模型概况</strong>：Marian，编码器 {L} 层、解码器 {Ld} 层，每层 {H} 个头，d_model = {E}，词表 {V} 个词元，一字一词元。编码器读上句和 [EOS]；解码器从 [PAD] 开始，每步写一个字。<strong>留出数据</strong>：随模型附带的 {poems} 首唐代律诗（{pairs} 联）。',
   'couplet.lh': '第 {l} 层 · 头 {h}',
   'couplet.k1': '首联',
   'couplet.k2': '颔联',

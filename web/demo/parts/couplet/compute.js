@@ -6,7 +6,7 @@
 // and the loss with one cross-attention head masked (crossAttnHeadMask). scripts/couplet/*.mjs derive the folder's
 // heads.json and snapshots.json with these functions; the page and the tests recompute with them.
 
-export const MODEL_DIR = '../../models/song-couplet-char-t5/';
+export const MODEL_DIR = '../../models/song-couplet-char-marian/';
 
 /** The couplets that must be parallel (颔联, 颈联); 首联 (k = 1) and 尾联 (k = 4) are the control. */
 export const isParallel = (/** @type {number} */ k) => k === 2 || k === 3;

@@ -38,13 +38,13 @@ export class ReplayPanel {
   }
 
   /**
-   * @param {{ snapshots: any, losses: string, config: any }} f  the folder's files
+   * @param {{ snapshots: any, losses: string }} f  the folder's files
+   * @param {{ decoderLayers: number, numHeads: number }} config  the loaded model's (normalised) config
    * @param {import('./view.js').HeadsJson} heads
    * @param {import('../../shared/char-tokenizer.js').CharTokenizer} tok
    */
-  load(f, heads, tok) {
-    const dims = { layers: f.config.num_decoder_layers ?? f.config.num_layers, heads: f.config.num_heads };
-    this.snaps = parseCoupletSnapshots(f.snapshots, dims);
+  load(f, config, heads, tok) {
+    this.snaps = parseCoupletSnapshots(f.snapshots, { layers: config.decoderLayers, heads: config.numHeads });
     this.run = parseLossesCsv(f.losses);
     this.heads = heads;
     this.tok = tok;

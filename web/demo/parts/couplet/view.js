@@ -1,6 +1,6 @@
 // @ts-check
 // Part "对仗: the lower line of a couplet" (issue 34 §1; §6.1 cross-attention, §10.1, §11): the shipped encoder–decoder
-// (models/song-couplet-char-t5/, a t5 trained by attnlab on Song regulated verses, loaded in an attnlab/worker with
+// (models/song-couplet-char-marian/, a t5 trained by attnlab on Song regulated verses, loaded in an attnlab/worker with
 // readSafetensors + loadModel) writes the lower line of a Tang couplet the reader picks (held-out.jsonl) or an upper
 // line the reader types, token by token (greedy or sampled, with Stop); the cross-attention alignment (lower × upper)
 // per layer and head; the aligning head named from heads.json (scripts/couplet/heads.mjs); the poem's four couplets
@@ -208,7 +208,7 @@ class CoupletPart {
     this.layerSel.value = String(this.heads.aligning.layer);
     this.headSel.value = String(this.heads.aligning.head);
     this.showHeads();
-    this.replay.load(f, this.heads, this.tok);
+    this.replay.load(f, this.model.config, this.heads, this.tok);
     this.go.disabled = false;
     this.root.dataset.state = 'ready';
     // the first poem's 颔联, written greedily, so that the maps are there before any click
